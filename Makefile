@@ -1,0 +1,54 @@
+# synapse_nb — `make demo` runs the quickstart offline; `make test` runs the whole suite.
+# Both start from a machine with only Python 3.11+ and the package registries.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+TOOLS  := .tools
+EVERYTHING_VERSION := 2026.8.31
+EVERYTHING := $(TOOLS)/node_modules/@modelcontextprotocol/server-everything/package.json
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: test lint typecheck pytest demo bench venv tools browser clean help
+
+help:
+	@echo "make demo    run notebooks/quickstart.ipynb offline and show the answer"
+	@echo "make test    lint, typecheck and run the whole test suite"
+	@echo "make bench   run the benchmarks and write bench/results.md"
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "synapse_nb needs Python 3.11+; set PYTHON=python3.x")'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $@
+
+# The third-party reference MCP server, from the npm registry, into a project-local folder.
+tools: $(EVERYTHING)
+
+$(EVERYTHING):
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make test" >&2; exit 1; }
+	npm install --silent --no-audit --no-fund --prefix $(TOOLS) @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION)
+
+# Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
+browser:
+	@test -x $(CHROMIUM) || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "Chromium is missing: run 'sudo apt-get install chromium' (or set CHROMIUM=/path/to/chromium), then rerun make test" >&2; exit 1; fi; }
+
+lint: venv
+	$(BIN)/ruff check synapse_nb tests bench
+
+typecheck: venv
+	$(BIN)/mypy
+
+pytest: venv tools browser
+	SYNAPSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest
+
+test: lint typecheck pytest
+
+clean:
+	rm -rf $(VENV) $(TOOLS) dist build

@@ -1,0 +1,201 @@
+"""The one exception tree of synapse_nb; every error a user can meet is a SynapseError.
+
+    SynapseError
+    ├── ConfigError                 bad config file or setting (path, line, column)
+    ├── HistoryError                the history file cannot be used
+    │   ├── MigrationError          a migration failed (version, name); nothing of it applied
+    │   └── SchemaTooNewError       the file was written by a newer synapse_nb
+    ├── McpError                    anything about MCP servers (server)
+    │   ├── ServerStartError        a server failed to start (reason, stderr_tail)
+    │   ├── UnknownServerError      no server by that name
+    │   ├── UnknownToolError        no tool by that name
+    │   ├── ServerCrashedError      the server died (during a call)
+    │   ├── ServerDownError         too many restarts; the server stays down
+    │   └── ToolCallTimeout         a call ran past its timeout
+    ├── ProviderError               an LLM provider failed (provider, status)
+    │   ├── MissingKeyError         no API key in the environment (variable)
+    │   ├── AuthenticationError     401 / 403
+    │   ├── RateLimitError          429 after bounded retries (retry_after)
+    │   ├── ProviderUnavailableError 5xx / overloaded after bounded retries
+    │   ├── ProviderTimeout         connect or read timeout
+    │   └── StreamError             the stream broke half way or did not parse
+    └── AgentError                  the tool-call loop could not finish
+        ├── MaxIterationsError      the model kept asking for tools (iterations)
+        └── TurnCancelledError      the turn was cancelled by the user
+
+Messages are one line that names the problem and, where there is one, the fix. Errors carry their
+context as attributes so callers never parse the text.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentError",
+    "AuthenticationError",
+    "ConfigError",
+    "HistoryError",
+    "MaxIterationsError",
+    "McpError",
+    "MigrationError",
+    "MissingKeyError",
+    "ProviderError",
+    "ProviderTimeout",
+    "ProviderUnavailableError",
+    "RateLimitError",
+    "SchemaTooNewError",
+    "ServerCrashedError",
+    "ServerDownError",
+    "ServerStartError",
+    "StreamError",
+    "SynapseError",
+    "ToolCallTimeout",
+    "TurnCancelledError",
+    "UnknownServerError",
+    "UnknownToolError",
+]
+
+
+class SynapseError(Exception):
+    """Base of every error synapse_nb raises on purpose."""
+
+
+class ConfigError(SynapseError):
+    """A configuration file or setting is invalid."""
+
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, column: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.column = column
+
+
+class HistoryError(SynapseError):
+    """The history file cannot be opened, read or written."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class MigrationError(HistoryError):
+    """A migration failed; the transaction was rolled back so nothing of it applied."""
+
+    def __init__(self, message: str, *, path: str | None = None, version: int, name: str) -> None:
+        super().__init__(message, path=path)
+        self.version = version
+        self.name = name
+
+
+class SchemaTooNewError(HistoryError):
+    """The file's schema is newer than this code knows; it is refused, not touched."""
+
+    def __init__(self, message: str, *, path: str | None = None, file_version: int, known_version: int) -> None:
+        super().__init__(message, path=path)
+        self.file_version = file_version
+        self.known_version = known_version
+
+
+class McpError(SynapseError):
+    """Something went wrong talking to an MCP server."""
+
+    def __init__(self, message: str, *, server: str | None = None) -> None:
+        super().__init__(message)
+        self.server = server
+
+
+class ServerStartError(McpError):
+    """A server could not be started or did not complete the handshake."""
+
+    def __init__(self, message: str, *, server: str, reason: str, stderr_tail: str = "") -> None:
+        super().__init__(message, server=server)
+        self.reason = reason
+        self.stderr_tail = stderr_tail
+
+
+class UnknownServerError(McpError):
+    """No connected or configured server has that name."""
+
+
+class UnknownToolError(McpError):
+    """No tool has that (qualified) name."""
+
+    def __init__(self, message: str, *, server: str | None = None, tool: str) -> None:
+        super().__init__(message, server=server)
+        self.tool = tool
+
+
+class ServerCrashedError(McpError):
+    """The server process exited or its connection broke."""
+
+
+class ServerDownError(McpError):
+    """The server crashed too often and is no longer restarted automatically."""
+
+
+class ToolCallTimeout(McpError):
+    """A tool call did not finish within its timeout."""
+
+    def __init__(self, message: str, *, server: str | None = None, timeout: float) -> None:
+        super().__init__(message, server=server)
+        self.timeout = timeout
+
+
+class ProviderError(SynapseError):
+    """An LLM provider call failed."""
+
+    def __init__(self, message: str, *, provider: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.status = status
+
+
+class MissingKeyError(ProviderError):
+    """The provider needs an API key that is not set."""
+
+    def __init__(self, message: str, *, provider: str, variable: str) -> None:
+        super().__init__(message, provider=provider)
+        self.variable = variable
+
+
+class AuthenticationError(ProviderError):
+    """The provider rejected the key (401 or 403)."""
+
+
+class RateLimitError(ProviderError):
+    """The provider kept answering 429 after bounded retries."""
+
+    def __init__(
+        self, message: str, *, provider: str, status: int | None = 429, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, provider=provider, status=status)
+        self.retry_after = retry_after
+
+
+class ProviderUnavailableError(ProviderError):
+    """The provider kept failing with 5xx or overload after bounded retries."""
+
+
+class ProviderTimeout(ProviderError):
+    """The provider did not answer in time."""
+
+
+class StreamError(ProviderError):
+    """The response stream broke half way or could not be parsed."""
+
+
+class AgentError(SynapseError):
+    """The agent loop could not finish the turn."""
+
+
+class MaxIterationsError(AgentError):
+    """The model still asked for tools after the maximum number of iterations."""
+
+    def __init__(self, message: str, *, iterations: int) -> None:
+        super().__init__(message)
+        self.iterations = iterations
+
+
+class TurnCancelledError(AgentError):
+    """The turn was cancelled (interrupt or Stop)."""

@@ -1,0 +1,195 @@
+"""Events the agent and the MCP hub emit as things happen; the display and the history store consume them.
+
+Every event is a frozen value; times are naive UTC datetimes (`utcnow()`), durations milliseconds.
+The history recorder maps each event to rows, so an event carries everything its row needs.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .types import Message, ToolCall, ToolResult, Usage
+
+__all__ = [
+    "Event",
+    "LlmCallFinished",
+    "MessageAdded",
+    "ServerEvent",
+    "SessionStarted",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "TurnCancelled",
+    "TurnFailed",
+    "TurnFinished",
+    "TurnStarted",
+    "utcnow",
+]
+
+
+def utcnow() -> _dt.datetime:
+    """Now, as a naive UTC datetime (what the history file stores)."""
+    return _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionStarted:
+    """A new conversation session was created."""
+
+    session_id: str
+    name: str
+    model: str
+    notebook: str | None = None
+    kernel_id: str | None = None
+    at: _dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStarted:
+    """The agent started answering one prompt."""
+
+    session_id: str
+    turn_id: str
+    prompt: str
+    model: str
+    at: _dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta:
+    """A piece of the assistant's answer arrived (not recorded: the full message is)."""
+
+    session_id: str
+    turn_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageAdded:
+    """A message joined the transcript (`seq` orders messages within the session)."""
+
+    session_id: str
+    message_id: str
+    seq: int
+    message: Message
+    model: str | None = None
+    # For tool messages: the full result (the message itself holds the bounded text the model saw).
+    result: ToolResult | None = None
+    at: _dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LlmCallFinished:
+    """One request to the model finished, successfully or not."""
+
+    session_id: str
+    llm_call_id: str
+    provider: str
+    model: str
+    started_at: _dt.datetime
+    duration_ms: float
+    ttft_ms: float | None = None
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStarted:
+    """A tool call was approved (or not) and is about to run."""
+
+    session_id: str
+    call: ToolCall
+    server: str | None
+    tool: str
+    approval: str  # auto | approved | denied | always
+    message_id: str | None = None
+    at: _dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallFinished:
+    """A tool call ended: `result` when the tool answered (maybe `is_error`), `error` when it raised."""
+
+    session_id: str
+    call: ToolCall
+    server: str | None
+    tool: str
+    approval: str
+    started_at: _dt.datetime
+    duration_ms: float
+    result: ToolResult | None = None
+    error: str | None = None
+    message_id: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.error is not None or (self.result is not None and self.result.is_error)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnFinished:
+    """The model answered without asking for more tools."""
+
+    session_id: str
+    turn_id: str
+    text: str
+    iterations: int
+    usage: Usage
+    duration_ms: float
+    at: _dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnFailed:
+    """The turn ended with an error (provider failure, max iterations); the transcript so far is kept."""
+
+    session_id: str
+    turn_id: str
+    error: str
+    error_type: str
+    iterations: int
+    usage: Usage
+    duration_ms: float
+    at: _dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnCancelled:
+    """The turn was cancelled (interrupt or Stop); the transcript so far is kept."""
+
+    session_id: str
+    turn_id: str
+    iterations: int
+    usage: Usage
+    duration_ms: float
+    at: _dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerEvent:
+    """Something happened to an MCP server: connected, failed, crashed, restarted, disconnected, ..."""
+
+    server: str
+    event: str
+    detail: Mapping[str, Any] | str | None = None
+    at: _dt.datetime = field(default_factory=utcnow)
+
+
+Event = (
+    SessionStarted
+    | TurnStarted
+    | TextDelta
+    | MessageAdded
+    | LlmCallFinished
+    | ToolCallStarted
+    | ToolCallFinished
+    | TurnFinished
+    | TurnFailed
+    | TurnCancelled
+    | ServerEvent
+)
+"""Any event the agent or the hub emits."""

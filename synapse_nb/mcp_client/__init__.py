@@ -1,0 +1,1 @@
+"""mcp_client layer."""

@@ -1,0 +1,1 @@
+"""notebook/commands layer."""

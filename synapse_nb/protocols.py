@@ -1,0 +1,88 @@
+"""The small protocols the agent sees its parts through: a model provider, a tool source, an event sink."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from .events import Event
+from .types import Message, ToolResult, ToolSpec, Usage
+
+__all__ = [
+    "ApprovalCallback",
+    "Completion",
+    "EventSink",
+    "Provider",
+    "ProviderChunk",
+    "TextChunk",
+    "ToolCallChunk",
+    "ToolSource",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    """A piece of streamed answer text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallChunk:
+    """A piece of a streamed tool call: the first piece of index `index` has id and name."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments_delta: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The end of one streamed response: the whole assistant message, usage, stop reason, TTFT."""
+
+    message: Message
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
+    ttft_ms: float | None = None
+
+
+ProviderChunk = TextChunk | ToolCallChunk | Completion
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model behind one wire format. `stream` yields chunks and ends with exactly one Completion."""
+
+    name: str  # provider id: anthropic, openai, deepseek, ollama, scripted
+    model: str  # model id without the provider prefix
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] = (),
+        *,
+        system: str | None = None,
+    ) -> AsyncIterator[ProviderChunk]: ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """Where MCP tools come from (the hub): the current tool list and a way to call one."""
+
+    @property
+    def tools(self) -> Sequence[ToolSpec]: ...
+
+    async def call(
+        self, qualified_name: str, arguments: Mapping[str, Any], timeout: float | None = None
+    ) -> ToolResult: ...
+
+
+EventSink = Callable[[Event], None]
+"""Receives every event as it happens (history recorder, display). Must be quick and must not raise."""
+
+ApprovalCallback = Callable[[ToolSpec, Mapping[str, Any]], Awaitable[str]]
+"""Asks the user whether a tool call may run: returns "yes", "no" or "always"."""

@@ -1,0 +1,214 @@
+"""Value objects shared by every layer: messages, tool calls and results, tool specs, usage."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "ContentBlock",
+    "Message",
+    "Role",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
+    "Usage",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+"""Who said a message; `tool` carries one tool result back to the model."""
+
+BlockKind = Literal["text", "image", "audio", "resource_link", "resource"]
+
+
+@dataclass(frozen=True, slots=True)
+class ContentBlock:
+    """One piece of a tool result: text, an image (base64 `data`), a resource link or an embedded resource."""
+
+    kind: BlockKind
+    text: str | None = None
+    data: str | None = None
+    mime_type: str | None = None
+    uri: str | None = None
+    name: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict without the empty fields."""
+        return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ContentBlock:
+        return cls(**{k: d[k] for k in ("kind", "text", "data", "mime_type", "uri", "name") if k in d})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A model's request to run one tool: `name` is the qualified name offered to the model."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": dict(self.arguments)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolCall:
+        return cls(id=str(d["id"]), name=str(d["name"]), arguments=dict(d.get("arguments") or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool returned, in full: content blocks, structured content, error flag and duration.
+
+    `text` is the plain-text rendering sent to the model (before bounding); images travel as blocks.
+    """
+
+    content: tuple[ContentBlock, ...] = ()
+    structured_content: Mapping[str, Any] | None = None
+    is_error: bool = False
+    duration_ms: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """Text blocks joined, with placeholders for non-text blocks; structured content if nothing else."""
+        parts: list[str] = []
+        for b in self.content:
+            if b.kind == "text" and b.text is not None:
+                parts.append(b.text)
+            elif b.kind == "resource" and b.text is not None:
+                parts.append(b.text)
+            elif b.kind == "resource_link":
+                parts.append(f"[resource {b.name or ''} {b.uri or ''}]".replace("  ", " "))
+            else:
+                parts.append(f"[{b.kind} {b.mime_type or ''}]".replace(" ]", "]"))
+        if not parts and self.structured_content is not None:
+            parts.append(json.dumps(self.structured_content, default=str))
+        return "\n".join(parts)
+
+    @property
+    def images(self) -> tuple[ContentBlock, ...]:
+        return tuple(b for b in self.content if b.kind == "image" and b.data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "content": [b.to_dict() for b in self.content],
+            "structured_content": None if self.structured_content is None else dict(self.structured_content),
+            "is_error": self.is_error,
+            "duration_ms": self.duration_ms,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolResult:
+        return cls(
+            content=tuple(ContentBlock.from_dict(b) for b in d.get("content") or ()),
+            structured_content=d.get("structured_content"),
+            is_error=bool(d.get("is_error", False)),
+            duration_ms=float(d.get("duration_ms", 0.0)),
+        )
+
+    @classmethod
+    def error(cls, text: str, duration_ms: float = 0.0) -> ToolResult:
+        """An error result carrying one line of text, as sent back to the model."""
+        return cls(content=(ContentBlock("text", text=text),), is_error=True, duration_ms=duration_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of a conversation.
+
+    An assistant message may carry `tool_calls`; a `tool` message answers one call (`tool_call_id`),
+    with `content` the (bounded) text the model sees, `is_error`, and `images` it may be shown.
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+    images: tuple[ContentBlock, ...] = ()
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls("system", text)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls("user", text)
+
+    @classmethod
+    def assistant(cls, text: str = "", tool_calls: tuple[ToolCall, ...] = ()) -> Message:
+        return cls("assistant", text, tool_calls=tool_calls)
+
+    @classmethod
+    def tool(
+        cls, tool_call_id: str, content: str, *, name: str | None = None, is_error: bool = False,
+        images: tuple[ContentBlock, ...] = (),
+    ) -> Message:
+        return cls("tool", content, tool_call_id=tool_call_id, name=name, is_error=is_error, images=images)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            d["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            d["name"] = self.name
+        if self.is_error:
+            d["is_error"] = True
+        if self.images:
+            d["images"] = [b.to_dict() for b in self.images]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Message:
+        return cls(
+            role=d["role"],
+            content=d.get("content") or "",
+            tool_calls=tuple(ToolCall.from_dict(c) for c in d.get("tool_calls") or ()),
+            tool_call_id=d.get("tool_call_id"),
+            name=d.get("name"),
+            is_error=bool(d.get("is_error", False)),
+            images=tuple(ContentBlock.from_dict(b) for b in d.get("images") or ()),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as offered to the model.
+
+    `name` is the qualified, sanitised name (`SERVER__TOOL` for MCP tools, the function name for native
+    tools); `server` is None for native tools; `original_name` is the name the server knows.
+    """
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    server: str | None = None
+    original_name: str | None = None
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def destructive(self) -> bool:
+        return bool(self.annotations.get("destructiveHint", False)) and not self.annotations.get(
+            "readOnlyHint", False
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts of one or more LLM calls."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens

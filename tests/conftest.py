@@ -1,0 +1,55 @@
+"""Fixtures shared by every test: an isolated environment with no keys, no user config, no user history."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY")
+ENV_VARS = (
+    *SECRET_VARS,
+    "SYNAPSE_MODEL",
+    "SYNAPSE_DB",
+    "SYNAPSE_MCP_CONFIG",
+    "MCP_URL",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+    "DEEPSEEK_BASE_URL",
+    "OLLAMA_BASE_URL",
+)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Strip API keys and model settings; point config, data and history at a fresh temporary folder."""
+    for var in ENV_VARS:
+        monkeypatch.delenv(var, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("SYNAPSE_DB", str(tmp_path / "history.duckdb"))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    yield tmp_path
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+def venv_python() -> str:
+    """The interpreter running the tests (the project's venv under `make test`)."""
+    import sys
+
+    return os.environ.get("SYNAPSE_TEST_PYTHON", sys.executable)
