@@ -76,9 +76,7 @@ class ToolResult:
         """Text blocks joined, with placeholders for non-text blocks; structured content if nothing else."""
         parts: list[str] = []
         for b in self.content:
-            if b.kind == "text" and b.text is not None:
-                parts.append(b.text)
-            elif b.kind == "resource" and b.text is not None:
+            if b.kind in ("text", "resource") and b.text is not None:
                 parts.append(b.text)
             elif b.kind == "resource_link":
                 parts.append(f"[resource {b.name or ''} {b.uri or ''}]".replace("  ", " "))

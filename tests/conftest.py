@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,7 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Strip API keys and model settings; point config, data and history at a fresh temporary folder."""
     for var in ENV_VARS:
         monkeypatch.delenv(var, raising=False)
@@ -40,7 +39,7 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
-    yield tmp_path
+    return tmp_path
 
 
 @pytest.fixture(scope="session")
