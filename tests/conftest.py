@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from llm_server import LlmServer
 
 SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY")
 ENV_VARS = (
@@ -52,3 +54,10 @@ def venv_python() -> str:
     import sys
 
     return os.environ.get("SYNAPSE_TEST_PYTHON", sys.executable)
+
+
+@pytest.fixture
+def llm_server() -> Iterator[LlmServer]:
+    """A real HTTP server on 127.0.0.1 speaking the OpenAI and Anthropic wire formats (tests/llm_server.py)."""
+    with LlmServer() as server:
+        yield server

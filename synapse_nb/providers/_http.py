@@ -1,0 +1,433 @@
+"""The HTTP plumbing both adapters share: SSE decoding, one POST-and-stream call, retries, error mapping.
+
+Errors from httpx and from HTTP statuses are mapped here, once, into the ProviderError tree:
+
+    401 / 403                       -> AuthenticationError
+    429                             -> retried (honouring retry-after), then RateLimitError
+    5xx, 408, 529 / overloaded      -> retried with backoff, then ProviderUnavailableError
+    other 4xx                       -> ProviderError (the provider's own message)
+    connect / read / write timeout  -> ProviderTimeout
+    refused connection              -> ProviderUnavailableError
+    stream breaks off, bad SSE/JSON -> StreamError
+
+Retries happen only before the first chunk reached the caller. Every message is one line, carries the
+provider and status, and has the API key scrubbed out of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar
+
+import httpx
+
+from ..errors import (
+    AuthenticationError,
+    ProviderError,
+    ProviderTimeout,
+    ProviderUnavailableError,
+    RateLimitError,
+    StreamError,
+)
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "HttpStreamer",
+    "RetryPolicy",
+    "SseDecoder",
+    "SseEvent",
+    "make_timeout",
+    "parse_retry_after",
+]
+
+logger = logging.getLogger("synapse_nb.providers")
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
+MAX_ERROR_BODY = 64 * 1024  # bytes of an error body we read; enough for any provider's JSON error
+MAX_DETAIL = 300  # characters of provider text quoted in a message
+
+
+def make_timeout(timeout: httpx.Timeout | float | None) -> httpx.Timeout:
+    """`None` -> the defaults (connect 10 s, read 120 s); a number -> the read timeout, connect stays 10 s."""
+    if timeout is None:
+        return DEFAULT_TIMEOUT
+    if isinstance(timeout, httpx.Timeout):
+        return timeout
+    return httpx.Timeout(connect=min(10.0, float(timeout)), read=float(timeout), write=30.0, pool=10.0)
+
+
+# ---- SSE -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SseEvent:
+    """One server-sent event: `event` is "message" unless the stream named it."""
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+_EOL = re.compile(r"\r\n|\r|\n")
+
+
+class SseDecoder:
+    """Incremental SSE decoder (WHATWG rules): feed text as it arrives, get whole events back.
+
+    Handles `event:`/`data:`/`id:`/`retry:` fields, multi-line data, comments, CR, LF and CRLF line ends
+    (also split across feeds) and a leading BOM. Lenient at the end: `end()` dispatches a last event
+    whose blank line never came.
+    """
+
+    def __init__(self) -> None:
+        self._buf = ""
+        self._data: list[str] = []
+        self._event = ""
+        self._last_id: str | None = None
+        self._retry: int | None = None
+        self._started = False
+
+    def feed(self, text: str) -> list[SseEvent]:
+        if not self._started and text:
+            self._started = True
+            text = text.removeprefix("\ufeff")
+        self._buf += text
+        events: list[SseEvent] = []
+        pos = 0
+        for m in _EOL.finditer(self._buf):
+            if m.group() == "\r" and m.end() == len(self._buf):
+                break  # maybe the CR of a CRLF whose LF is in the next feed
+            event = self._line(self._buf[pos : m.start()])
+            if event is not None:
+                events.append(event)
+            pos = m.end()
+        self._buf = self._buf[pos:]
+        return events
+
+    def end(self) -> list[SseEvent]:
+        """The stream ended: process what is left."""
+        events: list[SseEvent] = []
+        rest, self._buf = self._buf, ""
+        for line in _EOL.split(rest):
+            if line:
+                event = self._line(line)
+                if event is not None:
+                    events.append(event)
+        event = self._line("")
+        if event is not None:
+            events.append(event)
+        return events
+
+    def _line(self, line: str) -> SseEvent | None:
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id" and "\x00" not in value:
+            self._last_id = value
+        elif name == "retry" and value.isdigit():
+            self._retry = int(value)
+        return None
+
+    def _dispatch(self) -> SseEvent | None:
+        data, event = self._data, self._event
+        self._data, self._event = [], ""
+        if not data:
+            return None
+        return SseEvent("\n".join(data), event or "message", self._last_id, self._retry)
+
+
+# ---- retries ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Bounded retries for 429 and 5xx/overload: exponential backoff with jitter, or the server's retry-after.
+
+    A retry-after longer than `max_retry_after` is not waited for: the error is raised at once.
+    """
+
+    max_retries: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 30.0
+
+    def backoff(self, retry: int) -> float:
+        """The wait before retry number `retry` (0-based) when the server gave no retry-after."""
+        ceiling = min(self.max_delay, self.base_delay * 2**retry)
+        return float(ceiling / 2 + random.uniform(0, ceiling / 2))
+
+
+class _Retryable(Exception):
+    """Internal: a failure worth retrying; `HttpStreamer.retrying` turns it into `kind` when it gives up."""
+
+    def __init__(
+        self, kind: type[RateLimitError | ProviderUnavailableError], message: str, *, provider: str,
+        status: int | None, retry_after: float | None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.provider = provider
+        self.status = status
+        self.retry_after = retry_after
+
+    def give_up(self, note: str) -> ProviderError:
+        message = f"{self.message} ({note})"
+        if self.kind is RateLimitError:
+            return RateLimitError(message, provider=self.provider, status=self.status, retry_after=self.retry_after)
+        return ProviderUnavailableError(message, provider=self.provider, status=self.status)
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `retry-after` (seconds or an HTTP date); None if absent."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        with contextlib.suppress(ValueError):
+            return max(0.0, float(ms) / 1000)
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    with contextlib.suppress(TypeError, ValueError):
+        when = email.utils.parsedate_to_datetime(value)
+        return max(0.0, when.timestamp() - time.time())
+    return None
+
+
+# ---- the streamer ----------------------------------------------------------------------------------------
+
+
+class HttpStreamer:
+    """One provider's HTTP side: an AsyncClient, POST-and-stream SSE, retries and error mapping.
+
+    `secrets` (the API key) are scrubbed from every message; `key_variable` is named when a key is rejected.
+    """
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        base_url: str,
+        secrets: Sequence[str] = (),
+        key_variable: str | None = None,
+        timeout: httpx.Timeout | float | None = None,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.provider = provider
+        self.base_url = base_url.rstrip("/")
+        self.key_variable = key_variable
+        self.retry = retry or RetryPolicy()
+        self.timeout = make_timeout(timeout)
+        self._secrets = tuple(s for s in secrets if s)
+        self._client = httpx.AsyncClient(timeout=self.timeout, transport=transport)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def scrub(self, text: str) -> str:
+        """`text` as one line, without secrets, cut to a readable length."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        text = " ".join(text.split())
+        return text if len(text) <= MAX_DETAIL else text[: MAX_DETAIL - 3] + "..."
+
+    # errors
+
+    def stream_error(self, message: str, status: int | None = None) -> StreamError:
+        return StreamError(f"{self.provider}: {self.scrub(message)}", provider=self.provider, status=status)
+
+    def parse_json(self, data: str) -> Any:
+        """One SSE data payload as JSON, or StreamError."""
+        try:
+            return json.loads(data)
+        except ValueError as exc:
+            raise self.stream_error(f"the stream sent data that is not JSON: {data!r}") from exc
+
+    def parse_arguments(self, raw: str, tool: str) -> dict[str, Any]:
+        """A tool call's streamed arguments as a dict ("" means no arguments), or StreamError."""
+        if not raw.strip():
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError as exc:
+            raise self.stream_error(f"the model sent arguments for tool {tool!r} that are not JSON: {raw!r}") from exc
+        if not isinstance(value, dict):
+            raise self.stream_error(f"the model sent arguments for tool {tool!r} that are not a JSON object: {raw!r}")
+        return value
+
+    def api_error(
+        self, *, status: int | None, error_type: str | None, message: str, retry_after: float | None = None
+    ) -> ProviderError | _Retryable:
+        """Classify an error the provider reported (HTTP status and/or its error `type`)."""
+        p, detail = self.provider, self.scrub(message) or "no details"
+        tag = f"HTTP {status}" if status is not None else "in the stream"
+        if error_type:
+            tag += f" {error_type}"
+        if status in (401, 403) or error_type in ("authentication_error", "permission_error", "invalid_api_key"):
+            fix = f"; check {self.key_variable}" if self.key_variable else ""
+            return AuthenticationError(f"{p} rejected the request ({tag}): {detail}{fix}", provider=p, status=status)
+        if error_type == "insufficient_quota":
+            return RateLimitError(f"{p} quota exhausted ({tag}): {detail}", provider=p, status=status)
+        if status == 429 or error_type in ("rate_limit_error", "rate_limit_exceeded"):
+            return _Retryable(
+                RateLimitError, f"{p} is rate-limiting requests ({tag}): {detail}", provider=p,
+                status=status if status is not None else 429, retry_after=retry_after,
+            )
+        if (
+            status in (408, 529)
+            or (status is not None and status >= 500)
+            or error_type in ("overloaded_error", "api_error", "server_error")
+        ):
+            overloaded = status == 529 or error_type == "overloaded_error"
+            return _Retryable(
+                ProviderUnavailableError, f"{p} is {'overloaded' if overloaded else 'unavailable'} ({tag}): {detail}",
+                provider=p, status=status if status is not None else (529 if overloaded else None),
+                retry_after=retry_after,
+            )
+        if status is None:
+            return StreamError(f"{p} reported an error ({tag}): {detail}", provider=p)
+        hint = "; check the model name and the base URL" if status == 404 else ""
+        return ProviderError(f"{p} refused the request ({tag}): {detail}{hint}", provider=p, status=status)
+
+    def raise_api_error(self, *, status: int | None, error_type: str | None, message: str) -> NoReturn:
+        raise self.api_error(status=status, error_type=error_type, message=message)
+
+    def _status_error(self, status: int, body: bytes, headers: Mapping[str, str]) -> ProviderError | _Retryable:
+        text = body.decode("utf-8", "replace")
+        error_type: str | None = None
+        message = text
+        with contextlib.suppress(ValueError):
+            obj = json.loads(text)
+            err = obj.get("error") if isinstance(obj, dict) else None
+            if isinstance(err, dict):
+                error_type = err.get("type") or err.get("code")
+                error_type = str(error_type) if error_type else None
+                message = str(err.get("message") or text)
+            elif isinstance(err, str):
+                message = err
+        retry_after = parse_retry_after(headers)
+        return self.api_error(status=status, error_type=error_type, message=message, retry_after=retry_after)
+
+    @contextlib.contextmanager
+    def map_errors(self) -> Iterator[None]:
+        """The one boundary where httpx exceptions become ProviderErrors (`raise ... from exc`)."""
+        p, url = self.provider, self.base_url
+        try:
+            yield
+        except httpx.TimeoutException as exc:
+            which, limit = {
+                httpx.ConnectTimeout: ("connect", self.timeout.connect),
+                httpx.WriteTimeout: ("write", self.timeout.write),
+                httpx.PoolTimeout: ("pool", self.timeout.pool),
+            }.get(type(exc), ("read", self.timeout.read))
+            raise ProviderTimeout(
+                f"{p} did not answer in time ({which} timeout of {limit:g} s at {url}); try again or raise the timeout",
+                provider=p,
+            ) from exc
+        except httpx.ConnectError as exc:
+            raise ProviderUnavailableError(
+                f"cannot reach {p} at {url}: {self.scrub(str(exc)) or type(exc).__name__}; "
+                "is the server running and the base URL right?",
+                provider=p,
+            ) from exc
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.DecodingError) as exc:
+            raise StreamError(
+                f"{p}: the response stream broke off: {self.scrub(str(exc)) or type(exc).__name__}", provider=p
+            ) from exc
+        except httpx.HTTPError as exc:
+            detail = self.scrub(str(exc)) or type(exc).__name__
+            raise ProviderError(f"{p}: HTTP request failed: {detail}", provider=p) from exc
+
+    # requests
+
+    async def post_sse(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str]
+    ) -> AsyncGenerator[SseEvent, None]:
+        """POST `body` as JSON to base_url + path and yield the SSE events of the response (one attempt)."""
+        with self.map_errors():
+            async with self._client.stream(
+                "POST", self.base_url + path, json=body, headers={"accept": "text/event-stream", **headers}
+            ) as response:
+                if response.status_code >= 300:
+                    raise self._status_error(response.status_code, await _read_some(response), response.headers)
+                content_type = response.headers.get("content-type", "")
+                if content_type and "event-stream" not in content_type:
+                    raw = await _read_some(response)
+                    with contextlib.suppress(ValueError):
+                        obj = json.loads(raw)
+                        if isinstance(obj, dict) and "error" in obj:
+                            raise self._status_error(response.status_code, raw, response.headers)
+                    snippet = raw.decode("utf-8", "replace")
+                    raise self.stream_error(
+                        f"expected an event stream, got {content_type}: {snippet!r}", response.status_code
+                    )
+                decoder = SseDecoder()
+                async for text in response.aiter_text():
+                    for event in decoder.feed(text):
+                        yield event
+                for event in decoder.end():
+                    yield event
+
+    async def retrying(self, attempt: Callable[[], AsyncGenerator[T, None]]) -> AsyncGenerator[T, None]:
+        """Run `attempt()` and yield its items; on a retryable failure before the first item, wait and rerun."""
+        retries = 0
+        while True:
+            started = False
+            try:
+                async with contextlib.aclosing(attempt()) as items:
+                    async for item in items:
+                        started = True
+                        yield item
+                return
+            except _Retryable as failure:
+                if started:
+                    raise failure.give_up("the stream had already started, so it was not retried") from failure
+                wait = failure.retry_after
+                if wait is not None and wait > self.retry.max_retry_after:
+                    raise failure.give_up(
+                        f"retry-after {wait:g} s is longer than the {self.retry.max_retry_after:g} s we wait"
+                    ) from failure
+                if retries >= self.retry.max_retries:
+                    raise failure.give_up(f"still failing after {retries} retries") from failure
+                if wait is None:
+                    wait = self.retry.backoff(retries)
+                retries += 1
+                logger.info(
+                    "%s: %s; retry %d of %d in %.2f s", self.provider, failure.message, retries,
+                    self.retry.max_retries, wait,
+                )
+                await asyncio.sleep(wait)
+
+
+async def _read_some(response: httpx.Response) -> bytes:
+    """At most MAX_ERROR_BODY bytes of a response body."""
+    data = b""
+    async for piece in response.aiter_bytes():
+        data += piece
+        if len(data) >= MAX_ERROR_BODY:
+            break
+    return data[:MAX_ERROR_BODY]
