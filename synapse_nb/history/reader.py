@@ -1,0 +1,319 @@
+"""Reading the history: `history(path)` returns a `History` whose methods return pandas DataFrames.
+
+A History keeps a private in-memory DuckDB and, for each read, attaches the history file for as long
+as the query runs (retrying while a writer holds it for an ingest; ~1 ms when free), with the
+relations as views that add the spool lines not yet ingested. The ingested offsets are read in that
+same window, during which no ingest can run, so every row is counted exactly once and every recorded
+event is visible, whether or not a flusher has got to it yet. A read that finds a large backlog
+ingests it first (once) instead of merging it on every read. A missing file reads as empty relations.
+Note `at` (server_events) is an SQL keyword: write it `"at"` in queries.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from ..config import history_path
+from ..errors import HistoryError
+from .db import describe_error, file_lock, is_lock_conflict, retry_locked, run
+from .ingest import ingest, insert_lines, pending_bytes, pending_lines, read_offsets
+from .migrate import check_version, known_version, load_migrations, migrate
+from .schema import RELATIONS, TIME_COLUMN
+from .spool import spool_dir
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["History", "history"]
+
+logger = logging.getLogger("synapse_nb.history")
+
+READ_TIMEOUT = 30.0  # seconds a read waits for writers before it says the file is held elsewhere
+INGEST_ON_READ = 256 * 1024  # a read that finds this much spooled ingests it first rather than merging it
+
+When = _dt.datetime | _dt.date | str | None
+
+
+def history(path: str | Path | None = None) -> History:
+    """The recorded history in `path` (default: the file `SYNAPSE_DB` names, see config.history_path)."""
+    return History(path)
+
+
+def _when(value: When) -> Any:
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(_dt.UTC).replace(tzinfo=None)
+        return value
+    if isinstance(value, _dt.date):
+        return _dt.datetime(value.year, value.month, value.day)
+    return value
+
+
+class History:
+    """Sessions, messages, tool calls, LLM calls, turns and server events of one history file.
+
+    Every method reads the file afresh and includes events still waiting in spools.
+    """
+
+    def __init__(
+        self, path: str | Path | None = None, *, timeout: float = READ_TIMEOUT, migrations: Path | None = None
+    ) -> None:
+        self.path = (Path(path).expanduser() if path is not None else history_path()).absolute()
+        self.timeout = timeout
+        self._migrations = migrations
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._shape: object = None  # the attached file's columns the views were built for
+        self._union: bool | None = None  # whether the views currently add the pending tables
+        self._writable = False  # whether the file is attached writable (see _attach)
+
+    def __repr__(self) -> str:
+        return f"<History {self.path}>"
+
+    # ---- relations -----------------------------------------------------------------------------
+
+    def sessions(self, session_id: str | None = None, since: When = None, until: When = None,
+                 *, limit: int | None = None) -> pd.DataFrame:
+        """Sessions, oldest first (`limit`: only the newest N)."""
+        return self._select("sessions", session_id=session_id, since=since, until=until, limit=limit)
+
+    def messages(self, session_id: str | None = None, since: When = None, until: When = None,
+                 *, limit: int | None = None) -> pd.DataFrame:
+        """Messages ordered by session and `seq`; `tool_calls` / `tool_results` are JSON text."""
+        return self._select("messages", session_id=session_id, since=since, until=until, limit=limit)
+
+    def tool_calls(self, session_id: str | None = None, since: When = None, until: When = None,
+                   *, limit: int | None = None) -> pd.DataFrame:
+        """Tool calls by start time; `arguments` and `result` are JSON text."""
+        return self._select("tool_calls", session_id=session_id, since=since, until=until, limit=limit)
+
+    def llm_calls(self, session_id: str | None = None, since: When = None, until: When = None,
+                  *, limit: int | None = None) -> pd.DataFrame:
+        """Requests to models by start time, with tokens, time to first token and errors."""
+        return self._select("llm_calls", session_id=session_id, since=since, until=until, limit=limit)
+
+    def turns(self, session_id: str | None = None, since: When = None, until: When = None,
+              *, limit: int | None = None) -> pd.DataFrame:
+        """Ended agent turns (finished / failed / cancelled) by start time."""
+        return self._select("turns", session_id=session_id, since=since, until=until, limit=limit)
+
+    def server_events(self, server: str | None = None, since: When = None, until: When = None,
+                      *, limit: int | None = None) -> pd.DataFrame:
+        """MCP server events (connected, crashed, restarted, ...) by time; `server` filters one server."""
+        return self._select("server_events", server=server, since=since, until=until, limit=limit)
+
+    def _select(self, relation: str, *, since: When, until: When, limit: int | None,
+                session_id: str | None = None, server: str | None = None) -> pd.DataFrame:
+        where: list[str] = []
+        params: list[Any] = []
+        for column, value in (("session_id", session_id), ("server", server)):
+            if value is not None:
+                where.append(f'"{column}" = ?')
+                params.append(value)
+        time_col = f'"{TIME_COLUMN[relation]}"'
+        if since is not None:
+            where.append(f"{time_col} >= CAST(? AS TIMESTAMP)")
+            params.append(_when(since))
+        if until is not None:
+            where.append(f"{time_col} < CAST(? AS TIMESTAMP)")
+            params.append(_when(until))
+        order = "session_id, seq" if relation == "messages" else time_col
+        cond = f" WHERE {' AND '.join(where)}" if where else ""
+        if limit is None:
+            return self.sql(f"SELECT * FROM {relation}{cond} ORDER BY {order}", params)
+        # Top-N on each side of the union: DuckDB does not push it through the view's UNION ALL.
+        top = f"ORDER BY {time_col} DESC LIMIT {int(limit)}"
+        query = (
+            f"SELECT * FROM ((SELECT * FROM hist.main.{relation}{cond} {top}) UNION ALL "
+            f"(SELECT * FROM temp.main._pending_{relation}{cond} {top})) {top}"
+        )
+        return self.sql(f"SELECT * FROM ({query}) ORDER BY {order}", params + params)
+
+    # ---- SQL and export ------------------------------------------------------------------------
+
+    def sql(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> pd.DataFrame:
+        """Any SQL over sessions, messages, tool_calls, llm_calls, turns, server_events, schema_migrations.
+
+        JSON columns work with DuckDB's JSON functions, e.g. `arguments->>'table'`. A query DuckDB
+        rejects raises HistoryError with DuckDB's one-line reason.
+        """
+        import pandas as pd
+
+        with self.connection() as con:
+            try:
+                rel = con.sql(query, params=params)
+                table = rel.to_arrow_table() if rel is not None else None
+            except duckdb.Error as exc:
+                raise HistoryError(f"history query failed: {str(exc).splitlines()[0]}", path=str(self.path)) from exc
+        return table.to_pandas() if table is not None else pd.DataFrame()
+
+    def export(self, directory: str | Path) -> list[Path]:
+        """Write each relation to `<directory>/<relation>.parquet` (one consistent snapshot); returns the files."""
+        out = Path(directory).expanduser()
+        out.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        with self.connection() as con:
+            for relation in RELATIONS:
+                target = out / f"{relation}.parquet"
+                run(con, f"COPY (SELECT * FROM {relation}) TO '{_quote(target)}' (FORMAT parquet)")
+                written.append(target)
+        return written
+
+    @contextmanager
+    def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A DuckDB connection where the relations are complete views; the file is held until exit.
+
+        Keep the block short: writers of every process wait for it to end.
+        """
+        known = known_version(self._migrations)
+        lock = file_lock(self.path)  # held while attached; also keeps this object's connection single-threaded
+        con, offsets = self._attach(lock, known)
+        try:
+            pending = pending_lines(spool_dir(self.path), offsets, known)
+            self._prepare(con, bool(pending))
+            insert_lines(con, pending, prefix="temp.main._pending_")
+            yield con
+        finally:
+            try:
+                self._release(con)
+            finally:
+                lock.release()
+
+    def _prepare(self, con: duckdb.DuckDBPyConnection, pending: bool) -> None:
+        """Point the views at the attached file, adding the pending tables only when something is pending.
+
+        Plain views when nothing is pending keep DuckDB's optimisations (a UNION ALL, even with an empty
+        side, turns a 2 ms top-N over 1M rows into 80 ms).
+        """
+        ((shape,),) = con.execute(
+            "SELECT list(table_name || '.' || column_name || ':' || data_type ORDER BY table_name, column_index) "
+            "FROM duckdb_columns() WHERE database_name = 'hist'"
+        ).fetchall()
+        if shape != self._shape:
+            for rel in RELATIONS:
+                run(con, f"CREATE OR REPLACE TEMP TABLE _pending_{rel} AS SELECT * FROM hist.main.{rel} LIMIT 0")
+            run(con, "CREATE OR REPLACE VIEW schema_migrations AS SELECT * FROM hist.main.schema_migrations")
+            self._shape, self._union = shape, None
+        if pending != self._union:
+            for rel in RELATIONS:
+                extra = f" UNION ALL SELECT * FROM temp.main._pending_{rel}" if pending else ""
+                run(con, f"CREATE OR REPLACE VIEW {rel} AS SELECT * FROM hist.main.{rel}{extra}")
+            self._union = pending
+
+    def _release(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Detach the file (releasing its lock) and empty the pending tables; on trouble, drop the connection."""
+        try:
+            run(con, "USE memory")
+            if con.execute("SELECT 1 FROM duckdb_databases() WHERE database_name = 'hist'").fetchall():
+                run(con, "DETACH hist")
+            if self._union:
+                for relation in RELATIONS:
+                    run(con, f"DELETE FROM temp.main._pending_{relation}")
+        except duckdb.Error:
+            con.close()  # closing releases everything
+            self._con = None
+
+    def close(self) -> None:
+        """Free this reader's in-memory DuckDB (reads reopen one when needed)."""
+        with file_lock(self.path):
+            if self._con is not None:
+                self._con.close()
+                self._con = None
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _memory(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            self._con = duckdb.connect(":memory:")  # kept: making one costs ~15 ms, attaching ~1 ms
+            self._shape = self._union = None
+        return self._con
+
+    def _attach(self, lock: threading.RLock, known: int) -> tuple[duckdb.DuckDBPyConnection, dict[str, int]]:
+        """Attach the file as `hist` and return `lock` held, the connection and the ingested spool offsets.
+
+        DuckDB excludes other processes from the file even for a read-only attach, so attaching
+        writable costs nobody anything, and lets a read bring an older file's schema up to date and
+        ingest a large spool backlog itself (once) instead of parsing it again on every read. Files we
+        may not write are attached read-only and read with the union alone.
+        """
+        path = self.path
+        if not path.is_file() or path.stat().st_size == 0:
+            # Nothing ingested yet: empty relations with the current schema, plus whatever is spooled.
+            lock.acquire()
+            try:
+                con = self._memory()
+                run(con, "ATTACH ':memory:' AS hist")
+                run(con, "USE hist")
+                migrate(con, path=str(path), directory=self._migrations)
+                run(con, "USE memory")
+            except BaseException:
+                self._release(self._memory())
+                lock.release()
+                raise
+            return con, {}
+        con = self._attach_file(lock, time.monotonic() + self.timeout)
+        try:
+            run(con, "USE hist")
+            if self._writable:
+                migrate(con, path=str(path), directory=self._migrations)
+                offsets = read_offsets(con)
+                if pending_bytes(spool_dir(path), offsets, known) >= INGEST_ON_READ:
+                    try:
+                        while ingest(con, spool_dir(path), known).more:
+                            pass
+                    except (duckdb.Error, OSError) as exc:  # a courtesy: the merge below still reads it all
+                        logger.info("a read could not ingest the spool backlog of %s: %s", path, exc)
+                    offsets = read_offsets(con)
+            else:
+                applied = check_version(con, path=str(path), directory=self._migrations)
+                if any(m.version not in applied for m in load_migrations(self._migrations)):
+                    raise HistoryError(
+                        f"history file {path} was written by an older synapse_nb and is read-only here: "
+                        "open it once with write access to upgrade it",
+                        path=str(path),
+                    )
+                offsets = read_offsets(con)
+            run(con, "USE memory")
+            return con, offsets
+        except BaseException as exc:
+            self._release(con)
+            lock.release()
+            if isinstance(exc, duckdb.Error):
+                raise HistoryError(describe_error(path, exc), path=str(path)) from exc
+            raise
+
+    def _attach_file(self, lock: threading.RLock, deadline: float) -> duckdb.DuckDBPyConnection:
+        target = _quote(self.path)
+
+        def attempt() -> duckdb.DuckDBPyConnection:
+            con = self._memory()
+            try:
+                run(con, f"ATTACH '{target}' AS hist")
+                self._writable = True
+            except duckdb.Error as exc:
+                if is_lock_conflict(exc):
+                    raise
+                run(con, f"ATTACH '{target}' AS hist (READ_ONLY)")  # e.g. a file we may only read
+                self._writable = False
+            return con
+
+        try:
+            return retry_locked(attempt, self.path, deadline=deadline, lock=lock)
+        except duckdb.Error as exc:
+            raise HistoryError(describe_error(self.path, exc), path=str(self.path)) from exc
+
+
+def _quote(path: Path) -> str:
+    return str(path).replace("'", "''")

@@ -1,0 +1,182 @@
+"""Maps each agent / hub event to the row it becomes in one history relation (pure; no I/O).
+
+- SessionStarted -> sessions; MessageAdded -> messages; LlmCallFinished -> llm_calls;
+  ToolCallFinished -> tool_calls; ServerEvent -> server_events;
+  TurnFinished / TurnFailed / TurnCancelled -> turns (one row per ended turn, written at its end).
+- TurnStarted writes nothing itself: `Recorder` remembers its prompt, model and start time until the
+  turn ends, so the turn row is complete without updating rows later. A turn whose process died
+  before it ended has no row (its messages and calls are recorded as they happened).
+- ToolCallStarted and TextDelta write nothing: ToolCallFinished carries the whole call, and the full
+  assistant text arrives as a MessageAdded.
+
+Rows hold JSON-native values (timestamps as ISO strings, JSON columns as nested values); the redactor
+then makes them safe to write.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from ..events import (
+    Event,
+    LlmCallFinished,
+    MessageAdded,
+    ServerEvent,
+    SessionStarted,
+    ToolCallFinished,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+)
+from ..types import ContentBlock, ToolResult, Usage
+
+__all__ = ["Recorder", "Row", "timestamp"]
+
+Row = tuple[str, dict[str, Any]]
+"""(relation, column -> value)."""
+
+_MAX_OPEN_TURNS = 10_000  # turns started but never ended are forgotten oldest-first beyond this
+
+
+def timestamp(value: _dt.datetime | None) -> str | None:
+    """A naive-UTC ISO string; aware datetimes are converted to UTC first."""
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(_dt.UTC).replace(tzinfo=None)
+    return value.isoformat(sep=" ")
+
+
+class Recorder:
+    """Turns events into rows; keeps only the starts of turns in flight. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._turns: OrderedDict[str, TurnStarted] = OrderedDict()
+
+    def rows(self, event: Event) -> list[Row]:
+        """The rows `event` becomes (none for events that are not recorded)."""
+        if isinstance(event, MessageAdded):
+            return [("messages", _message_row(event))]
+        if isinstance(event, ToolCallFinished):
+            return [("tool_calls", _tool_call_row(event))]
+        if isinstance(event, LlmCallFinished):
+            return [("llm_calls", _llm_call_row(event))]
+        if isinstance(event, SessionStarted):
+            return [("sessions", _session_row(event))]
+        if isinstance(event, ServerEvent):
+            return [("server_events", _server_event_row(event))]
+        if isinstance(event, TurnStarted):
+            with self._lock:
+                self._turns[event.turn_id] = event
+                while len(self._turns) > _MAX_OPEN_TURNS:
+                    self._turns.popitem(last=False)
+            return []
+        if isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
+            with self._lock:
+                start = self._turns.pop(event.turn_id, None)
+            return [("turns", _turn_row(event, start))]
+        return []
+
+
+def _session_row(e: SessionStarted) -> dict[str, Any]:
+    return {
+        "session_id": e.session_id,
+        "name": e.name,
+        "created_at": timestamp(e.at),
+        "model": e.model,
+        "notebook": e.notebook,
+        "kernel_id": e.kernel_id,
+    }
+
+
+def _message_row(e: MessageAdded) -> dict[str, Any]:
+    m = e.message
+    tool_results: dict[str, Any] | None = None
+    if m.role == "tool":
+        result = e.result or ToolResult(
+            content=(ContentBlock("text", text=m.content), *m.images), is_error=m.is_error
+        )
+        tool_results = result.to_dict()
+    return {
+        "message_id": e.message_id,
+        "session_id": e.session_id,
+        "seq": e.seq,
+        "role": m.role,
+        "content": m.content,
+        "tool_call_id": m.tool_call_id,
+        "model": e.model,
+        "created_at": timestamp(e.at),
+        "tool_calls": [c.to_dict() for c in m.tool_calls] if m.tool_calls else None,
+        "tool_results": tool_results,
+    }
+
+
+def _tool_call_row(e: ToolCallFinished) -> dict[str, Any]:
+    result = e.result
+    return {
+        "tool_call_id": e.call.id,
+        "session_id": e.session_id,
+        "message_id": e.message_id,
+        "server": e.server,
+        "tool": e.tool,
+        "arguments": dict(e.call.arguments),
+        "result_text": result.text if result is not None else e.error,
+        "result": result.to_dict() if result is not None else None,
+        "is_error": e.is_error,
+        "error": e.error,
+        "approval": e.approval,
+        "started_at": timestamp(e.started_at),
+        "duration_ms": e.duration_ms,
+    }
+
+
+def _llm_call_row(e: LlmCallFinished) -> dict[str, Any]:
+    return {
+        "llm_call_id": e.llm_call_id,
+        "session_id": e.session_id,
+        "provider": e.provider,
+        "model": e.model,
+        "started_at": timestamp(e.started_at),
+        "duration_ms": e.duration_ms,
+        "ttft_ms": e.ttft_ms,
+        "input_tokens": e.usage.input_tokens,
+        "output_tokens": e.usage.output_tokens,
+        "stop_reason": e.stop_reason,
+        "error": e.error,
+    }
+
+
+def _server_event_row(e: ServerEvent) -> dict[str, Any]:
+    detail: Any = e.detail
+    return {"server": e.server, "event": e.event, "detail": detail, "at": timestamp(e.at)}
+
+
+def _turn_row(e: TurnFinished | TurnFailed | TurnCancelled, start: TurnStarted | None) -> dict[str, Any]:
+    if isinstance(e, TurnFinished):
+        status, error, error_type = "finished", None, None
+    elif isinstance(e, TurnFailed):
+        status, error, error_type = "failed", e.error, e.error_type
+    else:
+        status, error, error_type = "cancelled", None, None
+    # Without its TurnStarted (recorded by another store), the start is derived from end and duration.
+    started = start.at if start is not None else e.at - _dt.timedelta(milliseconds=e.duration_ms)
+    usage: Usage = e.usage
+    return {
+        "turn_id": e.turn_id,
+        "session_id": e.session_id,
+        "prompt": start.prompt if start is not None else None,
+        "status": status,
+        "started_at": timestamp(started),
+        "duration_ms": e.duration_ms,
+        "iterations": e.iterations,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "error": error,
+        "model": start.model if start is not None else None,
+        "error_type": error_type,
+    }

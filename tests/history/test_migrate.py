@@ -1,0 +1,166 @@
+"""Migrations: applied in order on open, each atomically, recorded, never re-applied, newer files refused."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from synapse_nb.errors import HistoryError, MigrationError, SchemaTooNewError
+from synapse_nb.history.migrate import known_version, load_migrations, migrate, migrations_dir
+from synapse_nb.history.schema import COLUMNS
+from synapse_nb.history.store import HistoryStore
+
+EXPECTED = [(1, "sessions_messages"), (2, "tool_columns"), (3, "turns")]
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
+    return {r[0]: r[1] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+
+
+def test_source_tree_migrations_are_found(repo_root: Path) -> None:
+    assert migrations_dir() == repo_root / "migrations"
+    assert [(m.version, m.name) for m in load_migrations()] == EXPECTED
+    assert known_version() == 3
+
+
+def test_a_fresh_file_gets_every_migration(db_path: Path) -> None:
+    HistoryStore.open(db_path, strict=True).close()
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        rows = con.execute("SELECT version, name, applied_at FROM schema_migrations ORDER BY version").fetchall()
+        assert [(v, n) for v, n, _ in rows] == EXPECTED
+        assert all(a is not None for *_, a in rows)
+        assert _tables(con) >= {*COLUMNS, "schema_migrations", "_ingest_offsets"}
+        assert {"tool_calls", "tool_results"} <= set(_columns(con, "messages"))
+
+
+def test_python_column_kinds_match_the_sql_schema(db_path: Path) -> None:
+    HistoryStore.open(db_path, strict=True).close()
+    sql_type = {
+        "str": "VARCHAR",
+        "int": "BIGINT",
+        "float": "DOUBLE",
+        "bool": "BOOLEAN",
+        "ts": "TIMESTAMP",
+        "json": "JSON",
+    }
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        for table, columns in COLUMNS.items():
+            assert _columns(con, table) == {c: sql_type[k] for c, k in columns.items()}, table
+
+
+def test_reopening_is_a_no_op(db_path: Path) -> None:
+    HistoryStore.open(db_path, strict=True).close()
+    with duckdb.connect(str(db_path)) as con:
+        before = con.execute("SELECT * FROM schema_migrations ORDER BY version").fetchall()
+        assert migrate(con, path=str(db_path)) == []
+    HistoryStore.open(db_path, strict=True).close()
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        assert con.execute("SELECT * FROM schema_migrations ORDER BY version").fetchall() == before
+
+
+def test_the_first_schema_upgrades_with_its_rows_kept(tmp_path: Path, db_path: Path) -> None:
+    only_first = tmp_path / "m1"
+    only_first.mkdir()
+    shutil.copy(migrations_dir() / "0001_sessions_messages.sql", only_first)
+    with duckdb.connect(str(db_path)) as con:
+        assert [m.version for m in migrate(con, directory=only_first)] == [1]
+        assert "tool_calls" not in _columns(con, "messages")
+        assert "tool_calls" not in _tables(con)
+        con.execute(
+            "INSERT INTO messages (message_id, session_id, seq, role, content) VALUES ('m', 's', 0, 'user', 'hi')"
+        )
+        assert [m.version for m in migrate(con)] == [2, 3]
+        assert con.execute("SELECT content, tool_calls, tool_results FROM messages").fetchall() == [("hi", None, None)]
+
+
+def _migrations(tmp_path: Path, extra: dict[str, str]) -> Path:
+    d = tmp_path / "migrations"
+    d.mkdir()
+    for m in load_migrations():
+        shutil.copy(m.path, d)
+    for name, sql in extra.items():
+        (d / name).write_text(sql)
+    return d
+
+
+@pytest.mark.parametrize(
+    "bad_sql",
+    [
+        "CREATE TABLE half_done (a INTEGER);\nALTER TABLE messages ADD COLUMN extra INTEGER;\n"
+        "SELECT * FROM no_such_table;",
+        "CREATE TABLE half_done (a INTEGER);\nCREATE TABLE (;",
+    ],
+    ids=["runtime-error", "parse-error"],
+)
+def test_a_failing_migration_is_rolled_back_and_named(tmp_path: Path, db_path: Path, bad_sql: str) -> None:
+    directory = _migrations(tmp_path, {"0004_broken.sql": bad_sql})
+    with pytest.raises(MigrationError) as info:
+        HistoryStore.open(db_path, strict=True, migrations=directory)
+    assert "0004_broken.sql" in str(info.value)
+    assert info.value.version == 4
+    assert info.value.name == "broken"
+    assert "nothing of it was applied" in str(info.value)
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        assert [r[0] for r in con.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()] == [1, 2, 3]
+        assert "half_done" not in _tables(con)
+        assert "extra" not in _columns(con, "messages")
+    store = HistoryStore.open(db_path, migrations=directory)  # not strict: unavailable, one line
+    assert not store.available
+    assert store.problem is not None
+    assert "0004_broken.sql" in store.problem
+
+
+def test_a_fixed_migration_applies_on_the_next_open(tmp_path: Path, db_path: Path) -> None:
+    directory = _migrations(tmp_path, {"0004_extra.sql": "SELECT * FROM missing;"})
+    assert not HistoryStore.open(db_path, migrations=directory).available
+    (directory / "0004_extra.sql").write_text("ALTER TABLE messages ADD COLUMN extra INTEGER;")
+    HistoryStore.open(db_path, strict=True, migrations=directory).close()
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        assert "extra" in _columns(con, "messages")
+
+
+def test_a_file_from_a_newer_version_is_refused_and_left_untouched(tmp_path: Path, db_path: Path) -> None:
+    directory = _migrations(tmp_path, {"0009_future.sql": "CREATE TABLE future (a INTEGER);"})
+    HistoryStore.open(db_path, strict=True, migrations=directory).close()
+    digest = hashlib.sha256(db_path.read_bytes()).hexdigest()
+    listing = sorted(p.relative_to(db_path.parent) for p in db_path.parent.rglob("*"))
+    with pytest.raises(SchemaTooNewError) as info:
+        HistoryStore.open(db_path, strict=True)
+    assert (info.value.file_version, info.value.known_version) == (9, 3)
+    assert str(db_path) in str(info.value)
+    assert "upgrade synapse_nb" in str(info.value)
+    store = HistoryStore.open(db_path)
+    assert not store.available
+    assert store.problem == str(info.value)
+    store.record(object())  # type: ignore[arg-type]  # a no-op, not an error
+    with pytest.raises(SchemaTooNewError):
+        store.history()
+    from synapse_nb.history.reader import History
+
+    with pytest.raises(SchemaTooNewError):
+        History(db_path).sessions()
+    assert hashlib.sha256(db_path.read_bytes()).hexdigest() == digest
+    assert sorted(p.relative_to(db_path.parent) for p in db_path.parent.rglob("*")) == listing
+
+
+def test_a_duckdb_file_that_is_not_a_history_file_is_refused(db_path: Path) -> None:
+    with duckdb.connect(str(db_path)) as con:
+        con.execute("CREATE TABLE unrelated (a INTEGER)")
+    with pytest.raises(HistoryError, match="not a synapse_nb history file"):
+        HistoryStore.open(db_path, strict=True)
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        assert _tables(con) == {"unrelated"}
+
+
+def test_badly_named_migration_files_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "1_x.sql").write_text("SELECT 1;")
+    with pytest.raises(HistoryError, match=r"NNNN_name\.sql"):
+        load_migrations(tmp_path)

@@ -1,0 +1,148 @@
+"""The store's life cycle: spools, flushing, closing, rotation, busy files, several stores in one process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from history_events import raw, tool_call
+
+import synapse_nb.history.store as store_module
+from synapse_nb import events as ev
+from synapse_nb.history.db import HistoryLockTimeout
+from synapse_nb.history.reader import History
+from synapse_nb.history.spool import spool_dir
+from synapse_nb.history.store import HistoryStore
+
+HERE = Path(__file__).resolve().parent
+
+
+def _count(db: Path, table: str = "tool_calls") -> int:
+    ((n,),) = raw(db, f"SELECT count(*) FROM {table}")
+    return int(n)
+
+
+def test_record_appends_to_this_process_spool_and_flush_ingests_it(store: HistoryStore, db_path: Path) -> None:
+    assert store.available
+    assert store.spool_path is not None
+    assert store.spool_path.parent == spool_dir(db_path)
+    for i in range(10):
+        store.record(tool_call("s", i))
+    lines = store.spool_path.read_bytes().splitlines()
+    assert len(lines) == 10
+    assert json.loads(lines[0])["t"] == "tool_calls"
+    assert store.pending_bytes > 0
+    store.flush()
+    assert store.pending_bytes == 0
+    assert _count(db_path) == 10
+    store.flush()  # nothing new: nothing doubled
+    assert _count(db_path) == 10
+
+
+def test_close_ingests_and_removes_the_spool_then_record_is_a_no_op(db_path: Path) -> None:
+    store = HistoryStore.open(db_path, strict=True)
+    store.record(tool_call("s", 1))
+    spool = store.spool_path
+    store.close()
+    store.close()  # idempotent
+    assert spool is not None
+    assert not spool.exists()
+    assert not store.available
+    assert _count(db_path) == 1
+    store.record(tool_call("s", 2))
+    assert _count(db_path) == 1
+
+
+def test_the_flusher_ingests_without_being_asked(store: HistoryStore, db_path: Path) -> None:
+    store.record(tool_call("s", 1))
+    done = store._ingested_event  # set after every successful background ingest
+    assert done.wait(timeout=30)
+    assert store.pending_bytes == 0
+    assert raw(db_path, "SELECT tool_call_id FROM tool_calls") == [("s-c1",)]
+
+
+def test_a_busy_file_never_fails_recording_or_reading_and_catches_up(
+    repo_root: Path, store: HistoryStore, db_path: Path
+) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('held', flush=True); sys.stdin.readline()",
+            str(db_path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        for i in range(20):
+            store.record(tool_call("s", i))
+        store.flush(timeout=0.3)  # gives up quietly: the events wait in the spool
+        assert store.available
+        assert store.pending_bytes > 0
+        with pytest.raises(HistoryLockTimeout, match="stayed locked by another program"):
+            History(db_path, timeout=0.3).tool_calls()
+    finally:
+        holder.communicate(input="\n", timeout=30)
+    assert len(History(db_path).tool_calls()) == 20
+    store.flush()
+    assert store.pending_bytes == 0
+    assert _count(db_path) == 20
+
+
+def test_a_large_spool_is_rotated_finished_and_removed(
+    store: HistoryStore, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "ROTATE_BYTES", 2000)
+    first = store.spool_path
+    for i in range(30):
+        store.record(tool_call("s", i))
+    store.flush()  # ingests, then hands the big file over and starts a new one
+    assert store.spool_path != first
+    assert first is not None
+    for i in range(30, 32):  # fewer bytes than ROTATE_BYTES: no second rotation
+        store.record(tool_call("s", i))
+    store.flush()  # the old file is finished: deleted
+    assert not first.exists()
+    assert [p.name for p in spool_dir(db_path).iterdir()] == [store.spool_path.name]  # type: ignore[union-attr]
+    calls = History(db_path).tool_calls()
+    assert len(calls) == 32
+    assert calls.tool_call_id.is_unique
+
+
+def test_two_stores_in_one_process_share_the_file(db_path: Path) -> None:
+    with HistoryStore.open(db_path, strict=True) as a, HistoryStore.open(db_path, strict=True) as b:
+        for i in range(25):
+            a.record(tool_call("a", i))
+            b.record(tool_call("b", i))
+        a.flush()  # ingests b's spool too
+        assert b.pending_bytes > 0  # b has not seen it yet, but reads are exact either way
+        assert len(History(db_path).tool_calls()) == 50
+        b.flush()
+    assert _count(db_path) == 50
+    assert list(spool_dir(db_path).iterdir()) == []
+
+
+def test_a_process_that_exits_without_close_is_flushed_at_exit(repo_root: Path, db_path: Path) -> None:
+    code = (
+        "import sys; from synapse_nb.history.store import HistoryStore; from history_events import raw, tool_call\n"
+        "s = HistoryStore.open(sys.argv[1], strict=True)\n"
+        "for i in range(5): s.record(tool_call('x', i))\n"
+    )
+    env = {"PYTHONPATH": f"{repo_root}:{HERE}", "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "-c", code, str(db_path)], check=True, env=env, timeout=60)
+    assert _count(db_path) == 5
+    assert list(spool_dir(db_path).iterdir()) == []
+
+
+def test_the_default_path_comes_from_synapse_db(db_path: Path) -> None:
+    with HistoryStore.open() as store:
+        assert store.path == db_path
+        store.record(ev.SessionStarted(session_id="s", name="n", model="m"))
+    assert _count(db_path, "sessions") == 1
