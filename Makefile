@@ -40,13 +40,22 @@ browser:
 	  else echo "Chromium is missing: run 'sudo apt-get install chromium' (or set CHROMIUM=/path/to/chromium), then rerun make test" >&2; exit 1; fi; }
 
 lint: venv
-	$(BIN)/ruff check synapse_nb tests bench
+	$(BIN)/ruff check synapse_nb tests bench scripts
 
 typecheck: venv
 	$(BIN)/mypy
 
+# The suite, then the notebooks re-executed and compared with their saved outputs (nbval).
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
+
 pytest: venv tools browser
-	SYNAPSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest
+	SYNAPSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest $(NBVAL) tests notebooks
+
+demo: venv
+	$(PY) scripts/demo.py
+
+bench: venv
+	$(PY) bench/run.py
 
 test: lint typecheck pytest
 

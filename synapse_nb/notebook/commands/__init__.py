@@ -1,1 +1,1 @@
-"""notebook/commands layer."""
+"""One plain, typed function per magic subcommand: ask (%%synapse), session (%synapse ...), mcp (%mcp ...)."""

@@ -1,0 +1,81 @@
+"""Execute the notebooks in a real kernel (nbclient) and save them with their outputs.
+
+    python scripts/run_notebooks.py                      # every notebooks/*.ipynb, in place
+    python scripts/run_notebooks.py notebooks/quickstart.ipynb --out demo_out/quickstart.ipynb
+
+The kernel runs offline: API keys and model/config variables are removed from its environment, so the
+scripted model and the bundled demo MCP server produce the same outputs on every machine. Each
+notebook's first cell points SYNAPSE_DB at a fresh temporary file, so runs never share a history.
+Run this after changing a notebook, then commit it with its outputs (nbval checks them in `make test`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "notebooks"
+OFFLINE_UNSET = (
+    "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY", "SYNAPSE_MODEL", "SYNAPSE_DB",
+    "SYNAPSE_MCP_CONFIG", "MCP_URL", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "DEEPSEEK_BASE_URL", "OLLAMA_BASE_URL",
+)
+
+
+def offline_env() -> dict[str, str]:
+    """This process's environment without keys, model choice or MCP config (what the kernel inherits)."""
+    return {k: v for k, v in os.environ.items() if k not in OFFLINE_UNSET}
+
+
+def execute(path: Path, out: Path | None = None, *, timeout: int = 300) -> Path:
+    """Run every cell of `path` in a fresh kernel (cwd: the notebook's folder); save to `out` (default: in place)."""
+    import nbformat
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(offline_env())
+    try:
+        with tempfile.TemporaryDirectory(prefix="synapse-kernel-") as sockets:
+            # IPC sockets in a private folder: local-only, and no "TCP without encryption" warning.
+            km = KernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
+            client = NotebookClient(
+                nb, km=km, timeout=timeout, allow_errors=False, resources={"metadata": {"path": str(path.parent)}},
+            )
+            try:
+                client.execute()
+            finally:
+                if km.has_kernel:
+                    km.shutdown_kernel()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    target = out or path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb")
+    parser.add_argument("--out", type=Path, help="where to save (only with one notebook)")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+    if args.out is not None and len(paths) != 1:
+        parser.error("--out needs exactly one notebook")
+    for path in paths:
+        started = time.perf_counter()
+        target = execute(path, args.out)
+        print(f"executed {path} -> {target} in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,319 @@
+"""`%%synapse`: one agent turn in a cell, blocking (stdin approvals) or in the background (widget controls)."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from IPython.core.error import StdinNotImplementedError, UsageError
+
+from ...errors import SynapseError
+from ...events import Event
+from ...types import ToolSpec
+from ..args import AskOptions
+from ..display import Format, TurnDisplay, TurnView
+from ..interpolate import interpolate
+from ..output import LiveOutput
+from ..result import BackgroundRun, SynapseResult
+from ..state import Settings, SynapseState, usage_error
+
+if TYPE_CHECKING:
+    from ...agent.orchestrator import Agent
+    from ...protocols import ApprovalCallback, EventSink
+
+__all__ = ["CellInterrupted", "TurnPlan", "ask", "plan_turn"]
+
+FORMAT_HINTS = {
+    "json": "Answer with one JSON value only: no prose and no code fence.",
+    "code": "Answer with one fenced code block holding the complete code, then at most two sentences.",
+}
+
+
+class CellInterrupted(KeyboardInterrupt):
+    """The user interrupted a %%synapse cell: the turn was cancelled and recorded, servers stay connected."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[0;31mKeyboardInterrupt\x1b[0m: {self}"]
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """A %%synapse cell checked and resolved, before anything runs or is recorded."""
+
+    prompt: str
+    session: str
+    model_id: str
+    model_note: str | None
+    system: str | None
+    tool_patterns: tuple[str, ...] | None
+    max_iterations: int
+    max_result_chars: int
+    approve: str | None
+    format: Format
+    history: bool
+
+
+def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body: str) -> TurnPlan:
+    """Validate a cell (UsageError on any bad input) and resolve its options against the settings."""
+    if not body.strip():
+        raise UsageError("%%synapse: missing prompt; write the question in the cell body below the %%synapse line")
+    namespace: Mapping[str, Any] = getattr(state.shell, "user_ns", None) or {}
+    prompt = interpolate(body.strip(), namespace)
+    session = (options.session or state.current).strip()
+    running = state.background.get(session)
+    if running is not None and not running.done():
+        raise UsageError(
+            f"%%synapse: session {session!r} is busy with a background run; await it, .cancel() it, "
+            "or use another --session"
+        )
+    provider = state.provider(options.model or settings.model or None)
+    model_id = f"{provider.name}:{provider.model}"
+    state.register_notebook_tools()
+    patterns = options.tools
+    if patterns:
+        available = [s.name for s in state.registry.specs()]
+        for pattern in patterns:
+            if not state.registry.specs([pattern]):
+                known = ", ".join(available[:12]) + (", ..." if len(available) > 12 else "")
+                hint = f"tools now: {known}" if available else "no tools are connected (%mcp connect ...)"
+                raise UsageError(f"%%synapse: --tools {pattern!r} matches no tool; {hint}")
+    system = options.system if options.system is not None else (settings.system or None)
+    fmt = cast(Format, options.format or settings.format)  # both validated: a FORMATS value
+    if fmt in FORMAT_HINTS:
+        system = f"{system}\n\n{FORMAT_HINTS[fmt]}" if system else FORMAT_HINTS[fmt]
+    return TurnPlan(
+        prompt=prompt, session=session, model_id=model_id, model_note=_model_note(model_id), system=system,
+        tool_patterns=patterns, max_iterations=options.max_iterations or settings.max_iterations,
+        max_result_chars=settings.max_result_chars,
+        approve=options.approve or settings.approve or None, format=fmt, history=options.history and settings.history,
+    )
+
+
+def _model_note(model_id: str) -> str | None:
+    from ...providers.registry import is_offline
+
+    return "offline scripted model" if is_offline(model_id) else None
+
+
+def ask(
+    state: SynapseState, settings: Settings, options: AskOptions, body: str,
+    *, keep: Callable[[SynapseResult | BackgroundRun], None] | None = None,
+) -> SynapseResult | BackgroundRun:
+    """Run one %%synapse cell: the result object (blocking) or the handle of a background run.
+
+    `keep` receives the result (or handle) as soon as there is one, also when the cell then raises.
+
+    Blocking: raises CellInterrupted when the user interrupted (the turn is recorded as cancelled) and
+    UsageError when the turn failed (provider error, max iterations; the transcript so far is kept).
+    """
+    plan = plan_turn(state, settings, options, body)
+    agent = _prepare_agent(state, plan)
+    unrecorded = _history_problem(state) if plan.history else None
+    view = TurnView(
+        model=plan.model_id, model_note=plan.model_note, session=plan.session, format=plan.format,
+        background=options.background,
+    )
+    display = TurnDisplay(
+        view, LiveOutput(live=state.live, keep=options.background, publish=state.publish),
+        interval=settings.stream_interval,
+    )
+    if unrecorded:
+        view.notes.append(unrecorded)
+    events: list[Event] = []
+    sinks: list[EventSink] = [events.append, display, state.history_sink(plan.history)]
+    if options.background:
+        handle = _start_background(state, plan, agent, display, events, sinks)
+        if keep is not None:
+            keep(handle)
+        return handle
+    agent.sinks = sinks
+    agent.ask_callback = StdinApproval(state, display)
+    display.start()
+    interrupted = False
+    try:
+        state.runner.run(agent.ask(plan.prompt))
+    except KeyboardInterrupt:
+        interrupted = True
+    except SynapseError as exc:  # the turn could not start (e.g. the session is still busy)
+        display.view.status = "failed"
+        display.view.error = f"{type(exc).__name__}: {exc}"
+        display.finish()
+        raise usage_error(exc) from None
+    finally:
+        agent.sinks = []
+        agent.ask_callback = None
+    interrupted = interrupted or state.runner.interrupted
+    result = build_result(events, plan, agent)
+    display.finish()
+    if keep is not None:
+        keep(result)
+    if interrupted or result.status == "cancelled":
+        raise CellInterrupted(
+            "the turn was cancelled; servers stay connected and the transcript so far is kept (see _synapse)"
+        )
+    if result.status == "failed":
+        raise UsageError(result.error or "the turn failed")
+    if plan.format == "code":
+        code = result.code
+        if code is not None and state.shell is not None:
+            state.shell.set_next_input(code, replace=False)
+    return result
+
+
+def _history_problem(state: SynapseState) -> str | None:
+    """Why turns are not recorded (said once per kernel, in the first turn's display), or None."""
+    store = state.store
+    if store.available or state.warned_history:
+        return None
+    state.warned_history = True
+    return f"this turn is not recorded: {store.problem or 'the history store is closed'}"
+
+
+def _prepare_agent(state: SynapseState, plan: TurnPlan) -> Agent:
+    from ...agent.approval import ApprovalPolicy
+
+    provider = state.provider(plan.model_id)
+    agent = state.agent(plan.session, provider)
+    agent.provider = provider
+    agent.system = plan.system
+    agent.max_iterations = plan.max_iterations
+    agent.max_result_chars = plan.max_result_chars
+    agent.tool_patterns = plan.tool_patterns
+    if plan.approve is not None:
+        # One mode for every tool of this cell; "always" answers still count within the cell.
+        agent.approval = ApprovalPolicy(plan.approve, tools={"*": plan.approve}, destructive=plan.approve)
+    else:
+        agent.approval = state.policy
+    return agent
+
+
+def build_result(events: list[Event], plan: TurnPlan, agent: Agent) -> SynapseResult:
+    """The result object of a turn from its events (also for a cancelled turn, which raised)."""
+    from ...agent.orchestrator import turn_result
+
+    try:
+        turn = turn_result(events)
+    except SynapseError:  # the turn never started or never ended (cancelled before any event)
+        return SynapseResult(
+            text="", messages=(), session_id=agent.session_id, session=plan.session, model=plan.model_id,
+            usage=_usage0(), status="cancelled", iterations=0, duration_ms=0.0, format=plan.format,
+        )
+    error = f"{turn.error_type}: {turn.error}" if turn.error else None
+    return SynapseResult(
+        text=turn.text, messages=turn.messages, session_id=turn.session_id, session=plan.session,
+        model=plan.model_id, usage=turn.usage, status=turn.status, iterations=turn.iterations,
+        duration_ms=turn.duration_ms, turn_id=turn.turn_id, error=error, format=plan.format, calls=turn.tool_calls,
+    )
+
+
+def _usage0() -> Any:
+    from ...types import Usage
+
+    return Usage()
+
+
+# ---------------------------------------------------------------------------------------------- approval
+
+
+class StdinApproval:
+    """Asks approval through the kernel's stdin channel (an `input()` prompt); denies when there is none."""
+
+    def __init__(self, state: SynapseState, display: TurnDisplay) -> None:
+        self.state = state
+        self.display = display
+        self.no_stdin = False
+
+    async def __call__(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
+        if self.no_stdin:
+            return "no"
+        self.display.refresh()
+        args = json.dumps(dict(arguments), ensure_ascii=False, default=str)
+        if len(args) > 300:
+            args = args[:299] + "…"
+        where = f" (server {spec.server})" if spec.server else ""
+        question = f"synapse: allow tool {spec.name}{where} with {args}? [y]es / [n]o / [a]lways: "
+        read: Callable[[str], str] = self.state.input or builtins.input
+        for _ in range(3):
+            try:
+                answer = self.state.runner.prompt(question, read).strip().lower()
+            except StdinNotImplementedError:
+                self.no_stdin = True
+                self.display.note(
+                    f"{spec.name} needs approval, but this frontend cannot answer prompts (no stdin), so it was "
+                    "denied; use --approve auto to allow it, or --background to approve with buttons"
+                )
+                return "no"
+            except EOFError:
+                return "no"
+            if answer in ("y", "yes"):
+                return "yes"
+            if answer in ("a", "always"):
+                return "always"
+            if answer in ("n", "no", ""):
+                return "no"
+            question = "please answer y (yes), n (no) or a (always): "
+        return "no"
+
+
+# ---------------------------------------------------------------------------------------------- background
+
+
+def _start_background(
+    state: SynapseState, plan: TurnPlan, agent: Agent, display: TurnDisplay, events: list[Event],
+    sinks: list[EventSink],
+) -> BackgroundRun:
+    from IPython.display import display as show
+
+    from ..widgets import RunControls
+
+    handle: BackgroundRun | None = None
+
+    def stop() -> None:
+        if handle is not None:
+            handle.cancel()
+
+    controls = RunControls(on_stop=stop)
+    agent.sinks = [*sinks, controls.on_event]
+    ask_callback: ApprovalCallback = controls.ask if state.live else _NoButtons(display)
+    agent.ask_callback = ask_callback
+    display.start()
+    if state.live:
+        show(controls)  # type: ignore[no-untyped-call]
+    task = state.runner.spawn(_background_turn(plan, agent, display, events, controls), name=f"synapse {plan.session}")
+    handle = BackgroundRun(task, state.runner, session=plan.session, prompt=plan.prompt, controls=controls)
+    state.background[plan.session] = handle
+    return handle
+
+
+class _NoButtons:
+    """Approval for a background run where no widget can be shown (terminal IPython): denied, with a note."""
+
+    def __init__(self, display: TurnDisplay) -> None:
+        self.display = display
+
+    async def __call__(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
+        self.display.note(f"{spec.name} needs approval, which a background run asks with buttons this frontend "
+                          "cannot show, so it was denied; run the cell without --background")
+        return "no"
+
+
+async def _background_turn(
+    plan: TurnPlan, agent: Agent, display: TurnDisplay, events: list[Event], controls: Any
+) -> SynapseResult:
+    try:
+        await agent.ask(plan.prompt)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()  # the run ends as "cancelled", and awaiting the handle gives that result
+    finally:
+        agent.sinks = []
+        agent.ask_callback = None
+    result = build_result(events, plan, agent)
+    display.finish()
+    controls.finish(result.status)
+    return result

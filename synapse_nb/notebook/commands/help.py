@@ -1,0 +1,74 @@
+"""Help texts of the magics (`%synapse help`, `%%synapse --help`, `%mcp help`)."""
+
+from __future__ import annotations
+
+__all__ = ["ASK_HELP", "MCP_HELP", "SYNAPSE_HELP"]
+
+
+ASK_HELP = """\
+%%synapse [options]
+<prompt>
+
+Ask the agent; it may call the tools of connected MCP servers and @synapse_nb.tool functions.
+{name}, {obj.attr}, {rows[0]} in the prompt insert values from the notebook ({{ and }} for braces).
+The result is in _synapse: .text, .messages, .tool_calls (DataFrame), .session_id, .usage.
+
+  --model ID            provider:model for this cell (e.g. openai:gpt-4.1-mini, scripted:demo)
+  --session NAME        continue (or start) the session NAME instead of the current one
+  --system TEXT         system prompt for this cell
+  --tools PATTERN       offer only tools matching the glob (repeatable), e.g. --tools 'demo__*'
+  --no-tools            offer no tools
+  --max-iterations N    stop after N model calls (default 10)
+  --approve MODE        auto | ask | deny for every tool call of this cell
+  --format FORMAT       markdown | text | json | code (code: the first code block goes into a new cell)
+  --out NAME            also store the result in the variable NAME
+  --background          return at once with a handle (await it, or .result()); Stop/approve with buttons
+  --no-history          do not record this turn in the history file
+  --help                this help (also %synapse --help)
+
+Interrupt the kernel to cancel a turn: it is recorded as cancelled and servers stay connected.
+"""
+
+SYNAPSE_HELP = """\
+%synapse SUBCOMMAND
+
+  status                     model, session, servers, history file
+  model [ID]                 show the model, or use ID (provider:model) in this kernel
+  session                    the current session
+  session new [NAME]         start a fresh session
+  session list               sessions in the history file
+  session switch NAME        continue session NAME (created on first use)
+  history [-n N]             the last N turns (DataFrame)
+  sql QUERY                  SQL over the history (DataFrame); multi-line: %%synapse_sql
+  inspect                    trace widget of the current session
+  reset                      forget the current conversation (the next cell starts a new session)
+  help                       this help
+
+%%synapse [options] + a prompt asks the agent: see %%synapse --help.
+Settings: %config SynapseMagics (model, approve, max_iterations, format, system, history, ...).
+History relations: sessions, messages, tool_calls, llm_calls, turns, server_events, schema_migrations.
+"""
+
+MCP_HELP = """\
+%mcp SUBCOMMAND
+
+  connect NAME -- COMMAND [ARGS...]     start a stdio server, for example the bundled demo server:
+                                        %mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server
+           [--env K=V] [--cwd DIR]
+  connect NAME URL [--header K=V]       a streamable-HTTP server (--transport sse for SSE)
+  connect                               every enabled server of the config file
+  connect --config PATH                 every enabled server of PATH
+      options for all: --timeout SECONDS (per call), --approve auto|ask|deny, --tools PATTERN
+  list                                  servers: transport, state, tools, pid
+  tools [SERVER]                        tools as offered to the model (DataFrame)
+  call SERVER.TOOL {"key": "value"}     call a tool by hand (JSON object,
+  call SERVER.TOOL key=value ...        or key=value words; values parse as JSON when they can)
+  disconnect NAME | --all               stop servers
+  restart NAME                          restart a server (also one that crashed too often)
+  inspect [NAME]                        inspector widget: servers, tools, forms to call them
+  help                                  this help
+
+Config file: SYNAPSE_MCP_CONFIG, else ./.synapse/mcp_servers.json, else ~/.config/synapse/mcp_servers.json
+({"mcpServers": {...}} as in Claude Desktop, or VS Code's {"servers": {...}}). Header and env values
+are secrets: they are never shown or recorded.
+"""

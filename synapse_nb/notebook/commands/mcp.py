@@ -1,0 +1,364 @@
+"""`%mcp` subcommands: connect, list, tools, call, disconnect, restart, inspect (one function each)."""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from ...errors import ServerStartError, SynapseError, UnknownServerError
+from ...types import ToolResult, ToolSpec
+from ..args import CallTarget, ConnectSpec
+from ..output import LiveOutput
+from ..state import SynapseState, usage_error
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ...mcp_client.info import ServerInfo
+
+__all__ = [
+    "CallOutput",
+    "ConnectReport",
+    "call",
+    "connect",
+    "connect_config",
+    "disconnect",
+    "inspect",
+    "list_servers",
+    "restart",
+    "tools",
+]
+
+SERVER_COLUMNS = ("server", "transport", "state", "tools", "pid", "restarts", "endpoint", "last_error")
+TOOL_COLUMNS = ("name", "server", "tool", "description", "parameters", "read_only", "destructive")
+STDERR_LINES = 15
+
+
+# ---------------------------------------------------------------------------------------------- connect
+
+
+@dataclass(frozen=True)
+class ConnectReport:
+    """What `%mcp connect` did: per server, its ServerInfo or the reason it failed."""
+
+    results: Mapping[str, ServerInfo | ServerStartError]
+
+    def _rows(self) -> list[tuple[str, str]]:
+        return [(name, _outcome(r)) for name, r in self.results.items()]
+
+    def __repr__(self) -> str:
+        if not self.results:
+            return "no MCP servers configured"
+        return "\n".join(f"{name}: {text}" for name, text in self._rows())
+
+    def _repr_markdown_(self) -> str:
+        if not self.results:
+            return repr(self)
+        lines = ["| server | result |", "|---|---|"]
+        lines += [f"| {html.escape(name)} | {html.escape(text)} |" for name, text in self._rows()]
+        return "\n".join(lines)
+
+
+def _outcome(result: ServerInfo | ServerStartError) -> str:
+    if isinstance(result, ServerStartError):
+        return f"✗ failed: {result.reason or result}"
+    return f"✓ {_connected_line(result)}"
+
+
+def _connected_line(info: ServerInfo) -> str:
+    where = f"{info.transport}" + (f", pid {info.pid}" if info.pid else "")
+    took = f" in {_seconds(info.connect_ms)}" if info.connect_ms is not None else ""
+    tools = f"{info.tool_count} tool" + ("" if info.tool_count == 1 else "s")
+    return f"connected, {tools} ({where}){took}"
+
+
+def _seconds(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def _progress(text: str) -> dict[str, Any]:
+    return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
+
+
+def connect(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
+    """`%mcp connect NAME -- COMMAND ...` / `NAME URL`: start one server and show its tools count.
+
+    Header and env values become secrets of the history store first, so they are never recorded or
+    shown. A server that does not start raises UsageError with the reason; its stderr tail is shown.
+    """
+    assert spec.name is not None
+    for value in (*spec.headers.values(), *spec.env.values()):
+        state.add_secret(value)
+    shown = spec.url if spec.url else " ".join([spec.command or "", *spec.args])
+    out = LiveOutput(live=state.live, publish=state.publish)
+    out.start(_progress(f"⏳ connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(state, shown)}) …"))
+    hub = state.hub
+    try:
+        info = state.runner.run(
+            hub.connect(
+                spec.name, command=spec.command, args=spec.args, env=dict(spec.env) or None, cwd=spec.cwd,
+                url=spec.url, headers=dict(spec.headers) or None, transport=spec.transport, timeout=spec.timeout,
+                approve=spec.approve, tools=spec.tools,
+            )
+        )
+    except ServerStartError as exc:
+        tail = _tail(state, exc.stderr_tail)
+        out.finish(_stderr_bundle(spec.name, tail) if tail else _progress(f"✗ {spec.name} did not start"))
+        raise UsageError(_mask(state, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}")) from None
+    except SynapseError as exc:
+        out.finish(_progress(f"✗ {spec.name} did not start"))
+        raise usage_error(exc) from None
+    except KeyboardInterrupt:
+        out.finish(_progress(f"⏹ connecting {spec.name} was interrupted"))
+        raise
+    if spec.approve is not None:
+        state.policy.set_server(spec.name, spec.approve)
+    out.finish(_progress(f"✓ {spec.name}: {_connected_line(info)}"))
+    return info
+
+
+def connect_config(state: SynapseState, path: str | None = None) -> ConnectReport:
+    """`%mcp connect [--config PATH]`: every enabled server of the config file; failures are listed, not raised."""
+    from ...config import load_mcp_config
+
+    try:
+        configs = load_mcp_config(path)
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+    for config in configs.values():
+        for value in (*config.env.values(), *config.headers.values()):
+            state.add_secret(value)
+        if config.approve is not None and not config.disabled:
+            state.policy.set_server(config.name, config.approve)
+    enabled = [c.name for c in configs.values() if not c.disabled]
+    if not enabled:
+        return ConnectReport({})
+    out = LiveOutput(live=state.live, publish=state.publish)
+    out.start(_progress(f"⏳ connecting {', '.join(enabled)} …"))
+    try:
+        results = state.runner.run(state.hub.connect_config(path))
+    except SynapseError as exc:
+        out.finish(_progress("✗ connecting the configured servers failed"))
+        raise usage_error(exc) from None
+    except KeyboardInterrupt:
+        out.finish(_progress("⏹ connecting was interrupted"))
+        raise
+    report = ConnectReport(results)
+    out.finish({"text/plain": _mask(state, repr(report)), "text/markdown": _mask(state, report._repr_markdown_())})
+    for name, result in results.items():
+        if isinstance(result, ServerStartError) and result.stderr_tail.strip():
+            tail = _tail(state, result.stderr_tail)
+            state.publish(_stderr_bundle(name, tail), None, False)
+    return report
+
+
+def _tail(state: SynapseState, text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return _mask(state, "\n".join(lines[-STDERR_LINES:]))
+
+
+def _stderr_bundle(name: str, tail: str) -> dict[str, Any]:
+    text = f"{name} stderr (last lines):\n{tail}"
+    return {
+        "text/plain": text,
+        "text/markdown": f"<details open><summary>{html.escape(name)} stderr (last lines)</summary>"
+        f"<pre>{html.escape(tail).replace(chr(10), '&#10;')}</pre></details>",
+    }
+
+
+def _mask(state: SynapseState, text: str) -> str:
+    for secret in state.secrets:
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+# ---------------------------------------------------------------------------------------------- list, tools
+
+
+def list_servers(state: SynapseState) -> pd.DataFrame | None:
+    """`%mcp list`: one row per server (None, with a hint printed, when there are none)."""
+    import pandas as pd
+
+    servers = state.hub.servers if state.has_hub else []
+    if not servers:
+        print("no MCP servers; connect one with %mcp connect NAME -- COMMAND (or NAME URL), see %mcp help")
+        return None
+    rows = [
+        {
+            "server": s.name, "transport": s.transport, "state": s.state, "tools": s.tool_count, "pid": s.pid,
+            "restarts": s.restarts, "endpoint": s.command or s.url or "", "last_error": s.last_error,
+        }
+        for s in servers
+    ]
+    frame = pd.DataFrame(rows, columns=list(SERVER_COLUMNS))
+    frame["pid"] = frame["pid"].astype("Int64")
+    return frame
+
+
+def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
+    """`%mcp tools [SERVER]`: the tools offered to the model (qualified names) with their parameters."""
+    import pandas as pd
+
+    if server is not None:
+        _server(state, server)
+    specs = [s for s in _mcp_tools(state) if server is None or s.server == server]
+    if server is None:
+        state.register_notebook_tools()
+        specs += state.registry.native
+    rows = [
+        {
+            "name": s.name, "server": s.server, "tool": s.original_name or s.name,
+            "description": _first_line(s.description), "parameters": _parameters(s),
+            "read_only": bool(s.annotations.get("readOnlyHint", False)), "destructive": s.destructive,
+        }
+        for s in specs
+    ]
+    return pd.DataFrame(rows, columns=list(TOOL_COLUMNS))
+
+
+def _mcp_tools(state: SynapseState) -> list[ToolSpec]:
+    return list(state.hub.tools) if state.has_hub else []
+
+
+def _first_line(text: str, limit: int = 100) -> str:
+    line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _parameters(spec: ToolSpec) -> str:
+    props = spec.input_schema.get("properties") or {}
+    required = set(spec.input_schema.get("required") or ())
+    return ", ".join(f"{name}{'' if name in required else '?'}" for name in props)
+
+
+def _server(state: SynapseState, name: str) -> ServerInfo:
+    if not state.has_hub:
+        raise UsageError(f"%mcp: unknown server {name!r}; no servers are connected (%mcp connect {name} -- COMMAND)")
+    try:
+        return state.hub.server(name)
+    except UnknownServerError:
+        known = ", ".join(s.name for s in state.hub.servers) or "none"
+        raise UsageError(f"%mcp: unknown server {name!r}; connected servers: {known} (see %mcp list)") from None
+
+
+# ---------------------------------------------------------------------------------------------- call
+
+
+@dataclass(frozen=True)
+class CallOutput:
+    """What `%mcp call` shows: the tool's result (text, structured content, images)."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    result: ToolResult
+
+    @property
+    def text(self) -> str:
+        return self.result.text
+
+    def __repr__(self) -> str:
+        head = f"{self.name} → {'error' if self.result.is_error else 'ok'} ({self.result.duration_ms:.0f} ms)"
+        return f"{head}\n{self.result.text}"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        status = "✗ error" if self.result.is_error else "✓"
+        colour = ' style="color: #b00"' if self.result.is_error else ""
+        parts = [
+            f"<div><code>{html.escape(self.name)}</code> {status} "
+            f"<small>{self.result.duration_ms:.0f} ms</small></div>",
+            f"<pre{colour}>{html.escape(self.result.text)}</pre>",
+        ]
+        if self.result.structured_content is not None and self.result.content:
+            structured = json.dumps(self.result.structured_content, indent=2, default=str)
+            parts.append(
+                f"<details><summary>structured content</summary><pre>{html.escape(structured)}</pre></details>"
+            )
+        for image in self.result.images:
+            parts.append(f'<img src="data:{image.mime_type or "image/png"};base64,{image.data}"/>')
+        bundle: dict[str, Any] = {"text/plain": repr(self), "text/html": "".join(parts)}
+        if len(self.result.images) == 1:
+            image = self.result.images[0]
+            bundle[image.mime_type or "image/png"] = image.data
+        return bundle
+
+
+def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
+    """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one)."""
+    _server(state, target.server)
+    offered = [s for s in _mcp_tools(state) if s.server == target.server]
+    for spec in offered:
+        if target.tool in (spec.original_name, spec.name) or spec.name == f"{target.server}__{target.tool}":
+            return spec
+    names = ", ".join(s.original_name or s.name for s in offered) or "none"
+    raise UsageError(
+        f"%mcp call: server {target.server!r} has no tool {target.tool!r}; its tools: {names} "
+        f"(see %mcp tools {target.server})"
+    )
+
+
+def call(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) -> CallOutput:
+    """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result."""
+    spec = find_tool(state, target)
+    started = time.perf_counter()
+    try:
+        result = state.runner.run(state.hub.call(spec.name, dict(arguments)))
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+    if not result.duration_ms:
+        import dataclasses
+
+        result = dataclasses.replace(result, duration_ms=(time.perf_counter() - started) * 1000)
+    return CallOutput(f"{target.server}.{spec.original_name or target.tool}", dict(arguments), result)
+
+
+# ---------------------------------------------------------------------------------------------- lifecycle
+
+
+def disconnect(state: SynapseState, name: str | None, *, every: bool = False) -> list[str]:
+    """`%mcp disconnect NAME|--all`: stop servers; returns the names stopped."""
+    if every:
+        names = [s.name for s in state.hub.servers if s.state != "stopped"] if state.has_hub else []
+    elif name is None:
+        raise UsageError("%mcp disconnect: name a server or use --all, e.g. %mcp disconnect demo")
+    else:
+        _server(state, name)
+        names = [name]
+    for server in names:
+        try:
+            state.runner.run(state.hub.disconnect(server))
+        except SynapseError as exc:
+            raise usage_error(exc) from None
+        print(f"{server} disconnected")
+    if every and not names:
+        print("no servers to disconnect")
+    return names
+
+
+def restart(state: SynapseState, name: str) -> ServerInfo:
+    """`%mcp restart NAME`: stop and start a server again (also brings a `down` server back)."""
+    _server(state, name)
+    try:
+        info = state.runner.run(state.hub.restart(name))
+    except ServerStartError as exc:
+        raise UsageError(_mask(state, f"%mcp restart: {name} failed to start: {exc.reason or exc}")) from None
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+    print(f"{name} restarted: {_connected_line(info)}")
+    return info
+
+
+def inspect(state: SynapseState, name: str | None = None) -> Any:
+    """`%mcp inspect [NAME]`: the MCP inspector widget (servers, tools with forms to call them)."""
+    if name is not None:
+        _server(state, name)
+    from ..widgets import inspector
+
+    state.hub  # noqa: B018 - created now so that the widget sees a hub (with no servers, an empty one)
+    return inspector(state, name)

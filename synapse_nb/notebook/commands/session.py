@@ -1,0 +1,208 @@
+"""`%synapse` subcommands: status, model, session, history, sql, inspect, reset (one function each)."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from ...errors import SynapseError
+from ..state import Settings, SynapseState, usage_error
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "Status",
+    "history",
+    "inspect",
+    "model",
+    "reset",
+    "session_list",
+    "session_new",
+    "session_show",
+    "session_switch",
+    "sql",
+    "status",
+]
+
+
+@dataclass(frozen=True)
+class Status:
+    """`%synapse status`: what the extension is doing in this kernel."""
+
+    model: str
+    session: str
+    session_id: str | None
+    turns_messages: int
+    servers: tuple[tuple[str, str, int], ...]  # (name, state, tools)
+    native_tools: int
+    history_path: str
+    history_problem: str | None
+    background: tuple[tuple[str, str], ...]  # (session, status)
+
+    def _items(self) -> list[tuple[str, str]]:
+        servers = ", ".join(f"{n} ({s}, {t} tools)" for n, s, t in self.servers) or "none (%mcp connect ...)"
+        history = self.history_path + (f" — not recorded: {self.history_problem}" if self.history_problem else "")
+        session = self.session + (f" ({self.turns_messages} messages so far)" if self.turns_messages else " (new)")
+        items = [("model", self.model), ("session", session), ("MCP servers", servers)]
+        if self.native_tools:
+            items.append(("Python tools", str(self.native_tools)))
+        items.append(("history", history))
+        if self.background:
+            items.append(("background runs", ", ".join(f"{s}: {st}" for s, st in self.background)))
+        return items
+
+    def __repr__(self) -> str:
+        width = max(len(k) for k, _ in self._items())
+        return "\n".join(f"{k.ljust(width)}  {v}" for k, v in self._items())
+
+    def _repr_markdown_(self) -> str:
+        rows = "\n".join(f"| **{html.escape(k)}** | {html.escape(v)} |" for k, v in self._items())
+        return "| synapse | |\n|---|---|\n" + rows
+
+
+def status(state: SynapseState, settings: Settings) -> Status:
+    """`%synapse status`."""
+    from ...providers.registry import describe_model
+
+    try:
+        model_line = describe_model(state.model or settings.model or None)
+    except SynapseError as exc:
+        model_line = f"{state.model or settings.model} (unusable: {exc})"
+    agent = state.sessions.get(state.current)
+    servers = tuple((s.name, s.state, s.tool_count) for s in state.hub.servers) if state.has_hub else ()
+    store = state.store if state.has_store else None
+    from ...config import history_path
+
+    return Status(
+        model=model_line,
+        session=state.current,
+        session_id=agent.session_id if agent is not None else None,
+        turns_messages=len(agent.messages) if agent is not None else 0,
+        servers=servers,
+        native_tools=len(state.registry.native),
+        history_path=str(store.path if store is not None else history_path()),
+        history_problem=store.problem if store is not None else None,
+        background=tuple((name, run.status) for name, run in state.background.items()),
+    )
+
+
+def model(state: SynapseState, settings: Settings, model_id: str | None) -> str:
+    """`%synapse model [ID]`: show the model, or make ID this kernel's model (checked now)."""
+    from ...providers.registry import describe_model
+
+    if model_id:
+        state.provider(model_id)  # UsageError now (unknown provider, missing key), not at the next cell
+        state.model = model_id
+    try:
+        return describe_model(state.model or settings.model or None)
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+
+
+# ---------------------------------------------------------------------------------------------- sessions
+
+
+def session_show(state: SynapseState) -> str:
+    """`%synapse session`: the current session."""
+    agent = state.sessions.get(state.current)
+    if agent is None or not agent.messages:
+        return f"session {state.current} (new: nothing asked yet)"
+    return f"session {state.current} ({len(agent.messages)} messages, id {agent.session_id})"
+
+
+def session_new(state: SynapseState, name: str | None = None) -> str:
+    """`%synapse session new [NAME]`: a fresh session becomes the current one."""
+    name = name or state.new_session_name()
+    if name in state.sessions and state.sessions[name].messages:
+        raise UsageError(f"%synapse session new: {name!r} already exists; pick another name or switch to it")
+    state.current = name
+    return f"new session {name}"
+
+
+def session_switch(state: SynapseState, name: str) -> str:
+    """`%synapse session switch NAME`: continue another session of this kernel (created on first use)."""
+    state.current = name
+    agent = state.sessions.get(name)
+    if agent is None or not agent.messages:
+        return f"switched to session {name} (new)"
+    return f"switched to session {name} ({len(agent.messages)} messages so far)"
+
+
+def session_list(state: SynapseState, settings: Settings) -> pd.DataFrame:
+    """`%synapse session list`: sessions from the history file, newest last, with turns and tool calls."""
+    hist = state.require_history()
+    limit = max(settings.history_rows, 1) * 5
+    frame = _sql(
+        hist,
+        "SELECT s.name, s.session_id, s.created_at, s.model, "
+        "  (SELECT count(*) FROM turns t WHERE t.session_id = s.session_id) AS turns, "
+        "  (SELECT count(*) FROM tool_calls c WHERE c.session_id = s.session_id) AS tool_calls "
+        f"FROM sessions s ORDER BY s.created_at DESC LIMIT {limit}",
+    )
+    frame = frame.iloc[::-1].reset_index(drop=True)
+    current = state.sessions.get(state.current)
+    frame.insert(0, "current", frame["session_id"] == (current.session_id if current else ""))
+    return frame
+
+
+def reset(state: SynapseState) -> str:
+    """`%synapse reset`: forget the current session's transcript; the next cell starts a new session."""
+    agent = state.sessions.get(state.current)
+    run = state.background.get(state.current)
+    if run is not None and not run.done():
+        raise UsageError(f"%synapse reset: session {state.current!r} has a background run; cancel it first")
+    if agent is not None:
+        agent.reset()
+    state.policy.forget()
+    return f"session {state.current} reset: the next %%synapse starts a new conversation"
+
+
+# ---------------------------------------------------------------------------------------------- history
+
+
+def history(state: SynapseState, settings: Settings, n: int | None = None) -> pd.DataFrame:
+    """`%synapse history [-n N]`: the last N turns of the history file (all sessions), oldest first."""
+    limit = n if n is not None else settings.history_rows
+    if limit < 1:
+        raise UsageError("%synapse history: -n must be at least 1, e.g. %synapse history -n 5")
+    hist = state.require_history()
+    frame = _sql(
+        hist,
+        "SELECT t.started_at, s.name AS session, t.prompt, t.status, t.iterations, "
+        "  (SELECT count(*) FROM tool_calls c WHERE c.session_id = t.session_id "
+        "     AND c.started_at >= t.started_at "
+        "     AND c.started_at <= t.started_at + t.duration_ms * INTERVAL 1 MILLISECOND) AS tool_calls, "
+        "  t.input_tokens + t.output_tokens AS tokens, t.duration_ms, t.error "
+        "FROM turns t LEFT JOIN (SELECT DISTINCT session_id, name FROM sessions) s USING (session_id) "
+        f"ORDER BY t.started_at DESC LIMIT {int(limit)}",
+    )
+    return frame.iloc[::-1].reset_index(drop=True)
+
+
+def sql(state: SynapseState, query: str) -> pd.DataFrame:
+    """`%synapse sql QUERY` / `%%synapse_sql`: any SQL over the history relations, as a DataFrame."""
+    if not query.strip():
+        raise UsageError("%synapse sql: missing query, e.g. %synapse sql SELECT * FROM tool_calls")
+    return _sql(state.require_history(), query)
+
+
+def _sql(hist: Any, query: str) -> pd.DataFrame:
+    try:
+        frame: pd.DataFrame = hist.sql(query)
+    except SynapseError as exc:  # a bad query is a HistoryError naming DuckDB's complaint
+        raise usage_error(exc) from None
+    return frame
+
+
+def inspect(state: SynapseState) -> Any:
+    """`%synapse inspect`: the trace widget of the current session (messages, tool calls, timings)."""
+    agent = state.sessions.get(state.current)
+    if agent is None or not agent.messages:
+        raise UsageError(f"%synapse inspect: session {state.current!r} has no turns yet; ask something first")
+    from ..widgets import session_trace
+
+    return session_trace(state.require_history(), agent.session_id)

@@ -1,0 +1,53 @@
+"""`%load_ext synapse_nb` / `%unload_ext synapse_nb`: build the state, register the magics, tear down.
+
+Loading imports only IPython and this layer's light modules; the MCP SDK, httpx, DuckDB, pandas and
+ipywidgets load when first needed. Loading prints nothing; loading twice keeps the existing state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .state import STATE_ATTR, SynapseState
+
+__all__ = ["get_state", "load", "unload"]
+
+
+def get_state(shell: Any) -> SynapseState | None:
+    """The extension's state on this shell, or None when the extension is not loaded."""
+    state = getattr(shell, STATE_ATTR, None)
+    return state if isinstance(state, SynapseState) else None
+
+
+def load(shell: Any) -> SynapseState:
+    """Register the magics on the shell (once) and return the extension's state."""
+    state = get_state(shell)
+    if state is not None and not state.closed:
+        return state
+    from .magics import SynapseMagics
+
+    state = SynapseState(shell)
+    # Magics() joins shell.configurables (for %config) and takes `c.SynapseMagics.*` from the shell's config.
+    magics = SynapseMagics(shell, state)
+    shell.register_magics(magics)
+    setattr(shell, STATE_ATTR, state)
+    state.magics = magics
+    return state
+
+
+def unload(shell: Any) -> None:
+    """Cancel background runs, close MCP servers, providers and the history store; drop the magics."""
+    state = get_state(shell)
+    if state is None:
+        return
+    state.close()
+    magics = getattr(state, "magics", None)
+    if magics is not None:
+        registry = shell.magics_manager.magics
+        for kind in ("line", "cell"):
+            for name in ("synapse", "synapse_sql", "mcp"):
+                if registry[kind].get(name) is not None and getattr(registry[kind][name], "__self__", None) is magics:
+                    del registry[kind][name]
+        if magics in shell.configurables:
+            shell.configurables.remove(magics)
+    delattr(shell, STATE_ATTR)

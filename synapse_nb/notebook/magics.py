@@ -1,0 +1,257 @@
+"""The magics `%%synapse`, `%synapse`, `%%synapse_sql` and `%mcp`: they parse and dispatch, nothing else.
+
+Each subcommand is a plain function in `commands/`; settings users choose once are traitlets here
+(`%config SynapseMagics.model = "openai:gpt-4.1-mini"`). IPython's own `$var`/`{expr}` expansion is
+applied to `%mcp` lines and the `%%synapse` option line (so `{sys.executable}` works), but not to SQL,
+not to the JSON of `%mcp call`, and not to prompts, which have their own `{name}` interpolation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class, no_var_expand
+from traitlets import Bool, Float, Int, TraitError, Unicode, validate
+
+from .args import (
+    APPROVE_MODES,
+    FORMATS,
+    expand,
+    parse_ask,
+    parse_call_arguments,
+    parse_call_target,
+    parse_connect,
+    split,
+)
+from .commands import ask as ask_cmd
+from .commands import help as help_text
+from .commands import mcp as mcp_cmd
+from .commands import session as session_cmd
+from .result import BackgroundRun, SynapseResult
+from .state import Settings, SynapseState
+
+__all__ = ["SynapseMagics"]
+
+SYNAPSE_SUBCOMMANDS = ("status", "model", "session", "history", "sql", "inspect", "reset", "help")
+MCP_SUBCOMMANDS = ("connect", "list", "tools", "call", "disconnect", "restart", "inspect", "help")
+
+
+@magics_class
+class SynapseMagics(Magics):
+    """`%%synapse` asks the agent; `%synapse` and `%mcp` manage sessions, history and MCP servers."""
+
+    model = Unicode(
+        "", help="Model for %%synapse cells (provider:model); empty: SYNAPSE_MODEL, else scripted:demo"
+    ).tag(config=True)
+    approve = Unicode("", help="Approval for every tool call: auto, ask or deny; empty: per-server policy").tag(
+        config=True
+    )
+    max_iterations = Int(10, help="Model calls allowed per turn before it stops").tag(config=True)
+    format = Unicode("markdown", help="Default answer format: markdown, text, json or code").tag(config=True)
+    system = Unicode("", help="Default system prompt").tag(config=True)
+    history = Bool(True, help="Record turns in the history file (SYNAPSE_DB)").tag(config=True)
+    stream_interval = Float(0.1, help="Seconds between display updates while an answer streams").tag(config=True)
+    max_result_chars = Int(20000, help="Characters of a tool result sent to the model (all are recorded)").tag(
+        config=True
+    )
+    history_rows = Int(10, help="Rows %synapse history shows by default").tag(config=True)
+
+    def __init__(self, shell: Any, state: SynapseState) -> None:
+        super().__init__(shell=shell)
+        self.state = state
+
+    @validate("approve")
+    def _valid_approve(self, proposal: Mapping[str, Any]) -> str:
+        value = str(proposal["value"]).strip()
+        if value and value not in APPROVE_MODES:
+            raise TraitError(f"SynapseMagics.approve must be auto, ask, deny or empty, not {value!r}")
+        return value
+
+    @validate("format")
+    def _valid_format(self, proposal: Mapping[str, Any]) -> str:
+        value = str(proposal["value"]).strip()
+        if value not in FORMATS:
+            raise TraitError(f"SynapseMagics.format must be one of {', '.join(FORMATS)}, not {value!r}")
+        return value
+
+    @validate("max_iterations", "history_rows")
+    def _positive(self, proposal: Mapping[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 1:
+            raise TraitError(f"{proposal['trait'].name} must be at least 1, not {value}")
+        return value
+
+    def settings(self) -> Settings:
+        """The current settings, as the commands see them."""
+        return Settings(
+            model=self.model.strip(), approve=self.approve, max_iterations=self.max_iterations, format=self.format,
+            system=self.system, history=self.history, stream_interval=self.stream_interval,
+            max_result_chars=self.max_result_chars, history_rows=self.history_rows,
+        )
+
+    @property
+    def _ns(self) -> dict[str, Any]:
+        ns: dict[str, Any] = self.shell.user_ns if self.shell is not None else {}
+        return ns
+
+    # ------------------------------------------------------------------------------------- %%synapse
+
+    @no_var_expand
+    @line_cell_magic
+    def synapse(self, line: str, cell: str | None = None) -> Any:
+        """Ask the agent (`%%synapse [options]` + prompt), or `%synapse SUBCOMMAND`; see `%synapse help`."""
+        if cell is None:
+            return self._subcommand(line)
+        options = parse_ask(expand(line, self._ns))
+        if options.help:
+            print(help_text.ASK_HELP)
+            return None
+
+        def keep(result: SynapseResult | BackgroundRun) -> None:
+            self._ns["_synapse"] = result
+            if options.out:
+                self._ns[options.out] = result
+
+        # The cell's display shows the answer and _synapse keeps it: no Out[] repeating it.
+        ask_cmd.ask(self.state, self.settings(), options, cell, keep=keep)
+        return None
+
+    def _subcommand(self, line: str) -> Any:
+        sub, _, rest = line.strip().partition(" ")
+        rest = rest.strip()
+        state, settings = self.state, self.settings()
+        if sub in ("", "status"):
+            return session_cmd.status(state, settings)
+        if sub == "help":
+            print(help_text.SYNAPSE_HELP)
+            return None
+        if sub in ("--help", "-h"):
+            print(help_text.ASK_HELP)
+            return None
+        if sub == "sql":
+            return session_cmd.sql(state, rest)
+        words = split(rest, f"%synapse {sub}")
+        if sub == "model":
+            _at_most(words, 1, "%synapse model [ID]")
+            print(session_cmd.model(state, settings, words[0] if words else None))
+            return None
+        if sub == "session":
+            return self._session(words)
+        if sub == "history":
+            return session_cmd.history(state, settings, _history_rows(words))
+        if sub == "inspect":
+            _at_most(words, 0, "%synapse inspect")
+            return session_cmd.inspect(state)
+        if sub == "reset":
+            _at_most(words, 0, "%synapse reset")
+            print(session_cmd.reset(state))
+            return None
+        choices = ", ".join(SYNAPSE_SUBCOMMANDS)
+        raise UsageError(f"%synapse: unknown subcommand {sub!r}; one of {choices} (%synapse help)")
+
+    def _session(self, words: list[str]) -> Any:
+        state = self.state
+        if not words:
+            print(session_cmd.session_show(state))
+            return None
+        action, args = words[0], words[1:]
+        if action == "new":
+            _at_most(args, 1, "%synapse session new [NAME]")
+            print(session_cmd.session_new(state, args[0] if args else None))
+            return None
+        if action == "list":
+            _at_most(args, 0, "%synapse session list")
+            return session_cmd.session_list(state, self.settings())
+        if action == "switch":
+            if len(args) != 1:
+                raise UsageError("%synapse session switch: name one session, e.g. %synapse session switch analysis")
+            print(session_cmd.session_switch(state, args[0]))
+            return None
+        raise UsageError(f"%synapse session: unknown action {action!r}; use new [NAME], list or switch NAME")
+
+    @no_var_expand
+    @cell_magic
+    def synapse_sql(self, line: str, cell: str) -> Any:
+        """`%%synapse_sql [--out NAME]` + SQL over the history file: a DataFrame."""
+        words = split(line, "%%synapse_sql")
+        out = None
+        if words:
+            if len(words) != 2 or words[0] != "--out" or not words[1].isidentifier():
+                raise UsageError("%%synapse_sql: the only option is --out NAME, e.g. %%synapse_sql --out df")
+            out = words[1]
+        frame = session_cmd.sql(self.state, cell)
+        if out:
+            self._ns[out] = frame
+        return frame
+
+    # ------------------------------------------------------------------------------------------ %mcp
+
+    @no_var_expand
+    @line_magic
+    def mcp(self, line: str) -> Any:
+        """MCP servers: connect, list, tools, call, disconnect, restart, inspect; see `%mcp help`."""
+        sub, _, rest = line.strip().partition(" ")
+        rest = rest.strip()
+        state = self.state
+        if sub == "call":
+            target_word, _, arguments = rest.partition(" ")
+            if not target_word:
+                raise UsageError("%mcp call: name the tool, e.g. %mcp call demo.echo text=hi")
+            if not arguments.lstrip().startswith("{"):
+                arguments = expand(arguments, self._ns)
+            return mcp_cmd.call(state, parse_call_target(target_word), parse_call_arguments(arguments))
+        words = split(expand(rest, self._ns), f"%mcp {sub}")
+        if sub == "connect":
+            spec = parse_connect(words)
+            if spec.from_config:
+                mcp_cmd.connect_config(state, spec.config)
+            else:
+                mcp_cmd.connect(state, spec)
+            return None
+        if sub == "list":
+            _at_most(words, 0, "%mcp list")
+            return mcp_cmd.list_servers(state)
+        if sub == "tools":
+            _at_most(words, 1, "%mcp tools [SERVER]")
+            return mcp_cmd.tools(state, words[0] if words else None)
+        if sub == "disconnect":
+            every = "--all" in words
+            names = [w for w in words if w != "--all"]
+            if len(names) > 1 or (every and names) or (not every and not names):
+                raise UsageError("%mcp disconnect: name one server or use --all, e.g. %mcp disconnect demo")
+            mcp_cmd.disconnect(state, names[0] if names else None, every=every)
+            return None
+        if sub == "restart":
+            if len(words) != 1:
+                raise UsageError("%mcp restart: name one server, e.g. %mcp restart demo")
+            mcp_cmd.restart(state, words[0])
+            return None
+        if sub == "inspect":
+            _at_most(words, 1, "%mcp inspect [NAME]")
+            return mcp_cmd.inspect(state, words[0] if words else None)
+        if sub in ("help", ""):
+            print(help_text.MCP_HELP)
+            return None
+        raise UsageError(f"%mcp: unknown subcommand {sub!r}; one of {', '.join(MCP_SUBCOMMANDS)} (%mcp help)")
+
+
+def _at_most(words: list[str], n: int, usage: str) -> None:
+    if len(words) > n:
+        raise UsageError(f"{usage}: unexpected {words[n]!r}")
+
+
+def _history_rows(words: list[str]) -> int | None:
+    if not words:
+        return None
+    if len(words) == 2 and words[0] == "-n":
+        text = words[1]
+    elif len(words) == 1 and words[0].startswith("-n") and len(words[0]) > 2:
+        text = words[0][2:]
+    else:
+        raise UsageError(f"%synapse history: unexpected {' '.join(words)!r}; use %synapse history -n 5")
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"%synapse history: -n needs a whole number, not {text!r}") from None

@@ -1,0 +1,71 @@
+"""A cell output updated in place while something runs, that ends as one plain, final output.
+
+Live updates use an IPython display handle (`update_display_data`). When a blocking run ends, the
+live output is emptied and the final rendering is displayed once more as an ordinary output: a saved
+notebook then holds the same outputs whether the tool that executed it applied display updates
+(nbclient, JupyterLab) or not (nbval, which sees only the first version of an updated output).
+Background runs keep the final state in the live output, as the cell that started them is long done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["EMPTY", "Bundle", "LiveOutput", "Publisher"]
+
+Bundle = dict[str, Any]
+EMPTY: Bundle = {"text/plain": ""}
+
+Publisher = Callable[[Bundle, "str | None", bool], None]
+"""publish(bundle, display_id, update): sends one display_data (or update_display_data) message."""
+
+
+def ipython_publisher(bundle: Bundle, display_id: str | None, update: bool) -> None:
+    """Publish through IPython's display machinery (the kernel's iopub channel, or the terminal)."""
+    from IPython.display import display
+
+    if display_id is None:
+        display(bundle, raw=True)  # type: ignore[no-untyped-call]
+    else:
+        display(bundle, raw=True, display_id=display_id, update=update)  # type: ignore[no-untyped-call]
+
+
+class LiveOutput:
+    """One output area: `start`, any number of `update`s, then `finish` (see the module docstring).
+
+    `live=False` (terminal IPython, plain frontends that print every update) shows only the final
+    rendering; `keep=True` (background runs) leaves the final rendering in the live output.
+    """
+
+    def __init__(self, *, live: bool = True, keep: bool = False, publish: Publisher = ipython_publisher) -> None:
+        self.live = live
+        self.keep = keep
+        self._publish = publish
+        self._id: str | None = None
+        self.finished = False
+
+    def start(self, bundle: Bundle | None = None) -> None:
+        if not self.live:
+            return
+        import uuid
+
+        self._id = uuid.uuid4().hex
+        self._publish(bundle if (bundle is not None and self.keep) else EMPTY, self._id, False)
+        if bundle is not None and not self.keep:
+            self.update(bundle)
+
+    def update(self, bundle: Bundle) -> None:
+        if self._id is not None and not self.finished:
+            self._publish(bundle, self._id, True)
+
+    def finish(self, bundle: Bundle) -> None:
+        if self.finished:
+            return
+        if self._id is not None and self.keep:
+            self._publish(bundle, self._id, True)
+        else:
+            if self._id is not None:
+                self._publish(EMPTY, self._id, True)
+            self._publish(bundle, None, False)
+        self.finished = True

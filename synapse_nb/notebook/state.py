@@ -1,0 +1,297 @@
+"""The extension's state in one kernel: runner, MCP hub, history store, sessions, providers, settings.
+
+Built by `%load_ext synapse_nb` and kept on the shell (never in module globals); every heavy part (the
+MCP SDK, DuckDB, httpx) is created on first use, so loading the extension stays instant.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from ..errors import SynapseError
+from ..events import Event, SessionStarted
+from .output import Publisher, ipython_publisher
+from .runner import Runner
+
+if TYPE_CHECKING:
+    from ..agent.approval import ApprovalPolicy
+    from ..agent.orchestrator import Agent
+    from ..agent.tools import ToolRegistry
+    from ..history.reader import History
+    from ..history.store import HistoryStore
+    from ..mcp_client.hub import McpHub
+    from ..protocols import EventSink, Provider
+    from .result import BackgroundRun
+
+__all__ = ["STATE_ATTR", "Settings", "SynapseState", "usage_error"]
+
+logger = logging.getLogger("synapse_nb.notebook")
+
+STATE_ATTR = "_synapse_nb_state"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The options users set once (`%config SynapseMagics.NAME = ...`), as the commands see them."""
+
+    model: str = ""
+    approve: str = ""
+    max_iterations: int = 10
+    format: str = "markdown"
+    system: str = ""
+    history: bool = True
+    stream_interval: float = 0.1
+    max_result_chars: int = 20000
+    history_rows: int = 10
+
+
+def usage_error(exc: SynapseError) -> UsageError:
+    """The one place a SynapseError becomes IPython's UsageError (one line, no traceback)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return UsageError(text)
+
+
+class SynapseState:
+    """Everything the magics and widgets share in one kernel (also the facade the widgets get)."""
+
+    def __init__(self, shell: Any | None = None, *, runner: Runner | None = None) -> None:
+        self.shell = shell
+        self.runner = runner or Runner()
+        self.live = getattr(shell, "kernel", None) is not None
+        self.publish: Publisher = ipython_publisher
+        self.input: Callable[[str], str] | None = None  # None: builtins.input at call time (the kernel's stdin)
+        self.model: str | None = None  # set by `%synapse model ID`
+        self.current = default_session_name(shell)
+        self.sessions: dict[str, Agent] = {}
+        self.background: dict[str, BackgroundRun] = {}
+        self._hub: McpHub | None = None
+        self._store: HistoryStore | None = None
+        self._registry: ToolRegistry | None = None
+        self._policy: ApprovalPolicy | None = None
+        self._providers: dict[str, Provider] = {}
+        self._secrets: list[str] = []
+        self._session_events: dict[str, SessionStarted] = {}
+        self._recorded_sessions: set[str] = set()
+        self._session_counter = 1
+        self.magics: Any = None  # the SynapseMagics instance (set by extension.load)
+        self.warned_history = False
+        self.closed = False
+
+    # -- lazily built parts
+
+    @property
+    def hub(self) -> McpHub:
+        """The MCP hub (created on first use; its events go to the history)."""
+        if self._hub is None:
+            from ..mcp_client.hub import McpHub
+
+            self._hub = McpHub(on_event=self.record)
+            self.registry.source = self._hub
+        return self._hub
+
+    @property
+    def has_hub(self) -> bool:
+        return self._hub is not None
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """MCP tools of the hub plus the `@synapse_nb.tool` functions of the notebook."""
+        if self._registry is None:
+            from ..agent.tools import ToolRegistry
+
+            self._registry = ToolRegistry(self._hub)
+        return self._registry
+
+    def register_notebook_tools(self) -> list[str]:
+        """Offer the notebook's `@synapse_nb.tool` functions (found in the user namespace) to the model."""
+        namespace: Mapping[str, Any] = getattr(self.shell, "user_ns", None) or {}
+        try:
+            return self.registry.register_namespace(namespace)
+        except SynapseError as exc:
+            raise usage_error(exc) from None
+
+    @property
+    def policy(self) -> ApprovalPolicy:
+        """The kernel's approval policy: per-server rules from connects, "always" answers remembered."""
+        if self._policy is None:
+            from ..agent.approval import ApprovalPolicy
+
+            self._policy = ApprovalPolicy()
+        return self._policy
+
+    @property
+    def store(self) -> HistoryStore:
+        """The history store (opened on first use; never raises: check `.available`)."""
+        if self._store is None:
+            from ..history.store import HistoryStore
+
+            self._store = HistoryStore.open()
+            for secret in self._secrets:
+                self._store.redactor.add_secret(secret)
+        return self._store
+
+    @property
+    def has_store(self) -> bool:
+        return self._store is not None
+
+    def history(self) -> History | None:
+        """A reader over the history file, or None when it cannot be used."""
+        store = self.store
+        if not store.available:
+            return None
+        return store.history()
+
+    def require_history(self) -> History:
+        """The history reader, or a UsageError saying why there is none."""
+        store = self.store
+        if not store.available:
+            raise UsageError(f"history is not available: {store.problem or 'the store is closed'}")
+        try:
+            return store.history()
+        except SynapseError as exc:
+            raise usage_error(exc) from None
+
+    # -- recording
+
+    def add_secret(self, value: str) -> None:
+        """A value that must never reach the history file or the display (header or env value)."""
+        if not value or value in self._secrets:
+            return
+        self._secrets.append(value)
+        if self._store is not None:
+            self._store.redactor.add_secret(value)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(self._secrets)
+
+    def record(self, event: Event) -> None:
+        """The history sink (used by the hub): records everything."""
+        self._sink(event, enabled=True)
+
+    def history_sink(self, enabled: bool) -> EventSink:
+        """A sink for one turn; `enabled=False` (--no-history) records nothing of it.
+
+        A session whose first turn was not recorded gets its session row with its first recorded turn.
+        """
+        return lambda event: self._sink(event, enabled=enabled)
+
+    def _sink(self, event: Event, *, enabled: bool) -> None:
+        if isinstance(event, SessionStarted):
+            self._session_events[event.session_id] = event
+        if not enabled:
+            return
+        session_id = getattr(event, "session_id", None)
+        if session_id is not None and session_id not in self._recorded_sessions:
+            started = self._session_events.get(session_id)
+            if started is not None:
+                self._recorded_sessions.add(session_id)
+                if started is not event:
+                    self.store.record(started)
+        self.store.record(event)
+
+    # -- models and sessions
+
+    def provider(self, model_id: str | None) -> Provider:
+        """The provider for a model id (None: the kernel's model, else SYNAPSE_MODEL, else scripted:demo)."""
+        from ..providers.registry import model_info, resolve_provider
+
+        wanted = model_id or self.model or None
+        try:
+            info = model_info(wanted)
+            # Keyed by what the environment says too: a key or base URL set later takes effect.
+            key = f"{info.model_id} {info.base_url} {info.has_key}"
+            if key not in self._providers:
+                self._providers[key] = resolve_provider(info.model_id)
+        except SynapseError as exc:
+            raise usage_error(exc) from None
+        return self._providers[key]
+
+    def agent(self, name: str, provider: Provider) -> Agent:
+        """The agent of a session of this kernel, created (not yet recorded) on first use."""
+        agent = self.sessions.get(name)
+        if agent is None:
+            from ..agent.orchestrator import Agent
+
+            agent = Agent(
+                provider, self.registry, session_name=name, approval=self.policy,
+                notebook=notebook_path(self.shell), kernel_id=kernel_id(),
+            )
+            self.sessions[name] = agent
+        return agent
+
+    def new_session_name(self) -> str:
+        base = re.sub(r"-\d+$", "", self.current) or "session"
+        while True:
+            self._session_counter += 1
+            name = f"{base}-{self._session_counter}"
+            if name not in self.sessions:
+                return name
+
+    # -- teardown
+
+    async def aclose(self) -> None:
+        """Close MCP servers and providers (background runs are cancelled by the caller first)."""
+        if self._hub is not None:
+            try:
+                await self._hub.aclose()
+            except Exception:  # teardown goes on whatever one part does
+                logger.exception("closing the MCP hub failed")
+        for provider in self._providers.values():
+            try:
+                await provider.aclose()
+            except Exception:
+                logger.exception("closing provider %s failed", provider.name)
+        self._providers.clear()
+
+    def close(self) -> None:
+        """Cancel background runs, close servers, providers and the history store (bounded)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.runner.cancel_all()
+        try:
+            self.runner.run(self.aclose(), timeout=30)
+        except BaseException:  # unload must finish even if closing is interrupted or times out
+            logger.exception("closing synapse_nb did not finish cleanly")
+        if self._store is not None:
+            self._store.close()
+
+
+def default_session_name(shell: Any | None) -> str:
+    """The notebook's file name (without suffix) when the frontend tells us, else `main`."""
+    path = notebook_path(shell)
+    if path:
+        stem = re.sub(r"[^\w.-]+", "-", Path(path).stem).strip("-")
+        if stem:
+            return stem
+    return "main"
+
+
+def notebook_path(shell: Any | None) -> str | None:
+    """The notebook file, as JupyterLab (`__session__`) or VS Code (`__vsc_ipynb_file__`) reports it."""
+    ns: Mapping[str, Any] = getattr(shell, "user_ns", None) or {}
+    for key in ("__vsc_ipynb_file__", "__session__"):
+        value = ns.get(key)
+        if isinstance(value, str) and value.endswith(".ipynb"):
+            return value
+    return None
+
+
+def kernel_id() -> str | None:
+    """The kernel's id, from its connection file name (`kernel-<id>.json`), when running in a kernel."""
+    try:
+        from ipykernel.connect import get_connection_file
+
+        name = Path(get_connection_file()).name
+    except Exception:  # not in a kernel
+        return None
+    match = re.match(r"kernel-(.+)\.json$", name)
+    return match.group(1) if match else None

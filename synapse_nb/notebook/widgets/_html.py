@@ -1,0 +1,158 @@
+"""Shared look of the widgets: one stylesheet, escaping, badges, durations and JSON blocks as HTML strings."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "ANNOTATION_BADGES",
+    "STATE_COLOURS",
+    "SPINNER",
+    "STYLE",
+    "badge",
+    "clean",
+    "esc",
+    "fmt_ms",
+    "json_block",
+    "pre",
+    "state_badge",
+]
+
+# JupyterLab theme variables with fallbacks, so the widgets follow light and dark themes.
+STYLE = """<style>
+.snb-root{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;
+  color:var(--jp-ui-font-color1,#1f2328);}
+.snb-root .widget-html-content{line-height:1.45}
+.snb-title{font-size:15px;font-weight:600;margin:2px 0 6px}
+.snb-muted{color:var(--jp-ui-font-color2,#57606a);font-size:12px}
+.snb-card{border:1px solid var(--jp-border-color2,#d0d7de);border-radius:6px;padding:8px 10px;
+  background:var(--jp-layout-color1,#fff)}
+.snb-section{border-top:1px solid var(--jp-border-color2,#d0d7de);margin-top:6px;padding-top:6px}
+.snb-badge{display:inline-block;padding:0 7px;margin:0 3px 0 0;border-radius:10px;font-size:11px;
+  line-height:18px;font-weight:600;border:1px solid transparent;white-space:nowrap}
+.snb-b-green{background:#dafbe1;color:#116329;border-color:#aceebb}
+.snb-b-red{background:#ffebe9;color:#a40e26;border-color:#ffcecb}
+.snb-b-blue{background:#ddf4ff;color:#0550ae;border-color:#b6e3ff}
+.snb-b-purple{background:#fbefff;color:#6e40c9;border-color:#e8d5ff}
+.snb-b-amber{background:#fff8c5;color:#7d4e00;border-color:#f5e0a0}
+.snb-b-grey{background:#eaeef2;color:#424a53;border-color:#d0d7de}
+.snb-dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:5px}
+.snb-err{color:#cf222e}
+.snb-ok{color:#1a7f37}
+.snb-field-error{color:#cf222e;font-size:12px;min-height:0}
+.snb-tool-description{margin:4px 0 8px;white-space:pre-wrap}
+.snb-req{color:#cf222e;font-weight:700;margin-left:2px}
+.snb-pre{font-family:var(--jp-code-font-family,monospace);font-size:12px;white-space:pre-wrap;
+  word-break:break-word;background:var(--jp-layout-color2,#f6f8fa);border-radius:4px;padding:6px 8px;
+  margin:4px 0;max-height:320px;overflow:auto}
+.snb-pre.snb-err{background:#fff0f0;border-left:3px solid #cf222e}
+.snb-table{border-collapse:collapse;font-size:12px;width:100%}
+.snb-table th{text-align:left;font-weight:600;color:var(--jp-ui-font-color2,#57606a);
+  border-bottom:1px solid var(--jp-border-color2,#d0d7de);padding:2px 6px}
+.snb-table td{padding:2px 6px;border-bottom:1px solid var(--jp-border-color3,#eaeef2);vertical-align:top}
+.snb-trace details.snb-span{border-bottom:1px solid var(--jp-border-color3,#eaeef2)}
+.snb-trace details.snb-span>summary{cursor:pointer;list-style:none;display:flex;align-items:center;gap:8px;
+  padding:3px 0}
+.snb-trace details.snb-span>summary::-webkit-details-marker{display:none}
+.snb-trace details.snb-span>summary::before{content:"▸";width:10px;flex:none;color:#8c959f}
+.snb-trace details.snb-span[open]>summary::before{content:"▾"}
+.snb-root summary{cursor:pointer}
+.snb-trace .snb-label{width:230px;flex:none;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.snb-trace .snb-track{flex:1;position:relative;height:14px;background:var(--jp-layout-color2,#f6f8fa);
+  border-radius:3px}
+.snb-trace .snb-bar{position:absolute;top:2px;height:10px;border-radius:2px;min-width:2px}
+.snb-trace .snb-num{width:150px;flex:none;text-align:right;font-variant-numeric:tabular-nums}
+.snb-trace .snb-body{padding:2px 0 8px 24px}
+.snb-turn{font-weight:600;margin:10px 0 2px}
+.snb-spin{display:inline-block;width:9px;height:9px;border:2px solid #0969da;border-right-color:transparent;
+  border-radius:50%;animation:snb-rot .8s linear infinite;vertical-align:-1px}
+@keyframes snb-rot{to{transform:rotate(360deg)}}
+.snb-kind{display:inline-block;width:34px;text-align:center;font-size:10px;font-weight:700;border-radius:3px;
+  color:#fff;margin-right:6px;line-height:16px}
+.widget-textarea.snb-invalid textarea,.widget-text.snb-invalid input{border-color:#cf222e !important}
+</style>"""
+
+SPINNER = '<span class="snb-spin" aria-label="working"></span>'
+
+STATE_COLOURS: Mapping[str, str] = {
+    "connected": "green",
+    "connecting": "amber",
+    "crashed": "red",
+    "failed": "red",
+    "down": "red",
+    "stopped": "grey",
+}
+_DOT = {"green": "#1a7f37", "amber": "#bf8700", "red": "#cf222e", "grey": "#8c959f", "blue": "#0969da"}
+
+# MCP tool annotation -> (badge text, colour, tooltip); shown only when the hint is true.
+ANNOTATION_BADGES: tuple[tuple[str, str, str, str], ...] = (
+    ("readOnlyHint", "read-only", "green", "does not modify its environment"),
+    ("destructiveHint", "destructive", "red", "may delete or overwrite data"),
+    ("idempotentHint", "idempotent", "blue", "calling it again with the same arguments has no further effect"),
+    ("openWorldHint", "open-world", "purple", "talks to the world outside the server"),
+)
+
+
+def esc(value: object) -> str:
+    """Text made safe for an HTML widget (which sets innerHTML unsanitised)."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def badge(text: str, colour: str = "grey", title: str = "") -> str:
+    tip = f' title="{esc(title)}"' if title else ""
+    return f'<span class="snb-badge snb-b-{colour}"{tip}>{esc(text)}</span>'
+
+
+def state_badge(state: str) -> str:
+    colour = STATE_COLOURS.get(state, "grey")
+    return (
+        f'<span class="snb-badge snb-b-{colour} snb-state-{esc(state)}">'
+        f'<span class="snb-dot" style="background:{_DOT[colour]}"></span>{esc(state)}</span>'
+    )
+
+
+def fmt_ms(ms: float | None) -> str:
+    """A duration for people: 840 ms, 1.25 s, 2 min 5 s."""
+    if ms is None or (isinstance(ms, float) and math.isnan(ms)):
+        return "-"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.2f} s"
+    return f"{int(ms // 60_000)} min {int(ms % 60_000 / 1000)} s"
+
+
+def pre(text: str, *, error: bool = False, limit: int = 20_000) -> str:
+    """A scrollable monospace block; long text is cut with a note saying how much was left out."""
+    note = ""
+    if len(text) > limit:
+        note = f'<div class="snb-muted">showing the first {limit:,} of {len(text):,} characters</div>'
+        text = text[:limit]
+    cls = "snb-pre snb-err" if error else "snb-pre"
+    return f'<div class="{cls}">{esc(text)}</div>{note}'
+
+
+def json_block(value: Any, *, error: bool = False) -> str:
+    return pre(json.dumps(value, indent=2, ensure_ascii=False, default=str), error=error)
+
+
+def clean(value: Any) -> Any:
+    """A DataFrame cell as plain Python: NaN/NaT/pd.NA become None, numpy scalars become Python ones."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    type_name = type(value).__name__
+    if type_name in ("NaTType", "NAType"):
+        return None
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        return value.item()
+    if hasattr(value, "to_pydatetime"):
+        result: _dt.datetime = value.to_pydatetime()
+        return result
+    return value

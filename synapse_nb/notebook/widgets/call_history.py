@@ -1,0 +1,132 @@
+"""CallHistory: the last recorded calls of one tool, from the history file, with a small latency chart."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import ipywidgets as w
+
+from ._html import clean, esc, fmt_ms
+from .facade import HistoryLike
+
+__all__ = ["CallHistory", "history_query", "latency_svg", "rows_html"]
+
+logger = logging.getLogger("synapse_nb.notebook")
+
+LIMIT = 20  # calls charted; the table shows the newest TABLE_ROWS of them
+TABLE_ROWS = 8
+
+
+def _sql_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def history_query(server: str, tools: Sequence[str], limit: int = LIMIT) -> str:
+    """The SQL for the last calls of one tool (recorded by its original or its qualified name)."""
+    names = ", ".join(_sql_str(t) for t in dict.fromkeys(tools))
+    return (
+        "SELECT started_at, duration_ms, is_error, error, arguments, result_text, approval, session_id "
+        f"FROM tool_calls WHERE server = {_sql_str(server)} AND tool IN ({names}) "
+        f"ORDER BY started_at DESC LIMIT {int(limit)}"
+    )
+
+
+def latency_svg(rows: Sequence[dict[str, Any]], *, width: int = 320, height: int = 64) -> str:
+    """Bars of duration, oldest left, errors red; a plain inline SVG (no plotting library in widgets)."""
+    calls = [r for r in reversed(rows) if isinstance(r.get("duration_ms"), int | float)]
+    if not calls:
+        return ""
+    peak = max(float(r["duration_ms"]) for r in calls) or 1.0
+    slot = width / max(len(calls), 10)
+    bars = []
+    for i, r in enumerate(calls):
+        ms = float(r["duration_ms"])
+        h = max(2.0, (height - 14) * ms / peak)
+        colour = "#cf222e" if r.get("is_error") else "#0969da"
+        tip = f"{fmt_ms(ms)}{' (error)' if r.get('is_error') else ''}"
+        bars.append(
+            f'<rect x="{i * slot + 1:.1f}" y="{height - h:.1f}" width="{max(slot - 2, 1):.1f}" height="{h:.1f}" '
+            f'fill="{colour}" rx="1"><title>{esc(tip)}</title></rect>'
+        )
+    return (
+        f'<svg class="snb-latency" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="latency of the last {len(calls)} calls">'
+        f'<text x="0" y="10" font-size="10" fill="currentColor" opacity="0.7">max {esc(fmt_ms(peak))}</text>'
+        + "".join(bars)
+        + "</svg>"
+    )
+
+
+def rows_html(rows: Sequence[dict[str, Any]]) -> str:
+    """The newest calls as a compact table: when, how long, ok/error, arguments."""
+    lines = []
+    for r in rows[:TABLE_ROWS]:
+        at = r.get("started_at")
+        when = at.strftime("%Y-%m-%d %H:%M:%S") if isinstance(at, _dt.datetime) else esc(at)
+        failed = bool(r.get("is_error")) or bool(r.get("error"))
+        detail = r.get("error") or r.get("result_text") or ""
+        status = '<span class="snb-err">error</span>' if failed else '<span class="snb-ok">ok</span>'
+        args = _compact(r.get("arguments"))
+        lines.append(
+            f"<tr><td>{when}</td><td>{esc(fmt_ms(r.get('duration_ms')))}</td>"
+            f'<td title="{esc(str(detail)[:500])}">{status}</td>'
+            f'<td title="{esc(args)}"><code>{esc(args[:80])}{"…" if len(args) > 80 else ""}</code></td></tr>'
+        )
+    return (
+        '<table class="snb-table"><tr><th>started (UTC)</th><th>duration</th><th>status</th><th>arguments</th></tr>'
+        + "".join(lines)
+        + "</table>"
+    )
+
+
+def _compact(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return str(arguments)
+    return json.dumps(arguments, ensure_ascii=False, default=str, separators=(", ", ": "))
+
+
+class CallHistory(w.VBox):  # type: ignore[misc]
+    """Recent calls of one tool; `load(history)` re-reads them (sync: a small indexed DuckDB query)."""
+
+    def __init__(self, server: str, tools: Sequence[str]) -> None:
+        self.server = server
+        self.tools = tuple(tools)
+        self.view = w.HTML()
+        self.rows: list[dict[str, Any]] = []
+        super().__init__([w.HTML('<div class="snb-muted"><b>Recent calls</b></div>'), self.view])
+        self.add_class("snb-history")
+
+    def load(self, history: HistoryLike | None) -> None:
+        if history is None:
+            self.rows = []
+            self.view.value = '<span class="snb-muted">No history file is open, so past calls are not shown.</span>'
+            return
+        try:
+            frame = history.sql(history_query(self.server, self.tools))
+            self.rows = [{k: clean(v) for k, v in row.items()} for row in frame.to_dict("records")]
+        except Exception as exc:  # a widget callback: show the problem, log it, keep the inspector alive
+            logger.exception("reading the call history of %s failed", self.tools[0])
+            self.rows = []
+            self.view.value = f'<span class="snb-err">Past calls cannot be read: {esc(exc)}</span>'
+            return
+        if not self.rows:
+            self.view.value = (
+                '<span class="snb-muted">No recorded calls of this tool yet '
+                "(the history keeps the calls the agent makes).</span>"
+            )
+            return
+        durations = [r["duration_ms"] for r in self.rows if isinstance(r.get("duration_ms"), int | float)]
+        errors = sum(1 for r in self.rows if r.get("is_error") or r.get("error"))
+        mean = sum(durations) / len(durations) if durations else None
+        summary = (
+            f'<div class="snb-muted">last {len(self.rows)} calls · mean {esc(fmt_ms(mean))} · '
+            f"{errors} error{'s' if errors != 1 else ''}</div>"
+        )
+        self.view.value = summary + latency_svg(self.rows) + rows_html(self.rows)

@@ -1,0 +1,58 @@
+"""What the widgets need from the rest of the extension: the small facade protocols they are given."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Coroutine, Mapping, Sequence
+from typing import Any, Protocol
+
+from ...types import ToolResult, ToolSpec
+
+__all__ = ["HistoryLike", "HubLike", "RunnerLike", "StateLike"]
+
+
+class HubLike(Protocol):
+    """The parts of McpHub the inspector uses (positional-only, so any parameter names fit)."""
+
+    @property
+    def servers(self) -> Sequence[Any]: ...
+
+    @property
+    def tools(self) -> Sequence[ToolSpec]: ...
+
+    def call(self, qualified_name: str, arguments: Mapping[str, Any], /) -> Awaitable[ToolResult]: ...
+
+    def restart(self, name: str, /) -> Awaitable[Any]: ...
+
+    def disconnect(self, name: str, /) -> Awaitable[Any]: ...
+
+    def list_resources(self, name: str, /) -> Awaitable[Any]: ...
+
+    def list_prompts(self, name: str, /) -> Awaitable[Any]: ...
+
+
+class RunnerLike(Protocol):
+    """notebook/runner.py's Runner: `spawn` schedules a coroutine on the kernel loop and returns at once."""
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], /) -> Any: ...
+
+
+class HistoryLike(Protocol):
+    """synapse_nb.history.History: relations as pandas DataFrames."""
+
+    def sql(self, query: str, /) -> Any: ...
+
+    def tool_calls(self, session_id: str | None = None) -> Any: ...
+
+    def llm_calls(self, session_id: str | None = None) -> Any: ...
+
+
+class StateLike(Protocol):
+    """The facade the notebook layer hands to `inspector()`."""
+
+    @property
+    def hub(self) -> HubLike: ...
+
+    @property
+    def runner(self) -> RunnerLike: ...
+
+    def history(self) -> HistoryLike | None: ...

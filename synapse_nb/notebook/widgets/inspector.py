@@ -1,0 +1,127 @@
+"""The MCP inspector: every connected server (or one), its state, tools, resources and prompts, in one widget."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import ipywidgets as w
+
+from ...errors import UnknownServerError
+from ...types import ToolSpec
+from ._html import STYLE, esc
+from ._threads import call_on, kernel_loop
+from .facade import HistoryLike, StateLike
+from .server_panel import ServerPanel
+
+__all__ = ["Inspector", "inspector"]
+
+logger = logging.getLogger("synapse_nb.notebook")
+
+
+def inspector(state: StateLike, server: str | None = None) -> Inspector:
+    """The MCP inspector for all connected servers, or only `server` (UnknownServerError if not connected)."""
+    if server is not None:
+        names = [s.name for s in state.hub.servers]
+        if server not in names:
+            known = ", ".join(names) if names else "none"
+            raise UnknownServerError(
+                f"no MCP server named {server!r} (connected: {known}); "
+                f"connect it with %mcp connect {server} -- COMMAND",
+                server=server,
+            )
+    return Inspector(state, server)
+
+
+class Inspector(w.VBox):  # type: ignore[misc]
+    """Servers as tabs (a single server without them); Refresh re-reads the hub, keeping forms as they are."""
+
+    def __init__(self, state: StateLike, server: str | None = None) -> None:
+        self.state = state
+        self.only = server
+        self.panels: dict[str, ServerPanel] = {}
+        self._reader: HistoryLike | None = None
+        self.summary = w.HTML()
+        self.refresh_button = w.Button(description="Refresh", icon="refresh", tooltip="Re-read servers and tools")
+        self.refresh_button.layout = w.Layout(width="auto")
+        # pin the runner's loop now, in the cell (the kernel loop); callbacks may come from subshell threads
+        self.loop = kernel_loop(state.runner)
+        self.refresh_button.on_click(lambda _b: call_on(self.loop, self.refresh))
+        self.tabs = w.Tab()
+        self.body = w.VBox(layout=w.Layout(width="100%"))
+        title = "MCP inspector" if server is None else f"MCP inspector · {server}"
+        header = w.HBox(
+            [w.HTML(f'<div class="snb-title">{esc(title)}</div>'), self.summary, self.refresh_button],
+            layout=w.Layout(justify_content="space-between", align_items="center", width="100%"),
+        )
+        super().__init__([w.HTML(STYLE), header, self.body], layout=w.Layout(width="100%"))
+        self.add_class("snb-root")
+        self.add_class("snb-inspector")
+        self.refresh()
+
+    def history(self) -> HistoryLike | None:
+        """One reader for the whole inspector (each reader keeps an in-memory DuckDB; no need for more)."""
+        if self._reader is None:
+            self._reader = self.state.history()
+        return self._reader
+
+    def refresh(self) -> None:
+        """Re-read `hub.servers` and `hub.tools`; panels and their forms are kept, only their data changes."""
+        try:
+            hub = self.state.hub
+            infos = [s for s in hub.servers if self.only is None or s.name == self.only]
+            tools = list(hub.tools)
+        except Exception as exc:  # a widget callback: the hub may be closing; say so instead of raising
+            logger.exception("reading the MCP hub failed")
+            self.summary.value = f'<span class="snb-err">{esc(exc)}</span>'
+            return
+        seen = {info.name for info in infos}
+        panels = dict(self.panels)
+        for info in infos:
+            panel = panels.get(info.name)
+            if panel is None:
+                panel = panels[info.name] = ServerPanel(
+                    self.state, info.name, on_changed=self.refresh, history=self.history
+                )
+                panel.update(info, _tools_of(tools, info.name))
+                panel.load_catalogue()
+            else:
+                panel.update(info, _tools_of(tools, info.name))
+        for name, panel in panels.items():
+            if name not in seen:
+                panel.update(None, ())
+        self.panels = panels
+        total = sum(len(_tools_of(tools, name)) for name in seen)
+        self.summary.value = (
+            f'<span class="snb-muted">{len(seen)} server{"s" if len(seen) != 1 else ""} · {total} tools</span>'
+        )
+        self._layout()
+
+    def _layout(self) -> None:
+        if not self.panels:
+            self.body.children = (
+                w.HTML(
+                    '<div class="snb-card snb-muted">No MCP servers are connected. Connect one with '
+                    "<code>%mcp connect NAME -- COMMAND [ARGS...]</code>, or list them in "
+                    "<code>.synapse/mcp_servers.json</code> and run <code>%mcp connect</code>.</div>"
+                ),
+            )
+        elif len(self.panels) == 1:
+            self.body.children = tuple(self.panels.values())
+        else:
+            if tuple(self.tabs.children) != tuple(self.panels.values()):
+                self.tabs.children = tuple(self.panels.values())
+            self.tabs.titles = tuple(_tab_title(p) for p in self.panels.values())
+            self.body.children = (self.tabs,)
+
+
+def _tools_of(tools: Sequence[ToolSpec], server: str) -> list[ToolSpec]:
+    return [t for t in tools if t.server == server]
+
+
+def _tab_title(panel: ServerPanel) -> str:
+    info: Any = panel.info
+    state = "stopped" if info is None else str(getattr(info, "state", ""))
+    mark = {"connected": "●", "crashed": "✖", "failed": "✖", "down": "✖"}.get(state, "○")
+    return f"{mark} {panel.name}"

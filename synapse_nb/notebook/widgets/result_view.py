@@ -1,0 +1,112 @@
+"""ResultView: one tool result shown as it deserves: text, pretty JSON, images, links, errors in red."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+import ipywidgets as w
+
+from ...types import ToolResult
+from ._html import SPINNER, badge, esc, fmt_ms, json_block, pre
+
+__all__ = ["ResultView", "png_size", "result_html"]
+
+MIN_IMAGE_WIDTH = 128
+
+
+def result_html(result: ToolResult, *, elapsed_ms: float | None = None) -> str:
+    """Everything but the images: a status line, the text blocks, the structured content, resource links."""
+    duration = result.duration_ms or elapsed_ms
+    status = badge("error", "red") if result.is_error else badge("ok", "green")
+    parts = [f'<div class="snb-result-status">{status}<span class="snb-muted">{esc(fmt_ms(duration))}</span></div>']
+    structured = dict(result.structured_content) if result.structured_content is not None else None
+    shown_text = False
+    for block in result.content:
+        if block.kind in ("text", "resource") and block.text is not None:
+            if structured is not None and _same_json(block.text, structured):
+                continue  # FastMCP repeats structured content as text; show it once, pretty
+            parts.append(_text(block.text, error=result.is_error))
+            shown_text = True
+        elif block.kind == "resource_link":
+            parts.append(f'<div>↗ {esc(block.name or "")} <code>{esc(block.uri or "")}</code></div>')
+        elif block.kind == "image":
+            continue  # rendered as Image widgets
+        else:
+            parts.append(f'<div class="snb-muted">[{esc(block.kind)} {esc(block.mime_type or "")}]</div>')
+    if structured is not None:
+        # beside a text rendering, the structured form is one click away; alone, it is the result
+        pretty = json_block(structured, error=result.is_error)
+        opened = "" if shown_text else " open"
+        parts.append(f'<details class="snb-structured"{opened}><summary class="snb-muted">structured content</summary>'
+                     f"{pretty}</details>")
+    if len(parts) == 1 and not result.images:
+        parts.append('<div class="snb-muted">(empty result)</div>')
+    return "".join(parts)
+
+
+def _text(text: str, *, error: bool) -> str:
+    """Text that is a JSON document is shown indented; anything else as it came."""
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and len(stripped) < 200_000:
+        try:
+            return json_block(json.loads(stripped), error=error)
+        except json.JSONDecodeError:
+            pass
+    return pre(text, error=error)
+
+
+def _same_json(text: str, value: Any) -> bool:
+    try:
+        return bool(json.loads(text) == value)
+    except (json.JSONDecodeError, TypeError):
+        return False
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from a PNG header, None for anything else."""
+    if len(data) < 24 or not data.startswith(b"\x89PNG\r\n\x1a\n") or data[12:16] != b"IHDR":
+        return None
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+class ResultView(w.VBox):  # type: ignore[misc]
+    """The result area under a tool's Call button; `show*` reassign its children."""
+
+    children: tuple[Any, ...]
+
+    def __init__(self) -> None:
+        super().__init__([], layout=w.Layout(width="100%"))
+        self.add_class("snb-result")
+
+    def show_pending(self, label: str) -> None:
+        self.children = (w.HTML(f'<span class="snb-muted">{SPINNER} {esc(label)}</span>'),)
+
+    def show_error(self, message: str, *, elapsed_ms: float | None = None) -> None:
+        status = f'{badge("failed", "red")}<span class="snb-muted">{esc(fmt_ms(elapsed_ms))}</span>'
+        self.children = (w.HTML(f"<div>{status}</div>{pre(message, error=True)}"),)
+
+    def show(self, result: ToolResult, *, elapsed_ms: float | None = None) -> None:
+        children: list[w.Widget] = [w.HTML(result_html(result, elapsed_ms=elapsed_ms))]
+        for block in result.images:
+            try:
+                data = base64.b64decode(block.data or "", validate=True)
+            except (binascii.Error, ValueError):
+                children.append(w.HTML(pre(f"[image {block.mime_type}: data is not valid base64]", error=True)))
+                continue
+            fmt = (block.mime_type or "image/png").split("/")[-1].split("+")[0]
+            size = png_size(data)
+            # natural size (not stretched to the panel's width), shrunk to fit, tiny ones enlarged to be seen
+            layout = w.Layout(max_width="100%", align_self="flex-start")
+            if size is not None and size[0] < MIN_IMAGE_WIDTH:
+                layout.width = f"{MIN_IMAGE_WIDTH}px"
+            image = w.Image(value=data, format=fmt, layout=layout)
+            image.add_class("snb-image")
+            caption = f"{block.mime_type or 'image'}" + (f" · {size[0]} x {size[1]} px" if size else "")
+            children += [image, w.HTML(f'<span class="snb-muted">{esc(caption)}</span>')]
+        self.children = tuple(children)
+
+    def clear(self) -> None:
+        self.children = ()

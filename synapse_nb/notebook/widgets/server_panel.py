@@ -1,0 +1,251 @@
+"""ServerPanel: one MCP server in the inspector: status card, restart/disconnect, stderr, tools, resources, prompts."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets as w
+
+from ...errors import SynapseError
+from ...types import ToolSpec
+from ._html import SPINNER, esc, state_badge
+from ._threads import call_on, kernel_loop
+from .facade import HistoryLike, StateLike
+from .tool_panel import ToolPanel
+
+__all__ = ["ServerPanel", "card_html", "prompts_html", "resources_html"]
+
+logger = logging.getLogger("synapse_nb.notebook")
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    """An attribute of a dataclass/SDK object, or a key of a dict: the hub's listings come as either."""
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def card_html(name: str, info: Any | None) -> str:
+    """The status line of a server: state (colour-coded), transport, pid, tool count, last error."""
+    if info is None:
+        return (
+            f'<div class="snb-title">{esc(name)} {state_badge("stopped")}</div>'
+            '<div class="snb-muted">disconnected: no longer in the hub</div>'
+        )
+    state = str(_get(info, "state", "unknown"))
+    facts = [f"transport <b>{esc(_get(info, 'transport', '?'))}</b>"]
+    server_name = _get(info, "server_name")
+    if server_name:
+        facts.insert(0, f"{esc(server_name)} {esc(_get(info, 'server_version') or '')}".strip())
+    pid = _get(info, "pid")
+    if pid is not None:
+        facts.append(f"pid <b>{esc(pid)}</b>")
+    facts.append(f"<b>{esc(_get(info, 'tool_count', 0))}</b> tools")
+    restarts = _get(info, "restarts") or 0
+    if restarts:
+        facts.append(f"{esc(restarts)} restart{'s' if restarts != 1 else ''}")
+    where = _get(info, "command") or _get(info, "url")
+    if where:
+        facts.append(f"<code>{esc(where)}</code>")
+    out = (
+        f'<div class="snb-title">{esc(name)} {state_badge(state)}</div>'
+        f'<div class="snb-muted">{" · ".join(facts)}</div>'
+    )
+    last_error = _get(info, "last_error")
+    if last_error:
+        out += f'<div class="snb-err">last error: {esc(last_error)}</div>'
+    return out
+
+
+def resources_html(resources: Sequence[Any]) -> str:
+    if not resources:
+        return '<span class="snb-muted">This server offers no resources.</span>'
+    rows = "".join(
+        f"<tr><td><b>{esc(_get(r, 'name', ''))}</b></td><td><code>{esc(_get(r, 'uri', ''))}</code></td>"
+        f"<td>{esc(_get(r, 'mime_type') or _get(r, 'mimeType') or '')}</td>"
+        f"<td>{esc(_get(r, 'description') or '')}</td></tr>"
+        for r in resources
+    )
+    return f'<table class="snb-table"><tr><th>name</th><th>URI</th><th>type</th><th>description</th></tr>{rows}</table>'
+
+
+def prompts_html(prompts: Sequence[Any]) -> str:
+    if not prompts:
+        return '<span class="snb-muted">This server offers no prompts.</span>'
+    rows = []
+    for p in prompts:
+        args = []
+        for a in _get(p, "arguments") or ():
+            star = '<span class="snb-req">*</span>' if _get(a, "required") else ""
+            args.append(f'<span title="{esc(_get(a, "description") or "")}">{esc(_get(a, "name", ""))}{star}</span>')
+        rows.append(
+            f"<tr><td><b>{esc(_get(p, 'name', ''))}</b></td><td>{', '.join(args)}</td>"
+            f"<td>{esc(_get(p, 'description') or '')}</td></tr>"
+        )
+    head = "<tr><th>name</th><th>arguments</th><th>description</th></tr>"
+    return f'<table class="snb-table">{head}{"".join(rows)}</table>'
+
+
+class ServerPanel(w.VBox):  # type: ignore[misc]
+    """Everything about one server; `update(info, tools)` re-draws it from a fresh hub snapshot."""
+
+    def __init__(
+        self,
+        state: StateLike,
+        name: str,
+        *,
+        on_changed: Callable[[], None] | None = None,
+        history: Callable[[], HistoryLike | None] | None = None,
+    ) -> None:
+        self.state = state
+        self.get_history = history or state.history
+        self.name = name
+        self.on_changed = on_changed
+        self.info: Any = None
+        self.tools: tuple[ToolSpec, ...] = ()
+        self.tool_panels: dict[str, ToolPanel] = {}
+        self.tasks: list[Any] = []
+
+        self.card = w.HTML()
+        self.restart_button = w.Button(description="Restart", icon="refresh", tooltip=f"Restart {name}")
+        self.disconnect_button = w.Button(description="Disconnect", icon="unlink", tooltip=f"Disconnect {name}")
+        # callbacks may arrive on a subshell thread: act on the kernel's loop (see _threads)
+        self.restart_button.on_click(lambda _b: self._on_loop(self._act, "restart"))
+        self.disconnect_button.on_click(lambda _b: self._on_loop(self._act, "disconnect"))
+        self.action_status = w.HTML()
+        self.stderr_view = w.HTML()
+        self.stderr = w.Accordion([self.stderr_view], titles=("stderr",), selected_index=None)
+        self.tool_list = w.Select(options=[], rows=10, layout=w.Layout(width="210px", min_width="210px"))
+        self.tool_list.add_class("snb-tool-list")
+        self.tool_list.observe(lambda _c: self._on_loop(self._show_tool), "value")
+        self.tool_detail = w.VBox(layout=w.Layout(flex="1"))
+        self.resources = w.HTML('<span class="snb-muted">loading …</span>')
+        self.prompts = w.HTML('<span class="snb-muted">loading …</span>')
+        self.tabs = w.Tab(
+            [
+                w.HBox([self.tool_list, self.tool_detail], layout=w.Layout(width="100%")),
+                self.resources,
+                self.prompts,
+            ],
+            titles=("Tools", "Resources", "Prompts"),
+        )
+        buttons = w.HBox(
+            [self.restart_button, self.disconnect_button, self.action_status], layout=w.Layout(align_items="center")
+        )
+        header = w.VBox([self.card, buttons, self.stderr])
+        header.add_class("snb-card")
+        super().__init__([header, self.tabs], layout=w.Layout(width="100%"))
+        self.add_class(f"snb-server-{name}")
+
+    # --- snapshot -> widgets --------------------------------------------------------------------
+
+    def update(self, info: Any | None, tools: Sequence[ToolSpec]) -> None:
+        self.info = info
+        self.card.value = card_html(self.name, info)
+        state = None if info is None else str(_get(info, "state", ""))
+        self.disconnect_button.disabled = state in (None, "stopped")
+        tail = "" if info is None else str(_get(info, "stderr_tail", "") or "")
+        lines = tail.count("\n") + 1 if tail.strip() else 0
+        self.stderr.titles = (f"stderr ({lines} line{'s' if lines != 1 else ''})",)
+        self.stderr_view.value = (
+            f'<div class="snb-pre">{esc(tail)}</div>' if lines else '<span class="snb-muted">(nothing on stderr)</span>'
+        )
+        tools = tuple(tools)
+        if tools != self.tools:
+            self.tools = tools
+            current = self.tool_list.value
+            options = [(_tool_label(t), t.name) for t in tools]
+            self.tool_list.options = options
+            names = [t.name for t in tools]
+            self.tool_list.value = current if current in names else (names[0] if names else None)
+            self.tool_list.rows = max(4, min(14, len(names)))
+            self.tabs.titles = (f"Tools ({len(tools)})", "Resources", "Prompts")
+            self._show_tool()
+
+    def _show_tool(self) -> None:
+        name = self.tool_list.value
+        spec = next((t for t in self.tools if t.name == name), None)
+        if spec is None:
+            message = "This server has no tools." if not self.tools else "Choose a tool."
+            self.tool_detail.children = (w.HTML(f'<span class="snb-muted">{message}</span>'),)
+            return
+        panel = self.tool_panels.get(spec.name)
+        if panel is None or panel.spec != spec:
+            panel = ToolPanel(self.state, spec, on_called=self.on_changed, history=self.get_history)
+            self.tool_panels = {**self.tool_panels, spec.name: panel}
+        self.tool_detail.children = (panel,)
+
+    # --- actions (background tasks; the kernel stays free) ----------------------------------------
+
+    def load_catalogue(self) -> None:
+        """List resources and prompts in the background."""
+        self._spawn(self._catalogue())
+
+    async def _catalogue(self) -> None:
+        hub = self.state.hub
+        for kind, view, listing, render in (
+            ("resources", self.resources, hub.list_resources, resources_html),
+            ("prompts", self.prompts, hub.list_prompts, prompts_html),
+        ):
+            try:
+                items = await listing(self.name)
+            except SynapseError as exc:
+                view.value = f'<span class="snb-muted">No {kind}: {esc(exc)}</span>'
+            except Exception as exc:  # a background widget task: show the problem and log it
+                logger.exception("listing the %s of %s failed", kind, self.name)
+                view.value = f'<span class="snb-err">Listing {kind} failed: {esc(exc)}</span>'
+            else:
+                view.value = render(list(items or ()))
+
+    def _act(self, verb: str) -> None:
+        try:
+            self.restart_button.disabled = True
+            self.disconnect_button.disabled = True
+            self.action_status.value = f'<span class="snb-muted">{SPINNER} {verb} …</span>'
+            self._spawn(self._run_action(verb))
+        except Exception as exc:  # a widget callback
+            logger.exception("%s of %s failed", verb, self.name)
+            self.action_status.value = f'<span class="snb-err">{esc(exc)}</span>'
+
+    async def _run_action(self, verb: str) -> None:
+        hub = self.state.hub
+        action = hub.restart if verb == "restart" else hub.disconnect
+        try:
+            await action(self.name)
+        except asyncio.CancelledError:
+            self.action_status.value = f'<span class="snb-muted">{verb} cancelled</span>'
+            raise
+        except SynapseError as exc:
+            self.action_status.value = f'<span class="snb-err">{verb} failed: {esc(exc)}</span>'
+        except Exception as exc:  # a background widget task
+            logger.exception("%s of %s failed", verb, self.name)
+            self.action_status.value = f'<span class="snb-err">{verb} failed: {esc(exc)}</span>'
+        else:
+            done = "restarted" if verb == "restart" else "disconnected"
+            self.action_status.value = f'<span class="snb-ok">{done}</span>'
+        finally:
+            self.restart_button.disabled = False
+            if self.on_changed is not None:
+                self.on_changed()
+            if verb == "restart":
+                await self._catalogue()
+
+    def _on_loop(self, fn: Callable[..., None], *args: Any) -> None:
+        call_on(kernel_loop(self.state.runner), fn, *args)
+
+    def _spawn(self, coro: Any) -> None:
+        task = self.state.runner.spawn(coro)
+        self.tasks = [*[t for t in self.tasks if not _done(t)], task]
+
+
+def _done(task: Any) -> bool:
+    done = getattr(task, "done", None)
+    return bool(done()) if callable(done) else False
+
+
+def _tool_label(spec: ToolSpec) -> str:
+    mark = " ⚠" if spec.destructive else ""
+    return f"{spec.original_name or spec.name}{mark}"

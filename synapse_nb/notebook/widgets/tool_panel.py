@@ -1,0 +1,138 @@
+"""ToolPanel: one MCP tool in the inspector: badges, description, argument form, Call, result, past calls."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import ipywidgets as w
+
+from ...errors import SynapseError
+from ...types import ToolSpec
+from ._html import ANNOTATION_BADGES, badge, esc
+from ._threads import call_on, kernel_loop
+from .call_history import CallHistory
+from .facade import HistoryLike, StateLike
+from .form import ToolForm
+from .result_view import ResultView
+
+__all__ = ["ToolPanel", "annotation_badges"]
+
+logger = logging.getLogger("synapse_nb.notebook")
+
+
+def annotation_badges(annotations: Mapping[str, Any]) -> str:
+    """A badge per MCP hint that is true (read-only, destructive, idempotent, open-world)."""
+    return "".join(
+        badge(text, colour, tip) for key, text, colour, tip in ANNOTATION_BADGES if annotations.get(key) is True
+    )
+
+
+class ToolPanel(w.VBox):  # type: ignore[misc]
+    """Call one tool through the hub without blocking the kernel (`state.runner.spawn`)."""
+
+    def __init__(
+        self,
+        state: StateLike,
+        spec: ToolSpec,
+        *,
+        on_called: Callable[[], None] | None = None,
+        history: Callable[[], HistoryLike | None] | None = None,
+    ) -> None:
+        self.state = state
+        self.get_history = history or state.history
+        self.spec = spec
+        self.on_called = on_called
+        self.task: Any = None
+        shown = spec.original_name or spec.name
+        title = spec.annotations.get("title")
+        header = (
+            f'<div class="snb-title">{esc(shown)} {annotation_badges(spec.annotations)}</div>'
+            f'<div class="snb-muted">{esc(title) + " · " if isinstance(title, str) and title else ""}'
+            f"called as <code>{esc(spec.name)}</code></div>"
+        )
+        description = spec.description.strip() or "(no description)"
+        self.header = w.HTML(header)
+        self.description = w.HTML(f'<div class="snb-tool-description">{esc(description)}</div>')
+        self.form = ToolForm(spec.input_schema)
+        self.call_button = w.Button(
+            description="Call",
+            icon="play",
+            button_style="danger" if spec.destructive else "primary",
+            tooltip=f"Run {shown} on {spec.server}" + (" (destructive)" if spec.destructive else ""),
+        )
+        self.call_button.add_class("snb-call")
+        self.call_status = w.HTML()
+        self.call_status.add_class("snb-call-status")
+        self.result = ResultView()
+        self.history = CallHistory(spec.server or "", [n for n in (spec.original_name, spec.name) if n])
+        # clicks may arrive on a subshell thread: act on the kernel's loop (see _threads)
+        self.call_button.on_click(lambda b: call_on(kernel_loop(self.state.runner), self._clicked, b))
+        super().__init__(
+            [
+                self.header,
+                self.description,
+                self.form,
+                w.HBox([self.call_button, self.call_status], layout=w.Layout(align_items="center", margin="6px 0")),
+                self.result,
+                w.HTML('<div class="snb-section"></div>'),
+                self.history,
+            ],
+            layout=w.Layout(width="100%", padding="0 0 0 12px"),
+        )
+        self.add_class("snb-tool")
+        self.refresh_history()
+
+    def refresh_history(self) -> None:
+        try:
+            reader = self.get_history()
+        except Exception as exc:  # the facade should not raise; if it does, say so where the calls would be
+            logger.exception("opening the history failed")
+            self.history.view.value = f'<span class="snb-err">The history cannot be opened: {esc(exc)}</span>'
+            return
+        self.history.load(reader)
+
+    def _clicked(self, _button: w.Button) -> None:
+        try:
+            arguments = self.form.arguments()
+            if arguments is None:
+                self.call_status.value = '<span class="snb-err">⚠ Fix the marked fields; nothing was sent.</span>'
+                return
+            self.call_button.disabled = True
+            self.call_status.value = ""
+            self.result.show_pending(f"calling {self.spec.original_name or self.spec.name} …")
+            self.task = self.state.runner.spawn(self._call(arguments))
+        except Exception as exc:  # a widget callback: keep the kernel quiet, show and log
+            logger.exception("the Call button of %s failed", self.spec.name)
+            self.call_button.disabled = False
+            self.result.show_error(f"{type(exc).__name__}: {exc}")
+
+    async def _call(self, arguments: dict[str, Any]) -> None:
+        start = time.perf_counter()
+
+        def elapsed() -> float:
+            return (time.perf_counter() - start) * 1000
+
+        try:
+            result = await self.state.hub.call(self.spec.name, arguments)
+        except asyncio.CancelledError:
+            self.result.show_error("cancelled", elapsed_ms=elapsed())
+            raise
+        except SynapseError as exc:
+            self.result.show_error(str(exc), elapsed_ms=elapsed())
+        except Exception as exc:  # the hub should map its errors; show whatever escaped and log it
+            logger.exception("calling %s from the inspector failed", self.spec.name)
+            self.result.show_error(f"{type(exc).__name__}: {exc}", elapsed_ms=elapsed())
+        else:
+            self.result.show(result, elapsed_ms=elapsed())
+        finally:
+            self.call_button.disabled = False
+            try:
+                self.refresh_history()
+                if self.on_called is not None:
+                    self.on_called()
+            except Exception:
+                logger.exception("refreshing the inspector after calling %s failed", self.spec.name)

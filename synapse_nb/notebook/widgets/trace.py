@@ -1,0 +1,291 @@
+"""The session trace: a timeline of one session's LLM and tool calls, bars to scale, each expandable."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import ipywidgets as w
+
+from ._html import STYLE, badge, clean, esc, fmt_ms, json_block, pre
+from ._threads import call_on, current_loop
+
+__all__ = ["Span", "TurnGroup", "build_timeline", "session_trace", "trace_html"]
+
+logger = logging.getLogger("synapse_nb.notebook")
+
+LLM_COLOUR, TOOL_COLOUR, ERROR_COLOUR = "#8250df", "#0969da", "#cf222e"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One LLM call or tool call on the timeline."""
+
+    kind: str  # "llm" | "tool"
+    start: _dt.datetime
+    duration_ms: float
+    row: dict[str, Any]
+    reply: tuple[dict[str, Any], ...] = ()  # assistant messages this LLM call produced
+
+    @property
+    def end(self) -> _dt.datetime:
+        return self.start + _dt.timedelta(milliseconds=self.duration_ms)
+
+    @property
+    def error(self) -> str | None:
+        err = self.row.get("error")
+        if err:
+            return str(err)
+        if self.kind == "tool" and self.row.get("is_error"):
+            return str(self.row.get("result_text") or "the tool returned an error")
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnGroup:
+    """The spans of one turn (or of the whole session when turns are not recorded)."""
+
+    turn: dict[str, Any] | None
+    spans: tuple[Span, ...] = field(default_factory=tuple)
+
+    @property
+    def start(self) -> _dt.datetime | None:
+        starts = [s.start for s in self.spans]
+        if self.turn and isinstance(self.turn.get("started_at"), _dt.datetime):
+            starts.append(self.turn["started_at"])
+        return min(starts) if starts else None
+
+    @property
+    def end(self) -> _dt.datetime | None:
+        ends = [s.end for s in self.spans]
+        turn = self.turn or {}
+        started, ms = turn.get("started_at"), turn.get("duration_ms")
+        if isinstance(started, _dt.datetime) and isinstance(ms, int | float):
+            ends.append(started + _dt.timedelta(milliseconds=float(ms)))
+        return max(ends) if ends else None
+
+
+def _records(frame: Any) -> list[dict[str, Any]]:
+    if frame is None:
+        return []
+    rows = frame.to_dict("records") if hasattr(frame, "to_dict") else list(frame)
+    return [{k: clean(v) for k, v in dict(r).items()} for r in rows]
+
+
+def _spans(rows: list[dict[str, Any]], kind: str) -> list[Span]:
+    out = []
+    for r in rows:
+        start = r.get("started_at")
+        if isinstance(start, _dt.datetime):
+            ms = r.get("duration_ms")
+            out.append(Span(kind, start, float(ms) if isinstance(ms, int | float) else 0.0, r))
+    return out
+
+
+def build_timeline(
+    llm_rows: list[dict[str, Any]],
+    tool_rows: list[dict[str, Any]],
+    turn_rows: list[dict[str, Any]] | None = None,
+    message_rows: list[dict[str, Any]] | None = None,
+) -> list[TurnGroup]:
+    """Spans in start order, grouped by turn; each LLM call gets the assistant messages written after it."""
+    llm = sorted(_spans(llm_rows, "llm"), key=lambda s: s.start)
+    replies = [
+        m for m in message_rows or ()
+        if m.get("role") == "assistant" and isinstance(m.get("created_at"), _dt.datetime)
+    ]
+    replies.sort(key=lambda m: (m["created_at"], m.get("seq") or 0))
+    with_replies: list[Span] = []
+    for i, span in enumerate(llm):
+        nxt = llm[i + 1].start if i + 1 < len(llm) else None
+        mine = tuple(m for m in replies if m["created_at"] >= span.start and (nxt is None or m["created_at"] < nxt))
+        with_replies.append(Span(span.kind, span.start, span.duration_ms, span.row, mine))
+    spans = sorted([*with_replies, *_spans(tool_rows, "tool")], key=lambda s: (s.start, s.kind != "llm"))
+    turns = sorted(
+        [t for t in turn_rows or () if isinstance(t.get("started_at"), _dt.datetime)], key=lambda t: t["started_at"]
+    )
+    if not turns:
+        return [TurnGroup(None, tuple(spans))] if spans else []
+    groups: list[list[Span]] = [[] for _ in turns]
+    before: list[Span] = []
+    for span in spans:
+        index = max((i for i, t in enumerate(turns) if t["started_at"] <= span.start), default=None)
+        (before if index is None else groups[index]).append(span)
+    out = [TurnGroup(None, tuple(before))] if before else []
+    return out + [TurnGroup(t, tuple(g)) for t, g in zip(turns, groups, strict=True)]
+
+
+def trace_html(history: Any, session_id: str) -> str:
+    """The whole trace as HTML (rows are <details>: click one to see its arguments and result)."""
+    def read(name: str) -> list[dict[str, Any]]:
+        method: Callable[..., Any] | None = getattr(history, name, None)
+        return _records(method(session_id=session_id)) if method is not None else []
+
+    sessions = read("sessions")
+    llm_rows, tool_rows = read("llm_calls"), read("tool_calls")
+    groups = build_timeline(llm_rows, tool_rows, read("turns"), read("messages"))
+    head = _header(session_id, sessions[0] if sessions else None, llm_rows, tool_rows)
+    if not groups:
+        return head + '<div class="snb-muted">No LLM or tool calls are recorded for this session yet.</div>'
+    return head + "".join(_group_html(g, n) for n, g in enumerate(groups, 1))
+
+
+def _header(
+    session_id: str, session: dict[str, Any] | None, llm: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> str:
+    tokens_in = sum(int(r.get("input_tokens") or 0) for r in llm)
+    tokens_out = sum(int(r.get("output_tokens") or 0) for r in llm)
+    errors = sum(1 for r in llm if r.get("error")) + sum(1 for r in tools if r.get("is_error") or r.get("error"))
+    llm_ms = sum(float(r.get("duration_ms") or 0) for r in llm)
+    tool_ms = sum(float(r.get("duration_ms") or 0) for r in tools)
+    name = (session or {}).get("name") or session_id
+    model = (session or {}).get("model")
+    facts = [
+        f"{len(llm)} LLM call{'s' if len(llm) != 1 else ''} ({esc(fmt_ms(llm_ms))})",
+        f"{len(tools)} tool call{'s' if len(tools) != 1 else ''} ({esc(fmt_ms(tool_ms))})",
+        f"{tokens_in:,} → {tokens_out:,} tokens",
+    ]
+    err = f" {badge(f'{errors} error' + ('s' if errors != 1 else ''), 'red')}" if errors else ""
+    legend = (
+        f'<span class="snb-muted"><span class="snb-dot" style="background:{LLM_COLOUR}"></span>LLM '
+        f'<span class="snb-dot" style="background:{TOOL_COLOUR}"></span>tool '
+        f'<span class="snb-dot" style="background:{ERROR_COLOUR}"></span>error</span>'
+    )
+    return (
+        f'<div class="snb-title">Session {esc(name)}{err}</div>'
+        f'<div class="snb-muted">{esc(model) + " · " if model else ""}{" · ".join(facts)} · '
+        f"<code>{esc(session_id)}</code></div><div>{legend}</div>"
+    )
+
+
+def _group_html(group: TurnGroup, n: int) -> str:
+    start, end = group.start, group.end
+    span_ms = max((end - start).total_seconds() * 1000, 1.0) if start and end else 1.0
+    turn = group.turn
+    if turn is not None:
+        status = str(turn.get("status") or "")
+        colour = {"finished": "green", "failed": "red", "cancelled": "amber"}.get(status, "grey")
+        prompt = str(turn.get("prompt") or "")
+        title = (
+            f'<div class="snb-turn">Turn {n} {badge(status or "?", colour)} '
+            f'<span class="snb-muted">{esc(fmt_ms(turn.get("duration_ms")))}</span> '
+            f'<span title="{esc(prompt)}">{esc(prompt[:120])}{"…" if len(prompt) > 120 else ""}</span></div>'
+        )
+        if turn.get("error"):
+            title += f'<div class="snb-err">{esc(turn["error"])}</div>'
+    else:
+        title = '<div class="snb-turn">Calls</div>'
+    rows = "".join(_span_html(s, start, span_ms) for s in group.spans) if start else ""
+    return title + (rows or '<div class="snb-muted">no calls in this turn</div>')
+
+
+def _span_html(span: Span, origin: _dt.datetime, scale_ms: float) -> str:
+    left = max(0.0, (span.start - origin).total_seconds() * 1000 / scale_ms * 100)
+    width = min(max(span.duration_ms / scale_ms * 100, 0.4), 100 - min(left, 99.6))
+    error = span.error
+    colour = ERROR_COLOUR if error else (LLM_COLOUR if span.kind == "llm" else TOOL_COLOUR)
+    r = span.row
+    if span.kind == "llm":
+        label = f"{r.get('provider') or ''}:{r.get('model') or ''}"
+        tokens = f"{int(r.get('input_tokens') or 0):,}→{int(r.get('output_tokens') or 0):,} tok"
+        body = _llm_body(span)
+    else:
+        server = r.get("server")
+        label = f"{str(server) + '.' if server else ''}{r.get('tool') or ''}"
+        tokens = "" if not r.get("approval") or r.get("approval") == "auto" else str(r.get("approval"))
+        body = _tool_body(span)
+    tip = f"{label} · {fmt_ms(span.duration_ms)}"
+    bar = (
+        f'<div class="snb-track"><div class="snb-bar" title="{esc(tip)}" '
+        f'style="left:{left:.2f}%;width:{width:.2f}%;background:{colour}"></div></div>'
+    )
+    flag = f" {badge('error', 'red')}" if error else ""
+    kind_colour = LLM_COLOUR if span.kind == "llm" else TOOL_COLOUR
+    kind = f'<span class="snb-kind" style="background:{kind_colour}">{"LLM" if span.kind == "llm" else "tool"}</span>'
+    return (
+        f'<details class="snb-span snb-span-{span.kind}"><summary>'
+        f'<span class="snb-label" title="{esc(label)}">{kind}{esc(label)}{flag}</span>{bar}'
+        f'<span class="snb-num">{esc(fmt_ms(span.duration_ms))}'
+        f'{" · " + esc(tokens) if tokens else ""}</span></summary><div class="snb-body">{body}</div></details>'
+    )
+
+
+def _llm_body(span: Span) -> str:
+    r = span.row
+    facts = [
+        f"started {esc(span.start.strftime('%H:%M:%S.%f')[:-3])} UTC",
+        f"time to first token {esc(fmt_ms(r.get('ttft_ms')))}",
+        f"{int(r.get('input_tokens') or 0):,} input / {int(r.get('output_tokens') or 0):,} output tokens",
+        f"stop reason {esc(r.get('stop_reason') or '-')}",
+    ]
+    out = f'<div class="snb-muted">{" · ".join(facts)}</div>'
+    if span.error:
+        out += pre(span.error, error=True)
+    for m in span.reply:
+        if m.get("content"):
+            out += '<div class="snb-muted">reply</div>' + pre(str(m["content"]))
+        calls = _json_value(m.get("tool_calls"))
+        if calls:
+            out += '<div class="snb-muted">asked for tools</div>' + json_block(calls)
+    return out
+
+
+def _tool_body(span: Span) -> str:
+    r = span.row
+    out = (
+        f'<div class="snb-muted">started {esc(span.start.strftime("%H:%M:%S.%f")[:-3])} UTC · '
+        f"approval {esc(r.get('approval') or '-')} · id <code>{esc(r.get('tool_call_id') or '')}</code></div>"
+    )
+    out += '<div class="snb-muted">arguments</div>' + json_block(_json_value(r.get("arguments")) or {})
+    if r.get("error"):
+        out += '<div class="snb-muted">error</div>' + pre(str(r["error"]), error=True)
+    result = _json_value(r.get("result"))
+    structured = result.get("structured_content") if isinstance(result, dict) else None
+    if r.get("result_text"):
+        out += '<div class="snb-muted">result</div>' + pre(str(r["result_text"]), error=bool(r.get("is_error")))
+    if structured:
+        opened = "" if r.get("result_text") else " open"  # beside the text, one click away
+        out += (f'<details{opened}><summary class="snb-muted">structured content</summary>'
+                f"{json_block(structured)}</details>")
+    return out
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+class SessionTrace(w.VBox):  # type: ignore[misc]
+    """The trace widget; `reload()` re-reads the history (the session may still be running)."""
+
+    def __init__(self, history: Any, session_id: str) -> None:
+        self.history = history
+        self.session_id = session_id
+        self.view = w.HTML()
+        self.reload_button = w.Button(description="Reload", icon="refresh", layout=w.Layout(width="auto"))
+        self.loop = current_loop()  # the kernel's loop when built in a cell; clicks may come from a subshell
+        self.reload_button.on_click(lambda _b: call_on(self.loop, self.reload))
+        super().__init__([w.HTML(STYLE), self.view, self.reload_button], layout=w.Layout(width="100%"))
+        self.add_class("snb-root")
+        self.add_class("snb-trace")
+        self.reload()
+
+    def reload(self) -> None:
+        try:
+            self.view.value = trace_html(self.history, self.session_id)
+        except Exception as exc:  # a widget callback: show the problem, log it
+            logger.exception("reading the trace of session %s failed", self.session_id)
+            self.view.value = f'<span class="snb-err">The trace cannot be read: {esc(exc)}</span>'
+
+
+def session_trace(history: Any, session_id: str) -> SessionTrace:
+    """A timeline of the session's LLM and tool calls from the history file."""
+    return SessionTrace(history, session_id)

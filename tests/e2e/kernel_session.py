@@ -1,0 +1,193 @@
+"""A real IPython kernel driven through jupyter_client, as a frontend would: execute, iopub, stdin, interrupt."""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY", "MCP_URL", "SYNAPSE_MODEL",
+               "SYNAPSE_MCP_CONFIG", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+
+
+@dataclass
+class Execution:
+    """What one execute_request produced: the iopub messages in order, the reply, the stdin prompts."""
+
+    reply: dict[str, Any]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return str(self.reply["content"]["status"])
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        return next((m["content"] for m in self.messages if m["msg_type"] == "error"), None)
+
+    @property
+    def stdout(self) -> str:
+        return "".join(m["content"]["text"] for m in self.messages
+                       if m["msg_type"] == "stream" and m["content"]["name"] == "stdout")
+
+    @property
+    def stderr(self) -> str:
+        return "".join(m["content"]["text"] for m in self.messages
+                       if m["msg_type"] == "stream" and m["content"]["name"] == "stderr")
+
+    @property
+    def displays(self) -> list[dict[str, Any]]:
+        """display_data / update_display_data / execute_result contents, in order, with their kind."""
+        kinds = ("display_data", "update_display_data", "execute_result")
+        return [{"kind": m["msg_type"], **m["content"]} for m in self.messages if m["msg_type"] in kinds]
+
+    def final_outputs(self) -> list[dict[str, Any]]:
+        """The outputs a saved notebook keeps (display updates applied, emptied live outputs dropped)."""
+        outputs: list[dict[str, Any]] = []
+        where: dict[str, int] = {}
+        for d in self.displays:
+            display_id = (d.get("transient") or {}).get("display_id")
+            if d["kind"] == "update_display_data":
+                if display_id in where:
+                    outputs[where[display_id]] = d["data"]
+                continue
+            if display_id is not None:
+                where[display_id] = len(outputs)
+            outputs.append(d["data"])
+        return [o for o in outputs if o.get("text/plain") != "" or len(o) > 1]
+
+    def text(self) -> str:
+        return "\n".join(o.get("text/plain", "") for o in self.final_outputs())
+
+
+class Kernel:
+    """One kernel for a test module; `execute` runs a cell and gathers everything it produced."""
+
+    def __init__(self, cwd: Path, env: Mapping[str, str]) -> None:
+        # IPC sockets in the test's folder: local-only, and no "TCP without encryption" warning.
+        self.km = KernelManager(kernel_name="python3", transport="ipc", ip=str(cwd / "kernel-ipc"))
+        self.km.start_kernel(cwd=str(cwd), env=dict(env))
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+
+    def execute(
+        self,
+        code: str,
+        *,
+        timeout: float = 60.0,
+        allow_stdin: bool = False,
+        answer: Callable[[str], str] | None = None,
+        on_message: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Execution:
+        """Run code; `answer(prompt)` replies to input requests; `on_message` sees each iopub message as it comes."""
+        msg_id = self.kc.execute(code, allow_stdin=allow_stdin, store_history=False)
+        execution = Execution(reply={})
+        deadline = time.monotonic() + timeout
+        idle = False
+        while not idle or not execution.reply:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"cell did not finish in {timeout} s: {code[:80]!r}")
+            if allow_stdin:
+                try:
+                    request = self.kc.get_stdin_msg(timeout=0.01)
+                except queue.Empty:
+                    pass
+                else:
+                    prompt = request["content"]["prompt"]
+                    execution.prompts.append(prompt)
+                    self.kc.input(answer(prompt) if answer else "")
+            if not idle:
+                try:
+                    msg = self.kc.get_iopub_msg(timeout=0.05 if allow_stdin else min(left, 1.0))
+                except queue.Empty:
+                    continue
+                if msg["parent_header"].get("msg_id") != msg_id:
+                    continue
+                if msg["msg_type"] == "status":
+                    idle = msg["content"]["execution_state"] == "idle"
+                    continue
+                execution.messages.append(msg)
+                if on_message is not None:
+                    on_message(msg)
+            else:
+                try:
+                    reply = self.kc.get_shell_msg(timeout=min(left, 1.0))
+                except queue.Empty:
+                    continue
+                if reply["parent_header"].get("msg_id") == msg_id:
+                    execution.reply = reply
+        return execution
+
+    def run_all(self, cells: list[str], *, timeout: float = 120.0) -> list[Execution]:
+        """Send every cell at once, as "Run All" does (later ones queue in the kernel), and gather each."""
+        ids = [self.kc.execute(code, store_history=False) for code in cells]
+        runs = {msg_id: Execution(reply={}) for msg_id in ids}
+        idle: set[str] = set()
+        deadline = time.monotonic() + timeout
+        while len(idle) < len(ids) or any(not r.reply for r in runs.values()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"{len(ids) - len(idle)} of {len(ids)} queued cells did not finish in {timeout} s")
+            try:
+                msg = self.kc.get_iopub_msg(timeout=min(left, 0.2))
+            except queue.Empty:
+                msg = None
+            if msg is not None and msg["parent_header"].get("msg_id") in runs:
+                parent = msg["parent_header"]["msg_id"]
+                if msg["msg_type"] == "status":
+                    if msg["content"]["execution_state"] == "idle":
+                        idle.add(parent)
+                else:
+                    runs[parent].messages.append(msg)
+            try:
+                reply = self.kc.get_shell_msg(timeout=0.01)
+            except queue.Empty:
+                continue
+            if reply["parent_header"].get("msg_id") in runs:
+                runs[reply["parent_header"]["msg_id"]].reply = reply
+        return [runs[i] for i in ids]
+
+    def ok(self, code: str, **kwargs: Any) -> Execution:
+        """Run code that must succeed."""
+        execution = self.execute(code, **kwargs)
+        if execution.status != "ok":
+            error = execution.error or {}
+            trace = "\n".join(error.get("traceback", []))
+            raise AssertionError(f"cell failed: {error.get('ename')}: {error.get('evalue')}\n{code}\n{trace}")
+        return execution
+
+
+def kernel_env(tmp: Path) -> dict[str, str]:
+    """The environment of a test kernel: no keys, no user config, history in a temporary folder."""
+    env = {k: v for k, v in os.environ.items() if k not in SECRET_VARS}
+    env.update({
+        "SYNAPSE_DB": str(tmp / "history.duckdb"),
+        "XDG_DATA_HOME": str(tmp / "data"),
+        "XDG_CONFIG_HOME": str(tmp / "config"),
+        "IPYTHONDIR": str(tmp / "ipython"),
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    })
+    return env
+
+
+@contextmanager
+def running_kernel(tmp: Path) -> Iterator[Kernel]:
+    kernel = Kernel(tmp, kernel_env(tmp))
+    try:
+        yield kernel
+    finally:
+        kernel.close()

@@ -1,0 +1,252 @@
+"""The MCP inspector in a real browser: JupyterLab + headless Chromium (Playwright) + the demo MCP server.
+
+Runs notebooks/tool_inspection.ipynb (a copy, in a temporary root) with "Run All Cells", picks the demo
+server's `echo` tool in the inspector, tries an invalid input (flagged, nothing sent), then a valid
+one (result rendered), and saves a screenshot under tests/e2e/artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+NOTEBOOK = REPO / "notebooks" / "tool_inspection.ipynb"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]
+SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY", "MCP_URL", "SYNAPSE_MODEL")
+START_TIMEOUT = 90.0  # seconds for JupyterLab to answer
+RUN_TIMEOUT_MS = 120_000  # kernel start + all cells + the demo server's handshake
+
+
+def chromium_path() -> str:
+    """The system Chromium (never a downloaded one); a clear failure says how to get it."""
+    path = os.environ.get("SYNAPSE_CHROMIUM", "/usr/bin/chromium")
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        pytest.fail(f"Chromium not found at {path}: run `make browser` (or set SYNAPSE_CHROMIUM=/path/to/chromium)")
+    return path
+
+
+def fallback_notebook() -> dict[str, Any]:
+    """Used only while notebooks/tool_inspection.ipynb does not exist: connect the demo server, inspect it."""
+    cells = [
+        "%load_ext synapse_nb",
+        f"%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server",
+        "%mcp inspect demo",
+    ]
+    return {
+        "cells": [
+            {"cell_type": "code", "execution_count": None, "id": f"cell-{i}", "metadata": {}, "outputs": [],
+             "source": src}
+            for i, src in enumerate(cells)
+        ],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    root: Path
+    log: Path
+    proc: subprocess.Popen[bytes]
+
+    def notebook_url(self, name: str) -> str:
+        # a fresh workspace, so no layout from an earlier run is restored
+        return f"{self.url}/lab/workspaces/e2e-{secrets.token_hex(4)}/tree/{name}?reset&token={self.token}"
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _wait_until_up(lab: Lab, timeout: float) -> None:
+    """Poll the status endpoint (each try bounded) until it answers, the process dies, or time runs out."""
+    deadline = time.monotonic() + timeout
+    request = urllib.request.Request(f"{lab.url}/api/status", headers={"Authorization": f"token {lab.token}"})
+    while time.monotonic() < deadline:
+        if lab.proc.poll() is not None:
+            pytest.fail(f"JupyterLab exited with {lab.proc.returncode}:\n{lab.log_tail()}")
+        try:
+            with urllib.request.urlopen(request, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        try:
+            lab.proc.wait(timeout=0.25)  # doubles as the pause between tries, and notices a crash at once
+        except subprocess.TimeoutExpired:
+            pass
+    pytest.fail(f"JupyterLab did not answer within {timeout:.0f} s:\n{lab.log_tail()}")
+
+
+def _write_settings(settings: Path) -> None:
+    """Start the notebook's kernel without asking, and never fetch news (no network beyond loopback)."""
+    values = {
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"autoStartDefaultKernel": True},
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+            "fetchNews": "false", "checkForUpdates": False,
+        },
+    }
+    for rel, value in values.items():
+        path = settings / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """JupyterLab from this venv on 127.0.0.1, a free port, a token, private config/data/runtime dirs."""
+    chromium_path()  # no browser, no point starting the server
+    base = tmp_path_factory.mktemp("lab")
+    dirs = {name: base / name for name in ("config", "data", "runtime", "ipython", "home", "root", "settings")}
+    for d in dirs.values():
+        d.mkdir()
+    _write_settings(dirs["settings"])
+    env = {k: v for k, v in os.environ.items() if k not in SECRET_VARS and not k.startswith("JUPYTER")}
+    env.update(
+        JUPYTER_CONFIG_DIR=str(dirs["config"]),
+        JUPYTER_DATA_DIR=str(dirs["data"]),
+        JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+        JUPYTER_PLATFORM_DIRS="1",
+        JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
+        JUPYTERLAB_WORKSPACES_DIR=str(dirs["data"] / "workspaces"),
+        IPYTHONDIR=str(dirs["ipython"]),
+        XDG_CONFIG_HOME=str(dirs["home"] / ".config"),
+        XDG_DATA_HOME=str(dirs["home"] / ".local" / "share"),
+        SYNAPSE_DB=str(base / "history.duckdb"),
+        PYTHONUNBUFFERED="1",
+    )
+    env.pop("SYNAPSE_MCP_CONFIG", None)
+    # The kernel spec `python3` says "python": jupyter_client runs it with this very interpreter (the venv's).
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    port, token = _free_port(), secrets.token_hex(16)
+    log = base / "jupyterlab.log"
+    cmd = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={dirs['root']}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=dirs["root"], env=env, stdout=out, stderr=subprocess.STDOUT)
+    lab = Lab(f"http://127.0.0.1:{port}", token, dirs["root"], log, proc)
+    try:
+        _wait_until_up(lab, START_TIMEOUT)
+        yield lab
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _place_notebook(root: Path) -> str:
+    """A copy of the repo's notebook in the server root (the repo file is never touched)."""
+    target = root / "tool_inspection.ipynb"
+    if NOTEBOOK.exists():
+        shutil.copyfile(NOTEBOOK, target)
+    else:
+        target.write_text(json.dumps(fallback_notebook(), indent=1))
+    return target.name
+
+
+def _notebook_state(page: Any) -> str:
+    """What the cells show: their prompts (`[*]` = queued or running) and any error output, for a failure."""
+    lines = []
+    for cell in page.locator(".jp-Notebook .jp-CodeCell").all():
+        prompt = cell.locator(".jp-InputPrompt").inner_text().strip()
+        source = cell.locator(".jp-InputArea-editor").inner_text().strip().splitlines()
+        errors = cell.locator(", ".join(
+            f'.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.{kind}"]' for kind in ("stderr", "error")
+        )).all_inner_texts()
+        lines.append(f"{prompt} {source[-1] if source else ''}")
+        lines += [f"    {line}" for text in errors for line in text.strip().splitlines()[:6]]
+    return "\n".join(lines)
+
+
+def test_inspector_calls_a_demo_tool_in_jupyterlab(lab: Lab) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+    from playwright.sync_api import expect, sync_playwright
+
+    executable = chromium_path()
+    name = _place_notebook(lab.root)
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1300})
+        try:
+            page.goto(lab.notebook_url(name), timeout=60_000)
+            page.locator(".jp-NotebookPanel .jp-Notebook").wait_for(timeout=60_000)
+            page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=60_000)
+            # the kernel is up when the status bar says so (the toolbar reads "idle" even before it starts)
+            expect(page.locator("#jp-main-statusbar")).to_contain_text("| Idle", timeout=RUN_TIMEOUT_MS)
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+            inspector = page.locator(".snb-inspector").first
+            try:
+                inspector.wait_for(timeout=RUN_TIMEOUT_MS)
+            except PlaywrightTimeoutError:
+                pytest.fail(f"the inspector never rendered:\n{_notebook_state(page)}")
+            server = inspector.locator(".snb-server-demo")
+            expect(server.locator(".snb-state-connected")).to_be_visible(timeout=30_000)
+            # the kernel is the venv's interpreter: the demo server was started with its sys.executable
+            expect(server.locator(".snb-card").first).to_contain_text(f"{sys.executable} -m synapse_nb")
+            server.locator(".snb-tool-list select").select_option(label="echo")
+            tool = server.locator(".snb-tool").filter(has=page.locator("code", has_text="demo__echo"))
+            text = tool.locator(".snb-field-text textarea, .snb-field-text input").first
+            call = tool.locator("button.snb-call")
+            result = tool.locator(".snb-result")
+
+            # invalid first: the required field left empty is flagged and nothing is sent
+            text.fill("")
+            call.click()
+            expect(tool.locator(".snb-field-error").first).to_contain_text("required", timeout=15_000)
+            expect(tool.locator(".snb-call-status")).to_contain_text("nothing was sent")
+            expect(result).to_have_text("")  # no "calling ..." and no result: the call never started
+
+            text.fill("hello from the browser")
+            expect(tool.locator(".snb-field-error").first).to_have_text("")
+            call.click()
+            expect(result.locator(".snb-result-status")).to_contain_text("ok", timeout=30_000)
+            expect(result).to_contain_text("hello from the browser")
+            page.screenshot(path=str(ARTIFACTS / "inspector.png"), full_page=True)
+            inspector.screenshot(path=str(ARTIFACTS / "inspector-widget.png"))
+        except BaseException:  # also pytest.fail's: keep a picture of what the page showed
+            page.screenshot(path=str(ARTIFACTS / "inspector-failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()

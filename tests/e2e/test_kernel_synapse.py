@@ -1,0 +1,186 @@
+"""The extension in a real kernel (jupyter_client): load time, streamed outputs, interrupt, stdin approval,
+background runs, and a real HTTP provider, all in one shared kernel with the demo MCP server connected."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kernel_session import Kernel, running_kernel
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
+TESTS = Path(__file__).resolve().parents[1]
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+from llm_server import LlmServer, text  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    tmp = tmp_path_factory.mktemp("kernel")
+    with running_kernel(tmp) as k:
+        load = k.ok(
+            "import time as _t\n_t0 = _t.perf_counter()\n%load_ext synapse_nb\n"
+            "print(f'load_ext took {(_t.perf_counter() - _t0) * 1000:.0f} ms')"
+        )
+        assert load.stdout.startswith("load_ext took ")  # and nothing else: loading is quiet
+        assert load.stderr == ""
+        assert load.displays == []
+        print(f"\n[kernel] %{load.stdout.strip()}")
+        connect = k.ok("import sys\n%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server")
+        assert connect.text().startswith("✓ demo: connected")
+        yield k
+
+
+def script(kernel: Kernel, name: str, data: Any) -> str:
+    """Write a scripted-model script in the kernel's folder; returns the model id that plays it."""
+    kernel.ok(f"import json, pathlib\npathlib.Path({name + '.json'!r}).write_text(json.dumps({data!r}))")
+    return f"scripted:{name}.json"
+
+
+def test_load_ext_is_quick(kernel: Kernel) -> None:
+    took = kernel.ok("import time as _t\n_t0 = _t.perf_counter()\n%reload_ext synapse_nb\n"
+                     "print((_t.perf_counter() - _t0) * 1000)")
+    ms = float(took.stdout)
+    print(f"[kernel] %reload_ext synapse_nb: {ms:.0f} ms")
+    assert ms < 5000  # a sanity bound only; the number is printed for the record
+    assert kernel.ok("%mcp list").text() == ""  # the reload closed the servers ...
+    kernel.ok("%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server")  # ... connect again
+
+
+def test_streamed_outputs_arrive_in_order(kernel: Kernel) -> None:
+    run = kernel.ok("%%synapse\nWhat are the top products by revenue?")
+    displays = run.displays
+    live_id = displays[0]["transient"]["display_id"]
+    assert displays[0]["kind"] == "display_data"
+    assert displays[0]["data"] == {"text/plain": ""}
+    updates = [d["data"]["text/plain"] for d in displays if d["kind"] == "update_display_data"]
+    assert all(d["transient"]["display_id"] == live_id for d in displays[1:-1])
+    running = next(i for i, u in enumerate(updates) if "demo__query" in u and "⏳ running" in u)
+    finished = next(i for i, u in enumerate(updates) if "demo__query" in u and "✓" in u.split("demo__query")[1])
+    answered = next(i for i, u in enumerate(updates) if "Top products by revenue" in u)
+    assert running < finished < answered
+    assert updates[-1] == ""  # the live output ends empty ...
+    final = displays[-1]
+    assert final["kind"] == "display_data"
+    assert "transient" not in final or not final["transient"]  # ... and the answer stays as a plain output
+    markdown = final["data"]["text/markdown"]
+    assert markdown.index("<details>") < markdown.index("Top products by revenue")
+    assert "scripted:demo (offline scripted model)" in markdown
+    check = kernel.ok("print(_synapse.tool_calls.tool.tolist(), _synapse.status)")
+    assert check.stdout.strip() == "['query'] finished"
+
+
+def test_interrupt_cancels_the_turn_and_the_next_cell_works(kernel: Kernel) -> None:
+    model = script(kernel, "sleepy", [{"match": "sleep", "tool": "sleep", "arguments": {"seconds": 60},
+                                       "answer": "slept"}, "still here"])
+    pid_before = kernel.ok("%mcp list").final_outputs()[0]["text/plain"]
+    sent: list[bool] = []
+
+    def interrupt_when_the_call_shows(msg: dict[str, Any]) -> None:
+        plain = msg["content"].get("data", {}).get("text/plain", "")
+        if not sent and "demo__sleep" in plain and "⏳ running" in plain:
+            sent.append(True)
+            kernel.km.interrupt_kernel()
+
+    run = kernel.execute(f"%%synapse --model {model}\nplease sleep", on_message=interrupt_when_the_call_shows)
+    assert sent
+    assert run.status == "error"
+    assert run.error is not None
+    assert run.error["ename"] == "CellInterrupted"
+    assert run.error["traceback"] == [
+        "\x1b[0;31mKeyboardInterrupt\x1b[0m: the turn was cancelled; servers stay connected and the transcript so "
+        "far is kept (see _synapse)"
+    ]
+    assert "⏹ cancelled" in run.text()
+    # The same server process, still connected, answers the next call. (Whether the server saw an MCP
+    # cancellation depends on whether the request was already written when the interrupt came; the
+    # hub's own tests cover that.)
+    assert kernel.ok("%mcp list").final_outputs()[0]["text/plain"] == pid_before
+    assert kernel.ok("%mcp call demo.echo text=after").text().endswith("\nafter")
+    assert kernel.ok("print(_synapse.status, _synapse.tool_calls.error.tolist())").stdout.strip() == (
+        "cancelled ['cancelled']"
+    )
+    again = kernel.ok(f"%%synapse --model {model}\nanything else?")
+    assert again.text().startswith("still here")
+    turns = kernel.ok("import synapse_nb\nprint(synapse_nb.history().turns().status.tolist()[-2:])")
+    assert turns.stdout.strip() == "['cancelled', 'finished']"
+
+
+def test_approval_through_stdin_yes_and_no(kernel: Kernel) -> None:
+    model = script(kernel, "echoer", [{"match": "echo", "tool": "echo", "arguments": {"text": "hi"},
+                                       "answer": "echo said: {result}"}])
+    yes = kernel.ok(f"%%synapse --model {model} --approve ask --session approvals\nplease echo",
+                    allow_stdin=True, answer=lambda prompt: "y")
+    assert len(yes.prompts) == 1
+    assert "allow tool demo__echo (server demo) with {\"text\": \"hi\"}?" in yes.prompts[0]
+    assert "echo said: hi" in yes.text()
+    no = kernel.ok(f"%%synapse --model {model} --approve ask --session approvals\nplease echo",
+                   allow_stdin=True, answer=lambda prompt: "n")
+    assert "echo said: denied by user" in no.text()
+    assert "⊘ denied" in no.text()
+    no_stdin = kernel.ok(f"%%synapse --model {model} --approve ask --session approvals\nplease echo")
+    assert no_stdin.prompts == []
+    assert "cannot answer prompts (no stdin)" in no_stdin.text()
+    calls = kernel.ok("import synapse_nb\nprint(synapse_nb.history().tool_calls().approval.tolist()[-3:])")
+    assert calls.stdout.strip() == "['approved', 'denied', 'denied']"
+
+
+def test_background_run_is_awaited_in_a_later_cell(kernel: Kernel) -> None:
+    model = script(kernel, "slowpoke", [{"match": "wait", "tool": "sleep", "arguments": {"seconds": 0.5},
+                                         "answer": "waited: {result}"}])
+    start = kernel.ok(f"%%synapse --model {model} --background --out job --session bg\nplease wait")
+    kinds = [list(d["data"]) for d in start.displays if d["kind"] == "display_data"]
+    assert any("application/vnd.jupyter.widget-view+json" in k for k in kinds)  # the Stop / approve controls
+    done = kernel.ok("result = await job\nprint(result.text, '|', job.status, '|', _synapse is job)")
+    assert done.stdout.strip() == "waited: slept 0.5 s | finished | True"
+
+
+def test_a_real_http_provider_from_a_magic(kernel: Kernel) -> None:
+    with LlmServer() as server:
+        server.queue(text("Hello over **HTTP**."))
+        kernel.ok(f"import os\nos.environ['OPENAI_BASE_URL'] = {server.openai_base_url!r}\n"
+                  "os.environ['OPENAI_API_KEY'] = 'sk-fake-key-for-tests'")
+        try:
+            run = kernel.ok("%%synapse --model openai:test --session http\nsay hello")
+        finally:
+            kernel.ok("del os.environ['OPENAI_BASE_URL'], os.environ['OPENAI_API_KEY']")
+        assert run.text().startswith("Hello over **HTTP**.")
+        assert "openai:test" in run.text()
+        assert "offline" not in run.text()
+        [request] = server.requests
+        assert request.body["model"] == "test"
+        assert request.body["messages"][-1] == {"role": "user", "content": "say hello"}
+        assert "sk-fake-key-for-tests" not in json.dumps([m["content"] for m in run.messages])
+
+
+def test_top_level_await_on_the_same_objects(kernel: Kernel) -> None:
+    run = kernel.ok(
+        "import synapse_nb.notebook\n"
+        "state = synapse_nb.notebook.current()\n"
+        "result = await state.hub.call('demo__echo', {'text': 'awaited'})\n"
+        "print(result.text, state.runner.loop is __import__('asyncio').get_running_loop())"
+    )
+    assert run.stdout.strip() == "awaited True"
+
+
+def test_run_all_queues_cells_behind_a_blocking_magic(kernel: Kernel) -> None:
+    """JupyterLab's Run All sends every cell at once; the ones queued behind a blocking %mcp / %%synapse
+    cell must run afterwards (ipykernel starts their tasks while the nested run is going)."""
+    runs = kernel.run_all([
+        "%mcp restart demo",
+        "%%synapse --session run-all\nWhat tables are there?",
+        "%mcp call demo.echo text=queued",
+        "print('last cell ran')",
+    ])
+    assert [r.status for r in runs] == ["ok", "ok", "ok", "ok"]
+    assert all("cannot enter context" not in r.stderr + r.stdout for r in runs)
+    assert "orders" in runs[1].text()
+    assert runs[2].text().endswith("\nqueued")
+    assert runs[3].stdout == "last cell ran\n"

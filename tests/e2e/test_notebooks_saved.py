@@ -1,0 +1,104 @@
+"""The notebooks are kept executed, isolated and checkable: what nbval (run by `make test`) relies on.
+
+nbval itself re-runs them (`--nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
+notebooks/`); these checks catch what would make that comparison meaningless or flaky before it runs.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ("quickstart", "tool_inspection", "history_analysis")
+SANITIZE = REPO / "notebooks" / "nbval_sanitize.cfg"
+VARYING = re.compile(r"\b\d+(\.\d+)? ?ms\b|\bpid \d+|/tmp/|\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
+SECRETISH = re.compile(r"\bsk-[A-Za-z0-9]{8,}|Bearer [A-Za-z0-9]")
+
+
+def load(name: str) -> Any:
+    nb = nbformat.read(REPO / "notebooks" / f"{name}.ipynb", as_version=4)
+    nbformat.validate(nb)
+    return nb
+
+
+def sanitize_patterns() -> list[tuple[re.Pattern[str], str]]:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(SANITIZE)
+    return [(re.compile(parser[s]["regex"]), parser[s]["replace"]) for s in parser.sections()]
+
+
+def output_texts(cell: Any) -> list[str]:
+    texts: list[str] = []
+    for output in cell.outputs:
+        if output.output_type == "stream":
+            texts.append(output.text)
+        for mime, value in output.get("data", {}).items():
+            if isinstance(value, str) and not mime.startswith("image/"):
+                texts.append(value)
+    return texts
+
+
+def ignored(cell: Any) -> bool:
+    return any(line.strip() == "# NBVAL_IGNORE_OUTPUT" for line in cell.source.splitlines())
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_saved_with_outputs_and_no_errors(name: str) -> None:
+    nb = load(name)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code), "run scripts/run_notebooks.py and commit the result"
+    assert [o for c in code for o in c.outputs if o.output_type == "error"] == []
+    checked = [c for c in code if c.outputs and not ignored(c)]
+    assert len(checked) >= 4, "keep enough outputs checked for nbval to mean something"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_first_cell_isolates_the_run(name: str) -> None:
+    first = next(c for c in load(name).cells if c.cell_type == "code")
+    assert 'os.environ["SYNAPSE_DB"] = os.path.join(tempfile.mkdtemp(' in first.source
+    assert 'os.environ["SYNAPSE_MODEL"] = "scripted:demo"' in first.source
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_varying_outputs_are_masked_or_ignored(name: str) -> None:
+    patterns = sanitize_patterns()
+    for cell in load(name).cells:
+        if cell.cell_type != "code" or ignored(cell):
+            continue
+        for text in output_texts(cell):
+            for regex, replace in patterns:
+                text = regex.sub(replace, text)
+            found = VARYING.search(text)
+            assert found is None, f"{name}: {cell.source[:60]!r} shows {found.group(0)!r} unmasked"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_no_secrets_in_saved_outputs(name: str) -> None:
+    for cell in load(name).cells:
+        if cell.cell_type == "code":
+            for text in output_texts(cell):
+                assert SECRETISH.search(text) is None
+
+
+def test_sanitize_file_masks_what_varies() -> None:
+    sample = "✓ demo: connected, 15 tools (stdio, pid 4242) in 1.5 s · 12 ms | /tmp/synapse-ab12_x/history.duckdb |"
+    text = sample
+    for regex, replace in sanitize_patterns():
+        text = regex.sub(replace, text)
+    assert text == "✓ demo: connected, 15 tools (stdio, pid <pid>) in <duration> · <duration> | <history file> |"
+
+
+def test_quickstart_shows_the_offline_agent_using_the_demo_server() -> None:
+    nb = load("quickstart")
+    asked = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%synapse")]
+    assert asked
+    answer = "\n".join(output_texts(asked[0]))
+    assert "demo__query" in answer
+    assert "Top products by revenue" in answer
+    assert "scripted:demo (offline scripted model)" in answer

@@ -1,0 +1,141 @@
+"""Magic lines parse into typed options; each mistake is one UsageError line that names the fix."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.error import UsageError
+
+from synapse_nb.notebook.args import (
+    AskOptions,
+    expand,
+    parse_ask,
+    parse_call_arguments,
+    parse_call_target,
+    parse_connect,
+)
+
+
+def test_every_synapse_option_parses() -> None:
+    options = parse_ask(
+        "--model openai:gpt-4.1-mini --session analysis --system 'be brief' --tools 'demo__*' --tools echo "
+        "--max-iterations 3 --approve ask --format json --out answer --background --no-history"
+    )
+    assert options == AskOptions(
+        model="openai:gpt-4.1-mini", session="analysis", system="be brief", tools=("demo__*", "echo"),
+        max_iterations=3, approve="ask", format="json", out="answer", background=True, history=False,
+    )
+
+
+def test_defaults_mean_use_the_settings() -> None:
+    options = parse_ask("")
+    assert options.model is None
+    assert options.tools is None
+    assert options.format is None
+    assert options.history
+
+
+def test_no_tools_is_an_empty_pattern_list() -> None:
+    assert parse_ask("--no-tools").tools == ()
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("--bogus", "unknown option --bogus"),
+        ("--approve maybe", "--approve 'maybe' is not one of auto, ask, deny"),
+        ("--format html", "--format 'html' is not one of markdown, text, json, code"),
+        ("--max-iterations zero", "'zero' is not a whole number"),
+        ("--max-iterations 0", "must be at least 1"),
+        ("--out 2x", "--out '2x' is not a Python variable name"),
+        ("--tools x --no-tools", "contradict"),
+        ("what is this", "write the prompt in the cell body"),
+        ("--system 'unclosed", "close the quote"),
+        ("--model", "expected one argument"),
+        ("--background --format code", "cannot insert a cell"),
+    ],
+)
+def test_bad_synapse_lines_say_what_to_do(line: str, needle: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_ask(line)
+    message = str(caught.value)
+    assert needle in message
+    assert "\n" not in message
+    assert message.startswith("%%synapse")
+
+
+def test_connect_stdio_splits_at_the_double_dash() -> None:
+    spec = parse_connect(["demo", "--env", "TOKEN=abc", "--", "python", "-m", "server", "--port", "3"])
+    assert spec.name == "demo"
+    assert spec.command == "python"
+    assert spec.args == ("-m", "server", "--port", "3")
+    assert spec.env == {"TOKEN": "abc"}
+    assert not spec.from_config
+
+
+def test_connect_url_with_headers() -> None:
+    spec = parse_connect(["api", "https://example.test/mcp", "--header", "Authorization=Bearer x=y", "--timeout", "5"])
+    assert spec.url == "https://example.test/mcp"
+    assert spec.headers == {"Authorization": "Bearer x=y"}
+    assert spec.timeout == 5.0
+
+
+def test_connect_without_a_name_uses_the_config_file() -> None:
+    assert parse_connect([]).from_config
+    spec = parse_connect(["--config", "servers.json"])
+    assert spec.from_config
+    assert spec.config == "servers.json"
+
+
+@pytest.mark.parametrize(
+    ("words", "needle"),
+    [
+        (["demo"], "say how to reach it"),
+        (["demo", "--"], "nothing after '--'"),
+        (["demo", "ftp://x"], "is not an http(s) URL"),
+        (["demo", "http://x", "--header", "novalue"], "is not KEY=VALUE"),
+        (["demo", "--header", "A=b", "--", "cmd"], "--header is for URL servers"),
+        (["demo", "http://x", "--env", "A=b"], "--env and --cwd are for command servers"),
+        (["bad name!", "--", "cmd"], "letters, digits"),
+        (["demo", "--config", "x.json"], "drop the server name"),
+        (["demo", "--approve", "sometimes", "--", "cmd"], "not one of auto, ask, deny"),
+        (["demo", "http://x", "--frobnicate"], "unknown option"),
+        (["--config", "x.json", "--approve", "ask"], "--approve applies to one server"),
+    ],
+)
+def test_bad_connect_lines(words: list[str], needle: str) -> None:
+    with pytest.raises(UsageError, match=None) as caught:
+        parse_connect(words)
+    assert needle in str(caught.value)
+
+
+def test_call_target_accepts_dot_and_qualified_names() -> None:
+    assert parse_call_target("demo.echo").tool == "echo"
+    assert parse_call_target("demo__list_tables").server == "demo"
+    with pytest.raises(UsageError, match=r"is not SERVER\.TOOL"):
+        parse_call_target("echo")
+
+
+def test_call_arguments_json_or_key_value() -> None:
+    assert parse_call_arguments('{"text": "hi", "n": 2}') == {"text": "hi", "n": 2}
+    assert parse_call_arguments("text='hello world' n=2 flag=true items=[1,2] name=demo") == {
+        "text": "hello world", "n": 2, "flag": True, "items": [1, 2], "name": "demo",
+    }
+    assert parse_call_arguments("") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [('{"text": "hi"', "malformed JSON"), ("[1, 2]", "not KEY=VALUE"), ('{"a": 1} x', "malformed JSON"),
+     ("text", "not KEY=VALUE")],
+)
+def test_bad_call_arguments(text: str, needle: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_call_arguments(text)
+    assert needle in str(caught.value)
+
+
+def test_expand_uses_the_namespace_and_leaves_failures_alone() -> None:
+    ns = {"exe": "/venv/bin/python", "port": 8000}
+    assert expand("demo -- {exe} -m server --port $port", ns) == "demo -- /venv/bin/python -m server --port 8000"
+    assert expand("x -- {undefined_name}", ns) == "x -- {undefined_name}"
+    assert expand("plain words", ns) == "plain words"

@@ -1,0 +1,165 @@
+"""`%mcp` with the bundled demo server (a real subprocess): connect, list, tools, call, errors, secrets, interrupts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+
+import synapse_nb
+from synapse_nb.notebook.commands.ask import CellInterrupted
+from synapse_nb.notebook.commands.mcp import CallOutput
+
+Script = Callable[[Any], str]
+DEMO = "demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server"
+
+
+def connect_demo(ip: Any) -> None:
+    ip.run("import sys")
+    assert ip.line("mcp", f"connect {DEMO}") is None
+
+
+def test_connect_list_tools_call_disconnect(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    connect_demo(ip)
+    first = ip.published.items[0][0]
+    assert first["text/plain"] == ""  # nbval sees this first, and the same in the saved notebook
+    progress = ip.published.items[1][0]["text/plain"]
+    assert progress.startswith(f"⏳ connecting demo (stdio: {sys.executable} -m synapse_nb.mcp_client.demo_server)")
+    [done] = ip.published.final
+    assert done["text/plain"].startswith("✓ demo: connected, ")
+    assert " tools (stdio, pid " in done["text/plain"]
+
+    servers = ip.line("mcp", "list")
+    assert servers[["server", "transport", "state"]].to_dict("records") == [
+        {"server": "demo", "transport": "stdio", "state": "connected"}
+    ]
+    assert servers.pid.iloc[0] > 0
+
+    tools = ip.line("mcp", "tools demo")
+    assert isinstance(tools, pd.DataFrame)
+    row = tools.set_index("tool").loc["query"]
+    assert (row["name"], row["server"], row["read_only"]) == ("demo__query", "demo", True)
+    assert row["parameters"] == "sql"
+    assert tools.set_index("tool").loc["drop_table", "destructive"]
+
+    out = ip.line("mcp", "call demo.echo text='hello there'")
+    assert isinstance(out, CallOutput)
+    assert out.text == "hello there"
+    assert "hello there" in out._repr_mimebundle_()["text/html"]
+    assert ip.line("mcp", 'call demo.echo {"text": "from json"}').text == "from json"
+    failed = ip.line("mcp", "call demo__fail message=broken")
+    assert failed.result.is_error
+    assert repr(failed).startswith("demo.fail → error")
+    image = ip.line("mcp", "call demo.image")
+    assert "image/png" in image._repr_mimebundle_()
+
+    for line, needle in [
+        ("call nowhere.echo text=x", "unknown server 'nowhere'; connected servers: demo"),
+        ("call demo.nothing", "server 'demo' has no tool 'nothing'; its tools: list_tables"),
+        ('call demo.echo {"text": ', "malformed JSON arguments"),
+        ("call demo.echo text", "is not KEY=VALUE"),
+        ("tools nowhere", "unknown server 'nowhere'"),
+        ("inspect nowhere", "unknown server 'nowhere'"),
+        ("frobnicate", "unknown subcommand 'frobnicate'"),
+        ("disconnect", "name one server or use --all"),
+    ]:
+        with pytest.raises(UsageError) as caught:
+            ip.line("mcp", line)
+        assert needle in str(caught.value), line
+
+    assert type(ip.line("mcp", "inspect demo")).__name__ == "Inspector"
+    capsys.readouterr()
+    ip.line("mcp", "restart demo")
+    assert capsys.readouterr().out.startswith("demo restarted: connected,")
+    ip.line("mcp", "disconnect demo")
+    assert capsys.readouterr().out == "demo disconnected\n"
+    assert ip.line("mcp", "list") is None
+    assert "no MCP servers" in capsys.readouterr().out
+    events = synapse_nb.history().server_events()
+    assert {"connected", "restarted", "disconnected"} <= set(events.event)
+
+
+def test_the_agent_uses_the_demo_server(ip: Any) -> None:
+    connect_demo(ip)
+    ip.cell("synapse", "What tables are there?")
+    result = ip.ns["_synapse"]
+    assert result.status == "finished"
+    assert "list_tables" in result.tool_calls.tool.tolist()
+    assert "orders" in result.text
+    calls = synapse_nb.history().tool_calls()
+    assert set(calls.server) == {"demo"}
+    assert len(calls) == len(result.tool_calls)
+
+
+def test_interrupt_during_a_tool_call_cancels_it_and_keeps_the_server(ip: Any, script: Script) -> None:
+    connect_demo(ip)
+    model = script([{"match": "sleep", "tool": "sleep", "arguments": {"seconds": 60}, "answer": "slept"}, "ok"])
+    publish = ip.state.publish
+
+    def interrupt_when_the_call_shows(bundle: dict[str, Any], display_id: str | None, update: bool) -> None:
+        publish(bundle, display_id, update)
+        if "demo__sleep" in bundle.get("text/plain", "") and "⏳ running" in bundle.get("text/plain", ""):
+            os.kill(os.getpid(), signal.SIGINT)  # the user presses Stop while the tool runs
+
+    ip.state.publish = interrupt_when_the_call_shows
+    with pytest.raises(CellInterrupted):
+        ip.cell(f"synapse --model {model}", "please sleep")
+    ip.state.publish = publish
+    assert ip.ns["_synapse"].status == "cancelled"
+    assert ip.line("mcp", "list").state.tolist() == ["connected"]
+    assert ip.line("mcp", "call demo.echo text=still-here").text == "still-here"
+    ip.cell(f"synapse --model {model}", "anything else")
+    assert ip.ns["_synapse"].text == "ok"
+    assert synapse_nb.history().turns().status.tolist() == ["cancelled", "finished"]
+
+
+def test_a_server_that_fails_to_start_says_why_and_shows_its_stderr(ip: Any) -> None:
+    ip.run("import sys")
+    line = "connect bad -- {sys.executable} -c \"import sys; print('no config here', file=sys.stderr); sys.exit(3)\""
+    with pytest.raises(UsageError, match="bad failed to start"):
+        ip.line("mcp", line)
+    assert "no config here" in ip.published.text()
+    assert ip.line("mcp", "list").state.tolist() == ["failed"]
+
+
+def test_header_secrets_are_never_shown_or_recorded(ip: Any) -> None:
+    token = "Bearer sk-planted-7f3a9c1e5b2d4f60"
+    with pytest.raises(UsageError) as caught:
+        ip.line("mcp", f"connect api http://127.0.0.1:9/mcp --header 'Authorization={token}' --timeout 5")
+    assert token not in str(caught.value)
+    assert "sk-planted" not in ip.published.text()
+    assert ip.state.store.redactor.redact(f"x {token} y") != f"x {token} y"
+    recorded = synapse_nb.history().server_events().to_json(date_format="iso")
+    assert "sk-planted" not in recorded
+
+
+def test_connect_from_a_config_file(ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEMO_TOKEN", "tok-secret-value-123456")
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "demo": {"command": sys.executable, "args": ["-m", "synapse_nb.mcp_client.demo_server"],
+                 "env": {"DEMO_TOKEN": "${env:DEMO_TOKEN}"}, "approve": {"drop_table": "deny"}},
+        "broken": {"command": sys.executable, "args": ["-c", "raise SystemExit(2)"]},
+        "off": {"command": "nothing", "disabled": True},
+    }}))
+    ip.line("mcp", f"connect --config {config}")
+    text = ip.published.text()
+    assert "demo: ✓ connected," in text
+    assert "broken: ✗ failed:" in text
+    assert "off" not in text
+    assert ip.line("mcp", "call demo.env name=DEMO_TOKEN").result.structured_content == {
+        "name": "DEMO_TOKEN", "set": True,
+    }
+    assert "tok-secret-value-123456" not in synapse_nb.history().server_events().to_json(date_format="iso")
+    assert ip.state.policy.decide(ip.state.hub.tool("demo__drop_table")) == "deny"
+    monkeypatch.setenv("SYNAPSE_MCP_CONFIG", str(tmp_path / "missing.json"))
+    with pytest.raises(UsageError, match="does not exist"):
+        ip.line("mcp", "connect")

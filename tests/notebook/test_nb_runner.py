@@ -1,0 +1,173 @@
+"""The sync->async bridge: results, timeouts, interrupts that cancel cleanly, background tasks, re-entrancy."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from synapse_nb.notebook.runner import Runner
+
+
+def test_run_returns_the_result_and_raises_what_the_coroutine_raises() -> None:
+    runner = Runner()
+
+    async def answer() -> int:
+        await asyncio.sleep(0)
+        return 42
+
+    async def fail() -> None:
+        raise ValueError("nope")
+
+    assert runner.run(answer()) == 42
+    with pytest.raises(ValueError, match="nope"):
+        runner.run(fail())
+
+
+def test_timeout_cancels_the_coroutine() -> None:
+    runner = Runner()
+    cleaned: list[str] = []
+
+    async def slow() -> None:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            cleaned.append("yes")
+
+    with pytest.raises(TimeoutError):
+        runner.run(slow(), timeout=0.05)
+    assert cleaned == ["yes"]
+
+
+def test_sigint_cancels_the_task_waits_for_its_cleanup_then_raises() -> None:
+    runner = Runner()
+    seen: list[str] = []
+
+    async def turn() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            await asyncio.sleep(0.01)  # cleanup may still await (MCP cancellations, recording)
+            seen.append("cleaned up")
+            raise
+
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(turn())
+    assert seen == ["cancelled", "cleaned up"]
+    assert runner.interrupted
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert runner.run(asyncio.sleep(0, result="next cell works")) == "next cell works"
+    assert not runner.interrupted
+
+
+def test_interrupt_during_a_prompt_cancels_the_turn() -> None:
+    runner = Runner()
+    seen: list[str] = []
+
+    def ask(_question: str) -> str:
+        raise KeyboardInterrupt  # what the kernel's input() raises when interrupted
+
+    async def turn() -> None:
+        try:
+            runner.prompt("allow? ", ask)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(turn())
+    assert seen == ["cancelled"]
+
+
+def test_spawned_tasks_are_tracked_cancelled_and_their_failures_logged(caplog: pytest.LogCaptureFixture) -> None:
+    runner = Runner()
+    started = asyncio.Event()
+
+    async def forever() -> None:
+        started.set()
+        await asyncio.sleep(30)
+
+    async def broken() -> None:
+        raise RuntimeError("background bug")
+
+    task = runner.spawn(forever(), name="forever")
+    failing = runner.spawn(broken(), name="broken")
+    with caplog.at_level(logging.ERROR, logger="synapse_nb.notebook"):
+        runner.run(asyncio.wait_for(started.wait(), 5))
+        runner.run(asyncio.wait({failing}, timeout=5))
+    assert "background task broken failed" in caplog.text
+    assert task in runner.tasks
+    assert failing not in runner.tasks
+    runner.cancel_all()
+    assert task.cancelled()
+    assert not runner.tasks
+
+
+def test_run_is_reentrant_inside_a_running_loop() -> None:
+    """In a kernel the loop already runs while a cell executes; nest_asyncio is applied then, and only then."""
+    code = textwrap.dedent(
+        """
+        import asyncio, sys
+        from synapse_nb.notebook.runner import Runner
+
+        async def kernel():
+            runner = Runner()
+            assert "nest_asyncio" not in sys.modules
+            async def work():
+                await asyncio.sleep(0.01)
+                return "inner"
+            # a magic is synchronous code called from the running loop
+            value = runner.run(work())
+            bg = runner.spawn(work())
+            return value, await bg, runner.loop is asyncio.get_running_loop(), "nest_asyncio" in sys.modules
+
+        print(asyncio.run(kernel()))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "('inner', 'inner', True, True)"
+
+
+def test_a_nested_run_defers_tasks_of_the_running_cells_context() -> None:
+    """ipykernel starts each shell message's task in one shared Context; one arriving while a cell blocks
+    in a nested run must wait for the cell (stepping it inside would fail: the Context is entered)."""
+    code = textwrap.dedent(
+        """
+        import asyncio, contextvars
+        from synapse_nb.notebook.runner import Runner
+
+        order, errors = [], []
+        shared = contextvars.copy_context()
+
+        async def next_message():
+            order.append("next message handled")
+
+        async def cell(runner):
+            # a message arrives while this cell runs: ipykernel creates its task in the shared Context
+            queued = asyncio.get_running_loop().create_task(next_message(), context=shared)
+            async def work():
+                await asyncio.sleep(0.01)
+                order.append("cell work done")
+            runner.run(work())   # the magic blocks in a nested run
+            order.append("cell returns")
+            await queued
+
+        async def kernel():
+            loop = asyncio.get_running_loop()
+            loop.set_exception_handler(lambda loop, context: errors.append(context["message"]))
+            await loop.create_task(cell(Runner()), context=shared)
+
+        asyncio.run(kernel())
+        print(order, errors)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "['cell work done', 'cell returns', 'next message handled'] []"

@@ -1,0 +1,140 @@
+"""`%synapse` subcommands and `%%synapse_sql`: status, model, sessions, history, SQL, reset, help, errors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+
+from synapse_nb.notebook.commands.session import Status
+
+Script = Callable[[Any], str]
+
+
+def test_status_before_anything_happened(ip: Any, clean_env: Any) -> None:
+    status = ip.line("synapse", "status")
+    assert isinstance(status, Status)
+    text = repr(status)
+    assert "scripted:demo (offline scripted model" in text
+    assert re.search(r"^session +main \(new\)$", text, re.M)
+    assert re.search(r"^MCP servers +none \(%mcp connect \.\.\.\)$", text, re.M)
+    assert str(clean_env / "history.duckdb") in text
+    assert "| **model** |" in status._repr_markdown_()
+    assert isinstance(ip.line("synapse"), Status)  # bare %synapse is status
+
+
+def test_model_shows_and_switches_with_early_checks(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.line("synapse", "model")
+    assert capsys.readouterr().out.startswith("scripted:demo (offline scripted model")
+    with pytest.raises(UsageError, match="set OPENAI_API_KEY"):
+        ip.line("synapse", "model openai:gpt-4.1-mini")
+    with pytest.raises(UsageError, match="PROVIDER:MODEL"):
+        ip.line("synapse", "model claude")
+    ip.line("synapse", "model scripted:demo")
+    assert ip.state.model == "scripted:demo"
+
+
+def test_config_traitlets_are_validated_and_used(
+    ip: Any, script: Script, caplog: pytest.LogCaptureFixture
+) -> None:
+    ip.run("%config SynapseMagics.max_iterations = 3")
+    assert ip.state.magics.settings().max_iterations == 3
+    ip.run("%config SynapseMagics.approve = 'sometimes'")  # %config logs the error and keeps the old value
+    assert "SynapseMagics.approve must be auto, ask, deny or empty, not 'sometimes'" in caplog.text
+    assert ip.state.magics.approve == ""
+    ip.run(f"%config SynapseMagics.model = '{script(['configured model'])}'")
+    ip.cell("synapse", "hi")
+    assert ip.ns["_synapse"].text == "configured model"
+
+
+def test_sessions_new_list_switch(ip: Any, script: Script, capsys: pytest.CaptureFixture[str]) -> None:
+    model = script(["a", "b", "c"])
+    ip.cell(f"synapse --model {model}", "q1")
+    ip.line("synapse", "session new")
+    assert "new session main-2" in capsys.readouterr().out
+    ip.cell(f"synapse --model {model}", "q2")
+    ip.line("synapse", "session")
+    assert "session main-2 (2 messages" in capsys.readouterr().out
+    sessions = ip.line("synapse", "session list")
+    assert sessions.name.tolist() == ["main", "main-2"]
+    assert sessions.current.tolist() == [False, True]
+    assert sessions.turns.tolist() == [1, 1]
+    ip.line("synapse", "session switch main")
+    assert "switched to session main (2 messages so far)" in capsys.readouterr().out
+    with pytest.raises(UsageError, match="unknown action 'delete'"):
+        ip.line("synapse", "session delete main")
+    with pytest.raises(UsageError, match="name one session"):
+        ip.line("synapse", "session switch")
+
+
+def test_history_and_sql(ip: Any, script: Script) -> None:
+    model = script(["one", "two", "three"])
+    for prompt in ("first", "second", "third"):
+        ip.cell(f"synapse --model {model}", prompt)
+    recent = ip.line("synapse", "history -n 2")
+    assert isinstance(recent, pd.DataFrame)
+    assert recent.prompt.tolist() == ["second", "third"]
+    assert set(recent.columns) >= {"session", "status", "tool_calls", "tokens", "duration_ms"}
+    assert len(ip.line("synapse", "history")) == 3
+    frame = ip.line("synapse", "sql SELECT role, count(*) AS n FROM messages GROUP BY role ORDER BY role")
+    assert frame.to_dict("records") == [{"role": "assistant", "n": 3}, {"role": "user", "n": 3}]
+    cell = ip.cell("synapse_sql --out turns_df", "SELECT prompt\nFROM turns\nORDER BY started_at")
+    assert cell.prompt.tolist() == ["first", "second", "third"]
+    assert ip.ns["turns_df"] is cell
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("history -n x", "-n needs a whole number"),
+        ("history -n 0", "-n must be at least 1"),
+        ("history --all", "use %synapse history -n 5"),
+        ("sql", "missing query"),
+        ("sql SELEC 1", "history query failed: Parser Error"),
+        ("sql SELECT * FROM nowhere", "history query failed: Catalog Error"),
+        ("frobnicate", "unknown subcommand 'frobnicate'"),
+        ("inspect", "has no turns yet"),
+        ("reset now", "unexpected 'now'"),
+    ],
+)
+def test_bad_subcommands(ip: Any, line: str, needle: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        ip.line("synapse", line)
+    assert needle in str(caught.value)
+
+
+def test_synapse_sql_option_errors(ip: Any) -> None:
+    with pytest.raises(UsageError, match="the only option is --out NAME"):
+        ip.cell("synapse_sql --limit 3", "SELECT 1")
+
+
+def test_reset_forgets_the_conversation(ip: Any, script: Script) -> None:
+    model = script(["first", "second"])
+    ip.cell(f"synapse --model {model}", "q")
+    before = ip.ns["_synapse"].session_id
+    ip.line("synapse", "reset")
+    ip.cell(f"synapse --model {model}", "q again")
+    assert ip.ns["_synapse"].text == "first"
+    assert ip.ns["_synapse"].session_id != before
+
+
+def test_inspect_gives_the_session_trace_widget(ip: Any, script: Script) -> None:
+    ip.cell(f"synapse --model {script(['hello'])}", "q")
+    widget = ip.line("synapse", "inspect")
+    assert type(widget).__name__ == "SessionTrace"
+
+
+def test_help_texts(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.line("synapse", "help")
+    assert "session switch NAME" in capsys.readouterr().out
+    ip.line("synapse", "--help")  # IPython refuses a cell magic with an empty body, so the line form too
+    out = capsys.readouterr().out
+    for option in ("--model", "--session", "--system", "--tools", "--no-tools", "--max-iterations", "--approve",
+                   "--format", "--out", "--background", "--no-history", "--help"):
+        assert option in out
+    ip.line("mcp", "help")
+    assert "connect NAME URL [--header K=V]" in capsys.readouterr().out

@@ -1,0 +1,331 @@
+"""The MCP inspector against a fake hub: servers, actions, tools, forms, calls, results and past calls."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import struct
+import zlib
+
+import ipywidgets as w
+import pytest
+from widget_fakes import ECHO_SCHEMA, FakeHistory, FakeHub, FakeRunner, FakeState, Info, spec, text_result
+
+from synapse_nb.errors import McpError, ToolCallTimeout, UnknownServerError
+from synapse_nb.notebook.widgets import Inspector, inspector
+from synapse_nb.notebook.widgets.server_panel import ServerPanel
+from synapse_nb.notebook.widgets.tool_panel import ToolPanel
+from synapse_nb.types import ContentBlock, ToolResult
+
+
+def panel(ins: Inspector, name: str = "demo") -> ServerPanel:
+    return ins.panels[name]
+
+
+def choose(ins: Inspector, tool: str, server: str = "demo") -> ToolPanel:
+    p = panel(ins, server)
+    p.tool_list.value = f"{server}__{tool}"
+    (detail,) = p.tool_detail.children
+    assert isinstance(detail, ToolPanel)
+    return detail
+
+
+def tiny_png(width: int = 4, height: int = 2) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+# --- servers ------------------------------------------------------------------------------------------
+
+
+def test_servers_are_tabs_with_state_transport_pid_and_tool_count(state: FakeState, runner: FakeRunner) -> None:
+    ins = inspector(state)
+    assert ins.body.children == (ins.tabs,)
+    assert ins.tabs.titles == ("● demo", "✖ web")
+    demo, web = panel(ins, "demo"), panel(ins, "web")
+    assert "snb-state-connected" in demo.card.value
+    assert "snb-b-green" in demo.card.value
+    assert "pid <b>4242</b>" in demo.card.value
+    assert "<b>3</b> tools" in demo.card.value
+    assert "transport <b>stdio</b>" in demo.card.value
+    assert "snb-state-crashed" in web.card.value
+    assert "snb-b-red" in web.card.value
+    assert "last error: connection reset" in web.card.value
+    assert "http://127.0.0.1:9/mcp" in web.card.value
+    assert demo.tabs.titles == ("Tools (3)", "Resources", "Prompts")
+    assert "1 server" not in ins.summary.value
+    assert "2 servers · 4 tools" in ins.summary.value
+
+
+def test_stderr_is_collapsed_under_a_title_with_its_length(state: FakeState) -> None:
+    demo = panel(inspector(state))
+    assert demo.stderr.selected_index is None
+    assert demo.stderr.titles == ("stderr (2 lines)",)
+    assert "starting demo\nready" in demo.stderr_view.value
+
+
+def test_one_server_is_shown_alone_and_an_unknown_one_is_refused(state: FakeState) -> None:
+    ins = inspector(state, "web")
+    assert list(ins.panels) == ["web"]
+    assert ins.body.children == (ins.panels["web"],)
+    with pytest.raises(UnknownServerError, match=r"no MCP server named 'nope'.*connected: demo, web"):
+        inspector(state, "nope")
+
+
+def test_no_servers_says_how_to_connect_one(runner: FakeRunner) -> None:
+    ins = inspector(FakeState(FakeHub(), runner))
+    (message,) = ins.body.children
+    assert "%mcp connect NAME -- COMMAND" in message.value
+
+
+def test_resources_and_prompts_are_listed_in_the_background(state: FakeState, runner: FakeRunner) -> None:
+    state.hub.resources["web"] = McpError("web does not list resources", server="web")
+    ins = inspector(state)
+    demo = panel(ins)
+    assert "loading" in demo.resources.value  # nothing ran yet: building the widget never waits on the hub
+    runner.drain()
+    assert "demo://tables/orders" in demo.resources.value
+    assert "text/csv" in demo.resources.value
+    assert "summarize" in demo.prompts.value
+    assert 'class="snb-req"' in demo.prompts.value
+    assert "No resources: web does not list resources" in panel(ins, "web").resources.value
+    assert "no prompts" in panel(ins, "web").prompts.value
+
+
+def test_restart_runs_in_the_background_and_refreshes_the_card(state: FakeState, runner: FakeRunner) -> None:
+    ins = inspector(state)
+    web = panel(ins, "web")
+    web.restart_button.click()
+    assert state.hub.actions == []  # spawned, not run: the click returned at once
+    assert web.restart_button.disabled
+    assert "restart" in web.action_status.value
+    runner.drain()
+    assert state.hub.actions == [("restart", "web")]
+    assert "snb-state-connected" in web.card.value
+    assert "pid <b>1</b>" in web.card.value
+    assert "restarted" in web.action_status.value
+    assert not web.restart_button.disabled
+    assert ins.tabs.titles == ("● demo", "● web")
+
+
+def test_disconnect_marks_the_server_stopped(state: FakeState, runner: FakeRunner) -> None:
+    ins = inspector(state)
+    demo = panel(ins)
+    demo.disconnect_button.click()
+    runner.drain()
+    assert state.hub.actions == [("disconnect", "demo")]
+    assert "snb-state-stopped" in demo.card.value
+    assert demo.disconnect_button.disabled
+    assert "disconnected" in demo.action_status.value
+
+
+def test_a_failed_action_is_shown_on_the_panel(runner: FakeRunner) -> None:
+    hub = FakeHub(servers=[Info("broken", state="down")])
+    ins = inspector(FakeState(hub, runner))
+    broken = panel(ins, "broken")
+    broken.restart_button.click()
+    runner.drain()
+    assert "restart failed: broken crashed again while starting" in broken.action_status.value
+    assert "snb-err" in broken.action_status.value
+
+
+def test_a_server_gone_from_the_hub_stays_visible_as_stopped(state: FakeState) -> None:
+    ins = inspector(state)
+    state.hub.servers = [s for s in state.hub.servers if s.name != "web"]
+    ins.refresh_button.click()
+    assert "snb-state-stopped" in panel(ins, "web").card.value
+    assert "no longer in the hub" in panel(ins, "web").card.value
+
+
+# --- tools ----------------------------------------------------------------------------------------------
+
+
+def test_tools_list_with_badges_description_and_a_form(state: FakeState) -> None:
+    ins = inspector(state)
+    demo = panel(ins)
+    assert demo.tool_list.options == (("echo", "demo__echo"), ("sleep", "demo__sleep"), ("wipe ⚠", "demo__wipe"))
+    echo = demo.tool_detail.children[0]  # the first tool is shown at once
+    assert echo.spec.name == "demo__echo"
+    assert "read-only" in echo.header.value
+    assert "idempotent" in echo.header.value
+    assert "destructive" not in echo.header.value
+    wipe = choose(ins, "wipe")
+    assert "destructive" in wipe.header.value
+    assert "open-world" in wipe.header.value
+    assert wipe.call_button.button_style == "danger"
+    assert "The wipe tool." in wipe.description.value
+    assert list(wipe.form.inputs) == []
+
+
+def test_switching_tools_keeps_what_was_typed(state: FakeState) -> None:
+    ins = inspector(state)
+    echo = choose(ins, "echo")
+    echo.form.inputs[("text",)].value = "draft"
+    choose(ins, "sleep")
+    assert choose(ins, "echo") is echo
+    assert echo.form.inputs[("text",)].value == "draft"
+
+
+def test_call_runs_in_the_background_and_shows_the_text_result(state: FakeState, runner: FakeRunner) -> None:
+    state.hub.results["demo__echo"] = text_result("hello <b>world</b>", ms=12.5)
+    echo = choose(inspector(state), "echo")
+    echo.form.inputs[("text",)].value = "hello"
+    echo.call_button.click()
+    assert echo.call_button.disabled
+    assert "calling echo" in echo.result.children[0].value
+    assert state.hub.calls == []  # not yet: the kernel is free until the loop runs the task
+    runner.drain()
+    assert state.hub.calls == [("demo__echo", {"text": "hello"})]
+    (html,) = echo.result.children
+    assert "hello &lt;b&gt;world&lt;/b&gt;" in html.value  # escaped, shown as text
+    assert "snb-b-green" in html.value
+    assert "12 ms" in html.value
+    assert not echo.call_button.disabled
+
+
+def test_invalid_input_is_flagged_and_not_sent(state: FakeState, runner: FakeRunner) -> None:
+    ins = inspector(state)
+    echo = choose(ins, "echo")
+    echo.call_button.click()
+    runner.drain()
+    assert state.hub.calls == []
+    assert runner.tasks[-1].get_coro().__name__ != "_call"  # no call task was even spawned
+    assert echo.form.error_labels[("text",)].value == "⚠ required"
+    assert "nothing was sent" in echo.call_status.value
+    assert echo.result.children == ()
+    sleep = choose(ins, "sleep")
+    sleep.form.inputs[("seconds",)].value = 99.0
+    sleep.call_button.click()
+    runner.drain()
+    assert state.hub.calls == []
+    assert sleep.form.error_labels[("seconds",)].value == "⚠ must be ≤ 60"
+
+
+def test_structured_content_is_pretty_json_and_errors_are_red(state: FakeState, runner: FakeRunner) -> None:
+    state.hub.results["demo__sleep"] = ToolResult(
+        content=(ContentBlock("text", text='{"slept": 1}'),), structured_content={"slept": 1}, duration_ms=1000.0
+    )
+    state.hub.results["demo__echo"] = text_result("echo refused", is_error=True)
+    ins = inspector(state)
+    sleep = choose(ins, "sleep")
+    sleep.call_button.click()
+    runner.drain()
+    assert state.hub.calls == [("demo__sleep", {})]  # the default is the server's to apply
+    html = sleep.result.children[0].value
+    assert "&quot;slept&quot;: 1" in html
+    assert "<details" in html
+    assert " open>" in html
+    assert "1.00 s" in html
+    echo = choose(ins, "echo")
+    echo.form.inputs[("text",)].value = "x"
+    echo.call_button.click()
+    runner.drain()
+    html = echo.result.children[0].value
+    assert "snb-b-red" in html
+    assert "snb-pre snb-err" in html
+    assert "echo refused" in html
+
+
+def test_images_are_rendered_from_base64(state: FakeState, runner: FakeRunner) -> None:
+    png = tiny_png()
+    state.hub.results["demo__wipe"] = ToolResult(
+        content=(ContentBlock("image", data=base64.b64encode(png).decode(), mime_type="image/png"),
+                 ContentBlock("image", data="%%%not base64", mime_type="image/png")),
+    )
+    wipe = choose(inspector(state), "wipe")
+    wipe.call_button.click()
+    runner.drain()
+    images = [c for c in wipe.result.children if isinstance(c, w.Image)]
+    assert len(images) == 1
+    assert images[0].value == png
+    assert images[0].format == "png"
+    assert images[0].layout.width == "128px"  # a 4 px image is enlarged to be seen
+    text = " ".join(c.value for c in wipe.result.children if isinstance(c, w.HTML))
+    assert "image/png · 4 x 2 px" in text
+    assert "not valid base64" in text
+    assert "(empty result)" not in text
+
+
+def test_hub_errors_are_shown_not_raised(state: FakeState, runner: FakeRunner) -> None:
+    state.hub.results["demo__echo"] = ToolCallTimeout("demo__echo did not answer within 2 s", server="demo", timeout=2)
+    echo = choose(inspector(state), "echo")
+    echo.form.inputs[("text",)].value = "x"
+    echo.call_button.click()
+    runner.drain()
+    html = echo.result.children[0].value
+    assert "failed" in html
+    assert "did not answer within 2 s" in html
+    assert "snb-err" in html
+    assert not echo.call_button.disabled
+
+
+def test_a_call_refreshes_the_server_state(state: FakeState, runner: FakeRunner) -> None:
+    ins = inspector(state)
+    echo = choose(ins, "echo")
+    echo.form.inputs[("text",)].value = "x"
+    state.hub.servers = [Info("demo", state="crashed", pid=None, tool_count=3), state.hub.servers[1]]
+    echo.call_button.click()
+    runner.drain()
+    assert "snb-state-crashed" in panel(ins).card.value
+
+
+# --- past calls ------------------------------------------------------------------------------------------
+
+
+def history_rows(n: int) -> list[dict[str, object]]:
+    t0 = dt.datetime(2025, 1, 2, 3, 4, 5)
+    return [
+        {"started_at": t0 + dt.timedelta(seconds=i), "duration_ms": 10.0 * (i + 1), "is_error": i == 1,
+         "error": None, "arguments": f'{{"text": "call {i}"}}', "result_text": "ok", "approval": "auto",
+         "session_id": "s"}
+        for i in range(n)
+    ]
+
+
+def test_past_calls_of_the_tool_come_from_the_history_with_a_latency_chart(
+    hub: FakeHub, runner: FakeRunner
+) -> None:
+    history = FakeHistory(history_rows(3))
+    echo = choose(inspector(FakeState(hub, runner, history)), "echo")
+    (query,) = [q for q in history.queries if "'demo'" in q]
+    assert "FROM tool_calls WHERE server = 'demo' AND tool IN ('echo', 'demo__echo')" in query
+    assert "ORDER BY started_at DESC LIMIT 20" in query
+    view = echo.history.view.value
+    assert "last 3 calls · mean 20 ms · 1 error" in view
+    assert view.count("<rect") == 3
+    assert "#cf222e" in view
+    assert "2025-01-02 03:04:05" in view
+    assert "call 0" in view
+
+
+def test_names_with_quotes_are_quoted_in_the_history_query(runner: FakeRunner) -> None:
+    history = FakeHistory()
+    hub = FakeHub(servers=[Info("o'hare", tool_count=1)], tools=[spec("it's", ECHO_SCHEMA, server="o'hare")])
+    inspector(FakeState(hub, runner, history))
+    (query,) = history.queries
+    assert "server = 'o''hare' AND tool IN ('it''s', 'o''hare__it''s')" in query
+
+
+def test_without_a_history_the_inspector_still_works(state: FakeState, runner: FakeRunner) -> None:
+    state.history_obj = None
+    echo = choose(inspector(state), "echo")
+    assert "No history file is open" in echo.history.view.value
+    echo.form.inputs[("text",)].value = "x"
+    echo.call_button.click()
+    runner.drain()
+    assert state.hub.calls == [("demo__echo", {"text": "x"})]
+
+
+def test_a_broken_history_is_reported_in_place(state: FakeState, caplog: pytest.LogCaptureFixture) -> None:
+    class Broken(FakeHistory):
+        def sql(self, query: str) -> object:
+            raise RuntimeError("Catalog Error: Table tool_calls does not exist")
+
+    state.history_obj = Broken()
+    echo = choose(inspector(state), "echo")
+    assert "Past calls cannot be read: Catalog Error" in echo.history.view.value
+    assert "reading the call history" in caplog.text

@@ -1,0 +1,144 @@
+"""The inspector and the form generator against the real McpHub, the real Runner and the demo server."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as w
+import pytest
+
+from synapse_nb.mcp_client.hub import McpHub
+from synapse_nb.notebook.runner import Runner
+from synapse_nb.notebook.widgets import Inspector, inspector
+from synapse_nb.notebook.widgets import schema_form as sf
+from synapse_nb.notebook.widgets.form import ToolForm
+from synapse_nb.notebook.widgets.tool_panel import ToolPanel
+
+DEMO = [sys.executable, "-m", "synapse_nb.mcp_client.demo_server"]
+
+
+@dataclass
+class State:
+    """The facade as the notebook layer builds it, without IPython: a hub, a runner, no history."""
+
+    hub: McpHub
+    runner: Runner
+
+    def history(self) -> Any:
+        return None
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[State]:
+    loop = asyncio.new_event_loop()
+    runner = Runner(loop)
+    hub = McpHub()
+    runner.run(hub.connect("demo", command=DEMO[0], args=DEMO[1:]), timeout=60)
+    try:
+        yield State(hub, runner)
+    finally:
+        runner.run(hub.aclose(), timeout=30)
+        loop.close()
+
+
+def settle(state: State, *tasks: Any) -> None:
+    """Run the spawned tasks to their end on the runner's loop (which runs only while the test drives it)."""
+    state.runner.run(asyncio.wait_for(asyncio.gather(*tasks), 30))
+
+
+def choose(ins: Inspector, tool: str) -> ToolPanel:
+    ins.panels["demo"].tool_list.value = f"demo__{tool}"
+    (panel,) = ins.panels["demo"].tool_detail.children
+    assert isinstance(panel, ToolPanel)
+    return panel
+
+
+def test_every_demo_tool_schema_becomes_a_form(demo: State) -> None:
+    tools = {t.original_name: t for t in demo.hub.tools}
+    assert {"list_tables", "describe_table", "query", "summarize_column", "echo", "sleep", "fail", "crash",
+            "garbage", "image", "large"} <= set(tools)
+    for spec in tools.values():
+        form = sf.build_form(spec.input_schema)
+        assert form.raw_only is None, spec.name
+        assert ToolForm(spec.input_schema).arguments() is not None or any(f.required for f in form.fields)
+    kinds = {name: [(f.name, f.kind, f.required) for f in sf.build_form(tools[name].input_schema).fields]
+             for name in ("query", "summarize_column", "sleep", "garbage", "list_tables")}
+    assert kinds == {
+        "query": [("sql", "text", True)],
+        "summarize_column": [("table", "string", True), ("column", "string", True)],
+        "sleep": [("seconds", "number", True)],
+        "garbage": [("lines", "integer", False)],
+        "list_tables": [],
+    }
+    garbage = ToolForm(tools["garbage"].input_schema)
+    assert isinstance(garbage.inputs[("lines",)], w.IntText)
+    assert garbage.inputs[("lines",)].value == 3
+
+
+def test_the_inspector_shows_the_real_server(demo: State) -> None:
+    ins = inspector(demo, "demo")
+    info = demo.hub.server("demo")
+    card = ins.panels["demo"].card.value
+    assert "snb-state-connected" in card
+    assert f"pid <b>{info.pid}</b>" in card
+    assert "synapse-demo" in card
+    assert len(ins.panels["demo"].tool_list.options) == info.tool_count
+    settle(demo, *ins.panels["demo"].tasks)
+    assert "demo://schema" in ins.panels["demo"].resources.value
+    assert "explore_table" in ins.panels["demo"].prompts.value
+
+
+def test_calling_describe_table_from_the_form(demo: State) -> None:
+    panel = choose(inspector(demo), "describe_table")
+    panel.form.inputs[("table",)].value = "orders"
+    panel.call_button.click()
+    settle(demo, panel.task)
+    html = panel.result.children[0].value
+    assert "snb-b-green" in html
+    assert "Table orders: 300 rows" in html
+    assert "structured content" in html
+
+
+def test_invalid_input_never_reaches_the_server(demo: State) -> None:
+    panel = choose(inspector(demo), "sleep")
+    panel.form.mode.value = "JSON"
+    panel.form.raw.value = '{"seconds": "soon"}'
+    panel.call_button.click()
+    assert panel.task is None
+    assert panel.form.raw_error.value == "⚠ seconds: expected number, got string"
+
+
+def test_error_results_and_images_from_the_server(demo: State) -> None:
+    ins = inspector(demo)
+    fail = choose(ins, "fail")
+    fail.form.inputs[("message",)].value = "on purpose"
+    fail.call_button.click()
+    image = choose(ins, "image")
+    image.call_button.click()
+    settle(demo, fail.task, image.task)
+    assert "snb-b-red" in fail.result.children[0].value
+    assert "on purpose" in fail.result.children[0].value
+    assert any(isinstance(c, w.Image) and bytes(c.value).startswith(b"\x89PNG") for c in image.result.children)
+
+
+def test_a_crash_is_shown_and_restart_brings_the_server_back(demo: State) -> None:
+    ins = inspector(demo)
+    server = ins.panels["demo"]
+    pid = demo.hub.server("demo").pid
+    crash = choose(ins, "crash")
+    crash.call_button.click()
+    settle(demo, crash.task)
+    assert "failed" in crash.result.children[0].value
+    assert demo.hub.server("demo").state in ("crashed", "down", "connected")
+    assert f"snb-state-{demo.hub.server('demo').state}" in server.card.value
+    server.restart_button.click()
+    settle(demo, *server.tasks)
+    assert "restarted" in server.action_status.value
+    info = demo.hub.server("demo")
+    assert info.state == "connected"
+    assert info.pid != pid
+    assert f"pid <b>{info.pid}</b>" in server.card.value
