@@ -11,7 +11,7 @@ PKG = Path(__file__).resolve().parents[1] / "synapse_nb"
 LAYER = {"notebook": 3, "agent": 2, "providers": 1, "mcp_client": 1, "history": 1}
 OWNER = {
     "IPython": "notebook", "ipywidgets": "notebook", "traitlets": "notebook", "nest_asyncio": "notebook",
-    "duckdb": "history", "httpx": "providers", "mcp": "mcp_client",
+    "duckdb": "history", "httpx": "providers", "mcp": "mcp_client", "mcp_types": "mcp_client", "httpx2": "mcp_client",
 }
 
 

@@ -1,1 +1,7 @@
-"""mcp_client layer."""
+"""mcp_client layer: MCP servers through the official `mcp` SDK (the only layer that imports it).
+
+hub.py (McpHub: servers, tool registry, routing, restarts), connection.py (one owner task per server),
+transport.py, process.py (stderr capture, pids), failure.py (error mapping), convert.py (SDK values to
+synapse values), naming.py (qualified tool names), info.py (ServerInfo and friends), demo_server.py
+(`python -m synapse_nb.mcp_client.demo_server`). Import from the modules; this package stays light.
+"""

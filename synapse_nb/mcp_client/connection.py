@@ -1,0 +1,515 @@
+"""One MCP server: a long-lived owner task holds `async with mcp.Client(...)`; requests run in worker tasks.
+
+The owner task enters and leaves every SDK context (client, transport, its task group, the connect
+deadline) itself, so no anyio scope ever crosses tasks, whichever task (or nest_asyncio re-entry)
+awaits a call. Each request runs the SDK call in a worker task that the caller awaits: cancelling
+the caller cancels the worker, a timer cancels it at the call's timeout, and the owner cancels it
+when the server stops or crashes; in each case the SDK sends `notifications/cancelled` to the
+server before the worker ends. The owner waits on a stop event; on stop or crash it ends the
+requests still running and waits for their workers before it closes the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import logging
+import math
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+import mcp.types as mt
+from mcp import Client
+from mcp.shared.subscriptions import ToolsListChanged
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+from .. import __version__
+from ..config import ServerConfig
+from ..errors import McpError, ServerCrashedError, ServerDownError, ServerStartError, ToolCallTimeout
+from ..events import utcnow
+from .convert import RawTool, raw_tool
+from .failure import Scrubber, describe, is_connection_lost, quiet_sdk_parse_errors, request_error, start_reason
+from .info import ServerInfo, ServerState
+from .naming import qualify
+from .process import ProcessRef, StderrPipe, StderrRing, find_child, kill_tree
+from .transport import open_transport, preflight
+
+__all__ = ["MAX_RESTARTS", "RESTART_WINDOW", "STOP_TIMEOUT", "ServerConnection"]
+
+logger = logging.getLogger("synapse_nb.mcp")
+
+T = TypeVar("T")
+Emit = Callable[[str, Mapping[str, Any]], None]
+
+STOP_TIMEOUT = 5.0
+"""Seconds a server gets to close cleanly before its process tree is killed."""
+MAX_RESTARTS = 3
+RESTART_WINDOW = 60.0
+"""At most MAX_RESTARTS automatic restarts within RESTART_WINDOW seconds; the next crash leaves it down."""
+_LIST_TIMEOUT = 30.0
+_DRAIN_TIMEOUT = 2.0
+_PAGE_CAP = 100
+
+
+class _Request:
+    """One request in flight: its worker task, and why the hub (not the caller) ended it, if it did."""
+
+    __slots__ = ("ended", "label", "task", "timeout")
+
+    def __init__(self, label: str, timeout: float | None) -> None:
+        self.label = label
+        self.timeout = timeout
+        self.task: asyncio.Task[Any] | None = None
+        self.ended: McpError | None = None
+
+    def end(self, error: McpError) -> None:
+        """Cancel the worker (the SDK then sends notifications/cancelled); the caller gets `error`."""
+        if self.ended is None and self.task is not None and not self.task.done():
+            self.ended = error
+            self.task.cancel()
+
+
+class _Session:
+    """What one generation's owner task shares with its request workers."""
+
+    __slots__ = ("client", "gen", "requests", "stop")
+
+    def __init__(self, client: Client, gen: int) -> None:
+        self.client = client
+        self.gen = gen
+        self.requests: set[_Request] = set()
+        self.stop = asyncio.Event()
+
+
+class ServerConnection:
+    """Starts, serves, stops and restarts one server; the hub owns one per configured name."""
+
+    def __init__(self, config: ServerConfig, *, emit: Emit, on_tools: Callable[[ServerConnection], None]) -> None:
+        self.config = config
+        self.state: ServerState = "connecting"
+        self.tools: tuple[RawTool, ...] = ()
+        self.last_error: str | None = None
+        self.process: ProcessRef | None = None
+        self.restarts = 0
+        self.ring = StderrRing()
+        self.lock = asyncio.Lock()
+        self.skipped_messages = 0
+        self._scrub = Scrubber(config)
+        self._emit = emit
+        self._on_tools = on_tools
+        self._restart_times: deque[float] = deque()
+        self._generation = 0
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+        self._session: _Session | None = None
+        self._life: anyio.CancelScope | None = None
+        self._tools_dirty: asyncio.Event | None = None
+        self._meta: dict[str, Any] = {}
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def info(self) -> ServerInfo:
+        c = self.config
+        return ServerInfo(
+            name=c.name,
+            transport=c.transport,
+            state=self.state,
+            pid=self.process.pid if self.process is not None and self.state == "connected" else None,
+            tool_count=len(self.offered()),
+            last_error=self.last_error,
+            stderr_tail=self.ring.tail(),
+            command=c.display if c.transport == "stdio" else None,
+            url=c.display if c.transport != "stdio" else None,
+            restarts=self.restarts,
+            **self._meta,
+        )
+
+    def offered(self) -> list[RawTool]:
+        """The tools the allow-list (`tools` globs, matched on the server-side or qualified name) admits."""
+        patterns = self.config.tools
+        if patterns is None:
+            return list(self.tools)
+        return [
+            t for t in self.tools
+            if any(fnmatch.fnmatchcase(t.name, p) or fnmatch.fnmatchcase(qualify(self.name, t.name), p)
+                   for p in patterns)
+        ]
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the server and list its tools; raises ServerStartError (state "failed") when it cannot."""
+        self._generation += 1
+        gen = self._generation
+        self._stopping = False
+        self.state = "connecting"
+        self.tools = ()
+        self.process = None
+        self._meta = {}
+        problem = preflight(self.config)
+        if problem is not None:
+            raise self._failed(problem)
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+        pipe = None
+        if self.config.transport == "stdio":
+            quiet_sdk_parse_errors()
+            pipe = StderrPipe(self.ring, self.name, on_eof=partial(self._eof_threadsafe, loop, gen))
+        self._task = loop.create_task(self._own(gen, ready, pipe), name=f"synapse-mcp-{self.name}")
+        try:
+            await ready
+        except asyncio.CancelledError:
+            self._stopping = True
+            self.state, self.last_error = "stopped", "connecting was cancelled"
+            if self._life is not None:
+                self._life.cancel()
+            raise
+
+    async def stop(self, timeout: float | None = None) -> None:
+        """Close the session and end the process: politely, then by force after `timeout` (STOP_TIMEOUT) s."""
+        timeout = STOP_TIMEOUT if timeout is None else timeout
+        self._stopping = True
+        task = self._task
+        if task is not None and not task.done():
+            if self._session is not None:
+                self._session.stop.set()
+            elif self._life is not None:  # still connecting
+                self._life.cancel()
+            done, _ = await asyncio.wait({task}, timeout=timeout)
+            if not done:
+                logger.warning("MCP server %r did not stop within %g s; killing it", self.name, timeout)
+                if self.process is not None:
+                    await asyncio.to_thread(kill_tree, self.process)
+                if self._life is not None:
+                    self._life.cancel()
+                done, _ = await asyncio.wait({task}, timeout=2.0)
+                if not done:
+                    task.cancel()
+        if self.process is not None and self.process.alive():
+            await asyncio.to_thread(kill_tree, self.process)
+        if self.state != "down":
+            self.state = "stopped"
+
+    async def restart(self, *, automatic: bool) -> None:
+        """Stop (if running) and start again; an automatic restart counts against the restart budget."""
+        if automatic:
+            self._restart_times.append(time.monotonic())
+        else:
+            self._restart_times.clear()
+        await self.stop()
+        self.restarts += 1
+        await self.start()
+
+    def restart_budget_left(self) -> int:
+        now = time.monotonic()
+        while self._restart_times and now - self._restart_times[0] > RESTART_WINDOW:
+            self._restart_times.popleft()
+        return MAX_RESTARTS - len(self._restart_times)
+
+    def down_error(self) -> ServerDownError:
+        return ServerDownError(
+            f"MCP server {self.name!r} crashed {MAX_RESTARTS + 1} times within {RESTART_WINDOW:g} s and stays down; "
+            f"run `%mcp restart {self.name}` (or `await hub.restart({self.name!r})`) to start it again",
+            server=self.name,
+        )
+
+    # --- requests --------------------------------------------------------------------------------
+
+    async def request(self, fn: Callable[[Client], Awaitable[T]], label: str, timeout: float | None) -> T:
+        """Run `fn(client)` bounded by `timeout` seconds; cancelling the caller cancels it on the server.
+
+        The SDK call runs in a worker task of its own, so that the caller (whatever task or nested
+        loop it is) only awaits a task; cancelling the caller cancels the worker (asyncio propagates
+        it), and the SDK answers that with `notifications/cancelled` before the worker ends.
+        """
+        session = self._session
+        if self.state == "down":
+            raise self.down_error()
+        if self.state != "connected" or session is None:
+            raise ServerCrashedError(f"MCP server {self.name!r} is {self.state}; it cannot run {label}",
+                                     server=self.name)
+        req = _Request(label, timeout)
+        worker = asyncio.get_running_loop().create_task(self._run(session, req, fn))
+        req.task = worker
+        session.requests.add(req)
+        worker.add_done_callback(lambda _: session.requests.discard(req))
+        try:
+            return await worker
+        except asyncio.CancelledError:
+            caller = asyncio.current_task()
+            if req.ended is not None and (caller is None or caller.cancelling() == 0):
+                raise req.ended from None  # the hub ended the worker before it ran; the caller was not cancelled
+            raise
+
+    async def _run(self, session: _Session, req: _Request, fn: Callable[[Client], Awaitable[T]]) -> T:
+        timer = None
+        if req.timeout is not None:
+            timer = asyncio.get_running_loop().call_later(req.timeout, self._expire, req)
+        try:
+            return await fn(session.client)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if req.ended is None or task is None or task.cancelling() > 1:
+                raise  # the caller was cancelled (perhaps as well): it gets its CancelledError
+            task.uncancel()
+            raise req.ended from None
+        except Exception as exc:  # the boundary for SDK and transport errors of one request
+            raise self._request_error(exc, session.gen, req.label) from exc
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _expire(self, req: _Request) -> None:
+        req.end(ToolCallTimeout(
+            f"{req.label} on MCP server {self.name!r} did not finish within {req.timeout:g} s; it was cancelled",
+            server=self.name, timeout=req.timeout or 0.0,
+        ))
+
+    def _request_error(self, exc: Exception, gen: int, label: str) -> McpError:
+        if not is_connection_lost(exc):
+            return request_error(exc, self.name, label, self._scrub)
+        if self._stopping:
+            return self._interrupted(label)
+        self._mark_dead(gen, f"connection lost during {label}: {self._scrub(describe(exc))}")
+        return self._crashed_error(label)
+
+    def _interrupted(self, label: str) -> McpError:
+        if self.state in ("crashed", "down"):
+            return self._crashed_error(label)
+        return McpError(f"MCP server {self.name!r} was disconnected during {label}", server=self.name)
+
+    def _crashed_error(self, label: str) -> ServerCrashedError:
+        then = (
+            f"it crashed too often and stays down: run `%mcp restart {self.name}`"
+            if self.state == "down" else "the next call restarts it"
+        )
+        return ServerCrashedError(f"MCP server {self.name!r} crashed during {label}; {then}", server=self.name)
+
+    async def _end_requests(self, session: _Session) -> None:
+        """End every request still running (the server stopped or crashed) and wait for its worker."""
+        requests = list(session.requests)
+        for req in requests:
+            req.end(self._interrupted(req.label))
+        workers = {req.task for req in requests if req.task is not None and not req.task.done()}
+        if workers:
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait(workers, timeout=_DRAIN_TIMEOUT)
+
+    # --- the owner task --------------------------------------------------------------------------
+
+    async def _own(self, gen: int, ready: asyncio.Future[None], pipe: StderrPipe | None) -> None:
+        cfg = self.config
+        t0 = time.perf_counter()
+        spawned_after = time.time()
+        # exists before the handshake: a server may announce new tools while we are still listing them
+        dirty = self._tools_dirty = asyncio.Event()
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + cfg.connect_timeout_s) as life:
+                self._life = life
+                if ready.cancelled():
+                    life.cancel()
+                async with AsyncExitStack() as stack:
+                    client = await stack.enter_async_context(
+                        Client(
+                            await open_transport(cfg, stack, pipe),
+                            mode="auto",
+                            cache=None,
+                            message_handler=partial(self._on_message, gen),
+                            client_info=mt.Implementation(name="synapse_nb", version=__version__),
+                        )
+                    )
+                    if pipe is not None:
+                        pipe.close_writer()
+                        self.process = find_child(pipe.inode, spawned_after)
+                    connect_ms = (time.perf_counter() - t0) * 1000
+
+                    def connected(tools: tuple[RawTool, ...], discovery_ms: float) -> _Session:
+                        life.deadline = math.inf
+                        self._session = _Session(client, gen)
+                        self._connected(client, tools, connect_ms, discovery_ms)
+                        if not ready.done():
+                            ready.set_result(None)
+                        return self._session
+
+                    await self._serve(client, gen, dirty, connected)
+            if not ready.done():
+                reason = f"no answer to the handshake within {cfg.connect_timeout_s:g} s"
+                ready.set_exception(self._failed(reason, await _final_tail(pipe, self.ring)))
+        except Exception as exc:  # the owner task is the boundary for every start-up and transport failure
+            logger.debug("MCP server %r: owner task ended with %r", self.name, exc, exc_info=True)
+            if not ready.done():
+                ready.set_exception(self._failed(start_reason(exc, cfg, self._scrub),
+                                                 await _final_tail(pipe, self.ring)))
+            elif not self._stopping:
+                self._mark_dead(gen, f"connection failed: {self._scrub(describe(exc))}")
+        finally:
+            self._life = None
+            session = self._session if self._session is not None and self._session.gen == gen else None
+            if session is not None:
+                self._session = None
+            if pipe is not None:
+                pipe.close_writer()
+            if session is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._end_requests(session)
+
+    async def _serve(
+        self, client: Client, gen: int, dirty: asyncio.Event,
+        connected: Callable[[tuple[RawTool, ...], float], _Session],
+    ) -> None:
+        """Subscribe to tool changes, list the tools, then keep the client open until stop() or a crash."""
+        async with anyio.create_task_group() as tg:
+            caps = client.server_capabilities.tools
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS and caps is not None and caps.list_changed:
+                await tg.start(self._listen, client, dirty)  # before listing: no change can slip between
+            t0 = time.perf_counter()
+            tools = await _list_tools(client)
+            session = connected(tools, (time.perf_counter() - t0) * 1000)
+            tg.start_soon(self._refresh_tools, client, gen, dirty)
+            await session.stop.wait()
+            await self._end_requests(session)  # before the client closes under them
+            tg.cancel_scope.cancel()
+
+    def _connected(self, client: Client, tools: tuple[RawTool, ...], connect_ms: float, discovery_ms: float) -> None:
+        info = client.server_info
+        self._meta = {
+            "server_name": info.name if info is not None else None,
+            "server_version": info.version if info is not None else None,
+            "protocol_version": client.protocol_version,
+            "connected_at": utcnow(),
+            "connect_ms": round(connect_ms, 3),
+            "discovery_ms": round(discovery_ms, 3),
+        }
+        self.tools = tools
+        self.state = "connected"
+        self.last_error = None
+        self._on_tools(self)
+        self._emit("connected", {
+            "transport": self.config.transport, "pid": self.process.pid if self.process else None,
+            "tools": len(self.offered()), "connect_ms": self._meta["connect_ms"],
+            "discovery_ms": self._meta["discovery_ms"], "protocol_version": client.protocol_version,
+            "restarts": self.restarts,
+        })
+
+    # --- notifications and tool refresh ----------------------------------------------------------
+
+    async def _on_message(self, gen: int, message: Any) -> None:
+        if isinstance(message, Exception):
+            # e.g. a line on the server's stdout that is not JSON-RPC: skipped, the session goes on
+            self.skipped_messages += 1
+            logger.debug("MCP server %r: skipped a message that did not parse: %s", self.name, message)
+        elif (
+            isinstance(message, mt.ToolListChangedNotification)
+            and gen == self._generation
+            and self._tools_dirty is not None
+        ):
+            self._tools_dirty.set()
+        await anyio.lowlevel.checkpoint()
+
+    async def _listen(
+        self, client: Client, dirty: asyncio.Event, *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """On the 2026-07-28 protocol list changes arrive on a `subscriptions/listen` stream."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                task_status.started()
+                async for event in subscription:
+                    if isinstance(event, ToolsListChanged):
+                        dirty.set()
+        except Exception as exc:  # a lost subscription only costs live tool updates; calls still work
+            logger.debug("MCP server %r: tool change subscription ended: %r", self.name, exc)
+        with contextlib.suppress(RuntimeError):  # started() already called
+            task_status.started()
+
+    async def _refresh_tools(self, client: Client, gen: int, dirty: asyncio.Event) -> None:
+        while True:
+            await dirty.wait()
+            dirty.clear()
+            try:
+                with anyio.fail_after(_LIST_TIMEOUT):
+                    tools = await _list_tools(client)
+            except Exception as exc:  # a failed refresh keeps the old list; a dead server is noticed elsewhere
+                logger.warning("MCP server %r: could not refresh its tools: %s", self.name, describe(exc))
+                continue
+            if gen != self._generation:
+                return
+            before = {t.name for t in self.tools}
+            after = {t.name for t in tools}
+            self.tools = tools
+            self._on_tools(self)
+            self._emit("tools_changed", {"added": sorted(after - before), "removed": sorted(before - after),
+                                         "tools": len(self.offered())})
+
+    # --- failure ---------------------------------------------------------------------------------
+
+    def _eof_threadsafe(self, loop: asyncio.AbstractEventLoop, gen: int) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is left to tell
+            loop.call_soon_threadsafe(self._on_stderr_eof, gen)
+
+    def _on_stderr_eof(self, gen: int, checks: int = 0) -> None:
+        # A dying process closes its files before it turns into a zombie: look again for up to a second
+        # before concluding that it only closed its stderr.
+        if self.process is not None and self.process.alive():
+            if checks < 20 and gen == self._generation:
+                asyncio.get_running_loop().call_later(0.05, self._on_stderr_eof, gen, checks + 1)
+            elif checks >= 20:
+                logger.debug("MCP server %r closed its stderr but is still running", self.name)
+            return
+        self._mark_dead(gen, "the server process exited")
+
+    def _mark_dead(self, gen: int, reason: str) -> None:
+        """The connection of generation `gen` is gone: record it, tell the hub, end the owner task."""
+        if gen != self._generation or self._stopping or self.state != "connected":
+            return
+        self.last_error = reason
+        down = self.restart_budget_left() <= 0
+        self.state = "down" if down else "crashed"
+        self._emit("crashed", {"reason": reason, "pid": self.process.pid if self.process else None,
+                               "stderr_tail": self.ring.tail(1000)})
+        if down:
+            self._emit("down", {"reason": str(self.down_error())})
+        if self._session is not None and self._session.gen == gen:
+            self._session.stop.set()
+
+    def _failed(self, reason: str, stderr_tail: str = "") -> ServerStartError:
+        self.state = "failed"
+        self.last_error = reason
+        tail = stderr_tail or self.ring.tail(2000)
+        self._emit("failed", {"reason": reason, "stderr_tail": tail})
+        last = tail.strip().splitlines()[-1:] if tail.strip() else []
+        hint = f" (stderr: {last[0][:200]})" if last else ""
+        return ServerStartError(
+            f"MCP server {self.name!r} failed to start: {reason}{hint}", server=self.name, reason=reason,
+            stderr_tail=tail,
+        )
+
+
+async def _list_tools(client: Client) -> tuple[RawTool, ...]:
+    if client.server_capabilities.tools is None:
+        return ()
+    tools: list[mt.Tool] = []
+    cursor: str | None = None
+    for _ in range(_PAGE_CAP):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tuple(raw_tool(t) for t in tools)
+
+
+async def _final_tail(pipe: StderrPipe | None, ring: StderrRing) -> str:
+    """The stderr tail once the failed process's pipe has drained (waits at most a second)."""
+    if pipe is not None:
+        pipe.close_writer()
+        await asyncio.to_thread(pipe.wait_eof, 1.0)
+    return ring.tail(2000)

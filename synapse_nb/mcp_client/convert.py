@@ -1,0 +1,130 @@
+"""SDK values to synapse values: tools, call results, content blocks, resources and prompts.
+
+The only module that reads the SDK's pydantic models field by field; nothing SDK-typed leaves mcp_client.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import mcp.types as mt
+
+from ..types import ContentBlock, Message, Role, ToolResult, ToolSpec
+from .info import PromptArgument, PromptInfo, PromptResult, ResourceInfo
+
+__all__ = [
+    "RawTool",
+    "content_block",
+    "prompt_info",
+    "prompt_result",
+    "raw_tool",
+    "resource_blocks",
+    "resource_info",
+    "tool_result",
+]
+
+_EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True, slots=True)
+class RawTool:
+    """A tool as its server lists it (server-side name), converted once when the list arrives."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    annotations: Mapping[str, Any]
+
+    def spec(self, qualified: str, server: str) -> ToolSpec:
+        return ToolSpec(
+            name=qualified,
+            description=self.description,
+            input_schema=self.input_schema,
+            server=server,
+            original_name=self.name,
+            annotations=self.annotations,
+        )
+
+
+def raw_tool(tool: mt.Tool) -> RawTool:
+    annotations: dict[str, Any] = {}
+    if tool.annotations is not None:
+        annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True)
+    title = tool.title or annotations.get("title")
+    description = tool.description or (str(title) if title else "")
+    schema = tool.input_schema if isinstance(tool.input_schema, dict) and tool.input_schema else dict(_EMPTY_SCHEMA)
+    return RawTool(tool.name, description, schema, annotations)
+
+
+def content_block(block: Any) -> ContentBlock:
+    """One SDK content block; unknown kinds become text holding their JSON, so nothing is lost."""
+    if isinstance(block, mt.TextContent):
+        return ContentBlock("text", text=block.text)
+    if isinstance(block, mt.ImageContent):
+        return ContentBlock("image", data=block.data, mime_type=block.mime_type)
+    if isinstance(block, mt.AudioContent):
+        return ContentBlock("audio", data=block.data, mime_type=block.mime_type)
+    if isinstance(block, mt.ResourceLink):
+        return ContentBlock("resource_link", uri=str(block.uri), name=block.name, mime_type=block.mime_type)
+    if isinstance(block, mt.EmbeddedResource):
+        return _resource_contents(block.resource)
+    dump = block.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(block, "model_dump") else block
+    return ContentBlock("text", text=json.dumps(dump, default=str))
+
+
+def _resource_contents(contents: mt.TextResourceContents | mt.BlobResourceContents) -> ContentBlock:
+    if isinstance(contents, mt.TextResourceContents):
+        return ContentBlock("resource", text=contents.text, uri=str(contents.uri), mime_type=contents.mime_type)
+    return ContentBlock("resource", data=contents.blob, uri=str(contents.uri), mime_type=contents.mime_type)
+
+
+def tool_result(result: mt.CallToolResult, duration_ms: float) -> ToolResult:
+    structured = result.structured_content
+    if structured is not None and not isinstance(structured, Mapping):
+        structured = {"result": structured}  # the 2026 wire allows any JSON value; ToolResult keeps a mapping
+    return ToolResult(
+        content=tuple(content_block(b) for b in result.content),
+        structured_content=structured,
+        is_error=bool(result.is_error),
+        duration_ms=duration_ms,
+    )
+
+
+def resource_info(resource: mt.Resource) -> ResourceInfo:
+    return ResourceInfo(
+        uri=str(resource.uri),
+        name=resource.name,
+        description=resource.description,
+        mime_type=resource.mime_type,
+        size=resource.size,
+    )
+
+
+def resource_blocks(result: mt.ReadResourceResult) -> tuple[ContentBlock, ...]:
+    return tuple(_resource_contents(c) for c in result.contents)
+
+
+def prompt_info(prompt: mt.Prompt) -> PromptInfo:
+    return PromptInfo(
+        name=prompt.name,
+        description=prompt.description,
+        arguments=tuple(
+            PromptArgument(a.name, a.description, bool(a.required)) for a in (prompt.arguments or ())
+        ),
+    )
+
+
+def prompt_result(result: mt.GetPromptResult) -> PromptResult:
+    return PromptResult(result.description, tuple(_prompt_message(m) for m in result.messages))
+
+
+def _prompt_message(message: mt.PromptMessage) -> Message:
+    block = content_block(message.content)
+    role: Role = "assistant" if message.role == "assistant" else "user"
+    if block.kind == "image":
+        return Message(role, "", images=(block,))
+    return Message(role, ToolResult(content=(block,)).text)
+

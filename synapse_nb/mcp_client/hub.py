@@ -1,0 +1,371 @@
+"""McpHub: the connected MCP servers, their tools under qualified names, and routing of calls to them.
+
+    async with McpHub(on_event=store.record) as hub:
+        await hub.connect("demo", command=sys.executable, args=["-m", "synapse_nb.mcp_client.demo_server"])
+        result = await hub.call("demo__list_tables", {})
+
+Servers that crash are restarted on their next use (at most 3 times a minute, then they stay
+"down" until `restart()`); every lifecycle change is reported as a `ServerEvent` to `on_event`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import logging
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from mcp import Client
+
+from ..config import ApprovePolicy, ServerConfig, Transport, load_mcp_config
+from ..errors import ServerCrashedError, ServerStartError, UnknownServerError, UnknownToolError
+from ..events import ServerEvent
+from ..protocols import EventSink
+from ..types import ContentBlock, ToolResult, ToolSpec
+from .connection import ServerConnection
+from .convert import prompt_info, prompt_result, resource_blocks, resource_info, tool_result
+from .info import PromptInfo, PromptResult, ResourceInfo, ServerInfo
+from .naming import assign_names
+from .process import kill_tree
+
+__all__ = ["McpHub", "PromptInfo", "PromptResult", "ResourceInfo", "ServerInfo"]
+
+logger = logging.getLogger("synapse_nb.mcp")
+
+T = TypeVar("T")
+
+
+class McpHub:
+    """Connects MCP servers and offers their tools; satisfies `protocols.ToolSource`."""
+
+    def __init__(self, *, on_event: EventSink | None = None, default_timeout: float = 120.0) -> None:
+        self.default_timeout = default_timeout
+        self._on_event = on_event
+        self._conns: dict[str, ServerConnection] = {}
+        self._specs: dict[str, ToolSpec] = {}
+        self._atexit: Callable[[], None] | None = None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        states = ", ".join(f"{c.name}={c.state}" for c in self._conns.values())
+        return f"<McpHub servers=[{states}] tools={len(self._specs)}>"
+
+    # --- what is connected -----------------------------------------------------------------------
+
+    @property
+    def servers(self) -> list[ServerInfo]:
+        """Every server added to the hub (connected or not), in the order they were added."""
+        return [c.info() for c in self._conns.values()]
+
+    def server(self, name: str) -> ServerInfo:
+        return self._conn(name).info()
+
+    def server_config(self, name: str) -> ServerConfig:
+        """The server's configuration (its repr masks env and header values)."""
+        return self._conn(name).config
+
+    @property
+    def tools(self) -> list[ToolSpec]:
+        """The tools offered to the model, named `SERVER__TOOL` (see naming.py), allow-lists applied."""
+        return list(self._specs.values())
+
+    def tool(self, qualified_name: str) -> ToolSpec:
+        spec = self._specs.get(qualified_name)
+        if spec is None:
+            raise UnknownToolError(
+                f"no MCP tool named {qualified_name!r}; `%mcp tools` (or hub.tools) lists them", tool=qualified_name
+            )
+        return spec
+
+    # --- connecting ------------------------------------------------------------------------------
+
+    async def connect(
+        self,
+        name: str,
+        *,
+        command: str | None = None,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: Transport | None = None,
+        timeout: float | None = None,
+        approve: ApprovePolicy | None = None,
+        tools: Sequence[str] | None = None,
+        connect_timeout: float | None = None,
+    ) -> ServerInfo:
+        """Start one server (stdio `command`, or `url` for streamable HTTP / SSE) and list its tools.
+
+        A server already connected under `name` is replaced unless its configuration is the same.
+        Raises ServerStartError (the server stays listed as "failed", with its stderr tail).
+        """
+        config = _config_from_args(
+            name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers, transport=transport,
+            timeout=timeout, approve=approve, tools=tools, connect_timeout=connect_timeout,
+        )
+        return await self._start(config)
+
+    async def connect_config(self, path: str | Path | None = None) -> dict[str, ServerInfo | ServerStartError]:
+        """Connect every enabled server of the config file (DESIGN.md section 5) at once.
+
+        Never raises for one bad server: its entry in the result is the ServerStartError. A file
+        that cannot be read or parsed raises ConfigError.
+        """
+        configs = [c for c in load_mcp_config(path).values() if not c.disabled]
+        results = await asyncio.gather(*(self._start_quiet(c) for c in configs))
+        return {c.name: r for c, r in zip(configs, results, strict=True)}
+
+    async def _start_quiet(self, config: ServerConfig) -> ServerInfo | ServerStartError:
+        try:
+            return await self._start(config)
+        except ServerStartError as exc:
+            logger.warning("%s", exc)
+            return exc
+
+    async def _start(self, config: ServerConfig) -> ServerInfo:
+        old = self._conns.get(config.name)
+        if old is not None:
+            if old.config == config and old.state == "connected":
+                return old.info()
+            was = old.state
+            await old.stop()
+            if was not in ("failed", "stopped"):
+                self._emit(config.name, "disconnected", {"replaced": True})
+        conn = ServerConnection(config, emit=self._emitter(config.name), on_tools=self._tools_changed)
+        self._conns[config.name] = conn
+        self._install_atexit()
+        try:
+            await conn.start()
+        finally:
+            self._rebuild()
+        return conn.info()
+
+    async def restart(self, name: str) -> ServerInfo:
+        """Stop and start a server again (also one that is down); resets its restart budget."""
+        conn = self._conn(name)
+        async with conn.lock:
+            try:
+                await conn.restart(automatic=False)
+            finally:
+                self._rebuild()
+        self._emit(name, "restarted", {"automatic": False, "restarts": conn.restarts})
+        return conn.info()
+
+    async def disconnect(self, name: str) -> None:
+        """Close the session and end the server's process; its tools disappear."""
+        conn = self._conn(name)
+        was = conn.state
+        await conn.stop()
+        del self._conns[name]
+        self._rebuild()
+        self._emit(name, "disconnected", {"state": was})
+
+    async def aclose(self) -> None:
+        """Disconnect every server (each bounded: close, then kill after 5 s)."""
+        conns = list(self._conns.values())
+        states = [c.state for c in conns]
+        await asyncio.gather(*(c.stop() for c in conns), return_exceptions=True)
+        self._conns.clear()
+        self._rebuild()
+        for conn, was in zip(conns, states, strict=True):
+            if was not in ("failed", "stopped"):
+                self._emit(conn.name, "disconnected", {"state": was})
+        if self._atexit is not None:
+            atexit.unregister(self._atexit)
+            self._atexit = None
+
+    # --- calling ---------------------------------------------------------------------------------
+
+    async def call(self, qualified_name: str, arguments: Mapping[str, Any], timeout: float | None = None) -> ToolResult:
+        """Call a tool by qualified name. `is_error` results are returned; failures raise McpError subclasses.
+
+        Raises UnknownToolError, ToolCallTimeout (the call is cancelled on the server),
+        ServerCrashedError (the server died; the next call restarts it) and ServerDownError.
+        """
+        spec = self.tool(qualified_name)
+        assert spec.server is not None
+        assert spec.original_name is not None
+        conn = self._conn(spec.server)
+        if conn.state != "connected":
+            await self._ensure_running(conn)
+        limit = timeout if timeout is not None else (conn.config.timeout or self.default_timeout)
+        tool, args = spec.original_name, dict(arguments)
+        started = time.perf_counter()
+
+        async def run(client: Client) -> ToolResult:
+            result = await client.call_tool(tool, args)
+            return tool_result(result, (time.perf_counter() - started) * 1000)
+
+        return await conn.request(run, f"tool {tool!r}", limit)
+
+    async def list_resources(self, name: str) -> list[ResourceInfo]:
+        async def run(client: Client) -> list[ResourceInfo]:
+            if client.server_capabilities.resources is None:
+                return []
+            return [resource_info(r) for r in (await client.list_resources()).resources]
+
+        return await self._request(name, run, "resources/list")
+
+    async def read_resource(self, name: str, uri: str) -> tuple[ContentBlock, ...]:
+        async def run(client: Client) -> tuple[ContentBlock, ...]:
+            return resource_blocks(await client.read_resource(uri))
+
+        return await self._request(name, run, f"resources/read {uri!r}")
+
+    async def list_prompts(self, name: str) -> list[PromptInfo]:
+        async def run(client: Client) -> list[PromptInfo]:
+            if client.server_capabilities.prompts is None:
+                return []
+            return [prompt_info(p) for p in (await client.list_prompts()).prompts]
+
+        return await self._request(name, run, "prompts/list")
+
+    async def get_prompt(self, name: str, prompt: str, arguments: Mapping[str, str] | None = None) -> PromptResult:
+        args = {k: str(v) for k, v in (arguments or {}).items()}
+
+        async def run(client: Client) -> PromptResult:
+            return prompt_result(await client.get_prompt(prompt, args))
+
+        return await self._request(name, run, f"prompt {prompt!r}")
+
+    async def _request(self, name: str, run: Callable[[Client], Awaitable[T]], label: str) -> T:
+        conn = self._conn(name)
+        await self._ensure_running(conn)
+        return await conn.request(run, label, conn.config.timeout or self.default_timeout)
+
+    async def _ensure_running(self, conn: ServerConnection) -> None:
+        """A crashed server is restarted here, on its next use; a down one raises ServerDownError."""
+        if conn.state == "connected":
+            return
+        async with conn.lock:
+            if conn.state == "down":
+                raise conn.down_error()
+            if conn.state != "crashed":
+                return  # stopped or failed: the request itself says so
+            self._emit(conn.name, "restarting", {"reason": conn.last_error, "restarts": conn.restarts})
+            try:
+                await conn.restart(automatic=True)
+            except ServerStartError as exc:
+                if conn.restart_budget_left() <= 0:
+                    conn.state = "down"
+                    self._emit(conn.name, "down", {"reason": str(conn.down_error())})
+                    raise conn.down_error() from exc
+                conn.state = "crashed"
+                raise ServerCrashedError(
+                    f"MCP server {conn.name!r} crashed and did not restart: {exc.reason}", server=conn.name
+                ) from exc
+            finally:
+                self._rebuild()
+            self._emit(conn.name, "restarted", {"automatic": True, "restarts": conn.restarts})
+
+    # --- registry and events ---------------------------------------------------------------------
+
+    def _conn(self, name: str) -> ServerConnection:
+        conn = self._conns.get(name)
+        if conn is None:
+            known = ", ".join(self._conns) or "none"
+            raise UnknownServerError(f"no MCP server named {name!r} (connected: {known})", server=name)
+        return conn
+
+    def _tools_changed(self, conn: ServerConnection) -> None:
+        if self._conns.get(conn.name) is conn:
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        offered = [(c.name, t) for c in self._conns.values() for t in c.offered()]
+        names = assign_names((server, t.name) for server, t in offered)
+        self._specs = {names[(s, t.name)]: t.spec(names[(s, t.name)], s) for s, t in offered}
+
+    def _emitter(self, server: str) -> Callable[[str, Mapping[str, Any]], None]:
+        return lambda event, detail: self._emit(server, event, detail)
+
+    def _emit(self, server: str, event: str, detail: Mapping[str, Any]) -> None:
+        logger.info("MCP server %r: %s %s", server, event, {k: v for k, v in detail.items() if k != "stderr_tail"})
+        if self._on_event is None:
+            return
+        try:
+            self._on_event(ServerEvent(server=server, event=event, detail=dict(detail)))
+        except Exception:  # a sink must not raise (protocols.EventSink); if one does, the hub goes on
+            logger.exception("event sink failed on a server event")
+
+    def _install_atexit(self) -> None:
+        """Kill server processes still running when the interpreter exits without aclose()."""
+        if self._atexit is not None:
+            return
+        ref = weakref.ref(self)
+
+        def cleanup() -> None:
+            hub = ref()
+            if hub is not None:
+                for conn in list(hub._conns.values()):
+                    if conn.process is not None:
+                        with contextlib.suppress(Exception):
+                            kill_tree(conn.process, grace=0.5)
+
+        self._atexit = cleanup
+        atexit.register(cleanup)
+
+
+def _config_from_args(
+    name: str,
+    *,
+    command: str | None,
+    args: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: str | Path | None,
+    url: str | None,
+    headers: Mapping[str, str] | None,
+    transport: Transport | None,
+    timeout: float | None,
+    approve: ApprovePolicy | None,
+    tools: Sequence[str] | None,
+    connect_timeout: float | None,
+) -> ServerConfig:
+    problems: list[str] = []
+    if not isinstance(name, str) or not name.strip():
+        problems.append("the server needs a non-empty name")
+    if (command is None) == (url is None):
+        problems.append("give either command (stdio) or url (http, sse), not both or neither")
+    kind: Transport = transport or ("stdio" if command is not None else "http")
+    if kind not in ("stdio", "http", "sse"):
+        problems.append(f"transport must be stdio, http or sse (got {kind!r})")
+    elif (kind == "stdio") != (command is not None):
+        problems.append(f"transport {kind} does not fit {'command' if command is not None else 'url'}")
+    for label, value in (("timeout", timeout), ("connect_timeout", connect_timeout)):
+        if value is not None and not value > 0:
+            problems.append(f"{label} must be a positive number of seconds")
+    for label, seq in (("args", args), ("tools", tools)):
+        if isinstance(seq, str):
+            problems.append(f"{label} must be a list of strings, not one string")
+    verdicts = [approve] if isinstance(approve, str) else list(approve.values()) if approve is not None else []
+    if any(v not in ("auto", "ask", "deny") for v in verdicts):
+        problems.append("approve must be auto, ask, deny, or a mapping of tool patterns to those")
+    return ServerConfig(
+        name=name,
+        transport=kind,
+        command=command,
+        args=tuple(str(a) for a in args),
+        env=dict(env or {}),
+        cwd=str(cwd) if cwd is not None else None,
+        url=url,
+        headers=dict(headers or {}),
+        timeout=timeout,
+        connect_timeout=connect_timeout,
+        approve=dict(approve) if isinstance(approve, Mapping) else approve,
+        tools=tuple(tools) if tools is not None else None,
+        problem=f"server {name!r}: " + "; ".join(problems) if problems else None,
+    )

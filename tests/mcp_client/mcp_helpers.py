@@ -1,0 +1,133 @@
+"""Helpers for the MCP client tests: demo server arguments, an event recorder to wait on, polling helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from synapse_nb.events import Event, ServerEvent
+
+REPO = Path(__file__).resolve().parents[2]
+EVERYTHING = REPO / ".tools" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+DEMO_ARGS = ("-m", "synapse_nb.mcp_client.demo_server")
+
+
+def demo_stdio() -> dict[str, object]:
+    """Keyword arguments for `hub.connect(name, **demo_stdio())`."""
+    return {"command": sys.executable, "args": list(DEMO_ARGS)}
+
+
+class Events:
+    """An EventSink that keeps the server events and lets a test wait for one."""
+
+    def __init__(self) -> None:
+        self.items: list[ServerEvent] = []
+        self._changed: asyncio.Event | None = None
+
+    def __call__(self, event: Event) -> None:
+        assert isinstance(event, ServerEvent)
+        self.items.append(event)
+        if self._changed is not None:
+            self._changed.set()
+
+    def names(self, server: str | None = None) -> list[str]:
+        return [e.event for e in self.items if server is None or e.server == server]
+
+    async def wait_for(self, event: str, server: str | None = None, *, count: int = 1, timeout: float = 10.0) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self.names(server).count(event) < count:
+            self._changed = asyncio.Event()
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                raise AssertionError(f"no {event!r} event from {server!r} within {timeout} s; got {self.names()}")
+            try:
+                await asyncio.wait_for(self._changed.wait(), left)
+            except TimeoutError:
+                continue
+
+
+async def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
+    """Poll a condition under a deadline (for state held outside this process, e.g. a server's stderr)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not become true within {timeout} s")
+        await asyncio.sleep(0.02)
+
+
+def is_gone(pid: int) -> bool:
+    """No live (non-zombie) process has that pid."""
+    import psutil
+
+    try:
+        return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return True
+
+
+def wait_gone(pid: int, timeout: float = 10.0) -> bool:
+    """True once the process is gone (blocking: for sync tests, or once the hub is closed)."""
+    deadline = time.monotonic() + timeout
+    while not is_gone(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+async def gone(pid: int, timeout: float = 10.0) -> bool:
+    """`wait_gone` that lets the event loop run meanwhile (the hub may still be cleaning up)."""
+    deadline = time.monotonic() + timeout
+    while not is_gone(pid):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.05)
+    return True
+
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class WebServer:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def stderr(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def start_web(kind: str, log: Path) -> Iterator[WebServer]:
+    port = free_port()
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, *DEMO_ARGS, f"--{kind}", "--host", "127.0.0.1", "--port", str(port)],
+            stdout=subprocess.DEVNULL, stderr=sink,
+        )
+    deadline = time.monotonic() + 20
+    try:
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the demo server did not listen on port {port}") from None
+                time.sleep(0.05)
+        yield WebServer(f"http://127.0.0.1:{port}/{'mcp' if kind == 'http' else 'sse'}", proc, log)
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+

@@ -1,0 +1,124 @@
+"""Shutdown: bounded (close, then kill), and no server process outlives the hub or the Python process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from mcp_helpers import DEMO_ARGS, Events, demo_stdio, gone, wait_gone, wait_until
+
+from synapse_nb.errors import McpError
+from synapse_nb.mcp_client import connection
+from synapse_nb.mcp_client.hub import McpHub
+
+# A demo server that ignores SIGTERM and, once its stdin closes, lingers for a minute before exiting.
+STUBBORN = textwrap.dedent("""
+    import atexit, signal, time
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    atexit.register(time.sleep, 60)
+    from synapse_nb.mcp_client.demo_server import main
+    main([])
+""")
+
+# Connects a server (argv[2:]), prints its pid, then leaves without closing the hub.
+LEAVER = textwrap.dedent("""
+    import asyncio, os, sys
+    from synapse_nb.mcp_client.hub import McpHub
+
+    async def main():
+        hub = McpHub()
+        info = await hub.connect("demo", command=sys.executable, args=sys.argv[2:])
+        print(info.pid, flush=True)
+        if sys.argv[1] == "hard":
+            os._exit(0)  # no atexit, no cleanup at all: the server must notice its stdin closing
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(main())
+    # "soft": the loop stays open and the hub unclosed; only the interpreter's exit remains
+""")
+
+
+@pytest.mark.anyio
+async def test_aclose_leaves_no_server_process(events: Events) -> None:
+    async with McpHub(on_event=events) as hub:
+        a = await hub.connect("a", **demo_stdio())  # type: ignore[arg-type]
+        b = await hub.connect("b", **demo_stdio())  # type: ignore[arg-type]
+    assert a.pid is not None
+    assert b.pid is not None
+    assert await gone(a.pid, 1)
+    assert await gone(b.pid, 1)
+    assert hub.servers == []
+    assert sorted(events.names()) == ["connected", "connected", "disconnected", "disconnected"]
+
+
+@pytest.mark.anyio
+async def test_a_server_that_will_not_stop_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection, "STOP_TIMEOUT", 0.5)
+    async with McpHub() as hub:
+        info = await hub.connect("stubborn", command=sys.executable, args=["-c", STUBBORN])
+        assert info.pid is not None
+        await hub.disconnect("stubborn")
+        assert await gone(info.pid, 1)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_default_shutdown_of_a_stubborn_server_is_bounded() -> None:
+    async with McpHub() as hub:
+        info = await hub.connect("stubborn", command=sys.executable, args=["-c", STUBBORN])
+        assert info.pid is not None
+    assert await gone(info.pid, 1)
+
+
+@pytest.mark.parametrize(
+    ("mode", "server"),
+    [
+        ("soft", ["-c", STUBBORN]),  # the interpreter exits normally: the hub's atexit hook kills the server
+        ("hard", list(DEMO_ARGS)),  # os._exit: the server sees its stdin close and exits
+    ],
+)
+def test_no_orphan_when_the_python_process_exits_without_closing(mode: str, server: list[str]) -> None:
+    out = subprocess.run([sys.executable, "-c", LEAVER, mode, *server], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    pid = int(out.stdout.split()[0])
+    assert wait_gone(pid, 10), f"server {pid} outlived its parent ({mode})"
+
+
+@pytest.mark.anyio
+async def test_cancelling_a_connect_stops_the_server(events: Events) -> None:
+    import asyncio
+
+    hangs = "import os, sys, time; print('pid', os.getpid(), file=sys.stderr, flush=True); time.sleep(120)"
+    async with McpHub(on_event=events) as hub:
+        connecting = asyncio.ensure_future(hub.connect("slow", command=sys.executable, args=["-c", hangs]))
+        await wait_until(lambda: "pid" in _tail(hub, "slow"), what="the server to start")
+        pid = int(_tail(hub, "slow").split()[1])
+        connecting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await connecting
+        assert hub.server("slow").state == "stopped"
+        assert await gone(pid, 10)
+        with pytest.raises(McpError, match="is stopped"):
+            await hub.list_prompts("slow")
+
+
+@pytest.mark.anyio
+async def test_a_call_in_flight_when_the_server_is_disconnected() -> None:
+    import asyncio
+
+    async with McpHub() as hub:
+        await hub.connect("demo", **demo_stdio())  # type: ignore[arg-type]
+        call = asyncio.ensure_future(hub.call("demo__sleep", {"seconds": 30}))
+        await wait_until(lambda: "sleep started" in hub.server("demo").stderr_tail, what="the sleep to start")
+        await hub.disconnect("demo")
+        with pytest.raises(McpError, match="was disconnected during tool 'sleep'"):
+            await call
+
+
+def _tail(hub: McpHub, name: str) -> str:
+    try:
+        return hub.server(name).stderr_tail
+    except McpError:
+        return ""
