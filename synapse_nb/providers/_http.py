@@ -38,6 +38,8 @@ from ..errors import (
     RateLimitError,
     StreamError,
 )
+from ..protocols import ProviderChunk
+from ..types import Message, ToolSpec
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -45,6 +47,7 @@ __all__ = [
     "RetryPolicy",
     "SseDecoder",
     "SseEvent",
+    "SseProvider",
     "make_timeout",
     "parse_retry_after",
 ]
@@ -52,6 +55,7 @@ __all__ = [
 logger = logging.getLogger("synapse_nb.providers")
 
 T = TypeVar("T")
+_P = TypeVar("_P", bound="SseProvider")
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
 MAX_ERROR_BODY = 64 * 1024  # bytes of an error body we read; enough for any provider's JSON error
@@ -431,3 +435,43 @@ async def _read_some(response: httpx.Response) -> bytes:
         if len(data) >= MAX_ERROR_BODY:
             break
     return data[:MAX_ERROR_BODY]
+
+
+class SseProvider:
+    """What the SSE adapters share: the HttpStreamer, closing, and `stream` as retried attempts.
+
+    A subclass builds the request (`request_body`) and turns one attempt's SSE events into chunks
+    (`_attempt`); retrying, TTFT's start and closing live here once.
+    """
+
+    name: str
+    model: str
+    _http: HttpStreamer
+
+    async def __aenter__(self: _P) -> _P:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    def request_body(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), *, system: str | None = None
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _attempt(self, body: Mapping[str, Any], started: float) -> AsyncGenerator[ProviderChunk, None]:
+        raise NotImplementedError
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), *, system: str | None = None
+    ) -> AsyncGenerator[ProviderChunk, None]:
+        """Yield text and tool-call pieces as they arrive, then one Completion (TTFT counted from this call)."""
+        body = self.request_body(messages, tools, system=system)
+        started = time.perf_counter()
+        async with contextlib.aclosing(self._http.retrying(lambda: self._attempt(body, started))) as chunks:
+            async for chunk in chunks:
+                yield chunk
+

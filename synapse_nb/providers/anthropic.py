@@ -12,7 +12,7 @@ import httpx
 
 from ..protocols import Completion, ProviderChunk, TextChunk, ToolCallChunk
 from ..types import ContentBlock, Message, ToolCall, ToolSpec, Usage
-from ._http import HttpStreamer, RetryPolicy
+from ._http import HttpStreamer, RetryPolicy, SseProvider
 
 __all__ = [
     "ANTHROPIC_BASE_URL",
@@ -179,7 +179,7 @@ class _Accumulator:
         return tuple(calls)
 
 
-class AnthropicProvider:
+class AnthropicProvider(SseProvider):
     """Streams the Messages API over SSE (`POST {base}/v1/messages`, `x-api-key`, `anthropic-version`)."""
 
     def __init__(
@@ -211,15 +211,6 @@ class AnthropicProvider:
     def __repr__(self) -> str:
         return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
 
-    async def __aenter__(self) -> AnthropicProvider:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
     def request_body(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), *, system: str | None = None
     ) -> dict[str, Any]:
@@ -231,15 +222,6 @@ class AnthropicProvider:
             body["tools"] = to_anthropic_tools(tools)
         return {**body, **self.extra_body}
 
-    async def stream(
-        self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), *, system: str | None = None
-    ) -> AsyncGenerator[ProviderChunk, None]:
-        """Yield text and tool-call pieces as they arrive, then one Completion (TTFT counted from this call)."""
-        body = self.request_body(messages, tools, system=system)
-        started = time.perf_counter()
-        async with contextlib.aclosing(self._http.retrying(lambda: self._attempt(body, started))) as chunks:
-            async for chunk in chunks:
-                yield chunk
 
     async def _attempt(self, body: Mapping[str, Any], started: float) -> AsyncGenerator[ProviderChunk, None]:
         acc = _Accumulator(self._http)

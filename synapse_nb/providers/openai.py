@@ -13,7 +13,7 @@ import httpx
 
 from ..protocols import Completion, ProviderChunk, TextChunk, ToolCallChunk
 from ..types import ContentBlock, Message, ToolCall, ToolSpec, Usage
-from ._http import HttpStreamer, RetryPolicy
+from ._http import HttpStreamer, RetryPolicy, SseProvider
 
 __all__ = ["OPENAI_BASE_URL", "OpenAIProvider", "to_openai_messages", "to_openai_tools"]
 
@@ -156,7 +156,7 @@ class _Accumulator:
         return [ToolCallChunk(index, name=new_name, arguments_delta=args)] if args or new_name else []
 
 
-class OpenAIProvider:
+class OpenAIProvider(SseProvider):
     """Streams Chat Completions over SSE; `name` is the provider id it serves (openai, deepseek, ollama...)."""
 
     def __init__(
@@ -185,15 +185,6 @@ class OpenAIProvider:
     def __repr__(self) -> str:
         return f"OpenAIProvider(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
 
-    async def __aenter__(self) -> OpenAIProvider:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
     def request_body(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), *, system: str | None = None
     ) -> dict[str, Any]:
@@ -207,15 +198,6 @@ class OpenAIProvider:
             body["tools"] = to_openai_tools(tools)
         return {**body, **self.extra_body}
 
-    async def stream(
-        self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), *, system: str | None = None
-    ) -> AsyncGenerator[ProviderChunk, None]:
-        """Yield text and tool-call pieces as they arrive, then one Completion (TTFT counted from this call)."""
-        body = self.request_body(messages, tools, system=system)
-        started = time.perf_counter()
-        async with contextlib.aclosing(self._http.retrying(lambda: self._attempt(body, started))) as chunks:
-            async for chunk in chunks:
-                yield chunk
 
     async def _attempt(self, body: Mapping[str, Any], started: float) -> AsyncGenerator[ProviderChunk, None]:
         acc = _Accumulator()
