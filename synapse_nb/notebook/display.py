@@ -8,6 +8,7 @@ text streams so that thousands of tokens do not flood the frontend.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import time
@@ -269,7 +270,12 @@ def _plural(n: int, word: str) -> str:
 
 
 class TurnDisplay:
-    """Publishes a TurnView as events arrive; an EventSink (quick, never raises on render)."""
+    """Publishes a TurnView as events arrive; an EventSink (quick, never raises on render).
+
+    Text is throttled to one update per `interval`, except that the first piece of each answer
+    segment shows at once (time to first token is what a user feels), and a held update is flushed
+    by a timer on the running loop, so a pause in the stream never hides text that has arrived.
+    """
 
     def __init__(
         self, view: TurnView, output: LiveOutput, *, interval: float = 0.1,
@@ -281,19 +287,43 @@ class TurnDisplay:
         self._clock = clock
         self._last = float("-inf")
         self._dirty = False
+        self._timer: asyncio.TimerHandle | None = None
 
     def start(self) -> None:
         self.output.start(render(self.view))
         self._last = self._clock()
 
     def __call__(self, event: Event) -> None:
+        continues_text = isinstance(event, TextDelta) and bool(self.view.parts) and isinstance(
+            self.view.parts[-1], str
+        )
         self.view.apply(event)
-        if isinstance(event, TextDelta) and self._clock() - self._last < self.interval:
-            self._dirty = True  # shown with the next update, at most `interval` from now
-            return
+        if continues_text:
+            wait = self.interval - (self._clock() - self._last)
+            if wait > 0:
+                self._dirty = True
+                self._flush_later(wait)
+                return
         self.refresh()
 
+    def _flush_later(self, wait: float) -> None:
+        if self._timer is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop (a synchronous caller): the next event or the end shows it
+        self._timer = loop.call_later(wait, self._flush)
+
+    def _flush(self) -> None:
+        self._timer = None
+        if self._dirty:
+            self.refresh()
+
     def refresh(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self._dirty = False
         self._last = self._clock()
         self.output.update(render(self.view))
@@ -305,4 +335,7 @@ class TurnDisplay:
 
     def finish(self) -> None:
         """Show the final state (the view's status is set by the last event)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self.output.finish(render(self.view))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
 from typing import Any
+
+import pytest
 
 from synapse_nb.events import (
     LlmCallFinished,
@@ -179,3 +182,32 @@ def test_durations_are_the_only_varying_text() -> None:
     md = render(view)["text/markdown"]
     masked = re.sub(r"\d+(\.\d+)? (ms|s)\b", "<t>", md)
     assert re.search(r"\d+ ms|\d\.\d s", masked) is None
+
+
+def test_the_first_token_of_each_answer_segment_shows_at_once(published: Any) -> None:
+    now = [0.0]
+    display = TurnDisplay(TurnView(model="m"), LiveOutput(publish=published), interval=0.1, clock=lambda: now[0])
+    display.start()
+    display(TextDelta(session_id=S, turn_id=T, text="First"))  # same instant as start: still shown
+    assert "First" in published.items[-1][0]["text/plain"]
+    call = _call()
+    display(ToolCallStarted(session_id=S, call=call, server="demo", tool="query", approval="auto"))
+    display(TextDelta(session_id=S, turn_id=T, text="After the tool"))  # a new segment: shown at once
+    assert "After the tool" in published.items[-1][0]["text/plain"]
+
+
+@pytest.mark.anyio
+async def test_held_text_is_flushed_when_the_stream_pauses(published: Any) -> None:
+    shown = asyncio.Event()
+
+    def publish(bundle: dict[str, Any], display_id: str | None, update: bool) -> None:
+        published(bundle, display_id, update)
+        if "two" in bundle.get("text/plain", ""):
+            shown.set()
+
+    display = TurnDisplay(TurnView(model="m"), LiveOutput(publish=publish), interval=0.05)
+    display.start()
+    display(TextDelta(session_id=S, turn_id=T, text="one "))
+    display(TextDelta(session_id=S, turn_id=T, text="two"))  # held: within the interval
+    assert not shown.is_set()
+    await asyncio.wait_for(shown.wait(), 5)  # no further event comes: only the timer can show it
