@@ -91,6 +91,7 @@ class RecordedRequest:
     body: Any
     wire: Wire | None
     at: float
+    client: str = ""  # "host:port" of the connection it came on (a reused connection keeps its port)
 
 
 def _wire_of(path: str) -> Wire | None:
@@ -130,7 +131,8 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         wire = _wire_of(self.path)
         headers = {k.lower(): v for k, v in self.headers.items()}
-        request = RecordedRequest(self.command, self.path, headers, body, wire, time.monotonic())
+        host, port = self.client_address[:2]
+        request = RecordedRequest(self.command, self.path, headers, body, wire, time.monotonic(), f"{host}:{port}")
         owner = self.server.owner
         reply = owner._take(request)
         if wire is None:

@@ -24,7 +24,7 @@ import logging
 import random
 import re
 import time
-from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
@@ -60,6 +60,7 @@ _P = TypeVar("_P", bound="SseProvider")
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
 MAX_ERROR_BODY = 64 * 1024  # bytes of an error body we read; enough for any provider's JSON error
 MAX_DETAIL = 300  # characters of provider text quoted in a message
+DRAIN_TIMEOUT = 1.0  # seconds we read the tail of a finished stream before dropping the connection
 
 
 def make_timeout(timeout: httpx.Timeout | float | None) -> httpx.Timeout:
@@ -369,9 +370,14 @@ class HttpStreamer:
     # requests
 
     async def post_sse(
-        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str]
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str],
+        last: Callable[[SseEvent], bool] = lambda event: False,
     ) -> AsyncGenerator[SseEvent, None]:
-        """POST `body` as JSON to base_url + path and yield the SSE events of the response (one attempt)."""
+        """POST `body` as JSON to base_url + path and yield the SSE events of the response (one attempt).
+
+        After the event `last` recognises, the rest of the body is read (bounded) and the generator
+        ends: a response read to its end lets httpx reuse the connection for the next model call.
+        """
         with self.map_errors():
             async with self._client.stream(
                 "POST", self.base_url + path, json=body, headers={"accept": "text/event-stream", **headers}
@@ -390,9 +396,13 @@ class HttpStreamer:
                         f"expected an event stream, got {content_type}: {snippet!r}", response.status_code
                     )
                 decoder = SseDecoder()
-                async for text in response.aiter_text():
+                texts = response.aiter_text()
+                async for text in texts:
                     for event in decoder.feed(text):
                         yield event
+                        if last(event):
+                            await _drain(texts)
+                            return
                 for event in decoder.end():
                     yield event
 
@@ -425,6 +435,14 @@ class HttpStreamer:
                     self.retry.max_retries, wait,
                 )
                 await asyncio.sleep(wait)
+
+
+async def _drain(rest: AsyncIterator[str], timeout: float = DRAIN_TIMEOUT) -> None:
+    """Read what is left of a finished stream, so its connection can be reused; give up quietly."""
+    with contextlib.suppress(TimeoutError, httpx.HTTPError):
+        async with asyncio.timeout(timeout):
+            async for _ in rest:
+                pass
 
 
 async def _read_some(response: httpx.Response) -> bytes:

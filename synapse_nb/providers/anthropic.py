@@ -226,7 +226,9 @@ class AnthropicProvider(SseProvider):
     async def _attempt(self, body: Mapping[str, Any], started: float) -> AsyncGenerator[ProviderChunk, None]:
         acc = _Accumulator(self._http)
         ttft: float | None = None
-        async with contextlib.aclosing(self._http.post_sse("/v1/messages", body, self._headers)) as events:
+        # Checked after each event is handled: message_stop ends the stream (its tail is drained).
+        events = self._http.post_sse("/v1/messages", body, self._headers, last=lambda _event: acc.stopped)
+        async with contextlib.aclosing(events):
             async for event in events:
                 obj = self._http.parse_json(event.data)
                 if not isinstance(obj, Mapping):
@@ -235,8 +237,6 @@ class AnthropicProvider(SseProvider):
                     if ttft is None:
                         ttft = (time.perf_counter() - started) * 1000
                     yield chunk
-                if acc.stopped:
-                    break
         if not acc.stopped:
             raise self._http.stream_error("the stream ended before the response was complete (no message_stop)")
         message = Message.assistant("".join(acc.text), acc.tool_calls())

@@ -13,7 +13,7 @@ import httpx
 
 from ..protocols import Completion, ProviderChunk, TextChunk, ToolCallChunk
 from ..types import ContentBlock, Message, ToolCall, ToolSpec, Usage
-from ._http import HttpStreamer, RetryPolicy, SseProvider
+from ._http import HttpStreamer, RetryPolicy, SseEvent, SseProvider
 
 __all__ = ["OPENAI_BASE_URL", "OpenAIProvider", "to_openai_messages", "to_openai_tools"]
 
@@ -156,6 +156,10 @@ class _Accumulator:
         return [ToolCallChunk(index, name=new_name, arguments_delta=args)] if args or new_name else []
 
 
+def _is_done(event: SseEvent) -> bool:
+    return event.data.strip() == "[DONE]"
+
+
 class OpenAIProvider(SseProvider):
     """Streams Chat Completions over SSE; `name` is the provider id it serves (openai, deepseek, ollama...)."""
 
@@ -203,11 +207,12 @@ class OpenAIProvider(SseProvider):
         acc = _Accumulator()
         ttft: float | None = None
         done = False
-        async with contextlib.aclosing(self._http.post_sse("/chat/completions", body, self._headers)) as events:
+        events = self._http.post_sse("/chat/completions", body, self._headers, last=_is_done)
+        async with contextlib.aclosing(events):
             async for event in events:
-                if event.data.strip() == "[DONE]":
+                if _is_done(event):
                     done = True
-                    break
+                    continue
                 obj = self._http.parse_json(event.data)
                 if not isinstance(obj, Mapping):
                     raise self._http.stream_error(f"the stream sent a JSON value that is not an object: {event.data!r}")

@@ -111,6 +111,17 @@ async def test_one_client_serves_several_calls(llm_server: LlmServer, make_provi
     assert (first[1].message.content, second[1].message.content) == ("one", "two")
 
 
+async def test_consecutive_calls_reuse_one_connection(
+    llm_server: LlmServer, make_provider: MakeProvider, wire: str
+) -> None:
+    # An agent makes one model call per iteration: each must not cost a new TCP (and TLS) handshake.
+    llm_server.queue(text("one"), tool_calls(call("f", {"x": 1})), text("three"))
+    async with make_provider(wire) as provider:
+        for _ in range(3):
+            await collect(provider)
+    assert len({r.client for r in llm_server.requests}) == 1
+
+
 async def test_stopping_early_closes_the_response(
     llm_server: LlmServer, make_provider: MakeProvider, wire: str
 ) -> None:
