@@ -66,6 +66,12 @@ _RULES: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
 ]
 
 
+# One scan that says whether any rule could match: most lines (tool results, rows of numbers) have
+# none of the trigger words, and a single C-level search beats testing each trigger in Python.
+# (Searched in the lower-cased line: an IGNORECASE alternation is ten times slower.)
+_ANY_TRIGGER = re.compile("|".join(re.escape(t) for t in sorted({t for triggers, _ in _RULES for t in triggers})))
+
+
 def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables whose names look secret (*KEY*, *TOKEN*, ...), 8 chars or more."""
     env = os.environ if environ is None else environ
@@ -130,6 +136,8 @@ class Redactor:
         if literal is not None and any(form in text for form in forms):
             text = literal.sub(REDACTED, text)
         low = text.lower()
+        if _ANY_TRIGGER.search(low) is None:
+            return text
         for triggers, pattern in _RULES:
             if any(t in low for t in triggers):
                 text = pattern.sub(_keep_prefix, text)
