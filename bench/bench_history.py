@@ -30,14 +30,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import duckdb  # noqa: E402
+from bench_store import TOOLS, load_calls  # noqa: E402  (bench/ is on sys.path: the 1M-call loader is shared)
 
 from synapse_nb.events import ToolCallFinished, utcnow  # noqa: E402
 from synapse_nb.history.reader import History  # noqa: E402
 from synapse_nb.history.recorder import Recorder  # noqa: E402
 from synapse_nb.history.store import HistoryStore  # noqa: E402
 from synapse_nb.types import ContentBlock, ToolCall, ToolResult  # noqa: E402
-
-TOOLS = ["query", "echo", "list_tables", "describe_table", "summarize_column"]
 
 READER = """
 import sys
@@ -146,23 +145,6 @@ def bench_writes(work: Path, n: int) -> list[tuple[str, str, str, str, str]]:
             "-",
         ),
     ]
-
-
-def load_calls(path: Path, n: int) -> None:
-    HistoryStore.open(path, strict=True).close()
-    con = duckdb.connect(str(path))
-    con.execute(f"""
-        INSERT INTO tool_calls
-        SELECT 'c' || i, 's' || (i // 100), 'm' || i, 'demo', {TOOLS}[1 + i % 5],
-               json_object('sql', 'SELECT * FROM orders WHERE id = ' || i, 'limit', 10),
-               'row ' || i || ': ' || repeat('x', 200),
-               json_object('content', json_array(json_object('kind', 'text', 'text', 'row ' || i)),
-                           'is_error', i % 50 = 0, 'duration_ms', (i % 997) * 1.0),
-               i % 50 = 0, NULL, 'auto',
-               TIMESTAMP '2025-01-01' + to_microseconds(i * 1000), (i % 997) * 1.0
-        FROM range({n}) t(i)
-    """)
-    con.close()
 
 
 def bench_reads(work: Path, n: int, repeat: int) -> list[tuple[str, str, str, str, str]]:

@@ -141,7 +141,7 @@ def _write_row(size: Size) -> Row:
 # ---- 9b, 9c ------------------------------------------------------------------------------------------------
 
 
-def _load_calls(path: Path, n: int) -> None:
+def load_calls(path: Path, n: int) -> None:
     """n tool calls in the history file, in bulk (named columns: later migrations may add more)."""
     HistoryStore.open(path, strict=True).close()
     con = duckdb.connect(str(path))
@@ -223,7 +223,7 @@ def _read_rows(size: Size) -> list[Row]:
     n, rounds = size.pick((10_000, 2), (1_000_000, 9))
     path = bench_dir() / "row9-calls.duckdb"
     t0 = time.perf_counter()
-    _load_calls(path, n)
+    load_calls(path, n)
     load = time.perf_counter() - t0
     subprocess.run([sys.executable, "-c", SPOOLER, str(path), str(SPOOLED), str(Path(__file__).parent)], check=True)
     history = History(path)
