@@ -130,6 +130,19 @@ class Agent:
         self._session_started = False
         self._system_recorded = None
 
+    def resume(self, session_id: str, messages: Sequence[Message], *, next_seq: int) -> None:
+        """Continue a recorded session (e.g. from another kernel): its id and transcript become ours.
+
+        `next_seq` is one past the highest recorded `seq`, so new messages sort after the old ones.
+        """
+        if self._running:
+            raise AgentError("cannot resume a session while a turn is running")
+        self.reset()
+        self.session_id = session_id
+        self.messages = list(messages)
+        self._seq = next_seq
+        self._session_started = True  # its session row exists already
+
     # -- public entry points
 
     async def run(self, prompt: str | Sequence[Message]) -> AsyncIterator[Event]:

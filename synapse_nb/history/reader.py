@@ -24,11 +24,13 @@ import duckdb
 
 from ..config import history_path
 from ..errors import HistoryError
+from ..types import Message
 from .db import describe_error, file_lock, is_lock_conflict, retry_locked, run
 from .ingest import ingest, insert_lines, pending_bytes, pending_lines, read_offsets
 from .migrate import check_version, known_version, load_migrations, migrate
 from .schema import RELATIONS, TIME_COLUMN
 from .spool import spool_dir
+from .transcript import messages_from_rows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,6 +106,21 @@ class History:
               *, limit: int | None = None) -> pd.DataFrame:
         """Ended agent turns (finished / failed / cancelled) by start time."""
         return self._select("turns", session_id=session_id, since=since, until=until, limit=limit)
+
+    def find_session(self, name_or_id: str) -> str | None:
+        """The newest session named `name_or_id`, else the session whose id starts with it; None if none."""
+        found = self.sql(
+            "SELECT session_id FROM sessions WHERE name = $1 OR starts_with(session_id, $1) "
+            "ORDER BY (name = $1) DESC, created_at DESC LIMIT 1",
+            [name_or_id],
+        )
+        return None if found.empty else str(found["session_id"].iloc[0])
+
+    def transcript(self, session_id: str) -> tuple[list[Message], int]:
+        """A recorded session's conversation as Messages (no system prompt) and the next free `seq`,
+        to resume it in an Agent."""
+        rows = self.messages(session_id=session_id).to_dict("records")
+        return messages_from_rows(rows), max((int(r["seq"]) for r in rows), default=-1) + 1
 
     def server_events(self, server: str | None = None, since: When = None, until: When = None,
                       *, limit: int | None = None) -> pd.DataFrame:

@@ -138,3 +138,37 @@ def test_help_texts(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
         assert option in out
     ip.line("mcp", "help")
     assert "connect NAME URL [--header K=V]" in capsys.readouterr().out
+
+
+def test_switch_resumes_a_session_recorded_by_another_kernel(
+    ip: Any, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = script(["first answer", "second answer"])
+    ip.cell(f"synapse --model {model} --session alpha", "first question")
+    session_id = ip.ns["_synapse"].session_id
+    ip.state.sessions.clear()  # what a new kernel on the same history file knows of it: nothing
+    ip.line("synapse", "session new")
+    capsys.readouterr()
+    ip.line("synapse", "session switch alpha")
+    assert "resumed session alpha from the history file (2 messages)" in capsys.readouterr().out
+    agent = ip.state.sessions["alpha"]
+    assert agent.session_id == session_id
+    assert [m.content for m in agent.messages] == ["first question", "first answer"]  # the model sees them
+    ip.cell(f"synapse --model {model}", "second question")
+    assert ip.ns["_synapse"].session_id == session_id
+    rows = ip.line("synapse", f"sql SELECT seq, content FROM messages WHERE session_id = '{session_id}' ORDER BY seq")
+    assert rows.content.tolist() == ["first question", "first answer", "second question", "second answer"]
+    assert rows.seq.is_unique
+    assert len(ip.line("synapse", f"sql SELECT * FROM sessions WHERE session_id = '{session_id}'")) == 1
+
+
+def test_switch_by_id_prefix_and_unknown_names_start_fresh(
+    ip: Any, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ip.cell(f"synapse --model {script(['x'])} --session beta", "q")
+    prefix = ip.ns["_synapse"].session_id[:8]
+    ip.state.sessions.clear()
+    ip.line("synapse", f"session switch {prefix}")
+    assert "resumed session beta from the history file (2 messages)" in capsys.readouterr().out
+    ip.line("synapse", "session switch gamma")
+    assert "switched to session gamma (new)" in capsys.readouterr().out

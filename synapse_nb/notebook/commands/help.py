@@ -37,7 +37,7 @@ SYNAPSE_HELP = """\
   session                    the current session
   session new [NAME]         start a fresh session
   session list               sessions in the history file
-  session switch NAME        continue session NAME (created on first use)
+  session switch NAME        continue session NAME (resumed from the history file if recorded)
   history [-n N]             the last N turns (DataFrame)
   sql QUERY                  SQL over the history (DataFrame); multi-line: %%synapse_sql
   inspect                    trace widget of the current session

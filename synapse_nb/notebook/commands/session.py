@@ -124,12 +124,36 @@ def session_new(state: SynapseState, name: str | None = None) -> str:
 
 
 def session_switch(state: SynapseState, name: str) -> str:
-    """`%synapse session switch NAME`: continue another session of this kernel (created on first use)."""
-    state.current = name
+    """`%synapse session switch NAME`: continue another session, of this kernel or from the history file
+    (by name or id prefix, e.g. one from another kernel or an earlier day); new when found nowhere."""
     agent = state.sessions.get(name)
+    if agent is None or not agent.messages:
+        resumed = _resume_recorded(state, name)
+        if resumed is not None:
+            return resumed
+    state.current = name
     if agent is None or not agent.messages:
         return f"switched to session {name} (new)"
     return f"switched to session {name} ({len(agent.messages)} messages so far)"
+
+
+def _resume_recorded(state: SynapseState, name: str) -> str | None:
+    history = state.history()
+    if history is None:
+        return None
+    session_id = history.find_session(name)
+    if session_id is None:
+        return None
+    messages, next_seq = history.transcript(session_id)
+    found = history.sessions(session_id=session_id)
+    recorded_name = str(found["name"].iloc[0]) if not found.empty else name
+    taken = state.sessions.get(recorded_name)
+    if taken is not None and taken.messages and taken.session_id != session_id:
+        recorded_name = f"{recorded_name}-{session_id[:8]}"  # this kernel has its own session by that name
+    agent = state.agent(recorded_name, state.provider(None))
+    agent.resume(session_id, messages, next_seq=next_seq)
+    state.current = recorded_name
+    return f"resumed session {recorded_name} from the history file ({len(messages)} messages)"
 
 
 def session_list(state: SynapseState, settings: Settings) -> pd.DataFrame:

@@ -1,0 +1,45 @@
+"""Rebuilds a session's conversation (core Messages) from its recorded message rows, to resume it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..types import Message, ToolCall, ToolResult
+
+__all__ = ["messages_from_rows"]
+
+
+def _json(value: Any) -> Any:
+    if value is None or isinstance(value, dict | list):
+        return value
+    if isinstance(value, str) and value:
+        return json.loads(value)
+    return None
+
+
+def messages_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Message]:
+    """The transcript as the agent keeps it: user, assistant and tool messages in `seq` order.
+
+    System rows are left out (the system prompt is sent separately). A tool message gets back its
+    error flag and images from the recorded full result; its text is what the model saw.
+    """
+    out: list[Message] = []
+    for row in sorted(rows, key=lambda r: int(r["seq"])):
+        role = row["role"]
+        content = row.get("content") or ""
+        if role == "assistant":
+            calls = tuple(ToolCall.from_dict(c) for c in _json(row.get("tool_calls")) or ())
+            out.append(Message.assistant(content, calls))
+        elif role == "tool":
+            result = ToolResult.from_dict(_json(row.get("tool_results")) or {})
+            out.append(Message.tool(
+                str(row.get("tool_call_id") or ""), content, is_error=result.is_error,
+                images=tuple(b for b in result.content if b.kind == "image" and b.data),
+            ))
+        elif role == "user":
+            out.append(Message.user(content))
+    return out
+
+
