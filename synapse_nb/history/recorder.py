@@ -120,7 +120,7 @@ def _tool_call_row(e: ToolCallFinished) -> dict[str, Any]:
     result = e.result
     return {
         "tool_call_id": e.call.id,
-        "session_id": e.session_id,
+        "session_id": e.session_id or None,  # empty: called by hand outside any session
         "message_id": e.message_id,
         "server": e.server,
         "tool": e.tool,

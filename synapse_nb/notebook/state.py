@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import re
+import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ..errors import SynapseError
-from ..events import Event, SessionStarted
+from ..events import Event, SessionStarted, ToolCallFinished, utcnow
+from ..types import ToolCall, ToolResult
 from .output import Publisher, ipython_publisher
 from .runner import Runner
 
@@ -196,6 +199,30 @@ class SynapseState:
                 if started is not event:
                     self.store.record(started)
         self.store.record(event)
+
+    async def call_tool(self, qualified_name: str, arguments: Mapping[str, Any]) -> ToolResult:
+        """Run one MCP tool by hand (`%mcp call`, the inspector's Call) and record it as the agent's calls
+        are, with approval "manual", in the current session (or none before the first turn)."""
+        spec = self.hub.tool(qualified_name)
+        call = ToolCall(uuid.uuid4().hex, qualified_name, dict(arguments))
+        started_at, started = utcnow(), time.perf_counter()
+        result: ToolResult | None = None
+        error: str | None = "cancelled"
+        try:
+            result = await self.hub.call(qualified_name, arguments)
+            error = None
+            return result
+        except SynapseError as exc:
+            error = str(exc)
+            raise
+        finally:
+            agent = self.sessions.get(self.current)
+            self.record(ToolCallFinished(
+                session_id=agent.session_id if agent is not None and agent.messages else "", call=call,
+                server=spec.server, tool=spec.original_name or qualified_name, approval="manual",
+                started_at=started_at, duration_ms=(time.perf_counter() - started) * 1000, result=result,
+                error=error,
+            ))
 
     # -- models and sessions
 

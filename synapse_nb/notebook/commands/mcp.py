@@ -308,7 +308,7 @@ def call(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) 
     spec = find_tool(state, target)
     started = time.perf_counter()
     try:
-        result = state.runner.run(state.hub.call(spec.name, dict(arguments)))
+        result = state.runner.run(state.call_tool(spec.name, dict(arguments)))
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not result.duration_ms:

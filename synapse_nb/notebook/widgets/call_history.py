@@ -119,7 +119,7 @@ class CallHistory(w.VBox):  # type: ignore[misc]
         if not self.rows:
             self.view.value = (
                 '<span class="snb-muted">No recorded calls of this tool yet '
-                "(the history keeps the calls the agent makes).</span>"
+                "(calls from here, from %mcp call and by the agent are recorded).</span>"
             )
             return
         durations = [r["duration_ms"] for r in self.rows if isinstance(r.get("duration_ms"), int | float)]

@@ -117,7 +117,7 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
             return (time.perf_counter() - start) * 1000
 
         try:
-            result = await self.state.hub.call(self.spec.name, arguments)
+            result = await self.state.call_tool(self.spec.name, arguments)
         except asyncio.CancelledError:
             self.result.show_error("cancelled", elapsed_ms=elapsed())
             raise

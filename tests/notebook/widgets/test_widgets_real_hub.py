@@ -31,6 +31,9 @@ class State:
     def history(self) -> Any:
         return None
 
+    async def call_tool(self, qualified: str, arguments: Any) -> Any:
+        return await self.hub.call(qualified, arguments)
+
 
 @pytest.fixture(scope="module")
 def demo() -> Iterator[State]:

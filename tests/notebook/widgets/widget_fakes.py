@@ -189,3 +189,6 @@ class FakeState:
 
     def history(self) -> Any:
         return self.history_obj
+
+    async def call_tool(self, qualified: str, arguments: Mapping[str, Any]) -> ToolResult:
+        return await self.hub.call(qualified, arguments)
