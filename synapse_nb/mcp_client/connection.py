@@ -14,8 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
+import functools
+import importlib
 import logging
 import math
+import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -504,7 +508,23 @@ async def _list_tools(client: Client) -> tuple[RawTool, ...]:
         cursor = page.next_cursor
         if not cursor:
             break
+    if any(t.output_schema for t in tools):
+        warm_output_validation()
     return tuple(raw_tool(t) for t in tools)
+
+
+@functools.cache
+def warm_output_validation() -> None:
+    """Import jsonschema in a background thread, once per process.
+
+    The SDK validates results of tools that declare an output schema with jsonschema, imported on the
+    first such call: about a second of CPU (mostly building a URI grammar), which would otherwise
+    stall the first call the agent or the user makes. Connecting is the moment nobody waits on.
+    """
+    if "jsonschema" in sys.modules:
+        return
+    threading.Thread(target=importlib.import_module, args=("jsonschema",), name="synapse-warm-jsonschema",
+                     daemon=True).start()
 
 
 async def _final_tail(pipe: StderrPipe | None, ring: StderrRing) -> str:
