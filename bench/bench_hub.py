@@ -142,13 +142,14 @@ async def _bridge(size: Size) -> Row:
     try:
         runner.run(nothing())  # applies nest_asyncio now, before any timing
         arms = {
-            "await": per_call("await", lambda: hub.call("demo__echo", ARGS)),
+            # The async path of the same work the magic does (the hub call, recorded as a manual call).
+            "await": per_call("await", lambda: state.call_tool("demo__echo", ARGS)),
             # A cell's code is synchronous and runs while the kernel's loop is running: exactly this.
             "magic": per_call("magic", lambda: mcp_cmd.call(state, target, ARGS).result),
             # Where the difference goes: the same call through a bare re-entrant run_until_complete
             # (nest_asyncio alone), and through Runner.run without the command around it.
-            "nested": per_call("nested", lambda: loop.run_until_complete(hub.call("demo__echo", ARGS))),
-            "runner": per_call("runner", lambda: runner.run(hub.call("demo__echo", ARGS))),
+            "nested": per_call("nested", lambda: loop.run_until_complete(state.call_tool("demo__echo", ARGS))),
+            "runner": per_call("runner", lambda: runner.run(state.call_tool("demo__echo", ARGS))),
         }
         s = await ainterleaved(arms, rounds, per=n)
         empty = per_call("empty", lambda: runner.run(nothing()))
@@ -164,7 +165,7 @@ async def _bridge(size: Size) -> Row:
              f"{fmt_seconds(extra['magic'])} through the whole command")
     return Row(
         "2", "the same call through the sync path of `%mcp call` (Runner bridge)",
-        Measure("await hub.call", base), Measure("%mcp call → Runner.run", bridged),
+        Measure("await state.call_tool", base), Measure("%mcp call → Runner.run", bridged),
         "overhead < 10%", over < 0.10,
         note=f"overhead {over:+.1%} ({fmt_seconds(bridged - base)} per call); {split}; `commands.mcp.call` called "
              f"synchronously from a task of the running loop, as a cell runs in a kernel (so the loop is re-entered "
