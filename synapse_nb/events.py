@@ -20,7 +20,9 @@ __all__ = [
     "ServerEvent",
     "SessionStarted",
     "TextDelta",
+    "ToolCallArgumentsDelta",
     "ToolCallFinished",
+    "ToolCallProgress",
     "ToolCallStarted",
     "TurnCancelled",
     "TurnFailed",
@@ -111,6 +113,37 @@ class ToolCallStarted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallArgumentsDelta:
+    """A piece of a tool call's arguments streamed by the model (not recorded: the finished call is).
+
+    `index` orders the calls of one model reply; `call_id` and `name` come with the first piece of
+    each call (and are None after it), so a consumer keys the pieces on `index`.
+    """
+
+    session_id: str
+    turn_id: str
+    index: int
+    arguments_delta: str
+    call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallProgress:
+    """A running tool reported progress (an MCP progress notification); not recorded.
+
+    `progress` only grows; `total` is None when the server does not know it; `message` is the server's.
+    """
+
+    session_id: str
+    call_id: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+    at: _dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFinished:
     """A tool call ended: `result` when the tool answered (maybe `is_error`), `error` when it raised."""
 
@@ -185,7 +218,9 @@ Event = (
     | TextDelta
     | MessageAdded
     | LlmCallFinished
+    | ToolCallArgumentsDelta
     | ToolCallStarted
+    | ToolCallProgress
     | ToolCallFinished
     | TurnFinished
     | TurnFailed

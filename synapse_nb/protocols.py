@@ -11,6 +11,7 @@ from .types import Message, ToolResult, ToolSpec, Usage
 
 __all__ = [
     "ApprovalCallback",
+    "ProgressCallback",
     "Completion",
     "EventSink",
     "Provider",
@@ -69,15 +70,24 @@ class Provider(Protocol):
     async def aclose(self) -> None: ...
 
 
+ProgressCallback = Callable[[float, float | None, str | None], None]
+"""Receives a running tool's progress: (progress, total or None, message or None). Quick; must not raise."""
+
+
 @runtime_checkable
 class ToolSource(Protocol):
-    """Where MCP tools come from (the hub): the current tool list and a way to call one."""
+    """Where MCP tools come from (the hub): the current tool list and a way to call one.
+
+    `on_progress` receives the server's progress notifications for this call (MCP `progressToken`),
+    as they arrive; a source that has none never calls it.
+    """
 
     @property
     def tools(self) -> Sequence[ToolSpec]: ...
 
     async def call(
-        self, qualified_name: str, arguments: Mapping[str, Any], timeout: float | None = None
+        self, qualified_name: str, arguments: Mapping[str, Any], timeout: float | None = None,
+        *, on_progress: ProgressCallback | None = None,
     ) -> ToolResult: ...
 
 

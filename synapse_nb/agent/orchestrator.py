@@ -19,7 +19,9 @@ from ..events import (
     MessageAdded,
     SessionStarted,
     TextDelta,
+    ToolCallArgumentsDelta,
     ToolCallFinished,
+    ToolCallProgress,
     ToolCallStarted,
     TurnCancelled,
     TurnFailed,
@@ -27,7 +29,7 @@ from ..events import (
     TurnStarted,
     utcnow,
 )
-from ..protocols import ApprovalCallback, Completion, EventSink, Provider, ProviderChunk, TextChunk
+from ..protocols import ApprovalCallback, Completion, EventSink, Provider, ProviderChunk, TextChunk, ToolCallChunk
 from ..types import Message, ToolCall, ToolResult, ToolSpec, Usage
 from .approval import ApprovalPolicy
 from .result import TurnResult, turn_result
@@ -278,6 +280,11 @@ class Agent:
                 if isinstance(chunk, TextChunk):
                     if chunk.text:
                         emit(TextDelta(session_id=self.session_id, turn_id=turn_id, text=chunk.text))
+                elif isinstance(chunk, ToolCallChunk):
+                    emit(ToolCallArgumentsDelta(
+                        session_id=self.session_id, turn_id=turn_id, index=chunk.index,
+                        arguments_delta=chunk.arguments_delta, call_id=chunk.id, name=chunk.name,
+                    ))
                 elif isinstance(chunk, Completion):
                     completion = chunk
             if completion is None:
@@ -329,7 +336,7 @@ class Agent:
                 if c.refusal is not None:
                     finish(c, ToolResult.error(c.refusal) if c.spec else None, None if c.spec else c.refusal, 0.0)
                 else:
-                    tasks[asyncio.create_task(self._call_tool(c.call), name=f"tool {c.call.name}")] = c
+                    tasks[asyncio.create_task(self._call_tool(c.call, emit), name=f"tool {c.call.name}")] = c
             pending = set(tasks)
             while pending:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
@@ -365,12 +372,22 @@ class Agent:
             if late:
                 logger.warning("%d tool call(s) did not stop within %.0f s of cancellation", len(late), CANCEL_GRACE)
 
-    async def _call_tool(self, call: ToolCall) -> tuple[ToolResult | None, str | None, float]:
-        """(result, error, duration ms) of one call; errors are data for the model, never raised."""
+    async def _call_tool(
+        self, call: ToolCall, emit: Callable[[Event], None]
+    ) -> tuple[ToolResult | None, str | None, float]:
+        """(result, error, duration ms) of one call; errors are data for the model, never raised.
+
+        The tool's progress notifications become ToolCallProgress events of this call."""
         assert self.tools is not None
+
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            emit(ToolCallProgress(
+                session_id=self.session_id, call_id=call.id, progress=done, total=total, message=message,
+            ))
+
         t0 = time.perf_counter()
         try:
-            result = await self.tools.call(call.name, call.arguments, timeout=self.tool_timeout)
+            result = await self.tools.call(call.name, call.arguments, timeout=self.tool_timeout, on_progress=progress)
         except SynapseError as exc:
             return None, error_line(exc), (time.perf_counter() - t0) * 1000
         except Exception as exc:  # a failing tool is reported to the model; it never ends the loop

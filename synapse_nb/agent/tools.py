@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 from typing import Any, TypeVar, overload
 
 from ..errors import ConfigError, ToolCallTimeout, UnknownToolError
-from ..protocols import ToolSource
+from ..protocols import ProgressCallback, ToolSource
 from ..types import ContentBlock, ToolResult, ToolSpec
 from .schema import is_optional, schema_from_function, strip_none
 
@@ -300,14 +300,20 @@ class ToolRegistry:
 
     # -- calling
 
-    async def call(self, name: str, arguments: Mapping[str, Any], timeout: float | None = None) -> ToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], timeout: float | None = None,
+        *, on_progress: ProgressCallback | None = None,
+    ) -> ToolResult:
         """Run a tool. Native tools' exceptions come back as error results; raises UnknownToolError,
-        ToolCallTimeout (and, for MCP tools, whatever the source raises: server crashed or down)."""
+        ToolCallTimeout (and, for MCP tools, whatever the source raises: server crashed or down).
+
+        `on_progress` goes to the source for MCP tools (their progress notifications); native tools
+        report none."""
         native = self._native.get(name)
         if native is None:
             if self.source is None or not any(s.name == name for s in self.source.tools):
                 raise UnknownToolError(f"no tool named {name!r}", tool=name)
-            return await self.source.call(name, arguments, timeout)
+            return await self.source.call(name, arguments, timeout, on_progress=on_progress)
         limit = self.default_timeout if timeout is None else timeout
         try:
             async with asyncio.timeout(limit):

@@ -26,7 +26,7 @@ from mcp import Client
 from ..config import ApprovePolicy, ServerConfig, Transport, load_mcp_config
 from ..errors import ServerCrashedError, ServerStartError, UnknownServerError, UnknownToolError
 from ..events import ServerEvent
-from ..protocols import EventSink
+from ..protocols import EventSink, ProgressCallback
 from ..types import ContentBlock, ToolResult, ToolSpec
 from .connection import ServerConnection
 from .convert import prompt_info, prompt_result, resource_blocks, resource_info, tool_result
@@ -190,8 +190,14 @@ class McpHub:
 
     # --- calling ---------------------------------------------------------------------------------
 
-    async def call(self, qualified_name: str, arguments: Mapping[str, Any], timeout: float | None = None) -> ToolResult:
+    async def call(
+        self, qualified_name: str, arguments: Mapping[str, Any], timeout: float | None = None,
+        *, on_progress: ProgressCallback | None = None,
+    ) -> ToolResult:
         """Call a tool by qualified name. `is_error` results are returned; failures raise McpError subclasses.
+
+        `on_progress` (the ToolSource protocol's) is accepted; progress notifications are wired to it by
+        the MCP client work (issue 12), until then it is never called.
 
         Raises UnknownToolError, ToolCallTimeout (the call is cancelled on the server),
         ServerCrashedError (the server died; the next call restarts it) and ServerDownError.

@@ -22,6 +22,8 @@ class FakeSource:
         self.specs: list[ToolSpec] = []
         self.handlers: dict[str, Handler] = {}
         self.calls: list[tuple[str, dict[str, Any], float | None]] = []
+        # progress notifications each tool reports before it answers: (progress, total, message)
+        self.progress: dict[str, list[tuple[float, float | None, str | None]]] = {}
 
     def add(
         self, server: str, tool: str, handler: Handler | None = None, *, description: str = "",
@@ -44,9 +46,15 @@ class FakeSource:
     def tools(self) -> Sequence[ToolSpec]:
         return list(self.specs)
 
-    async def call(self, qualified_name: str, arguments: Mapping[str, Any], timeout: float | None = None) -> ToolResult:
+    async def call(
+        self, qualified_name: str, arguments: Mapping[str, Any], timeout: float | None = None,
+        *, on_progress: Callable[[float, float | None, str | None], None] | None = None,
+    ) -> ToolResult:
         """Like McpHub.call: is_error results are returned, a call past its timeout raises ToolCallTimeout."""
         self.calls.append((qualified_name, dict(arguments), timeout))
+        for step in self.progress.get(qualified_name, ()):
+            if on_progress is not None:
+                on_progress(*step)
         if qualified_name not in self.handlers:
             raise UnknownToolError(f"no tool named {qualified_name!r}", tool=qualified_name)
         limit = 120.0 if timeout is None else timeout

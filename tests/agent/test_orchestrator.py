@@ -428,3 +428,54 @@ async def test_a_stream_without_completion_or_an_adapter_bug_fails_the_turn(
         bug = await Agent(BrokenProvider(crash=True), None).ask("q")
     assert (bug.status, bug.error_type, bug.error) == ("failed", "ValueError", "adapter bug")
     assert any(r.exc_info for r in caplog.records)  # unexpected errors are logged with their traceback
+
+
+@pytest.mark.anyio
+async def test_streamed_tool_call_arguments_become_events(recorder: Any, llm_server: Any) -> None:
+    """The provider's ToolCallChunks (OpenAI wire, real HTTP) are emitted as ToolCallArgumentsDelta in order."""
+    import llm_server as wire
+
+    from synapse_nb.events import ToolCallArgumentsDelta
+    from synapse_nb.providers.openai import OpenAIProvider
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    registry = ToolRegistry()
+    registry.register(add)
+    llm_server.queue(
+        wire.tool_calls(wire.call("add", {"a": 2, "b": 3}, id="call_1"), pieces=4), wire.text("5."),
+    )
+    provider = OpenAIProvider("gpt-test", api_key="k-test", base_url=llm_server.openai_base_url)
+    try:
+        result = await Agent(provider, registry, sinks=[recorder]).ask("2 + 3?")
+    finally:
+        await provider.aclose()
+    assert result.status == "finished"
+    deltas = recorder.of(ToolCallArgumentsDelta)
+    assert len(deltas) >= 2
+    assert (deltas[0].call_id, deltas[0].name, deltas[0].index) == ("call_1", "add", 0)
+    assert all(d.call_id is None for d in deltas[1:])
+    assert "".join(d.arguments_delta for d in deltas).replace(" ", "") == '{"a":2,"b":3}'
+    kinds = recorder.kinds()
+    assert kinds.index("ToolCallArgumentsDelta") < kinds.index("LlmCallFinished") < kinds.index("ToolCallStarted")
+
+
+@pytest.mark.anyio
+async def test_tool_progress_becomes_events_of_that_call(recorder: Any, source: Any) -> None:
+    from synapse_nb.events import ToolCallProgress
+
+    source.add("srv", "slow")
+    source.progress["srv__slow"] = [(1.0, 3.0, "one"), (2.0, 3.0, None), (5.0, None, "more")]
+    agent = Agent(ScriptedProvider([calls(("srv__slow", {})), "done"]), ToolRegistry(source), sinks=[recorder])
+    result = await agent.ask("go")
+    assert result.status == "finished"
+    progress = recorder.of(ToolCallProgress)
+    call_id = recorder.of(ToolCallStarted)[0].call.id
+    assert [(p.call_id, p.progress, p.total, p.message) for p in progress] == [
+        (call_id, 1.0, 3.0, "one"), (call_id, 2.0, 3.0, None), (call_id, 5.0, None, "more"),
+    ]
+    kinds = recorder.kinds()
+    assert kinds.index("ToolCallStarted") < kinds.index("ToolCallProgress") < kinds.index("ToolCallFinished")

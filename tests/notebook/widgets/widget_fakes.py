@@ -84,7 +84,10 @@ class FakeHub:
     resources: dict[str, list[Any] | BaseException] = field(default_factory=dict)
     prompts: dict[str, list[Any] | BaseException] = field(default_factory=dict)
 
-    async def call(self, qualified: str, arguments: Mapping[str, Any], timeout: float | None = None) -> ToolResult:
+    async def call(
+        self, qualified: str, arguments: Mapping[str, Any], timeout: float | None = None,
+        *, on_progress: Any = None,
+    ) -> ToolResult:
         self.calls.append((qualified, dict(arguments)))
         outcome = self.results.get(qualified, text_result("ok"))
         if isinstance(outcome, BaseException):
