@@ -12,7 +12,9 @@ import pytest
 from synapse_nb.events import (
     LlmCallFinished,
     TextDelta,
+    ToolCallArgumentsDelta,
     ToolCallFinished,
+    ToolCallProgress,
     ToolCallStarted,
     TurnCancelled,
     TurnFailed,
@@ -61,35 +63,62 @@ def test_text_and_tool_calls_keep_their_order() -> None:
     assert view.usage == Usage(30, 13)
 
 
-def test_markdown_has_one_line_details_blocks_and_a_footer() -> None:
+def test_markdown_has_one_line_tool_blocks_and_a_footer() -> None:
     view = TurnView(model="scripted:demo", model_note="offline scripted model", session="main")
     _turn(view)
     md = render(view)["text/markdown"]
     blocks = md.split("\n\n")
-    details = [b for b in blocks if b.startswith("<details>")]
-    assert len(details) == 1
-    assert "\n" not in details[0]
-    assert "demo__query(sql=&quot;SELECT 1&quot;)" in details[0]
-    assert "✓ 12 ms" in details[0]
-    assert "1&#10;&#10;2 &lt;b&gt;" in details[0]  # escaped, newlines kept inside <pre>
-    assert "<b>arguments</b><pre>sql: SELECT 1</pre>" in details[0]
-    assert blocks.index(details[0]) == 1
-    assert blocks[2] == "The answer is **1**."
+    assert blocks[0].startswith("<style>")
+    assert "\n" not in blocks[0]
+    tools = [b for b in blocks if b.startswith('<div class="snb-turn-tool')]
+    assert len(tools) == 1
+    assert "\n" not in tools[0]
+    assert "demo__query(sql=&quot;SELECT 1&quot;)" in tools[0]
+    assert "✓ 12 ms" in tools[0]
+    assert "1&#10;&#10;2 &lt;b&gt;" in tools[0]  # escaped, newlines kept inside <pre>
+    assert ">sql: SELECT 1</pre>" in tools[0]
+    assert blocks.index(tools[0]) == 2
+    assert blocks[3] == "The answer is **1**."
     footer = blocks[-1]
-    assert footer.startswith("<sub>✓ scripted:demo (offline scripted model)")
+    assert "✓ scripted:demo (offline scripted model)" in footer
     assert "2 iterations" in footer
     assert "43 tokens (30 in, 13 out)" in footer
     assert "1.5 s" in footer
 
 
-def test_plain_text_rendering_for_non_html_frontends() -> None:
-    view = TurnView(model="openai:gpt-test", session="main")
+def test_the_expanded_tool_block_is_a_bordered_tinted_box_with_a_gap_before_the_answer() -> None:
+    view = TurnView(model="m")
     _turn(view)
-    text = render(view)["text/plain"]
-    assert text.splitlines()[0] == "Let me look."
-    assert '[tool] demo__query(sql="SELECT 1") ✓ 12 ms' in text
-    assert "→ 1" in text
-    assert text.splitlines()[-1].startswith("-- ✓ openai:gpt-test · 2 iterations")
+    block = next(b for b in render(view)["text/markdown"].split("\n\n") if b.startswith('<div class="snb-turn-tool'))
+    body = re.search(r'<div class="snb-tool-body" style="([^"]*)"', block)
+    assert body is not None
+    assert "border:1px solid" in body.group(1)
+    assert "background:rgba(" in body.group(1)
+    assert "margin:6px 0 14px 0" in body.group(1)  # the gap before the answer
+    assert "<svg" in block  # the tool icon is drawn, not an emoji
+
+
+def test_no_glyph_needs_an_emoji_font() -> None:
+    """Every character outside ASCII in any state's rendering is one DejaVu Sans has (no emoji)."""
+    allowed = set("✓✗⊘■…→·≥≤—")
+    view = TurnView(model="m")
+    _turn(view)
+    texts = [render(view)["text/markdown"], render(view)["text/plain"]]
+    running = TurnView(model="m")
+    running.apply(ToolCallStarted(session_id=S, call=_call("demo__sleep", seconds=5), server="demo", tool="sleep",
+                                  approval="auto"))
+    texts += list(render(running).values())
+    for cancelled_or_failed in (
+        TurnCancelled(session_id=S, turn_id=T, iterations=1, usage=Usage(), duration_ms=3),
+        TurnFailed(session_id=S, turn_id=T, error="x", error_type="E", iterations=1, usage=Usage(), duration_ms=3),
+    ):
+        v = TurnView(model="m")
+        v.apply(cancelled_or_failed)
+        texts += list(render(v).values())
+    for text in texts:
+        assert {c for c in text if ord(c) > 127} <= allowed, {c for c in text if ord(c) > 127} - allowed
+    for emoji in "🔧⏳⏹":
+        assert all(emoji not in t for t in texts)
 
 
 def test_text_format_has_no_markdown() -> None:
@@ -106,11 +135,12 @@ def test_json_format_pretty_prints_the_answer() -> None:
 
 def test_running_view_closes_an_open_code_fence_and_shows_progress() -> None:
     view = TurnView(model="m")
-    assert "*thinking…*" in render(view)["text/markdown"]
+    assert "waiting for the model · " in render(view)["text/markdown"]
     view.apply(TextDelta(session_id=S, turn_id=T, text="Here:\n```python\nprint(1)"))
     md = render(view)["text/markdown"]
     assert "print(1)\n```" in md
-    assert "⏳ running" in md
+    assert "running m" in md
+    assert "waiting for the model" not in md  # the streaming text shows progress itself
 
 
 def test_errors_denials_and_cancellation_show() -> None:
@@ -126,12 +156,26 @@ def test_errors_denials_and_cancellation_show() -> None:
     view.apply(TurnFailed(session_id=S, turn_id=T, error="boom", error_type="StreamError", iterations=1,
                           usage=Usage(), duration_ms=3))
     md = render(view)["text/markdown"]
-    assert "⊘ denied" in md
+    assert re.search(r'snb-outcome snb-denied" style="color:#6e7781[^>]*>⊘ denied<', md)  # grey
+    assert re.search(r'snb-outcome snb-error" style="color:#cf222e[^>]*>✗ 3 ms<', md)  # only errors are red
     assert "ServerCrashedError: gone" in md
     assert "StreamError: boom" in md
     assert "✗ failed" in view.footer
     view.apply(TurnCancelled(session_id=S, turn_id=T, iterations=1, usage=Usage(), duration_ms=3))
-    assert view.footer.startswith("⏹ cancelled")
+    assert view.footer.startswith("■ cancelled")
+    assert 'snb-footer snb-cancelled" style="color:#57606a' in render(view)["text/markdown"]  # neutral
+
+
+def test_a_cancelled_tool_call_is_neutral_not_an_error() -> None:
+    view = TurnView(model="m")
+    call = _call("demo__sleep", seconds=20)
+    view.apply(ToolCallStarted(session_id=S, call=call, server="demo", tool="sleep", approval="auto"))
+    view.apply(ToolCallFinished(session_id=S, call=call, server="demo", tool="sleep", approval="auto",
+                                started_at=NOW, duration_ms=2100, error="cancelled"))
+    md = render(view)["text/markdown"]
+    assert re.search(r'snb-outcome snb-cancelled" style="color:#57606a[^>]*>■ cancelled after 2.1 s<', md)
+    assert "#cf222e" not in md.split("</style>", 1)[1]
+    assert "■ cancelled after 2.1 s" in render(view)["text/plain"]
 
 
 def test_streaming_updates_are_throttled(published: Any) -> None:
@@ -211,3 +255,145 @@ async def test_held_text_is_flushed_when_the_stream_pauses(published: Any) -> No
     display(TextDelta(session_id=S, turn_id=T, text="two"))  # held: within the interval
     assert not shown.is_set()
     await asyncio.wait_for(shown.wait(), 5)  # no further event comes: only the timer can show it
+
+
+def _clocked() -> tuple[TurnView, list[float]]:
+    now = [100.0]
+    return TurnView(model="m", clock=lambda: now[0]), now
+
+
+def test_a_running_tool_shows_its_name_and_a_ticking_time() -> None:
+    view, now = _clocked()
+    view.apply(TurnStarted(session_id=S, turn_id=T, prompt="q", model="m"))
+    call = _call("demo__sleep", seconds=20)
+    view.apply(ToolCallStarted(session_id=S, call=call, server="demo", tool="sleep", approval="auto"))
+    now[0] += 3.24
+    bundle = render(view)
+    assert "running demo__sleep · 3.2 s" in bundle["text/markdown"]
+    assert "running demo__sleep · 3.2 s" in bundle["text/plain"]
+    assert "thinking" not in bundle["text/markdown"]
+    now[0] += 1.0
+    assert "running demo__sleep · 4.2 s" in render(view)["text/plain"]
+
+
+def test_tool_progress_becomes_a_progress_bar_with_the_servers_message() -> None:
+    view, _ = _clocked()
+    call = _call("demo__sleep", seconds=20)
+    view.apply(ToolCallStarted(session_id=S, call=call, server="demo", tool="sleep", approval="auto"))
+    view.apply(ToolCallProgress(session_id=S, call_id=call.id, progress=3, total=4, message="slept 3 of 4 s"))
+    md = render(view)["text/markdown"]
+    block = next(b for b in md.split("\n\n") if b.startswith('<div class="snb-turn-tool'))
+    assert '<details class="snb-turn-tool" open>' in block  # opened, so the bar is visible
+    assert '<progress value="0.750" max="1"' in block
+    assert "75% slept 3 of 4 s" in block
+    assert "[###############-----] 75% slept 3 of 4 s" in render(view)["text/plain"]
+    view.apply(ToolCallProgress(session_id=S, call_id=call.id, progress=7, total=None, message=None))
+    md = render(view)["text/markdown"]
+    assert "<progress style=" in md  # no total: an indeterminate bar
+    assert "7 slept 3 of 4 s" in md  # the last message stays until a new one comes
+
+
+def test_streamed_arguments_show_in_a_pending_block_that_becomes_the_call() -> None:
+    view, _ = _clocked()
+    view.apply(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, call_id="c1", name="demo__query",
+                                      arguments_delta='{"sql": "SEL'))
+    md = render(view)["text/markdown"]
+    assert "demo__query({&quot;sql&quot;: &quot;SEL)" in md
+    assert "receiving arguments" in md
+    assert "the model is writing the arguments of demo__query" in render(view)["text/plain"]
+    view.apply(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, arguments_delta='ECT 1"}'))
+    assert "{&quot;sql&quot;: &quot;SELECT 1&quot;}</pre>" in render(view)["text/markdown"]
+    call = ToolCall(id="c1", name="demo__query", arguments={"sql": "SELECT 1"})
+    view.apply(ToolCallStarted(session_id=S, call=call, server="demo", tool="query", approval="auto"))
+    blocks = [p for p in view.parts if not isinstance(p, str)]
+    assert len(blocks) == 1  # the streamed block became the call's block
+    assert blocks[0].status == "running"
+    assert 'demo__query(sql="SELECT 1")' in render(view)["text/plain"]
+
+
+def test_streamed_arguments_that_never_became_a_call_disappear_at_the_end() -> None:
+    view, _ = _clocked()
+    view.apply(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, call_id="c1", name="x", arguments_delta="{"))
+    view.apply(TurnFailed(session_id=S, turn_id=T, error="cut", error_type="StreamError", iterations=1,
+                          usage=Usage(), duration_ms=3))
+    assert "receiving arguments" not in render(view)["text/markdown"]
+
+
+def _finished_call(view: TurnView, result: ToolResult, name: str = "demo__query") -> str:
+    call = _call(name)
+    view.apply(ToolCallStarted(session_id=S, call=call, server="demo", tool="query", approval="auto"))
+    view.apply(ToolCallFinished(session_id=S, call=call, server="demo", tool="query", approval="auto",
+                                started_at=NOW, duration_ms=3, result=result))
+    return next(b for b in render(view)["text/markdown"].split("\n\n") if b.startswith('<div class="snb-turn-tool'))
+
+
+def test_tabular_and_markdown_results_render_as_tables_with_a_raw_toggle() -> None:
+    markdown_table = "| name | revenue |\n|---|---|\n| Kettle | 12.5 |\n| Mug \\| cup | 3 |"
+    block = _finished_call(TurnView(model="m"), ToolResult((ContentBlock("text", text=markdown_table),)))
+    assert "<th>name</th><th>revenue</th>" in block
+    assert "<td>Mug | cup</td><td>3</td>" in block
+    assert '<details class="snb-raw"><summary>raw</summary>' in block
+    assert "| Kettle | 12.5 |" in block  # the raw text is behind the toggle
+    structured = ToolResult(
+        (ContentBlock("text", text="2 rows"),),
+        structured_content={"columns": ["id", "x"], "rows": [[1, None], [2, {"a": 1}]], "row_count": 2},
+    )
+    block = _finished_call(TurnView(model="m"), structured)
+    assert "<th>id</th><th>x</th>" in block
+    assert "<td>2</td><td>{&quot;a&quot;: 1}</td>" in block
+    assert "2 rows · 2 columns" in block
+    records = ToolResult((ContentBlock("text", text='[{"a": 1, "b": "x"}, {"a": 2}]'),))
+    assert "<th>a</th><th>b</th>" in _finished_call(TurnView(model="m"), records)
+    prose = ToolResult((ContentBlock("text", text="just | a pipe"),))
+    assert "<table" not in _finished_call(TurnView(model="m"), prose)
+
+
+def test_big_results_and_answers_are_capped_with_show_all() -> None:
+    big = "\n".join(f"line {i}" for i in range(200))
+    block = _finished_call(TurnView(model="m"), ToolResult((ContentBlock("text", text=big),)))
+    assert "show all (200 lines)" in block
+    assert re.search(r'<pre class="snb-cap" style="[^"]*max-height:22em;overflow:auto', block)
+    assert "line 199" in block  # everything is there, in the scroll box
+    small = _finished_call(TurnView(model="m"), ToolResult((ContentBlock("text", text="one line"),)))
+    assert "show all" not in small
+
+    view = TurnView(model="m")
+    answer = "\n\n".join(f"Paragraph {i} of a long answer." for i in range(80))
+    view.apply(TextDelta(session_id=S, turn_id=T, text=answer))
+    assert "show all" not in render(view)["text/markdown"]  # not while it streams
+    view.apply(TurnFinished(session_id=S, turn_id=T, text=answer, iterations=1, usage=Usage(), duration_ms=5))
+    md = render(view)["text/markdown"]
+    assert "show all (159 lines)" in md
+    assert '<div class="snb-cap snb-answer-cap" style="max-height:36em;overflow:auto">\n\nParagraph 0' in md
+
+
+@pytest.mark.anyio
+async def test_the_elapsed_time_ticks_without_events(published: Any) -> None:
+    ticks = asyncio.Event()
+    seen: list[str] = []
+
+    def publish(bundle: dict[str, Any], display_id: str | None, update: bool) -> None:
+        published(bundle, display_id, update)
+        seen.append(bundle.get("text/plain", ""))
+        if sum("running demo__sleep · " in s for s in seen) >= 3:
+            ticks.set()
+
+    display = TurnDisplay(TurnView(model="m"), LiveOutput(publish=publish), tick=0.01)
+    display.start()
+    display(ToolCallStarted(session_id=S, call=_call("demo__sleep"), server="demo", tool="sleep", approval="auto"))
+    await asyncio.wait_for(ticks.wait(), 5)  # only the ticker publishes after the one event
+    display.finish()
+    assert display._ticker is None  # a finished display stays quiet: nothing ticks after finish()
+    display._on_tick()  # a tick already queued when finish() ran publishes nothing either
+    assert published.items[-1][1] is None
+
+
+@pytest.mark.anyio
+async def test_held_text_is_shown_as_soon_as_the_reply_ends(published: Any) -> None:
+    display = TurnDisplay(TurnView(model="m"), LiveOutput(publish=published), interval=10.0)
+    display.start()
+    display(TextDelta(session_id=S, turn_id=T, text="one "))
+    display(TextDelta(session_id=S, turn_id=T, text="two"))  # held by the (long) throttle
+    assert "two" not in published.items[-1][0]["text/plain"]
+    display(LlmCallFinished(session_id=S, llm_call_id="l", provider="p", model="m", started_at=NOW, duration_ms=1))
+    assert "one two" in published.items[-1][0]["text/plain"]  # the end of the reply flushes at once

@@ -1,0 +1,299 @@
+"""A TurnView as a MIME bundle: Markdown with HTML tool-call blocks, and plain text for other frontends.
+
+The Markdown carries a small stylesheet; every look that matters (border, tint, colours, scroll caps)
+is also an inline style, so that a saved notebook rendered where `<style>` is stripped (GitHub,
+nbviewer) still reads well. Toggles ("show all", "raw") are `<details>` elements: no script needed.
+Icons are inline SVG or glyphs DejaVu Sans has; nothing needs an emoji font.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .output import Bundle
+from .result import parse_json_answer
+from .tabular import Table, table_of
+from .view import ToolCallView, TurnView
+
+__all__ = ["STYLE", "markdown", "plain", "render", "tool_block"]
+
+RESULT_PREVIEW = 20_000  # characters of a result shown in the cell (all of it is in _synapse.tool_calls)
+TABLE_ROWS = 200
+CAP_LINES = 18  # longer results and answers sit in a scroll box with "show all"
+ANSWER_CAP_CHARS = 6_000
+IMAGE_PREVIEW_BYTES = 400_000
+
+COLOURS: Mapping[str, str] = {
+    "ok": "#1a7f37", "finished": "#1a7f37", "error": "#cf222e", "failed": "#cf222e",
+    "denied": "#6e7781", "cancelled": "#57606a", "running": "#0969da", "streaming": "#0969da",
+}
+BOX = (
+    "border:1px solid #d0d7de;border-left:3px solid {accent};border-radius:6px;"
+    "background:rgba(175,184,193,0.12);padding:6px 10px;margin:6px 0 14px 0"
+)
+PRE = (
+    "white-space:pre-wrap;word-break:break-word;margin:2px 0 6px 0;padding:6px 8px;border-radius:4px;"
+    "background:rgba(175,184,193,0.18);font-size:12px"
+)
+CAPPED = "max-height:22em;overflow:auto"
+LABEL = "font-size:11px;font-weight:600;text-transform:uppercase;letter-spacing:.04em;color:#57606a;margin-top:4px"
+
+# One line (a Markdown HTML block must not contain a blank line).
+STYLE = (
+    "<style>"
+    ".snb-turn-tool>summary{cursor:pointer}"
+    ".snb-all>summary,.snb-raw>summary{cursor:pointer;font-size:11px;color:#0969da;display:inline-block}"
+    ".snb-all[open]+.snb-cap,.snb-all[open]+div .snb-cap{max-height:none!important}"
+    ".snb-all[open]>summary .snb-more{display:none}"
+    ".snb-all:not([open])>summary .snb-less{display:none}"
+    ".snb-spin{display:inline-block;width:8px;height:8px;border:2px solid #0969da;border-right-color:transparent;"
+    "border-radius:50%;animation:snb-rot .8s linear infinite;vertical-align:-1px}"
+    "@keyframes snb-rot{to{transform:rotate(360deg)}}"
+    ".snb-tbl{border-collapse:collapse;font-size:12px}"
+    ".snb-tbl th,.snb-tbl td{border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top}"
+    "</style>"
+)
+
+# A wrench drawn with strokes (no icon font, no emoji).
+WRENCH = (
+    '<svg width="13" height="13" viewBox="0 0 16 16" aria-hidden="true" style="vertical-align:-2px">'
+    '<path d="M10.5 1.5a4 4 0 0 0-3.8 5.3L1.8 11.7a1.4 1.4 0 0 0 2 2l4.9-4.9a4 4 0 0 0 5.3-3.8l-2.3 2.3'
+    '-2.1-.6-.6-2.1 2.3-2.3a4 4 0 0 0-.8-.1z" fill="none" stroke="currentColor" stroke-width="1.4" '
+    'stroke-linejoin="round"/></svg>'
+)
+SPINNER = '<span class="snb-spin" aria-label="running"></span>'
+
+
+def render(view: TurnView) -> Bundle:
+    """The MIME bundle of the view: Markdown (unless --format text) and plain text."""
+    bundle: Bundle = {"text/plain": plain(view)}
+    if view.format != "text":
+        bundle["text/markdown"] = markdown(view)
+    return bundle
+
+
+# --- Markdown -------------------------------------------------------------------------------------
+
+
+def markdown(view: TurnView) -> str:
+    now = view.clock()
+    blocks: list[str] = [STYLE] if any(isinstance(p, ToolCallView) for p in view.parts) or _long(view) else []
+    for part in view.parts:
+        if isinstance(part, ToolCallView):
+            blocks.append(tool_block(part, now))
+        elif part.strip():
+            text = part.strip("\n")
+            if view.status == "running":
+                blocks.append(_close_fence(text))
+            else:
+                blocks.extend(_capped_answer(text))
+    if view.format == "json" and view.status == "finished":
+        blocks = [b for b in blocks if b.startswith(("<style>", '<div class="snb-turn-tool'))]
+        blocks.append(_json_block(view.text))
+    activity = view.activity
+    if activity:
+        blocks.append(f'<div class="snb-activity" style="color:#57606a">{SPINNER} {_esc(activity)}</div>')
+    blocks.extend(f"> {_esc(note)}" for note in view.notes)
+    if view.error:
+        blocks.append(f'<pre style="{PRE};color:#cf222e">{_one_line(view.error)}</pre>')
+    colour = COLOURS.get(view.status, "#57606a")
+    blocks.append(f'<sub class="snb-footer snb-{view.status}" style="color:{colour}">{_esc(view.footer)}</sub>')
+    return "\n\n".join(blocks)
+
+
+def _long(view: TurnView) -> bool:
+    return view.status != "running" and any(isinstance(p, str) and _too_long(p) for p in view.parts)
+
+
+def _too_long(text: str) -> bool:
+    return len(text) > ANSWER_CAP_CHARS or text.count("\n") > 60
+
+
+def _capped_answer(text: str) -> list[str]:
+    """A long answer stays Markdown, inside a scroll box with "show all" (blank lines keep it Markdown)."""
+    if not _too_long(text):
+        return [text]
+    return [
+        _show_all(text.count("\n") + 1, "lines"),
+        '<div class="snb-cap snb-answer-cap" style="max-height:36em;overflow:auto">',
+        text,
+        "</div>",
+    ]
+
+
+def _show_all(count: int, unit: str) -> str:
+    return (
+        '<details class="snb-all"><summary><span class="snb-more">show all '
+        f'({count:,} {unit})</span><span class="snb-less">show less</span></summary></details>'
+    )
+
+
+def tool_block(call: ToolCallView, now: float) -> str:
+    """One tool call: a one-line summary; expanded, its arguments and result in a bordered, tinted box."""
+    colour = COLOURS[call.status]
+    icon = SPINNER if call.status in ("running", "streaming") else WRENCH
+    where = f' <span style="color:#57606a">on {_esc(call.server)}</span>' if call.server else ""
+    summary = (
+        f'{icon} <code>{_esc(call.call_line)}</code>{where} '
+        f'<span class="snb-outcome snb-{call.status}" style="color:{colour};font-weight:600">'
+        f"{_esc(call.outcome(now))}</span>"
+    )
+    body: list[str] = [f'<div style="{LABEL}">arguments</div>']
+    if call.status == "streaming":
+        body.append(f'<pre style="{PRE}">{_one_line(call.streamed or " ")}</pre>')
+    else:
+        body.append(f'<pre style="{PRE}">{_one_line(_arguments_text(call.arguments) or "(none)")}</pre>')
+    if call.status == "running" and call.progress is not None:
+        body.append(_progress(call))
+    if call.error and call.status == "cancelled":
+        body.append(f'<div style="{LABEL}">cancelled</div>')
+    elif call.error:
+        body.append(f'<div style="{LABEL};color:#cf222e">error</div>'
+                    f'<pre style="{PRE};color:#cf222e">{_one_line(call.error)}</pre>')
+    elif call.result is not None:
+        body.append(_result_html(call))
+    opened = " open" if call.status == "running" and call.progress is not None else ""
+    return (
+        f'<div class="snb-turn-tool snb-call-{call.status}" style="margin:4px 0 14px 0">'
+        f'<details class="snb-turn-tool"{opened}><summary>{summary}</summary>'
+        f'<div class="snb-tool-body" style="{BOX.format(accent=colour)}">{"".join(body)}</div></details>'
+        f"</div>"
+    )
+
+
+def _progress(call: ToolCallView) -> str:
+    fraction = call.fraction
+    if fraction is not None:
+        bar = f'<progress value="{fraction:.3f}" max="1" style="width:240px;vertical-align:middle"></progress>'
+        amount = f"{fraction * 100:.0f}%"
+    else:
+        bar = '<progress style="width:240px;vertical-align:middle"></progress>'
+        amount = f"{call.progress:g}"
+    message = f" {_esc(call.progress_message)}" if call.progress_message else ""
+    return f'<div class="snb-progress">{bar} <span style="color:#57606a">{_esc(amount)}{message}</span></div>'
+
+
+def _result_html(call: ToolCallView) -> str:
+    assert call.result is not None
+    text = call.result_text
+    label = "result (error)" if call.status == "error" else "result"
+    colour = ";color:#cf222e" if call.status == "error" else ""
+    out = [f'<div style="{LABEL}{colour}">{label}</div>']
+    table = table_of(call.result) if call.status == "ok" else None
+    if table is not None and table.columns:
+        out.append(_table_html(table, text))
+    else:
+        shown = text
+        if len(shown) > RESULT_PREVIEW:
+            more = len(text) - RESULT_PREVIEW
+            shown = shown[:RESULT_PREVIEW] + f"\n… {more:,} more characters in _synapse.tool_calls"
+        lines = shown.count("\n") + 1
+        box = f'<pre class="snb-cap" style="{PRE};{CAPPED}{colour}">{_one_line(shown or "(empty)")}</pre>'
+        out.append((_show_all(lines, "lines") + box) if lines > CAP_LINES else box)
+    for image in call.result.images:
+        if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES:
+            out.append(f'<img src="data:{image.mime_type or "image/png"};base64,{image.data}"/>')
+    return "".join(out)
+
+
+def _table_html(table: Table, raw: str) -> str:
+    rows = table.rows[:TABLE_ROWS]
+    head = "".join(f"<th>{_esc(c)}</th>" for c in table.columns)
+    body = "".join("<tr>" + "".join(f"<td>{_esc(_cell(v))}</td>" for v in row) + "</tr>" for row in rows)
+    more = len(table.rows) - len(rows)
+    note = f'<div style="color:#57606a;font-size:11px">{more:,} more rows in _synapse.tool_calls</div>' if more else ""
+    count = f"{len(table.rows):,} row{'s' if len(table.rows) != 1 else ''} · {len(table.columns)} columns"
+    capped = len(rows) > CAP_LINES
+    grid = (
+        f'<div class="snb-table-box"><div class="snb-cap" style="{CAPPED if capped else ""}">'
+        f'<table class="snb-tbl" style="border-collapse:collapse;font-size:12px"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>{note}</div>"
+    )
+    raw_text = raw if len(raw) <= RESULT_PREVIEW else raw[:RESULT_PREVIEW] + "\n…"
+    toggle = (
+        f'<details class="snb-raw"><summary>raw</summary><pre style="{PRE};{CAPPED}">{_one_line(raw_text)}</pre>'
+        "</details>"
+    )
+    caption = f'<span style="color:#57606a;font-size:11px">{_esc(count)}</span> '
+    show_all = _show_all(len(rows), "rows") if capped else ""
+    return f"<div>{caption}{toggle}</div>{show_all}{grid}"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _arguments_text(arguments: Mapping[str, Any]) -> str:
+    """`name: value` lines; strings as written (a SQL query keeps its lines), other values as JSON."""
+    lines: list[str] = []
+    for name, value in arguments.items():
+        if isinstance(value, str):
+            text = value
+        else:
+            indent = 2 if isinstance(value, dict | list) else None
+            text = json.dumps(value, ensure_ascii=False, default=str, indent=indent)
+        pad = "\n" + " " * (len(name) + 2)
+        lines.append(f"{name}: {pad.join(text.splitlines()) if text else repr(text)}")
+    return "\n".join(lines)
+
+
+def _json_block(text: str) -> str:
+    value, ok = parse_json_answer(text)
+    if not ok:
+        return text + "\n\n> the answer is not valid JSON"
+    return "```json\n" + json.dumps(value, indent=2, ensure_ascii=False) + "\n```"
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text))
+
+
+def _one_line(text: str) -> str:
+    """Escaped, with newlines as entities: the HTML block stays one line, so Markdown keeps it whole."""
+    return html.escape(text).replace("\n", "&#10;")
+
+
+def _close_fence(text: str) -> str:
+    """A streamed answer cut inside a code block: close it, so the rest of the view renders normally."""
+    fences = sum(1 for line in text.splitlines() if line.lstrip().startswith("```"))
+    return text + "\n```" if fences % 2 else text
+
+
+# --- plain text -------------------------------------------------------------------------------------
+
+
+def plain(view: TurnView) -> str:
+    now = view.clock()
+    lines: list[str] = []
+    for part in view.parts:
+        if isinstance(part, ToolCallView):
+            where = f" on {part.server}" if part.server else ""
+            lines.append(f"[tool] {part.call_line}{where} {part.outcome(now)}")
+            if part.status == "running" and part.progress is not None:
+                fraction = part.fraction
+                amount = f"{fraction * 100:.0f}%" if fraction is not None else f"{part.progress:g}"
+                filled = 0 if fraction is None else round(fraction * 20)
+                bar = "" if fraction is None else "[" + "#" * filled + "-" * (20 - filled) + "] "
+                lines.append(f"       {bar}{amount}" + (f" {part.progress_message}" if part.progress_message else ""))
+            detail = part.error or part.result_text
+            if detail and part.status != "cancelled":
+                first = detail.strip().splitlines()[0] if detail.strip() else ""
+                lines.append("       → " + (first[:100] + "…" if len(first) > 100 else first))
+        elif part.strip():
+            lines.append(part.strip("\n"))
+    activity = view.activity
+    if activity:
+        lines.append(activity)
+    lines.extend(f"note: {note}" for note in view.notes)
+    if view.error:
+        lines.append(f"error: {view.error}")
+    lines.append(f"-- {view.footer}")
+    return "\n".join(lines)
+
