@@ -9,6 +9,9 @@ bare httpx client reading the same kind of response from the same server.
 - 8a time to first token: the server sends the first token, then holds the rest back (as a model
   does between tokens) until the display showed it, or for 250 ms at most.
 - 8b a 10,000-token answer (one SSE event per token), from the request until the cell's result.
+- 8c the end of an answer: 40 tokens sent 50 ms apart (a model's pace); from the server's last SSE
+  event to the display's final publish (the cell is idle then), against a bare httpx client's end of
+  reading the same stream.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ class _Shown:
         self.at: float | None = None
         self.event = threading.Event()
         self.updates = 0
+        self.final_at: float | None = None  # when the final (plain) output was published
 
     def expect(self, wanted: str | None) -> None:
         self.wanted, self.at, self.updates = wanted, None, 0
@@ -46,6 +50,8 @@ class _Shown:
 
     def __call__(self, bundle: dict[str, Any], display_id: str | None, update: bool) -> None:
         self.updates += 1
+        if display_id is None and not update:
+            self.final_at = time.perf_counter()
         if self.at is None and self.wanted is not None and self.wanted in str(bundle.get("text/plain", "")):
             self.at = time.perf_counter()
             self.event.set()
@@ -264,6 +270,65 @@ def _throughput_row(server: LlmServer, size: Size) -> Row:
     )
 
 
+PACE = 0.05  # seconds between tokens in 8c
+PACED_TOKENS = 40
+
+
+async def _read_to_end(client: httpx.AsyncClient, url: str) -> float:
+    """Read a whole stream as a minimal client would; perf_counter() when its last event was parsed."""
+    async with client.stream("POST", url, json=BODY) as response:
+        async for line in response.aiter_lines():
+            if line.startswith("data: ") and line != "data: [DONE]":
+                json.loads(line[6:])
+            if line == "data: [DONE]":
+                return time.perf_counter()
+    raise RuntimeError("the stream ended without [DONE]")
+
+
+def _end_row(server: LlmServer, size: Size) -> Row:
+    rounds = size.pick(2, 7)
+    shown = _Shown()
+    cell = _cell(server, shown)
+    loop, client, url = _bare(server)
+    answer = [f" word{i}" for i in range(PACED_TOKENS)]
+    wire: list[float] = []
+    ours: list[float] = []
+
+    def bare() -> None:
+        server.queue(text(answer).paced(PACE))
+        done = loop.run_until_complete(_read_to_end(client, url))
+        assert server.last_event_at is not None
+        wire.append(done - server.last_event_at)
+
+    def synapse() -> None:
+        server.queue(text(answer).paced(PACE))
+        shown.expect(None)
+        shown.final_at = None
+        result = cell("Talk slowly.")
+        if result.status != "finished" or shown.final_at is None or server.last_event_at is None:
+            raise RuntimeError(f"the cell did not finish: {result.status} {result.error}")
+        ours.append(shown.final_at - server.last_event_at)
+
+    try:
+        interleaved({"wire": bare, "cell": synapse}, rounds, warmup=1)
+    finally:
+        _close(loop, client)
+        cell.state.close()  # type: ignore[attr-defined]
+    base, measured = median(wire[1:]), median(ours[1:])
+    ok = measured < 0.030
+    return Row(
+        "8c", f"streaming: cell idle after the last of {PACED_TOKENS} tokens sent {PACE * 1000:.0f} ms apart",
+        Measure("bare httpx: last event parsed", base),
+        Measure("%%synapse: final output published", measured),
+        "< 30 ms after the server's last event", ok,
+        note=f"from the server's last SSE event to the display's final publish (the cell's end); median of "
+             f"{rounds}; the display throttles text to one update per 0.1 s and flushes at the reply's end",
+        why="" if ok else
+            "the cell's end waits after the last token: profile commands/ask.py after the stream (closing the "
+            "response, history, the display's finish)",
+    )
+
+
 def row_stream(size: Size) -> list[Row]:
     with LlmServer() as server:
-        return [_ttft_row(server, size), _throughput_row(server, size)]
+        return [_ttft_row(server, size), _throughput_row(server, size), _end_row(server, size)]

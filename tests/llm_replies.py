@@ -102,6 +102,11 @@ class Reply:
     cut_stream: bool = False
     cut_after: int | None = None
     hold: Gate | None = None
+    pace: float = 0.0
+
+    def paced(self, seconds: float) -> Reply:
+        """Wait `seconds` before each content event after the first (a model producing tokens at a pace)."""
+        return dataclasses.replace(self, pace=seconds)
 
     def gated(self, gate: Gate, after: int | None = None) -> Reply:
         """Hold the stream after `after` events (default: right after the first event carrying content)."""

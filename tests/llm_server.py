@@ -177,7 +177,9 @@ class _Handler(BaseHTTPRequestHandler):
         first_content = next((n + 1 for n, (_, content) in enumerate(frames) if content), 1)
         gate_after = reply.gate_after if reply.gate_after is not None else first_content
         cut_after = reply.cut_after if reply.cut_after is not None else first_content
-        for n, (data, _) in enumerate(frames):
+        for n, (data, content) in enumerate(frames):
+            if reply.pace and content and n > first_content - 1:
+                time.sleep(reply.pace)
             if reply.gate is not None and n == gate_after:
                 reply.gate.hold()
             if reply.cut_stream and n == cut_after:
@@ -188,6 +190,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
+        self.server.owner.last_event_at = time.perf_counter()  # type: ignore[attr-defined]
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
@@ -219,6 +222,7 @@ class LlmServer:
         self._thread: threading.Thread | None = None
         self.responder: Callable[[RecordedRequest], Reply | None] | None = None
         self.on_request: Callable[[RecordedRequest], None] | None = None
+        self.last_event_at: float | None = None  # perf_counter() when the last SSE event of a stream was sent
 
     # lifecycle
     def start(self) -> LlmServer:
