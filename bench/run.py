@@ -38,7 +38,7 @@ ROWS: dict[int, tuple[str, str, str]] = {
     5: ("connecting 5 servers from a config file", "bench_connect", "row_connect"),
     6: ("tool discovery after connect", "bench_connect", "row_discovery"),
     7: ("agent loop overhead per iteration", "bench_agent", "row_overhead"),
-    8: ("streaming: first token shown, 10,000-token throughput, idle after the last token", "bench_stream", "row_stream"),
+    8: ("streaming: first token, 10,000-token throughput, idle after the last token", "bench_stream", "row_stream"),
     9: ("history at scale", "bench_store", "row_store"),
     10: ("%load_ext in a fresh kernel, import time", "bench_kernel", "row_kernel"),
 }
