@@ -12,13 +12,18 @@ from typing import Any
 import ipywidgets as w
 
 from ._html import STYLE, badge, clean, esc, fmt_ms, json_block, pre
+from ._snapshot import Snapshot
 from ._threads import call_on, current_loop
 
-__all__ = ["Span", "TurnGroup", "build_timeline", "session_trace", "trace_html"]
+__all__ = [
+    "SessionTrace", "Span", "TraceData", "TurnGroup", "build_timeline", "read_trace", "row_status", "session_trace",
+    "trace_html", "trace_text",
+]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
 LLM_COLOUR, TOOL_COLOUR, ERROR_COLOUR = "#8250df", "#0969da", "#cf222e"
+DENIED_COLOUR, CANCELLED_COLOUR = "#afb8c1", "#6e7781"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +41,31 @@ class Span:
         return self.start + _dt.timedelta(milliseconds=self.duration_ms)
 
     @property
+    def status(self) -> str:
+        """ok, error, denied or cancelled: only a real failure is an error (a refusal or a Stop is not)."""
+        return row_status(self.row)
+
+    @property
     def error(self) -> str | None:
+        """The error text of a real failure (None for ok, denied and cancelled calls)."""
+        if self.status != "error":
+            return None
         err = self.row.get("error")
         if err:
             return str(err)
-        if self.kind == "tool" and self.row.get("is_error"):
-            return str(self.row.get("result_text") or "the tool returned an error")
-        return None
+        return str(self.row.get("result_text") or "the tool returned an error")
+
+
+def row_status(row: dict[str, Any]) -> str:
+    """ok / error / denied / cancelled of a recorded LLM or tool call."""
+    if row.get("approval") == "denied":
+        return "denied"
+    error = row.get("error")
+    if error == "cancelled":
+        return "cancelled"
+    if error or row.get("is_error"):
+        return "error"
+    return "ok"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +74,7 @@ class TurnGroup:
 
     turn: dict[str, Any] | None
     spans: tuple[Span, ...] = field(default_factory=tuple)
+    label: str = "Calls"  # the title of a group that is not a turn
 
     @property
     def start(self) -> _dt.datetime | None:
@@ -104,23 +128,39 @@ def build_timeline(
         nxt = llm[i + 1].start if i + 1 < len(llm) else None
         mine = tuple(m for m in replies if m["created_at"] >= span.start and (nxt is None or m["created_at"] < nxt))
         with_replies.append(Span(span.kind, span.start, span.duration_ms, span.row, mine))
-    spans = sorted([*with_replies, *_spans(tool_rows, "tool")], key=lambda s: (s.start, s.kind != "llm"))
+    tools = _spans(tool_rows, "tool")
+    # calls made by hand (%mcp call, the inspector) are not part of any turn: their own group
+    manual = tuple(sorted((s for s in tools if s.row.get("approval") == "manual"), key=lambda s: s.start))
+    manual_group = [TurnGroup(None, manual, label="Manual calls")] if manual else []
+    by_agent = [s for s in tools if s.row.get("approval") != "manual"]
+    spans = sorted([*with_replies, *by_agent], key=lambda s: (s.start, s.kind != "llm"))
     turns = sorted(
         [t for t in turn_rows or () if isinstance(t.get("started_at"), _dt.datetime)], key=lambda t: t["started_at"]
     )
     if not turns:
-        return [TurnGroup(None, tuple(spans))] if spans else []
+        return ([TurnGroup(None, tuple(spans))] if spans else []) + manual_group
     groups: list[list[Span]] = [[] for _ in turns]
     before: list[Span] = []
     for span in spans:
         index = max((i for i, t in enumerate(turns) if t["started_at"] <= span.start), default=None)
         (before if index is None else groups[index]).append(span)
     out = [TurnGroup(None, tuple(before))] if before else []
-    return out + [TurnGroup(t, tuple(g)) for t, g in zip(turns, groups, strict=True)]
+    return out + [TurnGroup(t, tuple(g)) for t, g in zip(turns, groups, strict=True)] + manual_group
 
 
-def trace_html(history: Any, session_id: str) -> str:
-    """The whole trace as HTML (rows are <details>: click one to see its arguments and result)."""
+@dataclass(frozen=True, slots=True)
+class TraceData:
+    """What the trace shows of one session, read once from the history."""
+
+    session_id: str
+    session: dict[str, Any] | None
+    llm_rows: list[dict[str, Any]]
+    tool_rows: list[dict[str, Any]]
+    groups: list[TurnGroup]
+
+
+def read_trace(history: Any, session_id: str) -> TraceData:
+    """Read a session's calls, turns and messages from a History."""
     def read(name: str) -> list[dict[str, Any]]:
         method: Callable[..., Any] | None = getattr(history, name, None)
         return _records(method(session_id=session_id)) if method is not None else []
@@ -128,10 +168,57 @@ def trace_html(history: Any, session_id: str) -> str:
     sessions = read("sessions")
     llm_rows, tool_rows = read("llm_calls"), read("tool_calls")
     groups = build_timeline(llm_rows, tool_rows, read("turns"), read("messages"))
-    head = _header(session_id, sessions[0] if sessions else None, llm_rows, tool_rows)
-    if not groups:
+    return TraceData(session_id, sessions[0] if sessions else None, llm_rows, tool_rows, groups)
+
+
+def trace_html(history: Any, session_id: str, data: TraceData | None = None) -> str:
+    """The whole trace as HTML (rows are <details>: click one to see its arguments and result)."""
+    data = data or read_trace(history, session_id)
+    head = _header(session_id, data.session, data.llm_rows, data.tool_rows)
+    if not data.groups:
         return head + '<div class="snb-muted">No LLM or tool calls are recorded for this session yet.</div>'
-    return head + "".join(_group_html(g, n) for n, g in enumerate(groups, 1))
+    numbers = _turn_numbers(data.groups)
+    return head + "".join(_group_html(g, n) for g, n in zip(data.groups, numbers, strict=True))
+
+
+def _turn_numbers(groups: list[TurnGroup]) -> list[int]:
+    """Turns are numbered 1, 2, ... (groups that are not turns, like manual calls, take no number)."""
+    out, n = [], 0
+    for group in groups:
+        n += group.turn is not None
+        out.append(n)
+    return out
+
+
+def trace_text(data: TraceData) -> str:
+    """The trace as plain text: one line per turn and per call (what a saved notebook shows without HTML)."""
+    name = (data.session or {}).get("name") or data.session_id
+    errors = sum(1 for r in [*data.llm_rows, *data.tool_rows] if row_status(r) == "error")
+    lines = [
+        f"Session {name}: {len(data.llm_rows)} LLM calls, {len(data.tool_rows)} tool calls, "
+        f"{errors} error{'s' if errors != 1 else ''}"
+    ]
+    turn_no = 0
+    for group in data.groups:
+        if group.turn is not None:
+            turn_no += 1
+            prompt = " ".join(str(group.turn.get("prompt") or "").split())
+            lines.append(
+                f"Turn {turn_no} · {group.turn.get('status') or '?'} · {fmt_ms(group.turn.get('duration_ms'))} · "
+                f"{prompt[:80]}{'…' if len(prompt) > 80 else ''}"
+            )
+        else:
+            lines.append(group.label)
+        for span in group.spans:
+            r = span.row
+            if span.kind == "llm":
+                label = f"LLM  {r.get('provider') or ''}:{r.get('model') or ''}"
+            else:
+                server = r.get("server")
+                label = f"tool {str(server) + '.' if server else ''}{r.get('tool') or ''}"
+            mark = "" if span.status == "ok" else f" [{span.status}]"
+            lines.append(f"  {label}{mark} {fmt_ms(span.duration_ms)}")
+    return "\n".join(lines)
 
 
 def _header(
@@ -139,7 +226,7 @@ def _header(
 ) -> str:
     tokens_in = sum(int(r.get("input_tokens") or 0) for r in llm)
     tokens_out = sum(int(r.get("output_tokens") or 0) for r in llm)
-    errors = sum(1 for r in llm if r.get("error")) + sum(1 for r in tools if r.get("is_error") or r.get("error"))
+    errors = sum(1 for r in [*llm, *tools] if row_status(r) == "error")
     llm_ms = sum(float(r.get("duration_ms") or 0) for r in llm)
     tool_ms = sum(float(r.get("duration_ms") or 0) for r in tools)
     name = (session or {}).get("name") or session_id
@@ -168,7 +255,7 @@ def _group_html(group: TurnGroup, n: int) -> str:
     turn = group.turn
     if turn is not None:
         status = str(turn.get("status") or "")
-        colour = {"finished": "green", "failed": "red", "cancelled": "amber"}.get(status, "grey")
+        colour = {"finished": "green", "failed": "red"}.get(status, "grey")  # cancelled is neutral
         prompt = str(turn.get("prompt") or "")
         title = (
             f'<div class="snb-turn">Turn {n} {badge(status or "?", colour)} '
@@ -178,7 +265,7 @@ def _group_html(group: TurnGroup, n: int) -> str:
         if turn.get("error"):
             title += f'<div class="snb-err">{esc(turn["error"])}</div>'
     else:
-        title = '<div class="snb-turn">Calls</div>'
+        title = f'<div class="snb-turn snb-group-{esc(group.label.split()[0].lower())}">{esc(group.label)}</div>'
     rows = "".join(_span_html(s, start, span_ms) for s in group.spans) if start else ""
     return title + (rows or '<div class="snb-muted">no calls in this turn</div>')
 
@@ -186,8 +273,9 @@ def _group_html(group: TurnGroup, n: int) -> str:
 def _span_html(span: Span, origin: _dt.datetime, scale_ms: float) -> str:
     left = max(0.0, (span.start - origin).total_seconds() * 1000 / scale_ms * 100)
     width = min(max(span.duration_ms / scale_ms * 100, 0.4), 100 - min(left, 99.6))
-    error = span.error
-    colour = ERROR_COLOUR if error else (LLM_COLOUR if span.kind == "llm" else TOOL_COLOUR)
+    colour = {"error": ERROR_COLOUR, "denied": DENIED_COLOUR, "cancelled": CANCELLED_COLOUR}.get(
+        span.status, LLM_COLOUR if span.kind == "llm" else TOOL_COLOUR
+    )
     r = span.row
     if span.kind == "llm":
         label = f"{r.get('provider') or ''}:{r.get('model') or ''}"
@@ -203,7 +291,8 @@ def _span_html(span: Span, origin: _dt.datetime, scale_ms: float) -> str:
         f'<div class="snb-track"><div class="snb-bar" title="{esc(tip)}" '
         f'style="left:{left:.2f}%;width:{width:.2f}%;background:{colour}"></div></div>'
     )
-    flag = f" {badge('error', 'red')}" if error else ""
+    flag = {"error": f" {badge('error', 'red')}", "denied": f" {badge('denied', 'grey')}",
+            "cancelled": f" {badge('cancelled', 'grey')}"}.get(span.status, "")
     kind_colour = LLM_COLOUR if span.kind == "llm" else TOOL_COLOUR
     kind = f'<span class="snb-kind" style="background:{kind_colour}">{"LLM" if span.kind == "llm" else "tool"}</span>'
     return (
@@ -263,12 +352,16 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-class SessionTrace(w.VBox):  # type: ignore[misc]
-    """The trace widget; `reload()` re-reads the history (the session may still be running)."""
+class SessionTrace(Snapshot, w.VBox):  # type: ignore[misc]
+    """The trace widget; `reload()` re-reads the history (the session may still be running).
+
+    Its MIME bundle carries a static HTML and text snapshot beside the widget view, so a saved
+    notebook shows the timeline without a kernel."""
 
     def __init__(self, history: Any, session_id: str) -> None:
         self.history = history
         self.session_id = session_id
+        self.text = ""
         self.view = w.HTML()
         self.reload_button = w.Button(description="Reload", icon="refresh", layout=w.Layout(width="auto"))
         self.loop = current_loop()  # the kernel's loop when built in a cell; clicks may come from a subshell
@@ -280,10 +373,16 @@ class SessionTrace(w.VBox):  # type: ignore[misc]
 
     def reload(self) -> None:
         try:
-            self.view.value = trace_html(self.history, self.session_id)
+            data = read_trace(self.history, self.session_id)
+            self.view.value = trace_html(self.history, self.session_id, data)
+            self.text = trace_text(data)
         except Exception as exc:  # a widget callback: show the problem, log it
             logger.exception("reading the trace of session %s failed", self.session_id)
             self.view.value = f'<span class="snb-err">The trace cannot be read: {esc(exc)}</span>'
+            self.text = f"The trace cannot be read: {exc}"
+
+    def snapshot(self) -> tuple[str, str]:
+        return f'<div class="snb-root snb-trace">{self.view.value}</div>', self.text
 
 
 def session_trace(history: Any, session_id: str) -> SessionTrace:

@@ -19,7 +19,7 @@ from synapse_nb.events import (
     TurnStarted,
 )
 from synapse_nb.notebook.widgets import session_trace
-from synapse_nb.notebook.widgets.trace import build_timeline, trace_html
+from synapse_nb.notebook.widgets.trace import build_timeline, read_trace, trace_html, trace_text
 from synapse_nb.types import ContentBlock, Message, ToolCall, ToolResult, Usage
 
 T0 = dt.datetime(2025, 3, 1, 9, 0, 0)
@@ -180,3 +180,65 @@ def test_a_recorded_session_from_the_real_history_store(clean_env: Path) -> None
     assert "Table orders: 300 rows" in html
     assert "Orders has 300 rows." in html
     assert widths(html) == [25.0, 20.0, 45.0]  # 50, 40 and 90 ms of the 200 ms turn
+
+
+def _tool_row(ms: float, **changes: Any) -> dict[str, Any]:
+    return {**tool(ms, 5), **changes}
+
+
+def test_only_real_errors_count_and_show_red() -> None:
+    history = FakeHistory(
+        llm_calls=[llm(0, 10, error="cancelled")],
+        tool_calls=[
+            _tool_row(10, approval="denied", is_error=True, result_text="denied by user"),
+            _tool_row(20, error="cancelled", result_text=None),
+            _tool_row(30, is_error=True, result_text="SQL error"),
+        ],
+    )
+    html = trace_html(history, "s1")
+    assert "1 error" in html
+    assert "2 errors" not in html
+    assert html.count('background:#cf222e"></div>') == 1  # only the real failure is red
+    assert 'background:#afb8c1"></div>' in html  # denied: grey
+    assert html.count('background:#6e7781"></div>') == 2  # cancelled LLM call and tool call: neutral
+    text = trace_text(read_trace(history, "s1"))
+    assert "1 error" in text
+    assert "[denied]" in text
+    assert "[cancelled]" in text
+
+
+def test_manual_calls_are_their_own_group_not_part_of_the_previous_turn() -> None:
+    turns = [{"turn_id": "a", "session_id": "s1", "prompt": "which tables?", "status": "finished",
+              "started_at": at(0), "duration_ms": 100.0, "error": None}]
+    history = FakeHistory(
+        turns=turns, llm_calls=[llm(0, 100)],
+        tool_calls=[tool(50, 10), _tool_row(5_000, approval="manual", tool="sleep")],
+    )
+    groups = build_timeline(
+        history.llm_calls("s1").to_dict("records"), history.tool_calls("s1").to_dict("records"),
+        history.turns("s1").to_dict("records"),
+    )
+    assert [g.label if g.turn is None else "turn" for g in groups] == ["turn", "Manual calls"]
+    assert [s.row["tool"] for s in groups[0].spans if s.kind == "tool"] == ["describe_table"]
+    assert [s.row["tool"] for s in groups[1].spans] == ["sleep"]
+    html = trace_html(history, "s1")
+    assert html.index("Turn 1") < html.index("Manual calls") < html.index("demo.sleep")
+    assert "Turn 2" not in html
+
+
+def test_the_widget_carries_a_static_snapshot_for_saved_notebooks() -> None:
+    turns = [{"turn_id": "a", "session_id": "s1", "prompt": "which tables?", "status": "finished",
+              "started_at": at(0), "duration_ms": 100.0, "error": None}]
+    trace = session_trace(FakeHistory(turns=turns, llm_calls=[llm(0, 100)], tool_calls=[tool(50, 10)]), "s1")
+    bundle = trace._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == trace.model_id
+    assert bundle["text/html"].startswith("<style>")
+    assert "Turn 1" in bundle["text/html"]
+    assert "snb-span-tool" in bundle["text/html"]
+    assert "SessionTrace(" not in bundle["text/plain"]
+    assert bundle["text/plain"].splitlines()[:4] == [
+        "Session s1: 1 LLM calls, 1 tool calls, 0 errors",
+        "Turn 1 · finished · 100 ms · which tables?",
+        "  LLM  scripted:demo 100 ms",
+        "  tool demo.describe_table 10 ms",
+    ]
