@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ..errors import SynapseError
-from ..events import Event, SessionStarted, ToolCallFinished, utcnow
+from ..events import Event, ServerEvent, SessionStarted, ToolCallFinished, utcnow
 from ..types import ToolCall, ToolResult
 from .output import Publisher, ipython_publisher
 from .runner import Runner
@@ -86,6 +86,7 @@ class SynapseState:
         self.magics: Any = None  # the SynapseMagics instance (set by extension.load)
         self.warned_history = False
         self.closed = False
+        self._server_listeners: list[EventSink] = []
 
     # -- lazily built parts
 
@@ -176,8 +177,24 @@ class SynapseState:
         return tuple(self._secrets)
 
     def record(self, event: Event) -> None:
-        """The history sink (used by the hub): records everything."""
+        """The history sink (used by the hub): records everything; server events also go to open panels."""
         self._sink(event, enabled=True)
+        if isinstance(event, ServerEvent):
+            for listener in list(self._server_listeners):
+                try:
+                    listener(event)
+                except Exception:  # a widget's listener must not break the hub
+                    logger.exception("a server event listener failed")
+
+    def on_server_event(self, listener: EventSink) -> Callable[[], None]:
+        """Call `listener` with every ServerEvent (the inspector's panels); returns the unsubscribe function."""
+        self._server_listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._server_listeners:
+                self._server_listeners.remove(listener)
+
+        return unsubscribe
 
     def history_sink(self, enabled: bool) -> EventSink:
         """A sink for one turn; `enabled=False` (--no-history) records nothing of it.

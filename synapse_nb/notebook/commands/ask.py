@@ -266,8 +266,6 @@ def _start_background(
     state: SynapseState, plan: TurnPlan, agent: Agent, display: TurnDisplay, events: list[Event],
     sinks: list[EventSink],
 ) -> BackgroundRun:
-    from IPython.display import display as show
-
     from ..widgets import RunControls
 
     handle: BackgroundRun | None = None
@@ -282,7 +280,7 @@ def _start_background(
     agent.ask_callback = ask_callback
     display.start()
     if state.live:
-        show(controls)  # type: ignore[no-untyped-call]
+        controls.show()
     task = state.runner.spawn(_background_turn(plan, agent, display, events, controls), name=f"synapse {plan.session}")
     handle = BackgroundRun(task, state.runner, session=plan.session, prompt=plan.prompt, controls=controls)
     state.background[plan.session] = handle

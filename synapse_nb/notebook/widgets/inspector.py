@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as w
 
 from ...errors import UnknownServerError
+from ...events import Event, ServerEvent
 from ...types import ToolSpec
 from ._html import STYLE, esc
+from ._snapshot import Snapshot
 from ._threads import call_on, kernel_loop
 from .facade import HistoryLike, StateLike
+from .inspector_snapshot import inspector_snapshot
 from .server_panel import ServerPanel
 
 __all__ = ["Inspector", "inspector"]
@@ -34,14 +38,21 @@ def inspector(state: StateLike, server: str | None = None) -> Inspector:
     return Inspector(state, server)
 
 
-class Inspector(w.VBox):  # type: ignore[misc]
-    """Servers as tabs (a single server without them); Refresh re-reads the hub, keeping forms as they are."""
+class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
+    """Servers as tabs (a single server without them); Refresh re-reads the hub, keeping forms as they are.
+
+    Open panels follow the hub: every ServerEvent (a restart by a call, a crash) re-reads it. The tab
+    shown first is a running server's, never a failed one's. The MIME bundle carries a static snapshot
+    (servers, tools, recent calls) beside the widget view, for saved notebooks.
+    """
 
     def __init__(self, state: StateLike, server: str | None = None) -> None:
         self.state = state
         self.only = server
         self.panels: dict[str, ServerPanel] = {}
         self._reader: HistoryLike | None = None
+        self._chose_tab = False
+        self._unsubscribe: Callable[[], None] | None = None
         self.summary = w.HTML()
         self.refresh_button = w.Button(description="Refresh", icon="refresh", tooltip="Re-read servers and tools")
         self.refresh_button.layout = w.Layout(width="auto")
@@ -59,6 +70,36 @@ class Inspector(w.VBox):  # type: ignore[misc]
         self.add_class("snb-root")
         self.add_class("snb-inspector")
         self.refresh()
+        self._follow_server_events()
+
+    def _follow_server_events(self) -> None:
+        subscribe = getattr(self.state, "on_server_event", None)
+        if not callable(subscribe):
+            return
+        me = weakref.ref(self)  # the hub's listener list must not keep a closed inspector alive
+
+        def listener(event: Event) -> None:
+            inspector = me()
+            if inspector is None:
+                if self_unsubscribe:
+                    self_unsubscribe[0]()
+                return
+            if isinstance(event, ServerEvent) and (inspector.only is None or event.server == inspector.only):
+                call_on(inspector.loop, inspector.refresh)
+
+        self_unsubscribe: list[Callable[[], None]] = []
+        self._unsubscribe = subscribe(listener)
+        if self._unsubscribe is not None:
+            self_unsubscribe.append(self._unsubscribe)
+
+    def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        super().close()
+
+    def snapshot(self) -> tuple[str, str]:
+        return inspector_snapshot(self.state, self.only, self.history())
 
     def history(self) -> HistoryLike | None:
         """One reader for the whole inspector (each reader keeps an in-memory DuckDB; no need for more)."""
@@ -114,6 +155,10 @@ class Inspector(w.VBox):  # type: ignore[misc]
                 self.tabs.children = tuple(self.panels.values())
             self.tabs.titles = tuple(_tab_title(p) for p in self.panels.values())
             self.body.children = (self.tabs,)
+            if not self._chose_tab:  # open on a running server, never on a failed one
+                self._chose_tab = True
+                states = [str(getattr(p.info, "state", "")) for p in self.panels.values()]
+                self.tabs.selected_index = states.index("connected") if "connected" in states else 0
 
 
 def _tools_of(tools: Sequence[ToolSpec], server: str) -> list[ToolSpec]:

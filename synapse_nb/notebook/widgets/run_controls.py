@@ -22,6 +22,7 @@ from ...events import (
 )
 from ...types import ToolSpec
 from ._html import SPINNER, STYLE, badge, esc, fmt_ms, json_block
+from ._snapshot import Snapshot
 from ._threads import call_on, current_loop
 from .tool_panel import annotation_badges
 
@@ -39,8 +40,11 @@ class _Request:
     future: asyncio.Future[str]
 
 
-class RunControls(w.VBox):  # type: ignore[misc]
+class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
     """Controls of one background run.
+
+    Its MIME bundle carries a static snapshot (status, a waiting approval) beside the widget view;
+    shown with `show()`, the output is updated when the run ends, so a saved notebook says how it ended.
 
     `await controls.ask(spec, arguments)` is an ApprovalCallback: it shows the request and returns
     "yes", "no" or "always" when a button is clicked. Requests arriving meanwhile wait in a queue and
@@ -53,7 +57,9 @@ class RunControls(w.VBox):  # type: ignore[misc]
     def __init__(self, on_stop: Callable[[], None]) -> None:
         self.on_stop = on_stop
         self.status = "running"
+        self.detail = ""
         self.finished = False
+        self._handle: Any = None
         self.pending: tuple[_Request, ...] = ()
         self.answers: tuple[tuple[str, str], ...] = ()  # (tool, answer) in the order given, for the record
 
@@ -89,6 +95,7 @@ class RunControls(w.VBox):  # type: ignore[misc]
     def set_status(self, status: str, detail: str = "") -> None:
         """Show where the run is: `status` is a word (running, finished, ...), `detail` says more."""
         self.status = status
+        self.detail = detail
         colour = _STATUS_COLOUR.get(status.split(":")[0], "grey")
         icon = f"{SPINNER} " if status in ("running", "stopping") else ""
         extra = f' <span class="snb-muted">{esc(detail)}</span>' if detail else ""
@@ -106,6 +113,26 @@ class RunControls(w.VBox):  # type: ignore[misc]
             _resolve(request.future, "no")
         self.pending = ()
         self._render()
+        if self._handle is not None:
+            try:
+                self._handle.update(self)  # the saved output's snapshot says how the run ended
+            except Exception:  # a display hook failing must not break the run's end
+                logger.exception("updating the run controls' output failed")
+
+    def show(self) -> None:
+        """Display the controls in the current cell, keeping a handle so `finish` can update the snapshot."""
+        from IPython.display import display
+
+        self._handle = display(self, display_id=True)  # type: ignore[no-untyped-call]
+
+    def snapshot(self) -> tuple[str, str]:
+        html = f'<div class="snb-root snb-run-controls">{self.status_label.value}'
+        text = f"background run: {self.status}" + (f" · {self.detail}" if self.detail else "")
+        if self.pending:
+            request = self.pending[0]
+            html += f'<div class="snb-card snb-approval">{self.request_view.value}</div>'
+            text += f"\nwaiting for approval: {request.spec.name} {dict(request.arguments)}"
+        return html + "</div>", text
 
     def on_event(self, event: Event) -> None:
         """An EventSink: keep the status line current as the agent works (quick, never raises)."""

@@ -57,7 +57,20 @@ def card_html(name: str, info: Any | None) -> str:
     last_error = _get(info, "last_error")
     if last_error:
         out += f'<div class="snb-err">last error: {esc(last_error)}</div>'
+    hint = retry_hint(name, state)
+    if hint:
+        out += f'<div class="snb-retry">{hint}</div>'
     return out
+
+
+def retry_hint(name: str, state: str) -> str:
+    """What to do about a server that is not running (HTML), or "" for a usable one."""
+    command = f"<code>%mcp restart {esc(name)}</code>"
+    if state in ("failed", "down"):
+        return f'<b class="snb-err">{esc(state)}</b> — {command} to retry'
+    if state == "crashed":
+        return f'<b class="snb-err">crashed</b> — the next call restarts it, or {command}'
+    return ""
 
 
 def resources_html(resources: Sequence[Any]) -> str:
@@ -108,6 +121,8 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         self.tools: tuple[ToolSpec, ...] = ()
         self.tool_panels: dict[str, ToolPanel] = {}
         self.tasks: list[Any] = []
+        self.catalogued = False  # resources and prompts were listed (only ever from a running server)
+        self.asked_catalogue = False
 
         self.card = w.HTML()
         self.restart_button = w.Button(description="Restart", icon="refresh", tooltip=f"Restart {name}")
@@ -146,6 +161,8 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         self.info = info
         self.card.value = card_html(self.name, info)
         state = None if info is None else str(_get(info, "state", ""))
+        if state == "connected" and not self.catalogued and self.asked_catalogue:
+            self.load_catalogue()
         self.disconnect_button.disabled = state in (None, "stopped")
         tail = "" if info is None else str(_get(info, "stderr_tail", "") or "")
         lines = tail.count("\n") + 1 if tail.strip() else 0
@@ -181,7 +198,20 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
     # --- actions (background tasks; the kernel stays free) ----------------------------------------
 
     def load_catalogue(self) -> None:
-        """List resources and prompts in the background."""
+        """List resources and prompts in the background, once the server runs.
+
+        Listing goes through the hub, which restarts a crashed server on use: opening the inspector
+        must not do that as a side effect, so a server that is not connected is listed when it is."""
+        self.asked_catalogue = True
+        state = None if self.info is None else str(_get(self.info, "state", ""))
+        if state != "connected":
+            why = "disconnected" if state is None else state
+            note = (f'<span class="snb-muted">{esc(self.name)} is {esc(why)}: its {{}} are listed once it runs '
+                    f"again (<code>%mcp restart {esc(self.name)}</code>).</span>")
+            self.resources.value = note.format("resources")
+            self.prompts.value = note.format("prompts")
+            return
+        self.catalogued = True
         self._spawn(self._catalogue())
 
     async def _catalogue(self) -> None:
@@ -228,10 +258,12 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
             self.action_status.value = f'<span class="snb-ok">{done}</span>'
         finally:
             self.restart_button.disabled = False
-            if self.on_changed is not None:
-                self.on_changed()
             if verb == "restart":
-                await self._catalogue()
+                self.catalogued = False  # list again what the restarted server offers
+            if self.on_changed is not None:
+                self.on_changed()  # re-reads the hub; update() lists the catalogue of a running server
+            elif verb == "restart":
+                self.load_catalogue()
 
     def _on_loop(self, fn: Callable[..., None], *args: Any) -> None:
         call_on(kernel_loop(self.state.runner), fn, *args)

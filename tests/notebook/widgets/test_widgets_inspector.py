@@ -92,8 +92,14 @@ def test_resources_and_prompts_are_listed_in_the_background(state: FakeState, ru
     assert "text/csv" in demo.resources.value
     assert "summarize" in demo.prompts.value
     assert 'class="snb-req"' in demo.prompts.value
-    assert "No resources: web does not list resources" in panel(ins, "web").resources.value
-    assert "no prompts" in panel(ins, "web").prompts.value
+    # web has crashed: listing it would restart it, so opening the inspector must not list it
+    web = panel(ins, "web")
+    assert "web is crashed: its resources are listed once it runs again" in web.resources.value
+    assert "%mcp restart web" in web.prompts.value
+    web.restart_button.click()
+    runner.drain()
+    assert "No resources: web does not list resources" in web.resources.value  # listed once running
+    assert "no prompts" in web.prompts.value
 
 
 def test_restart_runs_in_the_background_and_refreshes_the_card(state: FakeState, runner: FakeRunner) -> None:
@@ -329,3 +335,54 @@ def test_a_broken_history_is_reported_in_place(state: FakeState, caplog: pytest.
     echo = choose(inspector(state), "echo")
     assert "Past calls cannot be read: Catalog Error" in echo.history.view.value
     assert "reading the call history" in caplog.text
+
+
+# --- server state, live ---------------------------------------------------------------------------------
+
+
+def test_the_inspector_never_opens_on_a_failed_servers_tab(hub: FakeHub, runner: FakeRunner) -> None:
+    hub.servers = [Info("broken", state="failed", pid=None, last_error="exit 1"), *hub.servers]
+    ins = inspector(FakeState(hub, runner))
+    assert ins.tabs.titles[0] == "✖ broken"
+    assert ins.tabs.selected_index == 1  # demo, the running one
+    card = panel(ins, "broken").card.value
+    assert '<b class="snb-err">failed</b> — <code>%mcp restart broken</code> to retry' in card
+    assert "the next call restarts it" in panel(ins, "web").card.value  # crashed
+    assert "snb-retry" not in panel(ins, "demo").card.value
+
+
+def test_open_panels_follow_server_events(state: FakeState, runner: FakeRunner) -> None:
+    ins = inspector(state)
+    web = panel(ins, "web")
+    assert "snb-state-crashed" in web.card.value
+    assert "web is crashed" in web.resources.value
+    state.server_event("web", "restarted", state="connected", pid=77, last_error=None)  # a call restarted it
+    assert "snb-state-connected" in web.card.value
+    assert "pid <b>77</b>" in web.card.value
+    assert ins.tabs.titles == ("● demo", "● web")
+    runner.drain()
+    assert "This server offers no resources." in web.resources.value  # listed now that it runs
+    ins.close()
+    assert state.listeners == []  # a closed inspector stops listening
+
+
+def test_the_snapshot_shows_servers_tools_and_recent_calls(state: FakeState) -> None:
+    state.history_obj = FakeHistory([
+        {"server": "demo", "tool": "echo", "started_at": dt.datetime(2026, 1, 2, 3, 4, 5), "duration_ms": 12.3,
+         "is_error": False, "error": None, "approval": "manual"},
+        {"server": "demo", "tool": "sleep", "started_at": dt.datetime(2026, 1, 2, 3, 4, 1), "duration_ms": 2000.0,
+         "is_error": True, "error": "cancelled", "approval": "auto"},
+    ])
+    ins = inspector(state)
+    bundle = ins._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ins.model_id
+    html, text = bundle["text/html"], bundle["text/plain"]
+    assert "Inspector(children" not in text
+    assert "snb-state-connected" in html
+    assert "<code>echo</code>" in html
+    assert "Recent calls" in html
+    assert "2026-01-02 03:04:05" in html
+    assert text.splitlines()[:3] == ["MCP inspector", "demo: connected, 3 tools", "  echo: The echo tool."]
+    assert "web: crashed, 1 tools" in text
+    assert "  2026-01-02 03:04:05 demo.echo 12 ms ok" in text
+    assert "  2026-01-02 03:04:01 demo.sleep 2.00 s cancelled" in text

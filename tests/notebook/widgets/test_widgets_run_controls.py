@@ -175,3 +175,27 @@ def test_a_failed_turn_shows_its_error() -> None:
     assert controls.status == "failed"
     assert "rate limited" in controls.status_label.value
     assert "snb-b-red" in controls.status_label.value
+
+
+async def test_the_snapshot_shows_the_status_and_a_waiting_approval_and_the_end() -> None:
+    controls = RunControls(on_stop=lambda: None)
+    bundle = controls._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"] == "background run: running"
+    task = asyncio.ensure_future(controls.ask(DROP, {"table": "orders"}))
+    await pending(controls, 1)
+    bundle = controls._repr_mimebundle_()
+    assert "Approve this tool call?" in bundle["text/html"]
+    assert "destructive" in bundle["text/html"]
+    assert "waiting for approval: demo__drop_table {'table': 'orders'}" in bundle["text/plain"]
+
+    updates: list[str] = []
+
+    class Handle:
+        def update(self, obj: Any) -> None:
+            updates.append(obj._repr_mimebundle_()["text/plain"])
+
+    controls._handle = Handle()
+    controls.finish("cancelled", "after 2.0 s")
+    assert await settled(task) == ["no"]
+    assert updates == ["background run: cancelled · after 2.0 s"]  # the saved output says how it ended

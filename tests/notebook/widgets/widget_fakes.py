@@ -189,9 +189,23 @@ class FakeState:
     hub: FakeHub
     runner: FakeRunner
     history_obj: Any = None
+    listeners: list[Any] = field(default_factory=list)
 
     def history(self) -> Any:
         return self.history_obj
+
+    def on_server_event(self, listener: Any) -> Any:
+        """Like SynapseState.on_server_event: the hub's ServerEvents reach `listener`."""
+        self.listeners.append(listener)
+        return lambda: self.listeners.remove(listener)
+
+    def server_event(self, server: str, event: str, **state: Any) -> None:
+        """The hub changed a server (e.g. a call restarted it): change the fake, then tell the listeners."""
+        from synapse_nb.events import ServerEvent
+
+        self.hub._set_state(server, **state)
+        for listener in list(self.listeners):
+            listener(ServerEvent(server=server, event=event))
 
     async def call_tool(self, qualified: str, arguments: Mapping[str, Any]) -> ToolResult:
         return await self.hub.call(qualified, arguments)
