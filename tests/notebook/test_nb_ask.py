@@ -183,8 +183,15 @@ def test_destructive_tools_ask_on_stdin(ip: Any, script: Script, answers: list[s
     ip.run(TOOLS)
     ip.answers = answers
     ip.cell(f"synapse --model {script(SHOUT)}", "wipe orders")
-    assert "allow tool wipe" in ip.prompts[0]
-    assert '{"table": "orders"}' in ip.prompts[0]
+    assert ip.prompts[0] == "allow wipe? [y/n/a]: "  # short: the card above it says the rest
+    card = next(b for b, _, update in ip.published.items if "snb-approval-card" in b.get("text/html", ""))
+    assert "<code>wipe</code>" in card["text/html"]
+    assert "destructive</span>" in card["text/html"]
+    assert "&quot;table&quot;: &quot;orders&quot;" in card["text/html"]
+    assert "<code>a</code> always" in card["text/html"]
+    assert '  "table": "orders"' in card["text/plain"]
+    decided = {"denied": "⊘ wipe: denied", "approved": "✓ wipe: approved", "always": "✓ wipe: approved for the session"}
+    assert ip.published.final[0]["text/plain"] == decided[approval]  # the saved card shows the decision
     result = ip.ns["_synapse"]
     assert result.tool_calls.approval.tolist() == [approval]
     assert result.text == text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import json
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -14,6 +14,7 @@ from IPython.core.error import StdinNotImplementedError, UsageError
 from ...errors import SynapseError
 from ...events import Event
 from ...types import ToolSpec
+from ..approval_card import answered_card, approval_card, approval_prompt
 from ..args import AskOptions
 from ..display import Format, TurnDisplay, TurnView
 from ..interpolate import interpolate
@@ -220,7 +221,11 @@ def _usage0() -> Any:
 
 
 class StdinApproval:
-    """Asks approval through the kernel's stdin channel (an `input()` prompt); denies when there is none."""
+    """Asks approval through the kernel's stdin channel; denies when there is none.
+
+    Before the input box, a card (tool, server, arguments, a destructive badge, what y / n / a mean)
+    is displayed above it; the input line itself stays short. Once answered, the card shows the
+    decision, so a saved notebook reads as what happened."""
 
     def __init__(self, state: SynapseState, display: TurnDisplay) -> None:
         self.state = state
@@ -231,11 +236,14 @@ class StdinApproval:
         if self.no_stdin:
             return "no"
         self.display.refresh()
-        args = json.dumps(dict(arguments), ensure_ascii=False, default=str)
-        if len(args) > 300:
-            args = args[:299] + "…"
-        where = f" (server {spec.server})" if spec.server else ""
-        question = f"synapse: allow tool {spec.name}{where} with {args}? [y]es / [n]o / [a]lways: "
+        card_id = uuid.uuid4().hex
+        self.state.publish(approval_card(spec, arguments), card_id, False)
+        answer = self._ask(spec)
+        self.state.publish(answered_card(spec, answer), card_id, True)
+        return answer
+
+    def _ask(self, spec: ToolSpec) -> str:
+        question = approval_prompt(spec)
         read: Callable[[str], str] = self.state.input or builtins.input
         for _ in range(3):
             try:
