@@ -10,19 +10,29 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..events import ToolCallFinished
-from ..types import Message, Usage
+from ..types import Message, ToolResult, Usage
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from .runner import Runner
 
-__all__ = ["BackgroundRun", "SynapseResult", "first_code_block", "parse_json_answer"]
+__all__ = ["BackgroundRun", "SynapseResult", "first_code_block", "parse_json_answer", "result_frame"]
 
 TOOL_CALL_COLUMNS = (
     "tool_call_id", "server", "tool", "name", "arguments", "approval", "is_error", "error", "result_text",
-    "started_at", "duration_ms",
+    "started_at", "duration_ms", "result",
 )
+LOCAL_SERVER = "python"
+"""The `server` shown for native tools (`@synapse_nb.tool` functions run in the kernel)."""
+
+
+def result_frame(result: ToolResult) -> pd.DataFrame:
+    """A tool's tabular or structured result as a DataFrame (shared by `_synapse.tool_calls.result_df(i)`
+    and `%mcp call`'s output); ValueError when the result holds neither."""
+    from .frames import result_frame as frame
+
+    return frame(result)
 
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
 
@@ -73,13 +83,15 @@ class SynapseResult:
 
     @property
     def tool_calls(self) -> pd.DataFrame:
-        """One row per tool call of this turn: name, arguments, result text, error, approval, duration."""
-        import pandas as pd
+        """One row per tool call of this turn: name, arguments, result text, error, approval, duration
+        (ms, rounded to 0.1), the full `result`; `.result_df(i)` gives call i's result as a DataFrame.
+        Native tools show `server="python"`."""
+        from .frames import ToolCallFrame
 
         rows = [
             {
                 "tool_call_id": c.call.id,
-                "server": c.server,
+                "server": _server_of(c),
                 "tool": c.tool,
                 "name": c.call.name,
                 "arguments": dict(c.call.arguments),
@@ -88,11 +100,12 @@ class SynapseResult:
                 "error": c.error,
                 "result_text": None if c.result is None else c.result.text,
                 "started_at": c.started_at,
-                "duration_ms": c.duration_ms,
+                "duration_ms": round(c.duration_ms, 1),
+                "result": c.result,
             }
             for c in self.calls
         ]
-        return pd.DataFrame(rows, columns=list(TOOL_CALL_COLUMNS))
+        return ToolCallFrame(rows, columns=list(TOOL_CALL_COLUMNS))
 
     @property
     def data(self) -> Any:
@@ -128,6 +141,14 @@ class SynapseResult:
 
     def __str__(self) -> str:
         return self.text
+
+
+def _server_of(call: ToolCallFinished) -> str | None:
+    """The MCP server, "python" for a native tool, None for a tool that does not exist."""
+    if call.server is not None:
+        return call.server
+    unknown = call.result is None and (call.error or "").startswith("UnknownToolError")
+    return None if unknown else LOCAL_SERVER
 
 
 class BackgroundRun:

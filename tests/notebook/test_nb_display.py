@@ -397,3 +397,42 @@ async def test_held_text_is_shown_as_soon_as_the_reply_ends(published: Any) -> N
     assert "two" not in published.items[-1][0]["text/plain"]
     display(LlmCallFinished(session_id=S, llm_call_id="l", provider="p", model="m", started_at=NOW, duration_ms=1))
     assert "one two" in published.items[-1][0]["text/plain"]  # the end of the reply flushes at once
+
+
+def _result_with(*calls: ToolCallFinished) -> Any:
+    from synapse_nb.notebook.result import SynapseResult
+
+    return SynapseResult(text="", messages=(), session_id=S, session="main", model="m", usage=Usage(),
+                         status="finished", iterations=1, duration_ms=1.0, calls=calls)
+
+
+def _done(name: str, server: str | None, result: ToolResult | None = None, error: str | None = None,
+          ms: float = 12.3456) -> ToolCallFinished:
+    return ToolCallFinished(session_id=S, call=_call(name), server=server, tool=name, approval="auto",
+                            started_at=NOW, duration_ms=ms, result=result, error=error)
+
+
+def test_tool_calls_round_durations_name_local_tools_python_and_give_result_frames() -> None:
+    table = ToolResult((ContentBlock("text", text="2 rows"),),
+                       structured_content={"columns": ["name", "n"], "rows": [["a", 1], ["b", 2]]})
+    structured = ToolResult((ContentBlock("text", text="{}"),), structured_content={"table": "orders", "rows": 300})
+    markdown = ToolResult((ContentBlock("text", text="| x |\n|---|\n| 1 |"),))
+    result = _result_with(
+        _done("demo__query", "demo", table), _done("add", None, ToolResult((ContentBlock("text", text="5"),))),
+        _done("demo__describe", "demo", structured), _done("nope", None, error="UnknownToolError: no tool"),
+        _done("demo__md", "demo", markdown),
+    )
+    calls = result.tool_calls
+    assert calls.server.fillna("-").tolist() == ["demo", "python", "demo", "-", "demo"]
+    assert calls.duration_ms.tolist() == [12.3] * 5
+    frame = calls.result_df(0)
+    assert frame.columns.tolist() == ["name", "n"]
+    assert frame.values.tolist() == [["a", 1], ["b", 2]]
+    assert calls.result_df(2).to_dict("records") == [{"table": "orders", "rows": 300}]
+    assert calls.result_df(-1).to_dict("records") == [{"x": "1"}]
+    with pytest.raises(ValueError, match="no table and no structured content"):
+        calls.result_df(1)
+    with pytest.raises(ValueError, match="has no result"):
+        calls.result_df(3)
+    with pytest.raises(IndexError):
+        calls.result_df(5)
