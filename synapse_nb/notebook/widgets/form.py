@@ -97,12 +97,8 @@ class ToolForm(w.VBox):  # type: ignore[misc]
             control = w.Text(value=raw, placeholder=f.placeholder, layout=full)
         elif f.kind == "text":
             control = w.Textarea(value=raw, placeholder=f.placeholder, rows=3, layout=full)
-        elif f.kind in ("number", "integer") and sf.number_as_text(f):
+        elif f.kind in ("number", "integer"):  # a text box: empty means unset (see schema_form.number_as_text)
             control = w.Text(value=raw, placeholder=f.placeholder, layout=w.Layout(width="200px"))
-        elif f.kind == "integer":
-            control = w.IntText(value=raw, layout=w.Layout(width="200px"))
-        elif f.kind == "number":
-            control = w.FloatText(value=raw, layout=w.Layout(width="200px"))
         elif f.kind == "boolean":
             control = w.Checkbox(value=raw, indent=False, description="")
         elif f.kind == "enum":

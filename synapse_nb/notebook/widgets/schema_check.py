@@ -1,21 +1,18 @@
-"""JSON Schema plumbing for the form: local $ref / nullable-union resolution and a small value checker.
+"""JSON Schema plumbing for the form: local $ref / nullable-union resolution, and value checks by `jsonschema`.
 
-The checker covers what a form can get wrong before a call (types, enums, bounds, lengths, patterns,
-required properties, array items); the server still validates everything else.
+`resolve` reads a schema node into what the form can draw; `schema_errors` checks arguments with
+the jsonschema library (imported lazily: it is slow to import) and words its errors in one line.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "check_value", "resolve", "type_name"]
+__all__ = ["MAX_DEPTH", "Location", "check_value", "resolve", "schema_errors", "type_name", "where_text"]
 
 MAX_DEPTH = 4
-_JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
 
 
 def resolve(
@@ -76,113 +73,72 @@ def _pointer(root: Mapping[str, Any], ref: str) -> Mapping[str, Any] | None:
     return node if isinstance(node, Mapping) else None
 
 
-def check_value(
-    schema: Mapping[str, Any], value: Any, *, root: Mapping[str, Any] | None = None, _where: str = "",
-) -> str | None:
-    """The first way `value` breaks `schema` as a one-line message, or None. Unknown keywords are ignored."""
-    root = schema if root is None else root
-    node, reason = resolve(schema, root, frozenset())
-    at = f"{_where}: " if _where else ""
-    if reason:
-        return None  # the server validates what the form cannot
-    if value is None and node.get("_nullable"):
+Location = tuple[str | int, ...]
+
+
+def schema_errors(schema: Mapping[str, Any], value: Any) -> list[tuple[Location, str]]:
+    """Every way `value` breaks `schema`, as (where, one-line message), most relevant first.
+
+    The checking is the `jsonschema` library's (the dialect the schema's `$schema` names, else
+    2020-12); only the wording is ours. jsonschema takes about a second to import, so it is imported
+    here, when a form is first checked. A schema jsonschema cannot use is not checked (the server
+    validates anyway)."""
+    from jsonschema import exceptions, validators
+
+    try:
+        cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+        found = sorted(cls(schema).iter_errors(value), key=exceptions.relevance)
+    except Exception:  # an invalid schema, a bad regex, an unresolvable $ref: leave it to the server
+        return []
+    return [_located(error) for error in found]
+
+
+def check_value(schema: Mapping[str, Any], value: Any) -> str | None:
+    """The first way `value` breaks `schema` as `where: message` (or `message` at the top), or None."""
+    errors = schema_errors(schema, value)
+    if not errors:
         return None
-    if "const" in node and value != node["const"]:
-        return f"{at}must be {json.dumps(node['const'])}"
-    if "enum" in node and not _in_enum(value, node["enum"]):
-        return f"{at}must be one of: {', '.join(json.dumps(o) for o in node['enum'])}"
-    typ = node.get("type")
-    if isinstance(typ, str) and typ in _JSON_TYPES and not _has_type(value, typ):
-        return f"{at}expected {typ}, got {type_name(value)}"
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        problem = _check_number(node, value)
-        if problem:
-            return at + problem
-    if isinstance(value, str):
-        problem = _check_string(node, value)
-        if problem:
-            return at + problem
-    if isinstance(value, list):
-        if isinstance(node.get("minItems"), int) and len(value) < node["minItems"]:
-            return f"{at}needs at least {node['minItems']} items"
-        if isinstance(node.get("maxItems"), int) and len(value) > node["maxItems"]:
-            return f"{at}allows at most {node['maxItems']} items"
-        if node.get("uniqueItems") and len({json.dumps(v, sort_keys=True) for v in value}) != len(value):
-            return f"{at}items must be unique"
-        items = node.get("items")
-        if isinstance(items, Mapping):
-            for i, item in enumerate(value):
-                problem = check_value(items, item, root=root, _where=f"{_where}[{i}]")
-                if problem:
-                    return problem
-    if isinstance(value, dict):
-        raw_props = node.get("properties")
-        props: Mapping[str, Any] = raw_props if isinstance(raw_props, Mapping) else {}
-        for name in node.get("required") or ():
-            if name not in value:
-                return f"{_where + '.' if _where else ''}{name}: required"
-        for name, sub in value.items():
-            where = f"{_where}.{name}" if _where else str(name)
-            if name in props and isinstance(props[name], Mapping):
-                problem = check_value(props[name], sub, root=root, _where=where)
-                if problem:
-                    return problem
-            elif node.get("additionalProperties") is False:
-                return f"{where}: unknown property"
-    return None
+    where, message = errors[0]
+    return f"{where_text(where)}: {message}" if where else message
 
 
-def _in_enum(value: Any, options: Any) -> bool:
-    """JSON equality: 1 and 1.0 are the same number, but True is not 1."""
-    if not isinstance(options, list):
-        return True
-    return any(value == o and (type(value) is type(o) or _both_numbers(value, o)) for o in options)
+def where_text(where: Location) -> str:
+    """`a.b[2]`: a location for people."""
+    out = ""
+    for part in where:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
 
 
-def _both_numbers(a: Any, b: Any) -> bool:
-    return all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b))
+def _located(error: Any) -> tuple[Location, str]:
+    where: Location = tuple(error.absolute_path)
+    keyword, bound, instance = error.validator, error.validator_value, error.instance
+    if keyword == "required" and isinstance(instance, dict):
+        missing = next((n for n in bound if n not in instance), None)
+        return ((*where, missing) if missing is not None else where), "required"
+    if keyword == "additionalProperties" and isinstance(instance, dict):
+        known = set(error.schema.get("properties") or ())
+        extra = next((k for k in instance if k not in known), None)
+        return ((*where, extra) if extra is not None else where), "unknown property"
+    return where, _MESSAGES.get(keyword, lambda _b, _i, e: str(e.message))(bound, instance, error)
 
 
-def _check_number(node: Mapping[str, Any], v: float) -> str | None:
-    checks: tuple[tuple[str, Callable[[float], bool], str], ...] = (
-        ("minimum", lambda b: v < b, "must be ≥ {}"),
-        ("maximum", lambda b: v > b, "must be ≤ {}"),
-        ("exclusiveMinimum", lambda b: v <= b, "must be > {}"),
-        ("exclusiveMaximum", lambda b: v >= b, "must be < {}"),
-    )
-    for key, broken, message in checks:
-        bound = node.get(key)
-        if isinstance(bound, int | float) and not isinstance(bound, bool) and broken(bound):
-            return message.format(bound)
-    step = node.get("multipleOf")
-    if isinstance(step, int | float) and step > 0 and not math.isclose(v / step, round(v / step)):
-        return f"must be a multiple of {step}"
-    return None
-
-
-def _check_string(node: Mapping[str, Any], v: str) -> str | None:
-    if isinstance(node.get("minLength"), int) and len(v) < node["minLength"]:
-        return f"needs at least {node['minLength']} characters"
-    if isinstance(node.get("maxLength"), int) and len(v) > node["maxLength"]:
-        return f"allows at most {node['maxLength']} characters"
-    pattern = node.get("pattern")
-    if isinstance(pattern, str):
-        try:
-            if re.search(pattern, v) is None:
-                return f"must match {pattern}"
-        except re.error:
-            return None
-    return None
-
-
-def _has_type(value: Any, typ: str) -> bool:
-    if typ == "integer":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer()
-        )
-    if typ == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return type_name(value) == typ
+_MESSAGES: dict[str, Callable[[Any, Any, Any], str]] = {
+    "type": lambda b, i, _e: f"expected {b if isinstance(b, str) else ' or '.join(b)}, got {type_name(i)}",
+    "enum": lambda b, _i, _e: "must be one of: " + ", ".join(json.dumps(o) for o in b),
+    "const": lambda b, _i, _e: f"must be {json.dumps(b)}",
+    "minimum": lambda b, _i, _e: f"must be ≥ {b}",
+    "maximum": lambda b, _i, _e: f"must be ≤ {b}",
+    "exclusiveMinimum": lambda b, _i, _e: f"must be > {b}",
+    "exclusiveMaximum": lambda b, _i, _e: f"must be < {b}",
+    "multipleOf": lambda b, _i, _e: f"must be a multiple of {b}",
+    "minLength": lambda b, _i, _e: f"needs at least {b} characters",
+    "maxLength": lambda b, _i, _e: f"allows at most {b} characters",
+    "pattern": lambda b, _i, _e: f"must match {b}",
+    "minItems": lambda b, _i, _e: f"needs at least {b} items",
+    "maxItems": lambda b, _i, _e: f"allows at most {b} items",
+    "uniqueItems": lambda _b, _i, _e: "items must be unique",
+}
 
 
 def type_name(value: Any) -> str:

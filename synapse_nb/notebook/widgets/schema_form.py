@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .schema_check import MAX_DEPTH, check_value, resolve, type_name
+from .schema_check import MAX_DEPTH, check_value, resolve, schema_errors, type_name, where_text
 
 __all__ = [
     "MISSING",
@@ -41,6 +41,8 @@ MULTILINE_NAMES = frozenset(
     {"text", "sql", "query", "code", "body", "content", "prompt", "message", "script", "markdown", "source"}
 )
 UNSET_LABEL = "—"  # the Dropdown choice for an optional enum left unset
+PREFILLED_NOT = frozenset({"string", "text", "number", "integer", "array", "json"})
+"""Kinds whose input starts empty, its default shown as a placeholder (a checkbox or a choice shows it)."""
 
 
 class _Missing:
@@ -83,7 +85,11 @@ class Field:
 
     @property
     def placeholder(self) -> str:
-        """The hint shown inside an empty input."""
+        """The hint shown inside an empty input: the default (left empty, the server applies it), the kind."""
+        if self.has_default and self.kind in PREFILLED_NOT:
+            return f"default: {self.default if isinstance(self.default, str) else json.dumps(self.default)}"
+        if self.kind in ("number", "integer") and self.required:
+            return f"required {self.kind}"
         if self.kind == "array":
             kind = self.item_kind or "value"
             return f"{kind} items, one per line or comma-separated"
@@ -226,7 +232,7 @@ def initial_inputs(spec: FormSpec) -> dict[Path, RawInput]:
     """What each widget starts with: the default if there is one, else empty."""
     out: dict[Path, RawInput] = {}
     for f in _walk(spec.fields):
-        out[f.path] = RawInput(_to_raw(f, f.default))
+        out[f.path] = RawInput(_to_raw(f, MISSING if f.kind in PREFILLED_NOT else f.default))
     return out
 
 
@@ -280,8 +286,9 @@ def _to_raw(f: Field, value: Any) -> Any:
 
 
 def number_as_text(f: Field) -> bool:
-    """Optional numbers without a default sit in a text box so that "empty" can mean "not sent"."""
-    return f.kind in ("number", "integer") and not f.required and not f.has_default
+    """Numbers sit in a text box, so that "empty" can mean "not sent" (optional) or "still to fill in"
+    (required): a number box would start at 0, and a required 0 would be sent without a word."""
+    return f.kind in ("number", "integer")
 
 
 def skeleton(spec: FormSpec) -> dict[str, Any]:
@@ -314,9 +321,22 @@ def _walk(fields: tuple[Field, ...]) -> list[Field]:
 
 
 def collect(spec: FormSpec, inputs: Mapping[Path, RawInput]) -> tuple[dict[str, Any], dict[Path, str]]:
-    """The arguments the form describes and one error per invalid field path (send only if no errors)."""
+    """The arguments the form describes and one error per invalid field path (send only if no errors).
+
+    Each input is parsed on its own (a number that is not one, a required field left empty); then
+    the whole document is checked against the schema with jsonschema, and each error is put on the
+    field it is about (errors about no field go to `()`)."""
     errors: dict[Path, str] = {}
     args = _collect_object(spec.fields, inputs, errors)
+    paths = {f.path for f in _walk(spec.fields)}
+    for where, message in schema_errors(spec.schema, args):
+        names = tuple(str(p) for p in where)
+        n = next((n for n in range(len(names), 0, -1) if names[:n] in paths), 0)
+        if names[:n] not in errors:  # a field's own parse error says it first
+            rest = where[n:]
+            errors[names[:n]] = (f"{where_text(rest)}: " if rest else "") + message
+    for path in errors:
+        _drop(args, path)  # a value with an error is not part of the arguments
     return args, errors
 
 
@@ -330,7 +350,7 @@ def _collect_object(
                 continue  # an optional object left alone is not sent, and its required parts do not matter
             out[f.name] = _collect_object(f.fields, inputs, errors)
             continue
-        raw = inputs.get(f.path, RawInput(_to_raw(f, f.default)))
+        raw = inputs.get(f.path, RawInput(_to_raw(f, MISSING if f.kind in PREFILLED_NOT else f.default)))
         try:
             value = _parse(f, raw)
         except ValueError as exc:
@@ -340,12 +360,16 @@ def _collect_object(
             if f.required:
                 errors[f.path] = "required"
             continue
-        problem = check_value(f.schema, value)
-        if problem:
-            errors[f.path] = problem
-            continue
         out[f.name] = value
     return out
+
+
+def _drop(args: dict[str, Any], path: Path) -> None:
+    node: Any = args
+    for name in path[:-1]:
+        node = node.get(name) if isinstance(node, dict) else None
+    if path and isinstance(node, dict):
+        node.pop(path[-1], None)
 
 
 def _any_touched(f: Field, inputs: Mapping[Path, RawInput]) -> bool:

@@ -30,10 +30,13 @@ def test_each_kind_gets_its_widget_with_default_hint_and_required_mark() -> None
     form = ToolForm(SCHEMA)
     types = {".".join(p): type(c).__name__ for p, c in form.inputs.items()}
     assert types == {
-        "sql": "Textarea", "table": "Text", "limit": "IntText", "ratio": "FloatText", "offset": "Text",
+        "sql": "Textarea", "table": "Text", "limit": "Text", "ratio": "Text", "offset": "Text",
         "dry": "Checkbox", "fmt": "Dropdown", "cols": "Textarea", "cfg.k": "Text", "any": "Textarea",
     }
-    assert form.inputs[("limit",)].value == 10
+    assert form.inputs[("limit",)].value == ""  # starts empty: the default is the placeholder ...
+    assert form.inputs[("limit",)].placeholder == "default: 10"
+    assert form.inputs[("ratio",)].value == ""  # ... and a required number starts empty, never at 0
+    assert form.inputs[("ratio",)].placeholder == "required number"
     assert form.inputs[("fmt",)].value == "csv"
     assert form.inputs[("offset",)].placeholder == "optional integer"
     rows = {box._dom_classes[0]: box for box in _rows(form)}
@@ -57,7 +60,7 @@ def _rows(box: w.Widget) -> list[w.Widget]:
 def test_invalid_input_is_flagged_next_to_each_field_and_nothing_is_returned() -> None:
     form = ToolForm(SCHEMA)
     form.inputs[("offset",)].value = "ten"
-    form.inputs[("ratio",)].value = 1.5
+    form.inputs[("ratio",)].value = "1.5"
     assert form.arguments() is None
     assert form.error_labels[("sql",)].value == "⚠ required"
     assert form.error_labels[("offset",)].value == "⚠ not a number: &#x27;ten&#x27;"
@@ -72,7 +75,7 @@ def test_fixing_a_field_clears_its_error_and_valid_input_is_returned() -> None:
     form.inputs[("sql",)].value = "select 1"
     assert form.error_labels[("sql",)].value == ""
     assert "snb-invalid" not in form.inputs[("sql",)]._dom_classes
-    form.inputs[("ratio",)].value = 0.5
+    form.inputs[("ratio",)].value = "0.5"
     form.inputs[("cols",)].value = "a\nb"
     form.inputs[("dry",)].value = True
     form.inputs[("fmt",)].value = "json"
@@ -83,7 +86,7 @@ def test_fixing_a_field_clears_its_error_and_valid_input_is_returned() -> None:
 def test_switching_to_json_carries_the_form_over_and_back() -> None:
     form = ToolForm(SCHEMA)
     form.inputs[("sql",)].value = "select 2"
-    form.inputs[("ratio",)].value = 0.25
+    form.inputs[("ratio",)].value = "0.25"
     form.mode.value = JSON
     assert form.body.children == (form.raw, form.raw_error)
     assert json.loads(form.raw.value) == {"sql": "select 2", "ratio": 0.25}
@@ -92,7 +95,7 @@ def test_switching_to_json_carries_the_form_over_and_back() -> None:
     form.mode.value = "Form"
     assert form.body.children == (form.form_box,)
     assert form.inputs[("sql",)].value == "select 3"
-    assert form.inputs[("limit",)].value == 7
+    assert form.inputs[("limit",)].value == "7"
     assert form.inputs[("cfg", "k")].value == "v"
     assert "bogus" in form.note.value
     assert form.arguments() == {"sql": "select 3", "ratio": 1.0, "limit": 7, "cfg": {"k": "v"}}
@@ -127,3 +130,12 @@ def test_a_tool_without_arguments_has_no_toggle_and_sends_an_empty_object() -> N
     assert form.mode not in form.children
     assert "takes no arguments" in form.form_box.children[0].value
     assert form.arguments() == {}
+
+
+def test_a_required_number_left_empty_is_flagged_not_sent_as_zero() -> None:
+    form = ToolForm({"type": "object", "properties": {"seconds": {"type": "number"}}, "required": ["seconds"]})
+    assert form.inputs[("seconds",)].value == ""
+    assert form.arguments() is None
+    assert form.error_labels[("seconds",)].value == "⚠ required"
+    form.inputs[("seconds",)].value = "0"
+    assert form.arguments() == {"seconds": 0.0}

@@ -204,7 +204,7 @@ def test_invalid_input_is_flagged_and_not_sent(state: FakeState, runner: FakeRun
     assert "nothing was sent" in echo.call_status.value
     assert echo.result.children == ()
     sleep = choose(ins, "sleep")
-    sleep.form.inputs[("seconds",)].value = 99.0
+    sleep.form.inputs[("seconds",)].value = "99"
     sleep.call_button.click()
     runner.drain()
     assert state.hub.calls == []

@@ -78,8 +78,13 @@ def test_every_demo_tool_schema_becomes_a_form(demo: State) -> None:
         "list_tables": [],
     }
     garbage = ToolForm(tools["garbage"].input_schema)
-    assert isinstance(garbage.inputs[("lines",)], w.IntText)
-    assert garbage.inputs[("lines",)].value == 3
+    assert isinstance(garbage.inputs[("lines",)], w.Text)
+    assert garbage.inputs[("lines",)].placeholder == "default: 3"  # left empty, the server's default applies
+    assert garbage.arguments() == {}
+    sleep = ToolForm(tools["sleep"].input_schema)
+    assert sleep.inputs[("seconds",)].value == ""  # required: starts empty, is flagged, is never sent as 0
+    assert sleep.arguments() is None
+    assert sleep.error_labels[("seconds",)].value == "⚠ required"
 
 
 def test_the_inspector_shows_the_real_server(demo: State) -> None:

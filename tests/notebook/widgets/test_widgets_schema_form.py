@@ -108,9 +108,10 @@ def test_defaults_required_marks_and_placeholders() -> None:
     assert "one per line" in tags.placeholder
     assert limit.placeholder == "optional integer"
     assert when.placeholder == "date"
-    assert sf.initial_inputs(form)[("n",)].value == 3
+    assert sf.initial_inputs(form)[("n",)].value == ""  # empty, with the default as its placeholder
+    assert n.placeholder == "default: 3"
     assert sf.number_as_text(limit)
-    assert not sf.number_as_text(n)
+    assert sf.number_as_text(n)
 
 
 # --- input -> arguments -----------------------------------------------------------------------------
@@ -271,3 +272,18 @@ def test_the_checker_treats_json_numbers_as_json_does() -> None:
     closed = {"type": "object", "properties": {}, "additionalProperties": False}
     assert check_value(closed, {"x": 1}) == "x: unknown property"
     assert check_value({"type": "array", "items": {"type": "string"}}, ["a", 1]) == "[1]: expected string, got integer"
+
+
+def test_jsonschema_is_imported_only_when_a_form_is_checked() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from synapse_nb.notebook.widgets import schema_form as sf; "
+        "form = sf.build_form({'type': 'object', 'properties': {'n': {'type': 'integer', 'minimum': 1}}}); "
+        "assert 'jsonschema' not in sys.modules, 'imported early'; "
+        "print(sf.collect(form, {('n',): sf.RawInput('0')})); assert 'jsonschema' in sys.modules"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "must be ≥ 1" in out.stdout
