@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import ipywidgets as w
@@ -83,6 +83,15 @@ def rows_html(rows: Sequence[dict[str, Any]]) -> str:
     )
 
 
+def _arguments_of(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    return dict(value) if isinstance(value, Mapping) else None
+
+
 def _compact(arguments: Any) -> str:
     if isinstance(arguments, str):
         try:
@@ -93,17 +102,57 @@ def _compact(arguments: Any) -> str:
 
 
 class CallHistory(w.VBox):  # type: ignore[misc]
-    """Recent calls of one tool; `load(history)` re-reads them (sync: a small indexed DuckDB query)."""
+    """Recent calls of one tool; `load(history)` re-reads them (sync: a small indexed DuckDB query).
+
+    Choosing a call in the list hands its arguments to `on_pick` (the tool panel refills its form)."""
 
     def __init__(self, server: str, tools: Sequence[str]) -> None:
         self.server = server
         self.tools = tuple(tools)
         self.view = w.HTML()
         self.rows: list[dict[str, Any]] = []
-        super().__init__([w.HTML('<div class="snb-muted"><b>Recent calls</b></div>'), self.view])
+        self.on_pick: Callable[[Mapping[str, Any]], None] | None = None
+        self.picker = w.Select(options=[], rows=4, layout=w.Layout(width="100%", display="none"))
+        self.picker.add_class("snb-recent-picker")
+        self.picker.observe(self._picked, "value")
+        self._loading = False
+        super().__init__([
+            w.HTML('<div class="snb-muted"><b>Recent calls</b> · choose one to put its arguments in the form</div>'),
+            self.picker, self.view,
+        ])
         self.add_class("snb-history")
 
+    def _picked(self, change: Mapping[str, Any]) -> None:
+        index = change.get("new")
+        if self._loading or not isinstance(index, int) or not 0 <= index < len(self.rows):
+            return
+        arguments = _arguments_of(self.rows[index].get("arguments"))
+        if arguments is not None and self.on_pick is not None:
+            self.on_pick(arguments)
+
+    def _fill_picker(self) -> None:
+        self._loading = True
+        try:
+            options = []
+            for i, r in enumerate(self.rows[:TABLE_ROWS]):
+                at = r.get("started_at")
+                when = at.strftime("%H:%M:%S") if isinstance(at, _dt.datetime) else str(at or "")
+                failed = bool(r.get("is_error")) or bool(r.get("error"))
+                args = _compact(r.get("arguments"))
+                options.append((f"{when} · {'error' if failed else 'ok'} · {args[:90]}", i))
+            self.picker.options = options
+            self.picker.value = None
+            self.picker.layout.display = None if options else "none"
+        finally:
+            self._loading = False
+
     def load(self, history: HistoryLike | None) -> None:
+        try:
+            self._load(history)
+        finally:
+            self._fill_picker()
+
+    def _load(self, history: HistoryLike | None) -> None:
         if history is None:
             self.rows = []
             self.view.value = '<span class="snb-muted">No history file is open, so past calls are not shown.</span>'

@@ -84,6 +84,11 @@ class ResultView(w.VBox):  # type: ignore[misc]
     def show_pending(self, label: str) -> None:
         self.children = (w.HTML(f'<span class="snb-muted">{SPINNER} {esc(label)}</span>'),)
 
+    def show_cancelled(self, *, elapsed_ms: float | None = None) -> None:
+        """A call the user stopped: neutral, not an error."""
+        self.children = (w.HTML(f'<div>{badge("cancelled", "grey")}<span class="snb-muted">after '
+                                f"{esc(fmt_ms(elapsed_ms))}</span></div>"),)
+
     def show_error(self, message: str, *, elapsed_ms: float | None = None) -> None:
         status = f'{badge("failed", "red")}<span class="snb-muted">{esc(fmt_ms(elapsed_ms))}</span>'
         self.children = (w.HTML(f"<div>{status}</div>{pre(message, error=True)}"),)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -19,7 +20,7 @@ from .facade import HistoryLike, StateLike
 from .form import ToolForm
 from .result_view import ResultView
 
-__all__ = ["ToolPanel", "annotation_badges"]
+__all__ = ["ToolPanel", "annotation_badges", "mcp_call_line"]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
@@ -31,8 +32,18 @@ def annotation_badges(annotations: Mapping[str, Any]) -> str:
     )
 
 
+def mcp_call_line(spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
+    """The `%mcp call` line that makes the same call from a cell."""
+    target = f"{spec.server}.{spec.original_name or spec.name}" if spec.server else spec.name
+    args = json.dumps(dict(arguments), ensure_ascii=False, separators=(", ", ": "))
+    return f"%mcp call {target} {args}"
+
+
 class ToolPanel(w.VBox):  # type: ignore[misc]
-    """Call one tool through the hub without blocking the kernel (`state.runner.spawn`)."""
+    """Call one tool through the hub without blocking the kernel (`state.runner.spawn`).
+
+    Cancel stops a running call; "Copy as %mcp call" shows the line that makes the same call from a
+    cell; choosing one of the recent calls puts its arguments back into the form."""
 
     def __init__(
         self,
@@ -65,18 +76,35 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
             tooltip=f"Run {shown} on {spec.server}" + (" (destructive)" if spec.destructive else ""),
         )
         self.call_button.add_class("snb-call")
+        self.cancel_button = w.Button(description="Cancel", icon="stop", tooltip="Cancel the running call")
+        self.cancel_button.layout = w.Layout(width="auto", display="none")
+        self.cancel_button.add_class("snb-cancel")
+        self.copy_button = w.Button(
+            description="Copy as %mcp call", icon="terminal", tooltip="Show the line that makes this call from a cell"
+        )
+        self.copy_button.layout = w.Layout(width="auto")
+        self.copy_line = w.HTML()
+        self.copy_line.add_class("snb-copy-line")
         self.call_status = w.HTML()
         self.call_status.add_class("snb-call-status")
         self.result = ResultView()
         self.history = CallHistory(spec.server or "", [n for n in (spec.original_name, spec.name) if n])
         # clicks may arrive on a subshell thread: act on the kernel's loop (see _threads)
-        self.call_button.on_click(lambda b: call_on(kernel_loop(self.state.runner), self._clicked, b))
+        loop = kernel_loop(self.state.runner)
+        self.history.on_pick = lambda arguments: call_on(loop, self._refill, arguments)
+        self.call_button.on_click(lambda b: call_on(loop, self._clicked, b))
+        self.cancel_button.on_click(lambda _b: call_on(loop, self._cancel))
+        self.copy_button.on_click(lambda _b: call_on(loop, self._copy))
         super().__init__(
             [
                 self.header,
                 self.description,
                 self.form,
-                w.HBox([self.call_button, self.call_status], layout=w.Layout(align_items="center", margin="6px 0")),
+                w.HBox(
+                    [self.call_button, self.cancel_button, self.copy_button, self.call_status],
+                    layout=w.Layout(align_items="center", margin="6px 0"),
+                ),
+                self.copy_line,
                 self.result,
                 w.HTML('<div class="snb-section"></div>'),
                 self.history,
@@ -102,6 +130,7 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
                 self.call_status.value = '<span class="snb-err">⚠ Fix the marked fields; nothing was sent.</span>'
                 return
             self.call_button.disabled = True
+            self.cancel_button.layout.display = None
             self.call_status.value = ""
             self.result.show_pending(f"calling {self.spec.original_name or self.spec.name} …")
             self.task = self.state.runner.spawn(self._call(arguments))
@@ -119,7 +148,7 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
         try:
             result = await self.state.call_tool(self.spec.name, arguments)
         except asyncio.CancelledError:
-            self.result.show_error("cancelled", elapsed_ms=elapsed())
+            self.result.show_cancelled(elapsed_ms=elapsed())
             raise
         except SynapseError as exc:
             self.result.show_error(str(exc), elapsed_ms=elapsed())
@@ -130,9 +159,43 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
             self.result.show(result, elapsed_ms=elapsed())
         finally:
             self.call_button.disabled = False
+            self.cancel_button.layout.display = "none"
             try:
                 self.refresh_history()
                 if self.on_called is not None:
                     self.on_called()
             except Exception:
                 logger.exception("refreshing the inspector after calling %s failed", self.spec.name)
+
+    # --- cancel, copy, refill ----------------------------------------------------------------------
+
+    def _cancel(self) -> None:
+        try:
+            cancel = getattr(self.task, "cancel", None)
+            if callable(cancel) and not self.task.done():
+                cancel()  # the hub sends MCP cancellation; _call shows "cancelled"
+        except Exception:  # a widget callback
+            logger.exception("cancelling the call of %s failed", self.spec.name)
+
+    def _copy(self) -> None:
+        try:
+            arguments = self.form.arguments()
+            if arguments is None:
+                self.copy_line.value = '<span class="snb-err">Fix the marked fields first.</span>'
+                return
+            line = mcp_call_line(self.spec, arguments)
+            self.copy_line.value = (
+                '<div class="snb-muted">Run this in a cell to make the same call (click it to select it):</div>'
+                f'<pre class="snb-pre" style="user-select:all">{esc(line)}</pre>'
+            )
+        except Exception as exc:  # a widget callback
+            logger.exception("building the %%mcp call line of %s failed", self.spec.name)
+            self.copy_line.value = f'<span class="snb-err">{esc(exc)}</span>'
+
+    def _refill(self, arguments: Mapping[str, Any]) -> None:
+        """Put a recent call's arguments back into the form."""
+        unknown = self.form.load(arguments)
+        if self.form.mode.value != "Form":
+            self.form.raw.value = json.dumps(dict(arguments), indent=2)
+        note = f" (not in the form: {', '.join(unknown)})" if unknown else ""
+        self.call_status.value = f'<span class="snb-muted">arguments of a recent call loaded{esc(note)}</span>'

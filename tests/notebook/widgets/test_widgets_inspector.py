@@ -386,3 +386,59 @@ def test_the_snapshot_shows_servers_tools_and_recent_calls(state: FakeState) -> 
     assert "web: crashed, 1 tools" in text
     assert "  2026-01-02 03:04:05 demo.echo 12 ms ok" in text
     assert "  2026-01-02 03:04:01 demo.sleep 2.00 s cancelled" in text
+
+
+# --- cancel, copy, refill -------------------------------------------------------------------------------
+
+
+def test_cancel_stops_a_running_call_and_shows_it_neutral(state: FakeState, runner: FakeRunner) -> None:
+    import asyncio
+
+    started = asyncio.Event()
+
+    async def slow(qualified: str, arguments: object, timeout: object = None, **_: object) -> ToolResult:
+        started.set()
+        await asyncio.sleep(3600)
+        raise AssertionError("not cancelled")
+
+    state.hub.call = slow  # type: ignore[method-assign]
+    sleep = choose(inspector(state), "sleep")
+    assert sleep.cancel_button.layout.display == "none"  # only while a call runs
+    sleep.form.inputs[("seconds",)].value = "5"
+    sleep.call_button.click()
+    assert sleep.cancel_button.layout.display is None
+    runner.loop.run_until_complete(asyncio.wait_for(started.wait(), 5))
+    sleep.cancel_button.click()
+    with pytest.raises(asyncio.CancelledError):
+        runner.drain()
+    (view,) = sleep.result.children
+    assert "cancelled" in view.value
+    assert "snb-b-grey" in view.value  # neutral, not red
+    assert "snb-b-red" not in view.value
+    assert sleep.cancel_button.layout.display == "none"
+    assert not sleep.call_button.disabled
+
+
+def test_copy_as_mcp_call_shows_the_exact_line(state: FakeState) -> None:
+    echo = choose(inspector(state), "echo")
+    echo.copy_button.click()
+    assert "Fix the marked fields" in echo.copy_line.value
+    echo.form.inputs[("text",)].value = 'say "hi" <now>'
+    echo.copy_button.click()
+    expected = "%mcp call demo.echo {&quot;text&quot;: &quot;say \\&quot;hi\\&quot; &lt;now&gt;&quot;}"
+    assert expected in echo.copy_line.value
+    from synapse_nb.notebook.widgets.tool_panel import mcp_call_line
+
+    assert mcp_call_line(echo.spec, {"text": "x", "n": 2}) == '%mcp call demo.echo {"text": "x", "n": 2}'
+
+
+def test_choosing_a_recent_call_refills_the_form(hub: FakeHub, runner: FakeRunner) -> None:
+    echo = choose(inspector(FakeState(hub, runner, FakeHistory(history_rows(3)))), "echo")
+    picker = echo.history.picker
+    assert picker.layout.display is None
+    assert len(picker.options) == 3
+    assert picker.options[0][0].startswith("03:04:05 · ok · ")
+    assert echo.form.inputs[("text",)].value == ""
+    picker.value = 2
+    assert echo.form.inputs[("text",)].value == "call 2"
+    assert "arguments of a recent call loaded" in echo.call_status.value
