@@ -29,6 +29,10 @@ class HubLike(Protocol):
 
     def list_prompts(self, name: str, /) -> Awaitable[Any]: ...
 
+    def read_resource(self, name: str, uri: str, /) -> Awaitable[Any]: ...
+
+    def get_prompt(self, name: str, prompt: str, arguments: Mapping[str, str] | None = None, /) -> Awaitable[Any]: ...
+
 
 class RunnerLike(Protocol):
     """notebook/runner.py's Runner: `spawn` schedules a coroutine on the kernel loop and returns at once."""

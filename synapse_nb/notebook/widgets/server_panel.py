@@ -13,6 +13,7 @@ from ...errors import SynapseError
 from ...types import ToolSpec
 from ._html import SPINNER, esc, state_badge
 from ._threads import call_on, kernel_loop
+from .catalogue import PromptBrowser, ResourceBrowser
 from .facade import HistoryLike, StateLike
 from .tool_panel import ToolPanel
 
@@ -136,14 +137,20 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         self.tool_list = w.Select(options=[], rows=10, layout=w.Layout(width="210px", min_width="210px"))
         self.tool_list.add_class("snb-tool-list")
         self.tool_list.observe(lambda _c: self._on_loop(self._show_tool), "value")
+        self.tool_filter = w.Text(placeholder="filter tools", continuous_update=True,
+                                  layout=w.Layout(width="210px", min_width="210px"))
+        self.tool_filter.add_class("snb-tool-filter")
+        self.tool_filter.observe(lambda _c: self._on_loop(self._filter_tools), "value")
         self.tool_detail = w.VBox(layout=w.Layout(flex="1"))
-        self.resources = w.HTML('<span class="snb-muted">loading …</span>')
-        self.prompts = w.HTML('<span class="snb-muted">loading …</span>')
+        self.resource_browser = ResourceBrowser(state.hub, name, self._spawn, self._on_loop)
+        self.prompt_browser = PromptBrowser(state.hub, name, self._spawn, self._on_loop)
+        self.resources = self.resource_browser.listing
+        self.prompts = self.prompt_browser.listing
         self.tabs = w.Tab(
             [
-                w.HBox([self.tool_list, self.tool_detail], layout=w.Layout(width="100%")),
-                self.resources,
-                self.prompts,
+                w.HBox([w.VBox([self.tool_filter, self.tool_list]), self.tool_detail], layout=w.Layout(width="100%")),
+                self.resource_browser,
+                self.prompt_browser,
             ],
             titles=("Tools", "Resources", "Prompts"),
         )
@@ -173,20 +180,27 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         tools = tuple(tools)
         if tools != self.tools:
             self.tools = tools
-            current = self.tool_list.value
-            options = [(_tool_label(t), t.name) for t in tools]
-            self.tool_list.options = options
-            names = [t.name for t in tools]
-            self.tool_list.value = current if current in names else (names[0] if names else None)
-            self.tool_list.rows = max(4, min(14, len(names)))
             self.tabs.titles = (f"Tools ({len(tools)})", "Resources", "Prompts")
-            self._show_tool()
+            self._filter_tools()
+
+    def _filter_tools(self) -> None:
+        """List the tools whose name or description contains the filter text (all when it is empty)."""
+        needle = self.tool_filter.value.strip().lower()
+        shown = [t for t in self.tools if not needle or needle in t.name.lower() or needle in t.description.lower()]
+        current = self.tool_list.value
+        self.tool_list.options = [(_tool_label(t), t.name) for t in shown]
+        names = [t.name for t in shown]
+        self.tool_list.value = current if current in names else (names[0] if names else None)
+        self.tool_list.rows = max(4, min(14, len(names)))
+        self._show_tool()
 
     def _show_tool(self) -> None:
         name = self.tool_list.value
         spec = next((t for t in self.tools if t.name == name), None)
         if spec is None:
-            message = "This server has no tools." if not self.tools else "Choose a tool."
+            message = "This server has no tools." if not self.tools else (
+                "No tool matches the filter." if self.tool_filter.value.strip() else "Choose a tool."
+            )
             self.tool_detail.children = (w.HTML(f'<span class="snb-muted">{message}</span>'),)
             return
         panel = self.tool_panels.get(spec.name)
@@ -228,7 +242,10 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
                 logger.exception("listing the %s of %s failed", kind, self.name)
                 view.value = f'<span class="snb-err">Listing {kind} failed: {esc(exc)}</span>'
             else:
-                view.value = render(list(items or ()))
+                listed = list(items or ())
+                view.value = render(listed)
+                browser = self.resource_browser if kind == "resources" else self.prompt_browser
+                browser.show(listed)
 
     def _act(self, verb: str) -> None:
         try:

@@ -442,3 +442,40 @@ def test_choosing_a_recent_call_refills_the_form(hub: FakeHub, runner: FakeRunne
     picker.value = 2
     assert echo.form.inputs[("text",)].value == "call 2"
     assert "arguments of a recent call loaded" in echo.call_status.value
+
+
+def test_the_tool_list_has_a_filter(state: FakeState) -> None:
+    demo = panel(inspector(state))
+    assert [o[1] for o in demo.tool_list.options] == ["demo__echo", "demo__sleep", "demo__wipe"]
+    demo.tool_filter.value = "SLE"
+    assert [o[1] for o in demo.tool_list.options] == ["demo__sleep"]
+    assert demo.tool_list.value == "demo__sleep"
+    demo.tool_filter.value = "nothing like it"
+    assert demo.tool_list.options == ()
+    assert "No tool matches the filter." in demo.tool_detail.children[0].value
+    demo.tool_filter.value = ""
+    assert len(demo.tool_list.options) == 3
+
+
+def test_resources_can_be_read_and_prompts_fetched(state: FakeState, runner: FakeRunner) -> None:
+    demo = panel(inspector(state))
+    runner.drain()
+    resources = demo.resource_browser
+    assert resources.choice.options == (("orders", "demo://tables/orders"),)
+    resources.button.click()
+    runner.drain()
+    assert ("read", "demo demo://tables/orders") in state.hub.actions
+    assert "contents of demo://tables/orders" in resources.output.value
+    assert "[image image/png, 4 base64 characters]" in resources.output.value
+    prompts = demo.prompt_browser
+    assert prompts.choice.value == "summarize"
+    assert list(prompts.arguments) == ["table"]
+    prompts.button.click()
+    assert "required: table" in prompts.output.value  # nothing fetched without a required argument
+    prompts.arguments["table"].value = "orders"
+    prompts.button.click()
+    runner.drain()
+    assert ("prompt", "demo summarize {'table': 'orders'}") in state.hub.actions
+    assert "A summary prompt" in prompts.output.value
+    assert "<b>user</b>" in prompts.output.value
+    assert "Summarize orders" in prompts.output.value

@@ -115,6 +115,18 @@ class FakeHub:
             raise found
         return found
 
+    async def read_resource(self, name: str, uri: str) -> tuple[ContentBlock, ...]:
+        self.actions.append(("read", f"{name} {uri}"))
+        image = ContentBlock("image", data="AAAA", mime_type="image/png")
+        return (ContentBlock("text", text=f"contents of {uri}"), image)
+
+    async def get_prompt(self, name: str, prompt: str, arguments: Mapping[str, str] | None = None) -> Any:
+        from synapse_nb.mcp_client.info import PromptResult
+        from synapse_nb.types import Message
+
+        self.actions.append(("prompt", f"{name} {prompt} {dict(arguments or {})}"))
+        return PromptResult("A summary prompt", (Message.user(f"Summarize {dict(arguments or {}).get('table')}"),))
+
     async def list_prompts(self, name: str) -> list[Any]:
         found = self.prompts.get(name, [])
         if isinstance(found, BaseException):

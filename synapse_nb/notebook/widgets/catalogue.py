@@ -1,0 +1,144 @@
+"""A server's resources and prompts in the inspector: listed, and read or fetched with one click."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets as w
+
+from ...errors import SynapseError
+from ._html import SPINNER, esc, pre
+
+__all__ = ["PromptBrowser", "ResourceBrowser", "blocks_html", "prompt_html"]
+
+logger = logging.getLogger("synapse_nb.notebook")
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def blocks_html(blocks: Sequence[Any]) -> str:
+    """What a resource read returned: text as text, other content named by its kind and type."""
+    if not blocks:
+        return '<span class="snb-muted">(empty)</span>'
+    parts = []
+    for block in blocks:
+        text = _get(block, "text")
+        if text is not None:
+            parts.append(pre(str(text)))
+        else:
+            kind, mime = _get(block, "kind", "content"), _get(block, "mime_type") or ""
+            size = len(_get(block, "data") or "")
+            length = f", {size:,} base64 characters" if size else ""
+            parts.append(f'<div class="snb-muted">[{esc(kind)} {esc(mime)}{length}]</div>')
+    return "".join(parts)
+
+
+def prompt_html(result: Any) -> str:
+    """A rendered prompt: its description, then each message with its role."""
+    out = []
+    description = _get(result, "description")
+    if description:
+        out.append(f'<div class="snb-muted">{esc(description)}</div>')
+    for message in _get(result, "messages") or ():
+        role = _get(message, "role", "?")
+        out.append(f'<div class="snb-muted"><b>{esc(role)}</b></div>{pre(str(_get(message, "content") or ""))}')
+    return "".join(out) or '<span class="snb-muted">(no messages)</span>'
+
+
+class _Browser(w.VBox):  # type: ignore[misc]
+    """A listing (HTML), a chooser, an action button and the action's output."""
+
+    def __init__(self, label: str, icon: str, spawn: Callable[[Any], Any], on_loop: Callable[..., None]) -> None:
+        self.spawn = spawn
+        self.listing = w.HTML('<span class="snb-muted">loading …</span>')
+        self.choice = w.Dropdown(options=[], layout=w.Layout(width="320px"))
+        self.button = w.Button(description=label, icon=icon, layout=w.Layout(width="auto"))
+        self.button.on_click(lambda _b: on_loop(self._clicked))
+        self.output = w.HTML()
+        self.controls = w.HBox([self.choice, self.button], layout=w.Layout(display="none", align_items="center"))
+        super().__init__([self.listing, self.controls, self.output], layout=w.Layout(width="100%"))
+
+    def offer(self, options: list[tuple[str, str]]) -> None:
+        self.choice.options = options
+        self.choice.value = options[0][1] if options else None
+        self.controls.layout.display = None if options else "none"
+
+    def _clicked(self) -> None:
+        raise NotImplementedError
+
+    async def _show(self, what: str, action: Callable[[], Any], render: Callable[[Any], str]) -> None:
+        self.output.value = f'<span class="snb-muted">{SPINNER} {esc(what)} …</span>'
+        try:
+            result = await action()
+        except SynapseError as exc:
+            self.output.value = f'<span class="snb-err">{esc(exc)}</span>'
+        except Exception as exc:  # a background widget task: show and log
+            logger.exception("%s failed", what)
+            self.output.value = f'<span class="snb-err">{esc(type(exc).__name__)}: {esc(exc)}</span>'
+        else:
+            self.output.value = render(result)
+
+
+class ResourceBrowser(_Browser):
+    """Resources of one server; Read shows the chosen one's contents (`hub.read_resource`)."""
+
+    def __init__(self, hub: Any, server: str, spawn: Callable[[Any], Any], on_loop: Callable[..., None]) -> None:
+        self.hub, self.server = hub, server
+        super().__init__("Read", "book", spawn, on_loop)
+
+    def show(self, resources: Sequence[Any]) -> None:
+        self.offer([(str(_get(r, "name") or _get(r, "uri")), str(_get(r, "uri"))) for r in resources])
+
+    def _clicked(self) -> None:
+        uri = self.choice.value
+        if uri:
+            self.spawn(self._show(f"reading {uri}", lambda: self.hub.read_resource(self.server, uri), blocks_html))
+
+
+class PromptBrowser(_Browser):
+    """Prompts of one server; a text box per argument; Get shows the rendered prompt (`hub.get_prompt`)."""
+
+    def __init__(self, hub: Any, server: str, spawn: Callable[[Any], Any], on_loop: Callable[..., None]) -> None:
+        self.hub, self.server = hub, server
+        self.prompts: dict[str, Any] = {}
+        self.arguments: dict[str, w.Text] = {}
+        self.argument_box = w.VBox()
+        super().__init__("Get", "comment", spawn, on_loop)
+        self.children = (self.listing, self.controls, self.argument_box, self.output)
+        self.choice.observe(lambda _c: on_loop(self._chosen), "value")
+
+    def show(self, prompts: Sequence[Any]) -> None:
+        self.prompts = {str(_get(p, "name")): p for p in prompts}
+        self.offer([(name, name) for name in self.prompts])
+        self._chosen()
+
+    def _chosen(self) -> None:
+        prompt = self.prompts.get(str(self.choice.value))
+        self.arguments = {}
+        rows = []
+        for arg in (_get(prompt, "arguments") or ()) if prompt is not None else ():
+            name = str(_get(arg, "name"))
+            box = w.Text(placeholder=str(_get(arg, "description") or ""), layout=w.Layout(width="320px"))
+            self.arguments[name] = box
+            star = ' <span class="snb-req">*</span>' if _get(arg, "required") else ""
+            rows.append(w.HBox([w.HTML(f"<b>{esc(name)}</b>{star}", layout=w.Layout(width="150px")), box]))
+        self.argument_box.children = tuple(rows)
+
+    def _clicked(self) -> None:
+        name = self.choice.value
+        if not name:
+            return
+        prompt = self.prompts.get(str(name))
+        required = {str(_get(a, "name")) for a in (_get(prompt, "arguments") or ()) if _get(a, "required")}
+        missing = [n for n in sorted(required) if not self.arguments.get(n, w.Text()).value]
+        if missing:
+            self.output.value = f'<span class="snb-err">required: {esc(", ".join(missing))}</span>'
+            return
+        args = {k: box.value for k, box in self.arguments.items() if box.value}
+        self.spawn(self._show(f"fetching {name}", lambda: self.hub.get_prompt(self.server, name, args), prompt_html))
