@@ -14,6 +14,7 @@ from ...events import (
     Event,
     LlmCallFinished,
     ToolCallFinished,
+    ToolCallProgress,
     ToolCallStarted,
     TurnCancelled,
     TurnFailed,
@@ -58,6 +59,7 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
         self.on_stop = on_stop
         self.status = "running"
         self.detail = ""
+        self._tools: dict[str, str] = {}  # call id -> tool, for progress lines
         self.finished = False
         self._handle: Any = None
         self.pending: tuple[_Request, ...] = ()
@@ -145,9 +147,14 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
                 tokens = event.usage.input_tokens + event.usage.output_tokens
                 self.set_status("running", f"model answered in {fmt_ms(event.duration_ms)} ({tokens:,} tokens)")
             elif isinstance(event, ToolCallStarted):
+                self._tools = {**self._tools, event.call.id: event.tool}
                 self.set_status("running", f"calling {event.tool}")
+            elif isinstance(event, ToolCallProgress):
+                amount = f"{event.progress / event.total:.0%}" if event.total else f"{event.progress:g}"
+                message = f" {event.message}" if event.message else ""
+                self.set_status("running", f"{self._tools.get(event.call_id, 'a tool')}: {amount}{message}")
             elif isinstance(event, ToolCallFinished):
-                outcome = "failed" if event.is_error else "done"
+                outcome = "cancelled" if event.error == "cancelled" else ("failed" if event.is_error else "done")
                 self.set_status("running", f"{event.tool} {outcome} in {fmt_ms(event.duration_ms)}")
             elif isinstance(event, TurnFinished):
                 self.finish("finished", f"{event.iterations} iteration(s), {fmt_ms(event.duration_ms)}")

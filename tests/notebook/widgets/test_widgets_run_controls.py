@@ -13,6 +13,7 @@ from widget_fakes import ECHO_SCHEMA, spec
 from synapse_nb.events import (
     LlmCallFinished,
     ToolCallFinished,
+    ToolCallProgress,
     ToolCallStarted,
     TurnFailed,
     TurnFinished,
@@ -154,6 +155,8 @@ def test_status_follows_the_agent_events() -> None:
     assert "15 tokens" in controls.status_label.value
     controls.on_event(ToolCallStarted(session_id="s", call=call, server="demo", tool="echo", approval="auto"))
     assert "calling echo" in controls.status_label.value
+    controls.on_event(ToolCallProgress(session_id="s", call_id="c1", progress=1, total=4, message="warming up"))
+    assert "echo: 25% warming up" in controls.status_label.value
     controls.on_event(ToolCallFinished(session_id="s", call=call, server="demo", tool="echo", approval="auto",
                                        started_at=now, duration_ms=8, result=ToolResult.error("no")))
     assert "echo failed" in controls.status_label.value
