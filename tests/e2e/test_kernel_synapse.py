@@ -119,7 +119,10 @@ def test_approval_through_stdin_yes_and_no(kernel: Kernel) -> None:
     yes = kernel.ok(f"%%synapse --model {model} --approve ask --session approvals\nplease echo",
                     allow_stdin=True, answer=lambda prompt: "y")
     assert len(yes.prompts) == 1
-    assert "allow tool demo__echo (server demo) with {\"text\": \"hi\"}?" in yes.prompts[0]
+    assert yes.prompts[0] == "allow demo__echo? [y/n/a]: "  # short: the card above the box says the rest
+    card = next(d["data"] for d in yes.displays if "snb-approval-card" in d["data"].get("text/html", ""))
+    assert "on server demo" in card["text/plain"]
+    assert '"text": "hi"' in card["text/plain"]
     assert "echo said: hi" in yes.text()
     no = kernel.ok(f"%%synapse --model {model} --approve ask --session approvals\nplease echo",
                    allow_stdin=True, answer=lambda prompt: "n")
