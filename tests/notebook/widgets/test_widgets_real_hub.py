@@ -150,3 +150,30 @@ def test_a_crash_is_shown_and_restart_brings_the_server_back(demo: State) -> Non
     assert info.state == "connected"
     assert info.pid != pid
     assert f"pid <b>{info.pid}</b>" in server.card.value
+
+
+def test_a_restart_by_a_call_reaches_an_open_inspector(clean_env: Any) -> None:
+    """With the notebook's own facade (SynapseState), the hub's server events reach open panels."""
+    from synapse_nb.errors import SynapseError
+    from synapse_nb.notebook.state import SynapseState
+
+    loop = asyncio.new_event_loop()
+    state = SynapseState(None, runner=Runner(loop))
+    try:
+        state.runner.run(state.hub.connect("demo", command=DEMO[0], args=DEMO[1:]), timeout=60)
+        ins = inspector(state, "demo")
+        card = ins.panels["demo"].card
+        first = state.hub.server("demo").pid
+        assert f"pid <b>{first}</b>" in card.value
+        with pytest.raises(SynapseError):
+            state.runner.run(state.hub.call("demo__crash", {}), timeout=60)  # not through the inspector
+        assert "snb-state-connected" not in card.value  # the panel heard of the crash without a Refresh
+        state.runner.run(state.hub.call("demo__echo", {"text": "back"}), timeout=60)  # restarts it
+        second = state.hub.server("demo").pid
+        assert second != first
+        assert f"pid <b>{second}</b>" in card.value
+        assert "snb-state-connected" in card.value
+        ins.close()
+    finally:
+        state.close()
+        loop.close()
