@@ -166,7 +166,8 @@ def _tools_of(tools: Sequence[ToolSpec], server: str) -> list[ToolSpec]:
 
 
 def _tab_title(panel: ServerPanel) -> str:
+    """`● demo`; a server that is not running says so in its tab: `✖ web · failed`."""
     info: Any = panel.info
     state = "stopped" if info is None else str(getattr(info, "state", ""))
     mark = {"connected": "●", "crashed": "✖", "failed": "✖", "down": "✖"}.get(state, "○")
-    return f"{mark} {panel.name}"
+    return f"{mark} {panel.name}" + ("" if state == "connected" else f" · {state}")

@@ -45,7 +45,7 @@ def tiny_png(width: int = 4, height: int = 2) -> bytes:
 def test_servers_are_tabs_with_state_transport_pid_and_tool_count(state: FakeState, runner: FakeRunner) -> None:
     ins = inspector(state)
     assert ins.body.children == (ins.tabs,)
-    assert ins.tabs.titles == ("● demo", "✖ web")
+    assert ins.tabs.titles == ("● demo", "✖ web · crashed")
     demo, web = panel(ins, "demo"), panel(ins, "web")
     assert "snb-state-connected" in demo.card.value
     assert "snb-b-green" in demo.card.value
@@ -343,7 +343,7 @@ def test_a_broken_history_is_reported_in_place(state: FakeState, caplog: pytest.
 def test_the_inspector_never_opens_on_a_failed_servers_tab(hub: FakeHub, runner: FakeRunner) -> None:
     hub.servers = [Info("broken", state="failed", pid=None, last_error="exit 1"), *hub.servers]
     ins = inspector(FakeState(hub, runner))
-    assert ins.tabs.titles[0] == "✖ broken"
+    assert ins.tabs.titles[0] == "✖ broken · failed"
     assert ins.tabs.selected_index == 1  # demo, the running one
     card = panel(ins, "broken").card.value
     assert '<b class="snb-err">failed</b> — <code>%mcp restart broken</code> to retry' in card
