@@ -51,7 +51,11 @@ class HistoryLike(Protocol):
 
 
 class StateLike(Protocol):
-    """The facade the notebook layer hands to `inspector()`."""
+    """The facade the notebook layer hands to `inspector()`.
+
+    Optionally also `on_server_event(listener) -> unsubscribe`: the hub's ServerEvents, so open
+    panels follow restarts and crashes (SynapseState has it; a facade without it is re-read on Refresh).
+    """
 
     @property
     def hub(self) -> HubLike: ...

@@ -73,24 +73,24 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
         self._follow_server_events()
 
     def _follow_server_events(self) -> None:
+        """Re-read the hub on every ServerEvent (the facade's optional `on_server_event`)."""
         subscribe = getattr(self.state, "on_server_event", None)
         if not callable(subscribe):
             return
-        me = weakref.ref(self)  # the hub's listener list must not keep a closed inspector alive
+        me = weakref.ref(self)  # the listener list must not keep an inspector alive
+        unsubscribe: Callable[[], None] | None = None
 
         def listener(event: Event) -> None:
             inspector = me()
-            if inspector is None:
-                if self_unsubscribe:
-                    self_unsubscribe[0]()
+            if inspector is None:  # collected without close(): stop listening
+                if unsubscribe is not None:
+                    unsubscribe()
                 return
             if isinstance(event, ServerEvent) and (inspector.only is None or event.server == inspector.only):
                 call_on(inspector.loop, inspector.refresh)
 
-        self_unsubscribe: list[Callable[[], None]] = []
-        self._unsubscribe = subscribe(listener)
-        if self._unsubscribe is not None:
-            self_unsubscribe.append(self._unsubscribe)
+        unsubscribe = subscribe(listener)
+        self._unsubscribe = unsubscribe
 
     def close(self) -> None:
         if self._unsubscribe is not None:
