@@ -9,9 +9,9 @@ bare httpx client reading the same kind of response from the same server.
 - 8a time to first token: the server sends the first token, then holds the rest back (as a model
   does between tokens) until the display showed it, or for 250 ms at most.
 - 8b a 10,000-token answer (one SSE event per token), from the request until the cell's result.
-- 8c the end of an answer: 40 tokens sent 50 ms apart (a model's pace); from the server's last SSE
-  event to the display's final publish (the cell is idle then), against a bare httpx client's end of
-  reading the same stream.
+- 8c the end of an answer: 40 tokens sent 50 ms apart (a model's pace) and 1 ms apart; from the
+  server's last SSE event to the display's final publish (the cell is idle then), against a bare httpx
+  client's end of reading the same stream; the slower of the two paces is the row's figure.
 """
 
 from __future__ import annotations
@@ -270,7 +270,7 @@ def _throughput_row(server: LlmServer, size: Size) -> Row:
     )
 
 
-PACE = 0.05  # seconds between tokens in 8c
+PACES = (0.05, 0.001)  # seconds between tokens in 8c: a model's pace, and a burst
 PACED_TOKENS = 40
 
 
@@ -291,38 +291,42 @@ def _end_row(server: LlmServer, size: Size) -> Row:
     cell = _cell(server, shown)
     loop, client, url = _bare(server)
     answer = [f" word{i}" for i in range(PACED_TOKENS)]
-    wire: list[float] = []
-    ours: list[float] = []
+    wire: dict[float, list[float]] = {p: [] for p in PACES}
+    ours: dict[float, list[float]] = {p: [] for p in PACES}
 
-    def bare() -> None:
-        server.queue(text(answer).paced(PACE))
+    def bare(pace: float) -> None:
+        server.queue(text(answer).paced(pace))
         done = loop.run_until_complete(_read_to_end(client, url))
         assert server.last_event_at is not None
-        wire.append(done - server.last_event_at)
+        wire[pace].append(done - server.last_event_at)
 
-    def synapse() -> None:
-        server.queue(text(answer).paced(PACE))
+    def synapse(pace: float) -> None:
+        server.queue(text(answer).paced(pace))
         shown.expect(None)
         shown.final_at = None
         result = cell("Talk slowly.")
         if result.status != "finished" or shown.final_at is None or server.last_event_at is None:
             raise RuntimeError(f"the cell did not finish: {result.status} {result.error}")
-        ours.append(shown.final_at - server.last_event_at)
+        ours[pace].append(shown.final_at - server.last_event_at)
 
+    arms = {f"{kind} {p}": (lambda f=f, p=p: f(p)) for p in PACES for kind, f in (("wire", bare), ("cell", synapse))}
     try:
-        interleaved({"wire": bare, "cell": synapse}, rounds, warmup=1)
+        interleaved(arms, rounds, warmup=1)
     finally:
         _close(loop, client)
         cell.state.close()  # type: ignore[attr-defined]
-    base, measured = median(wire[1:]), median(ours[1:])
-    ok = measured < 0.030
+    base = {p: median(v[1:]) for p, v in wire.items()}
+    measured = {p: median(v[1:]) for p, v in ours.items()}
+    worst = max(PACES, key=lambda p: measured[p])
+    ok = measured[worst] < 0.030
+    each = ", ".join(f"{fmt_seconds(measured[p])} at {p * 1000:g} ms apart" for p in PACES)
     return Row(
-        "8c", f"streaming: cell idle after the last of {PACED_TOKENS} tokens sent {PACE * 1000:.0f} ms apart",
-        Measure("bare httpx: last event parsed", base),
-        Measure("%%synapse: final output published", measured),
-        "< 30 ms after the server's last event", ok,
-        note=f"from the server's last SSE event to the display's final publish (the cell's end); median of "
-             f"{rounds}; the display throttles text to one update per 0.1 s and flushes at the reply's end",
+        "8c", f"streaming: cell idle after the last of {PACED_TOKENS} tokens",
+        Measure(f"bare httpx: last event parsed ({worst * 1000:g} ms pace)", base[worst]),
+        Measure(f"%%synapse: final output published ({worst * 1000:g} ms pace)", measured[worst]),
+        "< 30 ms after the server's last event, at any pace", ok,
+        note=f"from the server's last SSE event to the display's final publish (the cell's end): {each}; "
+             f"median of {rounds}; the display throttles text to one update per 0.1 s and flushes at the reply's end",
         why="" if ok else
             "the cell's end waits after the last token: profile commands/ask.py after the stream (closing the "
             "response, history, the display's finish)",
