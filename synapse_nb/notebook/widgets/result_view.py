@@ -10,9 +10,10 @@ from typing import Any
 import ipywidgets as w
 
 from ...types import ToolResult
+from ..tabular import Table, table_of
 from ._html import SPINNER, badge, esc, fmt_ms, json_block, pre
 
-__all__ = ["ResultView", "png_size", "result_html"]
+__all__ = ["ResultView", "png_size", "result_html", "table_html"]
 
 MIN_IMAGE_WIDTH = 128
 
@@ -22,6 +23,14 @@ def result_html(result: ToolResult, *, elapsed_ms: float | None = None) -> str:
     duration = result.duration_ms or elapsed_ms
     status = badge("error", "red") if result.is_error else badge("ok", "green")
     parts = [f'<div class="snb-result-status">{status}<span class="snb-muted">{esc(fmt_ms(duration))}</span></div>']
+    table = None if result.is_error else table_of(result)
+    if table is not None and table.columns:
+        parts.append(table_html(table))
+        raw = "".join(_text(b.text, error=False) for b in result.content if b.text is not None)
+        if result.structured_content is not None:
+            raw += json_block(dict(result.structured_content))
+        parts.append(f'<details class="snb-raw"><summary class="snb-muted">raw</summary>{raw}</details>')
+        return "".join(parts)
     structured = dict(result.structured_content) if result.structured_content is not None else None
     shown_text = False
     for block in result.content:
@@ -45,6 +54,25 @@ def result_html(result: ToolResult, *, elapsed_ms: float | None = None) -> str:
     if len(parts) == 1 and not result.images:
         parts.append('<div class="snb-muted">(empty result)</div>')
     return "".join(parts)
+
+
+def table_html(table: Table, limit: int = 200) -> str:
+    """A tabular result as a table (the first `limit` rows), in a scroll box."""
+    head = "".join(f"<th>{esc(c)}</th>" for c in table.columns)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{esc(_cell(v))}</td>" for v in row) + "</tr>" for row in table.rows[:limit]
+    )
+    more = len(table.rows) - limit
+    note = f'<div class="snb-muted">{more:,} more rows not shown</div>' if more > 0 else ""
+    count = f'<div class="snb-muted">{len(table.rows):,} rows · {len(table.columns)} columns</div>'
+    return (f'{count}<div style="max-height:320px;overflow:auto"><table class="snb-table snb-result-table">'
+            f"<tr>{head}</tr>{rows}</table></div>{note}")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _text(text: str, *, error: bool) -> str:

@@ -479,3 +479,17 @@ def test_resources_can_be_read_and_prompts_fetched(state: FakeState, runner: Fak
     assert "A summary prompt" in prompts.output.value
     assert "<b>user</b>" in prompts.output.value
     assert "Summarize orders" in prompts.output.value
+
+
+def test_a_tabular_result_is_a_table_with_the_raw_text_behind_a_toggle(state: FakeState, runner: FakeRunner) -> None:
+    state.hub.results["demo__echo"] = ToolResult(
+        (ContentBlock("text", text="| a | b |\n|---|---|\n| 1 | <x> |"),), duration_ms=3.0,
+    )
+    echo = choose(inspector(state), "echo")
+    echo.form.inputs[("text",)].value = "t"
+    echo.call_button.click()
+    runner.drain()
+    html = echo.result.children[0].value
+    assert "<tr><th>a</th><th>b</th></tr><tr><td>1</td><td>&lt;x&gt;</td></tr>" in html
+    assert "1 rows · 2 columns" in html
+    assert '<summary class="snb-muted">raw</summary>' in html

@@ -108,7 +108,8 @@ def test_calling_describe_table_from_the_form(demo: State) -> None:
     html = panel.result.children[0].value
     assert "snb-b-green" in html
     assert "Table orders: 300 rows" in html
-    assert "structured content" in html
+    assert "<th>name</th><th>type</th>" in html  # its columns, as a table ...
+    assert "<summary class=\"snb-muted\">raw</summary>" in html  # ... with the text and structured content
 
 
 def test_invalid_input_never_reaches_the_server(demo: State) -> None:
