@@ -54,7 +54,7 @@ class TurnDisplay:
     def __call__(self, event: Event) -> None:
         continues = (
             isinstance(event, TextDelta) and bool(self.view.parts) and isinstance(self.view.parts[-1], str)
-        ) or (isinstance(event, ToolCallArgumentsDelta) and event.call_id is None)
+        ) or (isinstance(event, ToolCallArgumentsDelta) and self._streaming(event.index))
         self.view.apply(event)
         if continues:
             wait = self.interval - (self._clock() - self._last)
@@ -63,6 +63,12 @@ class TurnDisplay:
                 self._flush_later(wait)
                 return
         self.refresh()
+
+    def _streaming(self, index: int) -> bool:
+        """A block for the arguments of call `index` shows already (its first piece was not throttled)."""
+        return any(
+            isinstance(p, ToolCallView) and p.status == "streaming" and p.index == index for p in self.view.parts
+        )
 
     def _loop(self) -> asyncio.AbstractEventLoop | None:
         try:

@@ -436,3 +436,19 @@ def test_tool_calls_round_durations_name_local_tools_python_and_give_result_fram
         calls.result_df(3)
     with pytest.raises(IndexError):
         calls.result_df(5)
+
+
+def test_streamed_arguments_are_throttled_after_their_first_piece(published: Any) -> None:
+    now = [0.0]
+    display = TurnDisplay(TurnView(model="m"), LiveOutput(publish=published), interval=0.1, clock=lambda: now[0])
+    display.start()
+    display(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, call_id="c1", name="demo__query",
+                                   arguments_delta='{"sql"'))
+    assert "demo__query" in published.items[-1][0]["text/plain"]  # the block shows at once
+    count = len(published.items)
+    for piece in (': "SE', "LECT", ' 1"}'):  # some servers repeat the id on every piece: still throttled
+        display(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, call_id="c1", arguments_delta=piece))
+    assert len(published.items) == count
+    now[0] = 1.0
+    display(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, arguments_delta=""))
+    assert 'demo__query({"sql": "SELECT 1"})' in published.items[-1][0]["text/plain"]
