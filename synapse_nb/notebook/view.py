@@ -58,6 +58,7 @@ class ToolCallView:
     server: str | None = None
     streamed: str = ""  # the arguments' JSON as it arrives, while `status` is "streaming"
     index: int | None = None  # position in the model's reply while streaming
+    received: bool = False  # the model's reply ended: the arguments are whole, the call waits (e.g. approval)
     started: float | None = None  # monotonic time the call started running
     progress: float | None = None
     total: float | None = None
@@ -83,7 +84,7 @@ class ToolCallView:
     def outcome(self, now: float) -> str:
         """`✓ 12 ms`, `✗ 3 ms`, `⊘ denied`, `■ cancelled`, `running 3.2 s`, `receiving arguments`."""
         if self.status == "streaming":
-            return "receiving arguments"
+            return "waiting to run" if self.received else "receiving arguments"
         if self.status == "running":
             return "running" + (f" {duration((now - self.started) * 1000)}" if self.started is not None else "")
         if self.status == "denied":
@@ -136,6 +137,9 @@ class TurnView:
         elif isinstance(event, ToolCallArgumentsDelta):
             self._stream_arguments(event)
         elif isinstance(event, LlmCallFinished):
+            for part in self.parts:
+                if isinstance(part, ToolCallView) and part.status == "streaming":
+                    part.received = True
             self.iterations += 1
             self.usage = self.usage + event.usage
             self._waiting_since = self.clock()
@@ -168,7 +172,7 @@ class TurnView:
     def _stream_arguments(self, event: ToolCallArgumentsDelta) -> None:
         view = next(
             (p for p in self.parts
-             if isinstance(p, ToolCallView) and p.status == "streaming" and p.index == event.index),
+             if isinstance(p, ToolCallView) and p.status == "streaming" and not p.received and p.index == event.index),
             None,
         )
         if view is None:
@@ -248,8 +252,10 @@ class TurnView:
                 names += f" and {len(running) - 3} more"
             return f"running {names} · {duration((now - since) * 1000)}"
         streaming = [p for p in self.parts if isinstance(p, ToolCallView) and p.status == "streaming"]
-        if streaming:
+        if streaming and not streaming[-1].received:
             return f"the model is writing the arguments of {streaming[-1].name}"
+        if streaming:
+            return f"about to run {', '.join(p.name for p in streaming)}"
         if self.parts and isinstance(self.parts[-1], str) and self.parts[-1].strip():
             return None  # the answer is streaming: the text itself shows progress
         return f"waiting for the model · {duration((now - self._waiting_since) * 1000)}"

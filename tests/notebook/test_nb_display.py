@@ -303,6 +303,9 @@ def test_streamed_arguments_show_in_a_pending_block_that_becomes_the_call() -> N
     assert "the model is writing the arguments of demo__query" in render(view)["text/plain"]
     view.apply(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, arguments_delta='ECT 1"}'))
     assert "{&quot;sql&quot;: &quot;SELECT 1&quot;}</pre>" in render(view)["text/markdown"]
+    view.apply(LlmCallFinished(session_id=S, llm_call_id="l", provider="p", model="m", started_at=NOW, duration_ms=1))
+    assert "waiting to run" in render(view)["text/markdown"]  # e.g. while the user is asked to approve it
+    assert "about to run demo__query" in render(view)["text/plain"]
     call = ToolCall(id="c1", name="demo__query", arguments={"sql": "SELECT 1"})
     view.apply(ToolCallStarted(session_id=S, call=call, server="demo", tool="query", approval="auto"))
     blocks = [p for p in view.parts if not isinstance(p, str)]
