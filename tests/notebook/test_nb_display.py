@@ -455,3 +455,17 @@ def test_streamed_arguments_are_throttled_after_their_first_piece(published: Any
     now[0] = 1.0
     display(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, arguments_delta=""))
     assert 'demo__query({"sql": "SELECT 1"})' in published.items[-1][0]["text/plain"]
+
+
+def test_the_display_and_widget_sources_hold_no_emoji() -> None:
+    """🔧 ⏳ ⏹ render as empty boxes where no emoji font is installed (Docker images, JupyterHub)."""
+    from pathlib import Path
+
+    import synapse_nb.notebook as nb
+
+    root = Path(nb.__file__).parent
+    files = [root / n for n in ("display.py", "view.py", "render.py", "approval_card.py")]
+    files += sorted((root / "widgets").glob("*.py"))
+    for path in files:
+        emoji = {c for c in path.read_text() if ord(c) >= 0x1F000 or 0x2300 <= ord(c) <= 0x23FF}
+        assert not emoji, f"{path.name}: {emoji}"
