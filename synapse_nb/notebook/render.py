@@ -48,7 +48,7 @@ STYLE = (
     ".snb-all>summary,.snb-raw>summary{cursor:pointer;font-size:11px;color:#0969da;display:inline-block}"
     ".snb-all[open]+.snb-cap,.snb-all[open]+div .snb-cap{max-height:none!important}"
     ".snb-all[open]>summary .snb-more{display:none}"
-    ".snb-all:not([open])>summary .snb-less{display:none}"
+    ".snb-all[open]>summary .snb-less{display:inline!important}"
     ".snb-spin{display:inline-block;width:8px;height:8px;border:2px solid #0969da;border-right-color:transparent;"
     "border-radius:50%;animation:snb-rot .8s linear infinite;vertical-align:-1px}"
     "@keyframes snb-rot{to{transform:rotate(360deg)}}"
@@ -119,7 +119,7 @@ def _capped_answer(text: str) -> list[str]:
     return [
         _show_all(text.count("\n") + 1, "lines"),
         '<div class="snb-cap snb-answer-cap" style="max-height:36em;overflow:auto">',
-        text,
+        _close_fence(text),  # an open code fence would swallow the closing tag
         "</div>",
     ]
 
@@ -127,7 +127,7 @@ def _capped_answer(text: str) -> list[str]:
 def _show_all(count: int, unit: str) -> str:
     return (
         '<details class="snb-all"><summary><span class="snb-more">show all '
-        f'({count:,} {unit})</span><span class="snb-less">show less</span></summary></details>'
+        f'({count:,} {unit})</span><span class="snb-less" style="display:none">show less</span></summary></details>'
     )
 
 

@@ -469,3 +469,12 @@ def test_the_display_and_widget_sources_hold_no_emoji() -> None:
     for path in files:
         emoji = {c for c in path.read_text() if ord(c) >= 0x1F000 or 0x2300 <= ord(c) <= 0x23FF}
         assert not emoji, f"{path.name}: {emoji}"
+
+
+def test_a_long_answer_with_an_open_code_fence_still_closes_its_scroll_box() -> None:
+    view = TurnView(model="m")
+    answer = "\n".join(f"line {i}" for i in range(70)) + "\n```python\nprint(1)"
+    view.apply(TextDelta(session_id=S, turn_id=T, text=answer))
+    view.apply(TurnFinished(session_id=S, turn_id=T, text=answer, iterations=1, usage=Usage(), duration_ms=5))
+    md = render(view)["text/markdown"]
+    assert "print(1)\n```\n\n</div>" in md
