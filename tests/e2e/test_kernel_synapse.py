@@ -77,6 +77,16 @@ def test_streamed_outputs_arrive_in_order(kernel: Kernel) -> None:
     assert check.stdout.strip() == "['query'] finished"
 
 
+def test_a_running_tool_shows_a_ticking_elapsed_time(kernel: Kernel) -> None:
+    model = script(kernel, "ticker", [{"match": "nap", "tool": "sleep", "arguments": {"seconds": 1.2},
+                                       "answer": "rested"}])
+    run = kernel.ok(f"%%synapse --model {model}\nplease nap")
+    shown = [d["data"]["text/plain"] for d in run.displays if d["kind"] == "update_display_data"]
+    times = {line.split(" · ")[1] for u in shown for line in u.splitlines() if line.startswith("running demo__sleep · ")}
+    assert len(times) >= 3, times  # the time moved on while the tool ran, without any event from the agent
+    assert "rested" in run.text()
+
+
 def test_interrupt_cancels_the_turn_and_the_next_cell_works(kernel: Kernel) -> None:
     model = script(kernel, "sleepy", [{"match": "sleep", "tool": "sleep", "arguments": {"seconds": 60},
                                        "answer": "slept"}, "still here"])
