@@ -82,7 +82,8 @@ def test_a_running_tool_shows_a_ticking_elapsed_time(kernel: Kernel) -> None:
                                        "answer": "rested"}])
     run = kernel.ok(f"%%synapse --model {model}\nplease nap")
     shown = [d["data"]["text/plain"] for d in run.displays if d["kind"] == "update_display_data"]
-    times = {line.split(" · ")[1] for u in shown for line in u.splitlines() if line.startswith("running demo__sleep · ")}
+    lines = [line for u in shown for line in u.splitlines() if line.startswith("running demo__sleep · ")]
+    times = {line.split(" · ")[1] for line in lines}
     assert len(times) >= 3, times  # the time moved on while the tool ran, without any event from the agent
     assert "rested" in run.text()
 
