@@ -276,7 +276,9 @@ class ToolRegistry:
 
     @property
     def native(self) -> list[ToolSpec]:
-        return [t.spec for t in self._native.values()]
+        """The native tools: plain ones first, then those of groups."""
+        specs = [t.spec for t in self._native.values()]
+        return [s for s in specs if s.name not in self._groups] + [s for s in specs if s.name in self._groups]
 
     # -- looking up
 

@@ -30,6 +30,7 @@ from .kernel_values import (
     is_secret_name,
     list_rows,
     refusal,
+    secret_values,
 )
 
 if TYPE_CHECKING:
@@ -79,16 +80,29 @@ class CellLog:
 
 
 def _error_line(exc: BaseException) -> str:
+    """`Type: message`, the line of the cell it came from, and the frame that raised it when that is elsewhere."""
+    import os
     import traceback
 
     text = " ".join(str(exc).split())
     line = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    frames = traceback.extract_tb(exc.__traceback__)
-    if frames:
-        last = frames[-1]
-        where = f"line {last.lineno}" + (f": {last.line.strip()}" if last.line else "")
-        line += f" (at {where})"
+    ipython_dir = os.path.dirname(os.path.dirname(_ipython_file()))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(ipython_dir)]
+    if not frames:
+        return line
+    cell_file = frames[0].filename
+    in_cell = [f for f in frames if f.filename == cell_file][-1]
+    line += f"\n  at line {in_cell.lineno} of the cell" + (f": {in_cell.line.strip()}" if in_cell.line else "")
+    last = frames[-1]
+    if last is not in_cell:
+        line += f'\n  raised in File "{last.filename}", line {last.lineno}, in {last.name}'
     return line
+
+
+def _ipython_file() -> str:
+    import IPython.core.interactiveshell as shell_module
+
+    return str(shell_module.__file__)
 
 
 class KernelTools:
@@ -153,10 +167,7 @@ class KernelTools:
         """The text with secrets masked: registered ones, secret-looking env values, secret-named variables' values."""
         from ..history.redact import Redactor
 
-        values = [*self.secrets()]
-        for name, value in list(self.namespace.items()):
-            if isinstance(value, str) and is_secret_name(name):
-                values.append(value)
+        values = [*self.secrets(), *secret_values(self.namespace)]
         return Redactor(values).redact_text(text)
 
     def _result(self, text: str, images: Sequence[str] = (), *, is_error: bool = False) -> ToolResult:

@@ -27,6 +27,7 @@ __all__ = [
     "kind_of",
     "list_rows",
     "refusal",
+    "secret_values",
     "user_variables",
     "variable_row",
 ]
@@ -58,6 +59,31 @@ def refusal(name: str, value: Any) -> str | None:
     return None
 
 
+def secret_values(namespace: Mapping[str, Any], *, limit: int = 2000) -> list[str]:
+    """String values held under secret-looking names: variables, and keys of dicts (nested, bounded walk).
+
+    They are masked in every result, so printing `cfg` or `api_key` in run_python shows `[REDACTED]`.
+    """
+    found: list[str] = []
+    budget = [limit]
+
+    def walk(name: str, value: Any, depth: int) -> None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return
+        if isinstance(value, str):
+            if is_secret_name(name):
+                found.append(value)
+        elif isinstance(value, Mapping) and depth < 3 and value is not os.environ:
+            for key, item in list(value.items())[:200]:
+                walk(str(key), item, depth + 1)
+
+    for name, value in list(namespace.items()):
+        if not name.startswith("_"):
+            walk(name, value, 0)
+    return found
+
+
 def kind_of(value: Any) -> str:
     """`module.Type` by the top-level package, e.g. `pandas.DataFrame`, `numpy.ndarray`, `builtins.dict`."""
     return f"{type(value).__module__.split('.')[0]}.{type(value).__name__}"
@@ -75,7 +101,19 @@ def bounded(text: str, limit: int = MAX_VALUE_CHARS) -> str:
     return text[:limit] + f"\n[... {len(text) - limit:,} more characters cut]"
 
 
-_REPR = reprlib.Repr()
+class _Repr(reprlib.Repr):
+    """reprlib with dicts in insertion order (reprlib sorts them; a sorted result would misreport rankings)."""
+
+    def repr_dict(self, x: dict[Any, Any], level: int) -> str:
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        items = [f"{self.repr1(k, level - 1)}: {self.repr1(v, level - 1)}" for k, v in list(x.items())[: self.maxdict]]
+        return "{" + ", ".join(items) + (", ...}" if len(x) > self.maxdict else "}")
+
+
+_REPR = _Repr()
 _REPR.maxlevel = 4
 _REPR.maxstring = 400
 _REPR.maxother = 400
