@@ -276,9 +276,13 @@ class ToolRegistry:
 
     @property
     def native(self) -> list[ToolSpec]:
-        """The native tools: plain ones first, then those of groups."""
-        specs = [t.spec for t in self._native.values()]
-        return [s for s in specs if s.name not in self._groups] + [s for s in specs if s.name in self._groups]
+        """The native tools (`@tool` functions and the like), not those of groups."""
+        return [t.spec for t in self._native.values() if t.spec.name not in self._groups]
+
+    @property
+    def grouped(self) -> list[ToolSpec]:
+        """The tools of opt-in groups (e.g. `kernel__*`), whether a cell offers them or not."""
+        return [t.spec for t in self._native.values() if t.spec.name in self._groups]
 
     # -- looking up
 

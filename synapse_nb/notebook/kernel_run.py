@@ -84,7 +84,7 @@ def run_code(
                 error = _error_text(exc, source)
     except _Stop as stop:  # the timer fired just as the code finished
         stopped = stopped or stop.why
-    images = [str(o.data["image/png"]) for o in captured.outputs if "image/png" in o.data]
+    images = [_base64(o.data["image/png"]) for o in captured.outputs if "image/png" in o.data]
     displayed = tuple(
         str(o.data.get("text/plain", "")) for o in captured.outputs if "image/png" not in o.data and o.data
     )
@@ -139,6 +139,13 @@ def _error_text(exc: BaseException, source: str) -> str:
         where = f'File "{frame.filename}", line {frame.lineno}, in {frame.name}'
     code_line = (frame.line or "").strip()
     return f"{line}\n  at {where}" + (f": {code_line}" if code_line else "")
+
+
+def _base64(png: Any) -> str:
+    """A displayed PNG as base64 text (IPython's formatters give bytes; a kernel's publisher would encode them)."""
+    if isinstance(png, bytes | bytearray):
+        return base64.b64encode(png).decode("ascii")
+    return str(png)
 
 
 def _open_figures(before: set[int]) -> list[str]:

@@ -137,6 +137,8 @@ def test_mcp_tools_lists_the_group(ip: Any) -> None:
     ]
     assert kernel.set_index("tool").destructive.to_dict()["run_python"]
     assert "code" in kernel.set_index("tool").parameters["run_python"]
+    assert ip.line("mcp", "tools kernel").name.tolist() == kernel.name.tolist()
+    assert ip.state.registry.native == []  # the group is not counted as the notebook's own tools
 
 
 def test_the_registry_offers_a_group_only_to_its_own_patterns() -> None:
