@@ -37,7 +37,8 @@ def test_the_analyst_turn_asks_once_runs_draws_and_answers(kernel: Kernel) -> No
         allow_stdin=True, answer=lambda prompt: "y",
     )
     assert len(run.prompts) == 1
-    assert run.prompts[0].startswith("synapse: allow tool kernel__run_python (server kernel) with ")
+    assert run.prompts[0].startswith("synapse: allow kernel__run_python to run this code in the kernel?\n")
+    assert "\nsummary.round(2).to_dict()\n[y]es / [n]o / [a]lways: " in run.prompts[0]  # all of the code
     final = run.final_outputs()
     markdown = "\n".join(o.get("text/markdown", "") for o in final)
     assert "| east | 70.00 |" in markdown

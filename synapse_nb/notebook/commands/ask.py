@@ -250,6 +250,9 @@ class StdinApproval:
             args = args[:299] + "…"
         where = f" (server {spec.server})" if spec.server else ""
         question = f"synapse: allow tool {spec.name}{where} with {args}? [y]es / [n]o / [a]lways: "
+        code = arguments.get("code") if spec.server == "kernel" else None
+        if isinstance(code, str):  # approving code needs all of it: the tool block shows only after the answer
+            question = f"synapse: allow {spec.name} to run this code in the kernel?\n{code}\n[y]es / [n]o / [a]lways: "
         read: Callable[[str], str] = self.state.input or builtins.input
         for _ in range(3):
             try:

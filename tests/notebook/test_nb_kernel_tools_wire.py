@@ -15,7 +15,7 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
-from test_kernel_tools import QUESTION, SALES  # noqa: E402
+from test_nb_kernel_tools import QUESTION, SALES  # noqa: E402
 
 FAKE_KEY = "sk-fake-kernel-wire-0123456789"
 CODE = (

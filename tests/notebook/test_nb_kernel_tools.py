@@ -47,6 +47,7 @@ def test_the_analyst_lists_describes_runs_after_yes_draws_and_answers_with_the_n
     assert len(ip.prompts) == 1
     assert "kernel__run_python" in ip.prompts[0]
     assert "groupby" in ip.prompts[0]
+    assert ip.prompts[0].endswith("\nsummary.round(2).to_dict()\n[y]es / [n]o / [a]lways: ")
     listing = calls.result_text.iloc[0]
     assert '"name": "sales"' in listing
     assert '"name": "threshold"' in listing
