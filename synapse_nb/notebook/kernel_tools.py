@@ -13,6 +13,7 @@ nobody can answer).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections import deque
@@ -151,10 +152,24 @@ class KernelTools:
         natives: list[NativeTool] = []
         for fn, hints in tools:
             own = fn.__name__
-            native = native_tool(fn, name=f"{SERVER}__{own}", annotations=hints)
+            native = native_tool(self._masked_errors(fn), name=f"{SERVER}__{own}", annotations=hints)
             spec = dataclasses.replace(native.spec, server=SERVER, original_name=own)
             natives.append(dataclasses.replace(native, spec=spec))
         return natives
+
+    def _masked_errors(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """The tool, with what it raises turned into an error result that passes the masking too."""
+
+        @functools.wraps(fn)
+        async def guarded(*args: Any, **kwargs: Any) -> ToolResult:
+            try:
+                result: ToolResult = await fn(*args, **kwargs)
+            except Exception as exc:  # the model gets the one-line reason, masked like any result
+                text = " ".join(str(exc).split())
+                return self._result(f"{type(exc).__name__}: {text}" if text else type(exc).__name__, is_error=True)
+            return result
+
+        return guarded
 
     # -- helpers
 

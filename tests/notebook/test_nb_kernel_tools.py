@@ -310,3 +310,17 @@ async def test_recent_cells_shows_inputs_outputs_and_errors(tools: KernelTools, 
     assert "int(sales.units.sum())\noutput:\n22" in text
     assert "sales['nope']\nerror: KeyError: 'nope'\n  at line 2 of the cell: sales['nope']\n  raised in File" in text
     assert SALES.splitlines()[0] not in text  # n=2: only the last two
+
+
+@pytest.mark.anyio
+async def test_errors_come_back_as_masked_error_results(tools: KernelTools, ip: Any) -> None:
+    registry = ip.state.registry
+    ip.state.register_notebook_tools()
+    refused = await registry.call("kernel__get_value", {"name": "threshold_token"})
+    assert refused.is_error
+    assert refused.text == "ValueError: there is no variable named 'threshold_token'; kernel__list_variables lists them"
+    ip.state.add_secret("registered-secret-42")
+    masked = await registry.call("kernel__get_value", {"name": "x registered-secret-42"})
+    assert masked.is_error
+    assert "registered-secret-42" not in masked.text
+    assert masked.text.startswith("ValueError: 'x [REDACTED]' is not a variable name")
