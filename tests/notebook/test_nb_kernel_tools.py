@@ -324,3 +324,12 @@ async def test_errors_come_back_as_masked_error_results(tools: KernelTools, ip: 
     assert masked.is_error
     assert "registered-secret-42" not in masked.text
     assert masked.text.startswith("ValueError: 'x [REDACTED]' is not a variable name")
+
+
+def test_a_background_run_can_use_the_kernel_tools(ip: Any) -> None:
+    ip.run(SALES)
+    ip.cell(ASK + " --background --approve auto", QUESTION)
+    result = ip.ns["_synapse"].result(timeout=60)
+    assert result.status == "finished"
+    assert _names(result)[-1] == "kernel__run_python"
+    assert ip.ns["summary"].to_dict() == {"east": 70.0, "south": 62.0, "north": 50.0}
