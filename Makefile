@@ -13,7 +13,7 @@ CHROMIUM ?= /usr/bin/chromium
 .PHONY: test lint typecheck pytest demo bench venv tools browser clean help
 
 help:
-	@echo "make demo    run notebooks/quickstart.ipynb offline and show the answer"
+	@echo "make demo    run notebooks/quickstart.ipynb and analyze_with_agent.ipynb offline and show the answers"
 	@echo "make test    lint, typecheck and run the whole test suite"
 	@echo "make bench   run the benchmarks and write bench/results.md"
 

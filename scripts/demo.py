@@ -1,4 +1,5 @@
-"""`make demo`: run notebooks/quickstart.ipynb headless in a real kernel, then show what the agent did.
+"""`make demo`: run notebooks/quickstart.ipynb headless in a real kernel, then show what the agent did;
+then notebooks/analyze_with_agent.ipynb, where the agent looks into the kernel (`%%synapse --kernel`).
 
 Offline and without an API key: the notebook uses the scripted model and the bundled demo MCP server.
 The executed notebook is saved to demo_out/quickstart.ipynb; the answers and the tool calls are read
@@ -20,6 +21,8 @@ from run_notebooks import REPO, execute
 
 NOTEBOOK = REPO / "notebooks" / "quickstart.ipynb"
 OUT = REPO / "demo_out" / "quickstart.ipynb"
+KERNEL_NOTEBOOK = REPO / "notebooks" / "analyze_with_agent.ipynb"
+KERNEL_OUT = REPO / "demo_out" / "analyze_with_agent.ipynb"
 WIDTH = 100
 
 
@@ -78,7 +81,34 @@ def main() -> int:
     print(f"\nExecuted notebook: {OUT.relative_to(REPO)}   (open it: .venv/bin/jupyter lab {OUT.relative_to(REPO)})")
     print(f"History file:      {path}")
     print(f"   query it:       .venv/bin/python -c \"import synapse_nb; print(synapse_nb.history('{path}').turns())\"")
+    kernel_demo()
     return 0
+
+
+def kernel_demo() -> None:
+    """Run the kernel-tools notebook and show the agent's answer and the code it ran in the kernel."""
+    import nbformat
+
+    name = KERNEL_NOTEBOOK.relative_to(REPO)
+    print(f"\n{'=' * WIDTH}\nRunning {name}: the agent sees the kernel (%%synapse --kernel) ...")
+    started = time.perf_counter()
+    execute(KERNEL_NOTEBOOK, KERNEL_OUT)
+    took = time.perf_counter() - started
+    notebook = nbformat.read(KERNEL_OUT, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        plain = [o.get("data", {}).get("text/plain", "") for o in cell.outputs if o.output_type == "display_data"]
+        if cell.source.startswith("%%synapse --kernel") and plain:
+            question = cell.source.split("\n", 1)[1].strip()
+            print(f"\nQ: {question}   (with the kernel__* tools)\n{'-' * WIDTH}")
+            print(textwrap.indent(plain[-1].strip(), "   "))
+        if cell.source.startswith("print(_synapse.code)"):
+            code = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+            print(f"\nThe code the agent ran in the kernel (_synapse.code):\n{'-' * WIDTH}")
+            print(textwrap.indent(code.rstrip(), "   "))
+    print(f"\nExecuted notebook: {KERNEL_OUT.relative_to(REPO)} in {took:.1f} s   (the chart is in its "
+          "kernel__run_python block)")
 
 
 if __name__ == "__main__":

@@ -188,6 +188,11 @@ class ToolRegistry:
     MCP tools keep their qualified `SERVER__TOOL` names; native tools are unprefixed. A native tool may
     not take the name of an MCP tool (refused when registered; if a server added later brings a clash,
     the native tool wins and the MCP tool is hidden, with a warning).
+
+    A tool group (`register_group`) is a set of native tools served in process under a server name
+    (`kernel__list_variables`, server "kernel"). Groups are opt-in: `specs()` offers a group's tools only
+    when a pattern that starts with the group's `SERVER__` prefix selects them, so `None` and `*` leave
+    them out and `kernel__*` (or `kernel__get_value`) turns them on.
     """
 
     def __init__(self, source: ToolSource | None = None, *, default_timeout: float = DEFAULT_TOOL_TIMEOUT) -> None:
@@ -195,6 +200,7 @@ class ToolRegistry:
         self.default_timeout = default_timeout
         self._native: dict[str, NativeTool] = {}
         self._warned: set[str] = set()
+        self._groups: dict[str, str] = {}  # tool name -> server of its opt-in group
         self._executor: ThreadPoolExecutor | None = None
 
     def close(self) -> None:
@@ -244,13 +250,39 @@ class ToolRegistry:
                 names.append(self.register(native).name)
         return names
 
+    def register_group(self, server: str, tools: Iterable[NativeTool]) -> list[str]:
+        """Add (or replace) an opt-in group of in-process tools served as `server` (see the class docstring).
+
+        Each tool's spec must carry `server` and a name starting with `SERVER__`; returns the names.
+        """
+        prefix = f"{server}__"
+        names: list[str] = []
+        for native in tools:
+            if native.spec.server != server or not native.spec.name.startswith(prefix):
+                raise ConfigError(f"tool {native.spec.name!r} is not named {prefix}NAME with server {server!r}")
+            self._native[native.spec.name] = native
+            self._groups[native.spec.name] = server
+            names.append(native.spec.name)
+        return names
+
+    def group_of(self, name: str) -> str | None:
+        """The server of the opt-in group a tool belongs to, or None."""
+        return self._groups.get(name)
+
     def unregister(self, name: str) -> None:
         """Remove a native tool (no error if it is not there)."""
         self._native.pop(name, None)
+        self._groups.pop(name, None)
 
     @property
     def native(self) -> list[ToolSpec]:
-        return [t.spec for t in self._native.values()]
+        """The native tools (`@tool` functions and the like), not those of groups."""
+        return [t.spec for t in self._native.values() if t.spec.name not in self._groups]
+
+    @property
+    def grouped(self) -> list[ToolSpec]:
+        """The tools of opt-in groups (e.g. `kernel__*`), whether a cell offers them or not."""
+        return [t.spec for t in self._native.values() if t.spec.name in self._groups]
 
     # -- looking up
 
@@ -275,12 +307,21 @@ class ToolRegistry:
         return self._all()
 
     def specs(self, patterns: Iterable[str] | None = None) -> list[ToolSpec]:
-        """The tools whose qualified names match any of the glob patterns (None: all; empty: none)."""
+        """The tools whose qualified names match any of the glob patterns (None: all; empty: none).
+
+        A tool of an opt-in group matches only a pattern starting with its group's `SERVER__` prefix.
+        """
         specs = self._all()
         if patterns is None:
-            return specs
+            return [s for s in specs if s.name not in self._groups]
         pats = list(patterns)
-        return [s for s in specs if any(fnmatchcase(s.name, p) for p in pats)]
+        return [s for s in specs if any(self._selects(p, s.name) for p in pats)]
+
+    def _selects(self, pattern: str, name: str) -> bool:
+        group = self._groups.get(name)
+        if group is not None and not pattern.startswith(f"{group}__"):
+            return False
+        return fnmatchcase(name, pattern)
 
     def spec(self, name: str) -> ToolSpec:
         """The tool by qualified name; UnknownToolError if there is none."""

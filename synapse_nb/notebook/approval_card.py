@@ -31,6 +31,9 @@ def approval_prompt(spec: ToolSpec) -> str:
 
 
 def _arguments(arguments: Mapping[str, Any]) -> str:
+    code = arguments.get("code")
+    if len(arguments) == 1 and isinstance(code, str):  # code to run reads as code, not as a JSON string
+        return code
     return json.dumps(dict(arguments), ensure_ascii=False, default=str, indent=2)
 
 

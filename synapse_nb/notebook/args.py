@@ -87,6 +87,7 @@ class AskOptions:
     background: bool = False
     history: bool = True
     help: bool = False
+    kernel: bool = False  # offer the kernel__* tools in this cell
 
 
 def _positive_int(text: str) -> int:
@@ -112,6 +113,7 @@ def _ask_parser() -> _Parser:
     p.add_argument("--out")
     p.add_argument("--background", action="store_true")
     p.add_argument("--no-history", action="store_true")
+    p.add_argument("--kernel", action="store_true")
     p.add_argument("--help", "-h", action="store_true")
     return p
 
@@ -138,6 +140,8 @@ def parse_ask(line: str) -> AskOptions:
         raise UsageError(f"%%synapse: --out {ns.out!r} is not a Python variable name; e.g. --out answer")
     if ns.no_tools and ns.tools:
         raise UsageError("%%synapse: --tools and --no-tools contradict each other; use one of them")
+    if ns.no_tools and ns.kernel:
+        raise UsageError("%%synapse: --kernel and --no-tools contradict each other; use one of them")
     if ns.session is not None and not ns.session.strip():
         raise UsageError("%%synapse: --session needs a name, e.g. --session analysis")
     if ns.background and ns.format == "code":
@@ -146,7 +150,7 @@ def parse_ask(line: str) -> AskOptions:
     return AskOptions(
         model=ns.model, session=ns.session, system=ns.system, tools=tools, max_iterations=ns.max_iterations,
         approve=ns.approve, format=ns.format, out=ns.out, background=ns.background,
-        history=not ns.no_history, help=ns.help,
+        history=not ns.no_history, help=ns.help, kernel=ns.kernel,
     )
 
 

@@ -32,6 +32,10 @@ def load(shell: Any) -> SynapseState:
     shell.register_magics(magics)
     setattr(shell, STATE_ATTR, state)
     state.magics = magics
+    from .kernel_tools import KernelTools
+
+    state.kernel = KernelTools(shell, secrets=lambda: state.secrets)
+    state.kernel.watch()  # from now on, so `kernel__recent_cells` sees the cells before the first question
     return state
 
 
@@ -41,6 +45,8 @@ def unload(shell: Any) -> None:
     if state is None:
         return
     state.close()
+    if state.kernel is not None:
+        state.kernel.unwatch()
     magics = getattr(state, "magics", None)
     if magics is not None:
         registry = shell.magics_manager.magics

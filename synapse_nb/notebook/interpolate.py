@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MAX_VALUE_CHARS", "interpolate", "render_value"]
+__all__ = ["MAX_VALUE_CHARS", "MISSING", "interpolate", "render_value", "resolve"]
 
 MAX_VALUE_CHARS = 4000
 """Longest rendering of one interpolated value; longer ones are cut with a note."""
@@ -24,7 +24,8 @@ _PLACEHOLDER = re.compile(
     r"\{\{|\}\}|\{(?P<expr>[A-Za-z_]\w*(?:\s*(?:\.\s*[A-Za-z]\w*|\[\s*(?:-?\d+|'[^'\\]*'|\"[^\"\\]*\")\s*\]))*)\}"
 )
 _STEP = re.compile(r"\s*(?:\.\s*(?P<attr>[A-Za-z]\w*)|\[\s*(?P<index>-?\d+|'[^'\\]*'|\"[^\"\\]*\")\s*\])")
-_MISSING = object()
+MISSING = object()
+"""What `resolve` returns when an expression is not a plain lookup, or the lookup fails."""
 
 
 def interpolate(prompt: str, namespace: Mapping[str, Any], *, max_chars: int = MAX_VALUE_CHARS) -> str:
@@ -36,23 +37,27 @@ def interpolate(prompt: str, namespace: Mapping[str, Any], *, max_chars: int = M
             return "{"
         if whole == "}}":
             return "}"
-        value = _resolve(match.group("expr"), namespace)
-        return whole if value is _MISSING else render_value(value, max_chars=max_chars)
+        value = resolve(match.group("expr"), namespace)
+        return whole if value is MISSING else render_value(value, max_chars=max_chars)
 
     return _PLACEHOLDER.sub(replace, prompt)
 
 
-def _resolve(expr: str, namespace: Mapping[str, Any]) -> Any:
+def resolve(expr: str, namespace: Mapping[str, Any]) -> Any:
+    """The value a lookup expression names (`name`, `.attr`, `[0]`, `['key']` steps), or MISSING.
+
+    The rules of the module docstring: no calls, no operators, no attribute starting with `_`.
+    """
     head = re.match(r"[A-Za-z_]\w*", expr)
     assert head is not None  # the placeholder pattern starts with a name
     if head.group(0) not in namespace:
-        return _MISSING
+        return MISSING
     value = namespace[head.group(0)]
     pos = head.end()
     while pos < len(expr):
         step = _STEP.match(expr, pos)
         if step is None:
-            return _MISSING
+            return MISSING
         pos = step.end()
         try:
             if step.group("attr") is not None:
@@ -60,7 +65,7 @@ def _resolve(expr: str, namespace: Mapping[str, Any]) -> Any:
             else:
                 value = value[ast.literal_eval(step.group("index"))]
         except Exception:  # a lookup that fails leaves the text as written
-            return _MISSING
+            return MISSING
     return value
 
 

@@ -57,6 +57,9 @@ class SynapseMagics(Magics):
         config=True
     )
     history_rows = Int(10, help="Rows %synapse history shows by default").tag(config=True)
+    kernel_tools = Bool(
+        False, help="Offer the kernel__* tools (variables, DataFrames, recent cells, run_python) in every cell"
+    ).tag(config=True)
 
     def __init__(self, shell: Any, state: SynapseState) -> None:
         super().__init__(shell=shell)
@@ -88,7 +91,7 @@ class SynapseMagics(Magics):
         return Settings(
             model=self.model.strip(), approve=self.approve, max_iterations=self.max_iterations, format=self.format,
             system=self.system, history=self.history, stream_interval=self.stream_interval,
-            max_result_chars=self.max_result_chars, history_rows=self.history_rows,
+            max_result_chars=self.max_result_chars, history_rows=self.history_rows, kernel_tools=self.kernel_tools,
         )
 
     @property

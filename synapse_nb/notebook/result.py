@@ -114,9 +114,20 @@ class SynapseResult:
 
     @property
     def code(self) -> str | None:
-        """The first fenced code block of the answer, if any."""
+        """The first fenced code block of the answer; without one, the code the agent ran (kernel__run_python)."""
         block = first_code_block(self.text)
-        return None if block is None else block[1]
+        if block is not None:
+            return block[1]
+        ran = self.ran_code
+        return "\n\n".join(ran) if ran else None
+
+    @property
+    def ran_code(self) -> tuple[str, ...]:
+        """The code of each kernel__run_python call of this turn that ran, in order (copy it into a cell)."""
+        return tuple(
+            str(c.call.arguments.get("code", "")) for c in self.calls
+            if c.server == "kernel" and c.tool == "run_python" and c.approval != "denied"
+        )
 
     @property
     def ok(self) -> bool:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..history.store import HistoryStore
     from ..mcp_client.hub import McpHub
     from ..protocols import EventSink, Provider
+    from .kernel_tools import KernelTools
     from .result import BackgroundRun
 
 __all__ = ["STATE_ATTR", "Settings", "SynapseState", "usage_error"]
@@ -53,6 +54,7 @@ class Settings:
     stream_interval: float = 0.1
     max_result_chars: int = 20000
     history_rows: int = 10
+    kernel_tools: bool = False
 
 
 def usage_error(exc: SynapseError) -> UsageError:
@@ -84,6 +86,7 @@ class SynapseState:
         self._recorded_sessions: set[str] = set()
         self._session_counter = 1
         self.magics: Any = None  # the SynapseMagics instance (set by extension.load)
+        self.kernel: KernelTools | None = None  # the `kernel__*` tool group (set by extension.load)
         self.warned_history = False
         self.closed = False
         self._server_listeners: list[EventSink] = []
@@ -114,8 +117,11 @@ class SynapseState:
         return self._registry
 
     def register_notebook_tools(self) -> list[str]:
-        """Offer the notebook's `@synapse_nb.tool` functions (found in the user namespace) to the model."""
+        """Offer the notebook's `@synapse_nb.tool` functions (found in the user namespace) to the model,
+        and register the opt-in `kernel__*` group (offered only when a cell turns it on)."""
         namespace: Mapping[str, Any] = getattr(self.shell, "user_ns", None) or {}
+        if self.kernel is not None:
+            self.kernel.install(self.registry)
         try:
             return self.registry.register_namespace(namespace)
         except SynapseError as exc:

@@ -1,6 +1,6 @@
 """The `scripted` provider: a deterministic offline model that answers from a script, for demos and tests.
 
-A script is a built-in name ("demo"), a path to a JSON file, a JSON string, or a Python list of turns:
+A script is a built-in name ("demo", "analyst"), a path to a JSON file, a JSON string, or a Python list of turns:
 
     script   := [entry, ...] | {"turns": [turn, ...], "rules": [rule, ...], "fallback": turn}
     entry    := turn | rule
@@ -270,14 +270,15 @@ class DataScript:
         return self.fallback.render(conversation, values)
 
 
-BUILTIN_SCRIPTS = ("demo",)
+BUILTIN_SCRIPTS = ("demo", "analyst")
 """Names a script may be given by."""
 
 
 def _builtin(name: str) -> Script:
-    from ._demo_script import DemoScript  # imported late: it builds on this module
+    from ._analyst_script import AnalystScript  # imported late: they build on this module
+    from ._demo_script import DemoScript
 
-    builtins: dict[str, Callable[[], Script]] = {"demo": DemoScript}
+    builtins: dict[str, Callable[[], Script]] = {"demo": DemoScript, "analyst": AnalystScript}
     return builtins[name]()
 
 

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-NOTEBOOKS = ("quickstart", "tool_inspection", "history_analysis")
+NOTEBOOKS = ("quickstart", "tool_inspection", "history_analysis", "analyze_with_agent")
 SANITIZE = REPO / "notebooks" / "nbval_sanitize.cfg"
 VARYING = re.compile(r"\b\d+(\.\d+)? ?ms\b|\bpid \d+|/tmp/|\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
 SECRETISH = re.compile(r"\bsk-[A-Za-z0-9]{8,}|Bearer [A-Za-z0-9]")
@@ -62,7 +62,7 @@ def test_saved_with_outputs_and_no_errors(name: str) -> None:
 def test_first_cell_isolates_the_run(name: str) -> None:
     first = next(c for c in load(name).cells if c.cell_type == "code")
     assert 'os.environ["SYNAPSE_DB"] = os.path.join(tempfile.mkdtemp(' in first.source
-    assert 'os.environ["SYNAPSE_MODEL"] = "scripted:demo"' in first.source
+    assert re.search(r'os.environ\["SYNAPSE_MODEL"\] = "scripted:(demo|analyst)"', first.source)
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

@@ -339,6 +339,7 @@ def test_stop_button_cancels_a_background_run(ip: Any, script: Script) -> None:
 def test_notebook_tools_are_listed_with_the_mcp_tools(ip: Any) -> None:
     ip.run(TOOLS)
     tools = ip.line("mcp", "tools").set_index("name")
+    tools = tools[tools.server != "kernel"]  # the built-in kernel__* group is listed too (test_nb_kernel_tools.py)
     assert list(tools.index) == ["shout", "wipe"]
     assert tools.loc["wipe", "destructive"]
     assert tools.loc["shout", "description"] == "Shout the text."

@@ -56,6 +56,7 @@ class TurnPlan:
     approve: str | None
     format: Format
     history: bool
+    kernel: bool = False  # the kernel__* tools are offered
 
 
 def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body: str) -> TurnPlan:
@@ -74,14 +75,24 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
     provider = state.provider(options.model or settings.model or None)
     model_id = f"{provider.name}:{provider.model}"
     state.register_notebook_tools()
+    kernel = (options.kernel or settings.kernel_tools) and options.tools != () and state.kernel is not None
     patterns = options.tools
     if patterns:
         available = [s.name for s in state.registry.specs()]
         for pattern in patterns:
+            if pattern.startswith("kernel__") and not kernel:
+                raise UsageError(f"%%synapse: --tools {pattern!r} names kernel tools, which are off; add --kernel")
             if not state.registry.specs([pattern]):
                 known = ", ".join(available[:12]) + (", ..." if len(available) > 12 else "")
                 hint = f"tools now: {known}" if available else "no tools are connected (%mcp connect ...)"
                 raise UsageError(f"%%synapse: --tools {pattern!r} matches no tool; {hint}")
+    if kernel:
+        # The group is opt-in in the registry: a `kernel__` pattern turns it on; one given by the user
+        # selects within it, else all of it joins the other tools.
+        if patterns is None:
+            patterns = ("*", "kernel__*")
+        elif not any(p.startswith("kernel__") for p in patterns):
+            patterns = (*patterns, "kernel__*")
     system = options.system if options.system is not None else (settings.system or None)
     fmt = cast(Format, options.format or settings.format)  # both validated: a FORMATS value
     if fmt in FORMAT_HINTS:
@@ -91,6 +102,7 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         tool_patterns=patterns, max_iterations=options.max_iterations or settings.max_iterations,
         max_result_chars=settings.max_result_chars,
         approve=options.approve or settings.approve or None, format=fmt, history=options.history and settings.history,
+        kernel=kernel,
     )
 
 
@@ -124,6 +136,8 @@ def ask(
     )
     if unrecorded:
         view.notes.append(unrecorded)
+    if plan.kernel:
+        view.notes.append("the agent could see the kernel (kernel__* tools: variables, DataFrames, cells, run_python)")
     events: list[Event] = []
     sinks: list[EventSink] = [events.append, display, state.history_sink(plan.history)]
     if options.background:

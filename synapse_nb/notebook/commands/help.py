@@ -18,6 +18,9 @@ The result is in _synapse: .text, .messages, .tool_calls (DataFrame), .session_i
   --system TEXT         system prompt for this cell
   --tools PATTERN       offer only tools matching the glob (repeatable), e.g. --tools 'demo__*'
   --no-tools            offer no tools
+  --kernel              offer the kernel__* tools: list_variables, describe_dataframe, get_value,
+                        recent_cells, and run_python (asks before it runs); --tools 'kernel__*' selects
+                        among them. For every cell: %config SynapseMagics.kernel_tools = True
   --max-iterations N    stop after N model calls (default 10)
   --approve MODE        auto | ask | deny for every tool call of this cell
   --format FORMAT       markdown | text | json | code (code: the first code block goes into a new cell)

@@ -206,12 +206,14 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     """`%mcp tools [SERVER]`: the tools offered to the model (qualified names) with their parameters."""
     import pandas as pd
 
-    if server is not None:
+    state.register_notebook_tools()
+    grouped = state.registry.grouped
+    if server is not None and not any(s.server == server for s in grouped):
         _server(state, server)
     specs = [s for s in _mcp_tools(state) if server is None or s.server == server]
     if server is None:
-        state.register_notebook_tools()
         specs += state.registry.native
+    specs += [s for s in grouped if server is None or s.server == server]
     rows = [
         {
             "name": s.name, "server": s.server, "tool": s.original_name or s.name,
