@@ -1,14 +1,12 @@
-"""The Makefile's choices: one venv per Python version, and where it finds shared/tools/build-python.sh."""
+"""The Makefile's choices: one venv per Python version, and where it finds shared/tools/build-python.sh.
+
+GNU make is required (the suite runs under `make test`), so its absence fails these tests."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
 from pathlib import Path
-
-import pytest
-
-pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="GNU make is not installed")
 
 
 def make(cwd: Path, *args: str) -> str:
