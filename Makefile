@@ -2,24 +2,34 @@
 # Both start from a machine with only Python 3.11+ and the package registries.
 
 PYTHON ?= python3
-VENV   := .venv
+pyver   = $(shell $(1) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYVER  := $(call pyver,$(PYTHON))
+# One venv per Python version, so that the venvs of 3.11 and 3.13 live side by side: `.venv` for the
+# default python3, `.venv-X.Y` for any other (`make test PYTHON=python3.13` uses `.venv-3.13`).
+VENV_OF_PYTHON := $(if $(filter $(PYVER),$(call pyver,python3)),.venv,.venv-$(PYVER))
+VENV   ?= $(VENV_OF_PYTHON)
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 TOOLS  := .tools
 EVERYTHING_VERSION := 2026.8.31
 EVERYTHING := $(TOOLS)/node_modules/@modelcontextprotocol/server-everything/package.json
 CHROMIUM ?= /usr/bin/chromium
+# The team's shared/ folder (it holds tools/build-python.sh): beside a fresh clone (as CI runs it), or,
+# in a git worktree, beside the main clone.
+SHARED ?= $(firstword $(wildcard ../shared $(abspath $(shell git rev-parse --git-common-dir 2>/dev/null)/../../shared)))
 
-.PHONY: test lint typecheck pytest demo bench venv tools browser clean help
+.PHONY: test test-py313 lint typecheck pytest demo bench venv tools browser clean help
 
 help:
 	@echo "make demo    run notebooks/quickstart.ipynb and analyze_with_agent.ipynb offline and show the answers"
-	@echo "make test    lint, typecheck and run the whole test suite"
+	@echo "make test    lint, typecheck and run the whole test suite (PYTHON=python3.x for another Python)"
+	@echo "make test-py313  the same on Python 3.13, built from source once and cached"
 	@echo "make bench   run the benchmarks and write bench/results.md"
 
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "no Python at PYTHON=$(PYTHON): set PYTHON=/path/to/python3.11 or newer" >&2; exit 1; }
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "synapse_nb needs Python 3.11+; set PYTHON=python3.x")'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
@@ -59,5 +69,11 @@ bench: venv
 
 test: lint typecheck pytest
 
+# Python 3.13 is not in every Linux release: shared/tools/build-python.sh builds it once into a cache
+# (about 5 minutes on 2 cores) and prints its path; the whole suite then runs in .venv-3.13.
+test-py313:
+	@test -x "$(SHARED)/tools/build-python.sh" || { echo "shared/tools/build-python.sh not found (looked beside the clone): set SHARED=/path/to/shared" >&2; exit 1; }
+	py=$$("$(SHARED)/tools/build-python.sh" 3.13) && $(MAKE) test PYTHON="$$py"
+
 clean:
-	rm -rf $(VENV) $(TOOLS) dist build
+	rm -rf .venv .venv-* $(TOOLS) dist build

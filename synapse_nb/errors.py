@@ -20,8 +20,7 @@
     │   ├── ProviderTimeout         connect or read timeout
     │   └── StreamError             the stream broke half way or did not parse
     └── AgentError                  the tool-call loop could not finish
-        ├── MaxIterationsError      the model kept asking for tools (iterations)
-        └── TurnCancelledError      the turn was cancelled by the user
+        └── MaxIterationsError      the model kept asking for tools (iterations)
 
 Messages are one line that names the problem and, where there is one, the fix. Errors carry their
 context as attributes so callers never parse the text.
@@ -49,7 +48,6 @@ __all__ = [
     "StreamError",
     "SynapseError",
     "ToolCallTimeout",
-    "TurnCancelledError",
     "UnknownServerError",
     "UnknownToolError",
 ]
@@ -195,7 +193,3 @@ class MaxIterationsError(AgentError):
     def __init__(self, message: str, *, iterations: int) -> None:
         super().__init__(message)
         self.iterations = iterations
-
-
-class TurnCancelledError(AgentError):
-    """The turn was cancelled (interrupt or Stop)."""

@@ -13,6 +13,7 @@ customers, orders) load from the CSV files in `demo_data/` into an in-memory SQL
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import os
@@ -23,7 +24,7 @@ import sys
 import threading
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from importlib import resources
 from typing import Any
 
@@ -82,28 +83,57 @@ def _column_type(values: list[str]) -> str:
 
 
 class _Shop:
-    """The database plus what the test tools remember (cancelled sleeps)."""
+    """The database plus what the test tools remember (cancelled sleeps).
+
+    The database is open while at least one session of the server runs (the server's lifespan; an SSE
+    server runs one per connection) and closed when the last one ends, so that no sqlite3 connection is
+    left to the garbage collector (a ResourceWarning from Python 3.13 on). The data is read-only, so a
+    later session simply loads it again; the counters live here and outlast sessions.
+    """
 
     def __init__(self) -> None:
-        self.db = load_database()
         self.lock = threading.Lock()
         self.cancellations = 0
-        self.tables = [r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-        # PRAGMA is refused by the read-only authorizer, so the columns come from a SELECT's description
-        self._columns = {t: self._probe_columns(t) for t in self.tables}
+        self.tables: list[str] = []
+        self._columns: dict[str, list[tuple[str, str]]] = {}
+        self._db: sqlite3.Connection | None = None
+        self._sessions = 0
 
-    def _probe_columns(self, table: str) -> list[tuple[str, str]]:
-        names = [d[0] for d in self.db.execute(f'SELECT * FROM "{table}" LIMIT 0').description]
+    @contextlib.asynccontextmanager
+    async def open(self, _server: MCPServer[None]) -> AsyncIterator[None]:
+        """The server's lifespan: the database is open inside it."""
+        with self.lock:
+            if self._sessions == 0:
+                self._db = load_database()
+                self.tables = [r[0] for r in self._db.execute(
+                    "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+                # PRAGMA is refused by the read-only authorizer, so the columns come from a SELECT's description
+                self._columns = {t: self._probe_columns(self._db, t) for t in self.tables}
+            self._sessions += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._sessions -= 1
+                if self._sessions == 0 and self._db is not None:
+                    self._db.close()
+                    self._db = None
+
+    @staticmethod
+    def _probe_columns(db: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
+        names = [d[0] for d in db.execute(f'SELECT * FROM "{table}" LIMIT 0').description]
         kinds = []
         for name in names:
             sql = f'SELECT typeof("{name}") FROM "{table}" WHERE "{name}" IS NOT NULL LIMIT 1'
-            row = self.db.execute(sql).fetchone()
+            row = db.execute(sql).fetchone()
             kinds.append(str(row[0]).upper() if row else "TEXT")
         return list(zip(names, kinds, strict=True))
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> tuple[list[str], list[tuple[Any, ...]]]:
         with self.lock:
-            cursor = self.db.execute(sql, params)
+            if self._db is None:
+                raise RuntimeError("the demo database is closed: tools run only while a session is open")
+            cursor = self._db.execute(sql, params)
             columns = [d[0] for d in cursor.description or ()]
             return columns, cursor.fetchall()
 
@@ -153,6 +183,7 @@ def build_server(wire_fd: int = 1) -> MCPServer:
         "describe_table and query (read-only SQLite SQL).",
         version="1.0",
         log_level="WARNING",
+        lifespan=shop.open,
     )
 
     @server.tool(annotations=_READ_ONLY)

@@ -214,8 +214,3 @@ def _running(proc: psutil.Process) -> bool:
         return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
-
-
-def now() -> float:
-    """Wall-clock time comparable with psutil's create_time()."""
-    return time.time()

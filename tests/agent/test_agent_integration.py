@@ -7,23 +7,17 @@ import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
+import llm_server  # tests/llm_server.py; tests/ is on sys.path (the folder of the rootdir conftest.py)
 import pytest
 
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry, tool
 from synapse_nb.events import ToolCallStarted
+from synapse_nb.mcp_client.hub import McpHub
+from synapse_nb.providers import anthropic, openai
 from synapse_nb.providers.scripted import ScriptedProvider
-
-_TESTS = str(Path(__file__).resolve().parents[1])
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)
-
-llm_server = pytest.importorskip("llm_server", reason="tests/llm_server.py (the local LLM HTTP server) is missing")
-openai = pytest.importorskip("synapse_nb.providers.openai", reason="the OpenAI provider is not there yet")
-anthropic = pytest.importorskip("synapse_nb.providers.anthropic", reason="the Anthropic provider is not there yet")
 
 TIMEOUT = 20.0
 
@@ -78,15 +72,14 @@ def demo_server_args() -> list[str]:
 
 
 @pytest.fixture
-async def demo_hub() -> AsyncIterator[Any]:
-    hub_module = pytest.importorskip("synapse_nb.mcp_client.hub", reason="McpHub is not there yet")
-    async with hub_module.McpHub() as hub:
+async def demo_hub() -> AsyncIterator[McpHub]:
+    async with McpHub() as hub:
         await hub.connect("demo", command=sys.executable, args=demo_server_args())
         yield hub
 
 
 @pytest.mark.anyio
-async def test_the_demo_script_answers_from_the_real_demo_server(demo_hub: Any) -> None:
+async def test_the_demo_script_answers_from_the_real_demo_server(demo_hub: McpHub) -> None:
     agent = Agent(ScriptedProvider("demo"), ToolRegistry(demo_hub))
     tables = await asyncio.wait_for(agent.ask("What tables are there?"), TIMEOUT)
     assert tables.status == "finished"
@@ -105,7 +98,7 @@ async def test_the_demo_script_answers_from_the_real_demo_server(demo_hub: Any) 
 
 
 @pytest.mark.anyio
-async def test_cancelling_a_real_tool_call_keeps_the_server_usable(demo_hub: Any) -> None:
+async def test_cancelling_a_real_tool_call_keeps_the_server_usable(demo_hub: McpHub) -> None:
     started = asyncio.Event()
 
     def on_event(event: Any) -> None:

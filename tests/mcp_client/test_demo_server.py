@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import mcp.types as mt
 import pytest
 from mcp import Client
 
+from synapse_nb.mcp_client import demo_server
 from synapse_nb.mcp_client.demo_server import build_server, load_database
 
 FIXED_TOOLS = {"list_tables", "describe_table", "query", "summarize_column", "echo", "sleep", "fail", "crash",
@@ -33,12 +36,42 @@ def text(result: mt.CallToolResult) -> str:
 
 
 def test_bundled_tables_load_with_realistic_sizes() -> None:
-    db = load_database()
-    counts = {t: db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("products", "customers", "orders")}
+    with contextlib.closing(load_database()) as db:
+        counts = {t: db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("products", "customers", "orders")}
+        orphan = db.execute("SELECT COUNT(*) FROM orders o LEFT JOIN customers c USING (customer_id) "
+                            "WHERE c.customer_id IS NULL").fetchone()[0]
     assert counts == {"products": 20, "customers": 50, "orders": 300}
-    orphan = db.execute("SELECT COUNT(*) FROM orders o LEFT JOIN customers c USING (customer_id) "
-                        "WHERE c.customer_id IS NULL").fetchone()[0]
     assert orphan == 0
+
+
+@pytest.mark.anyio
+async def test_the_database_is_open_only_while_a_session_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An unclosed sqlite3 connection is a ResourceWarning (so a test failure) from Python 3.13 on.
+    opened: list[sqlite3.Connection] = []
+
+    def recording_load() -> sqlite3.Connection:
+        opened.append(load_database())
+        return opened[-1]
+
+    async def one(client: Client) -> Any:
+        result = await client.call_tool("query", {"sql": "SELECT COUNT(*) AS n FROM products"})
+        assert not result.is_error, text(result)
+        return result.structured_content["rows"]  # type: ignore[index]
+
+    monkeypatch.setattr(demo_server, "load_database", recording_load)
+    server = build_server()
+    assert opened == []
+    async with Client(server) as first:
+        async with Client(server) as second:  # overlapping sessions (SSE connections) share one database
+            assert await one(second) == [[20]]
+        assert await one(first) == [[20]]  # the other session's end did not close it
+    assert len(opened) == 1
+    async with Client(server) as later:  # a later session loads it again
+        assert await one(later) == [[20]]
+    assert len(opened) == 2
+    for db in opened:
+        with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+            db.execute("SELECT 1")
 
 
 @pytest.mark.anyio
