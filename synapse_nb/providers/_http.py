@@ -88,8 +88,9 @@ def make_timeout(timeout: httpx.Timeout | float | None) -> httpx.Timeout:
 class _EventBytes(httpx.AsyncByteStream):
     """A response body that fails once one event grows past `limit` bytes without its blank line.
 
-    Counted on the decoded bytes (after content-encoding), so a compressed body cannot slip past. A
-    leading BOM is dropped, and the end of the body ends a last event whose blank line never came.
+    Counted on the decoded bytes (after any content-encoding; the request asks for none, so one small
+    chunk cannot expand into a large one). A leading BOM is dropped, and the end of the body ends a
+    last event whose blank line never came.
     """
 
     def __init__(self, chunks: AsyncIterator[bytes], limit: int, too_large: Callable[[], Exception]) -> None:
@@ -359,10 +360,10 @@ class HttpStreamer:
         the body is read (bounded) and the generator ends: a response read to its end lets httpx reuse
         the connection for the next model call.
         """
+        # Uncompressed: a compressed chunk could expand past the event bound before it is counted.
+        headers = {"accept": "text/event-stream", "accept-encoding": "identity", **headers}
         with self.map_errors():
-            async with self._client.stream(
-                "POST", self.base_url + path, json=body, headers={"accept": "text/event-stream", **headers}
-            ) as response:
+            async with self._client.stream("POST", self.base_url + path, json=body, headers=headers) as response:
                 if response.status_code >= 300:
                     raise self._status_error(response.status_code, await _read_some(response), response.headers)
                 content_type = response.headers.get("content-type", "")

@@ -34,6 +34,7 @@ async def events(http: HttpStreamer, server: LlmServer, *frames: str) -> list[tu
 async def test_event_and_data_fields(streamer: HttpStreamer, llm_server: LlmServer) -> None:
     got = await events(streamer, llm_server, "event: ping\ndata: {}\n\ndata: x\n\n")
     assert got == [("ping", "{}", ""), ("message", "x", "")]
+    assert llm_server.requests[0].headers["accept-encoding"] == "identity", "an uncompressed stream is asked for"
 
 
 @pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
