@@ -48,8 +48,8 @@ from ..types import Message, ToolSpec
 
 __all__ = [
     "DEFAULT_TIMEOUT",
-    "MAX_EVENT_BYTES",
     "HttpStreamer",
+    "MAX_EVENT_BYTES",
     "RetryPolicy",
     "ServerSentEvent",
     "SseProvider",
