@@ -231,7 +231,8 @@ class SynapseState:
         """The provider for a model id (None: the kernel's model, else SYNAPSE_MODEL, else scripted:demo).
 
         A key or base URL changed in the environment (`%env`, after a 401) gives a new provider at the
-        next call, and the replaced one is closed in the background on the runner's loop. The
+        next call, and the replaced one is closed in the background on the runner's loop (once no
+        background run could still be using it). The
         environment's secret values (a key set since the kernel started among them) become secrets of
         the history and the display.
         """
@@ -246,7 +247,8 @@ class SynapseState:
             raise usage_error(exc) from None
         for value in secret_env_values():
             self.add_secret(value)
-        if self._providers.retired:
+        # A background run may still stream through a replaced provider: close it once none runs.
+        if self._providers.retired and all(run.done() for run in self.background.values()):
             self.runner.spawn(self._providers.aclose_retired(), name="synapse: close replaced providers")
         return provider
 
