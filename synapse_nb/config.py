@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from .errors import ConfigError
+from .masking import MASK, mask_url
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -73,7 +73,6 @@ _TRANSPORTS: dict[str, Transport] = {
 }
 _APPROVE_VALUES = frozenset({"auto", "ask", "deny"})
 _VAR = re.compile(r"\$\{(env:)?([^}]*)\}")
-_MASK = "***"
 
 
 class ConfigWarning(UserWarning):
@@ -109,14 +108,14 @@ class ServerConfig:
     def __post_init__(self) -> None:
         if not self.display:
             shown = self.url if self.transport != "stdio" else _command_line(self.command, self.args)
-            object.__setattr__(self, "display", _safe_url(shown) if self.transport != "stdio" else shown)
+            object.__setattr__(self, "display", mask_url(shown or "") if self.transport != "stdio" else shown)
 
     def __repr__(self) -> str:
         parts = [f"name={self.name!r}", f"transport={self.transport!r}", f"display={self.display!r}"]
         if self.env:
-            parts.append(f"env={ {k: _MASK for k in self.env} }")
+            parts.append(f"env={ {k: MASK for k in self.env} }")
         if self.headers:
-            parts.append(f"headers={ {k: _MASK for k in self.headers} }")
+            parts.append(f"headers={ {k: MASK for k in self.headers} }")
         if self.cwd:
             parts.append(f"cwd={self.cwd!r}")
         for key in ("disabled", "timeout", "connect_timeout", "approve", "tools", "problem"):
@@ -281,7 +280,7 @@ def _parse_entry(name: str, entry: Any, *, text: str, source: str, environ: Mapp
         display=(
             _command_line(str(entry.get("command") or ""), raw_args)
             if transport == "stdio"
-            else _safe_url(str(entry.get("url") or ""))
+            else mask_url(str(entry.get("url") or ""))
         ),
     )
     if missing:
@@ -317,16 +316,6 @@ def _expand(value: str, environ: Mapping[str, str], missing: list[str], key: str
 
 def _command_line(command: str | None, args: tuple[str, ...]) -> str:
     return shlex.join([command or "", *args]) if command else ""
-
-
-def _safe_url(url: str | None) -> str:
-    """The URL without userinfo and with query values masked (they often carry tokens)."""
-    if not url:
-        return ""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")[2]
-    query = "&".join(f"{pair.partition('=')[0]}={_MASK}" if "=" in pair else pair for pair in parts.query.split("&"))
-    return urlunsplit((parts.scheme, netloc, parts.path, query if parts.query else "", parts.fragment))
 
 
 def _locate(text: str, key: str) -> tuple[int, int]:

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from ..config import ServerConfig
 from ..errors import McpError
+from ..masking import SecretMask
 
 __all__ = ["Scrubber", "describe", "is_connection_lost", "quiet_sdk_parse_errors", "request_error", "start_reason"]
 
@@ -21,20 +22,20 @@ _LOST = (OSError, EOFError, anyio.BrokenResourceError, anyio.ClosedResourceError
 
 
 class Scrubber:
-    """Masks a server's configured secrets (env and header values, the raw URL) in any message."""
+    """Masks a server's configured secrets (env and header values, the raw URL) in any message.
+
+    The rules are synapse_nb.masking's (also the kernel environment's secret values and key-like patterns).
+    """
 
     def __init__(self, config: ServerConfig) -> None:
         self._url = config.url if config.url and config.url != config.display else None
         self._display = config.display
-        self._secrets = sorted((v for v in (*config.env.values(), *config.headers.values()) if len(v) >= 4),
-                               key=len, reverse=True)
+        self._mask = SecretMask((*config.env.values(), *config.headers.values()))
 
     def __call__(self, text: str) -> str:
         if self._url:
             text = text.replace(self._url, self._display)
-        for value in self._secrets:
-            text = text.replace(value, "***")
-        return text
+        return self._mask(text)
 
 
 def leaf(exc: BaseException) -> BaseException:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..history.store import HistoryStore
     from ..mcp_client.hub import McpHub
     from ..protocols import EventSink, Provider
+    from ..providers.registry import ProviderCache
     from .kernel_tools import KernelTools
     from .result import BackgroundRun
 
@@ -80,7 +81,7 @@ class SynapseState:
         self._store: HistoryStore | None = None
         self._registry: ToolRegistry | None = None
         self._policy: ApprovalPolicy | None = None
-        self._providers: dict[str, Provider] = {}
+        self._providers: ProviderCache | None = None
         self._secrets: list[str] = []
         self._session_events: dict[str, SessionStarted] = {}
         self._recorded_sessions: set[str] = set()
@@ -250,19 +251,29 @@ class SynapseState:
     # -- models and sessions
 
     def provider(self, model_id: str | None) -> Provider:
-        """The provider for a model id (None: the kernel's model, else SYNAPSE_MODEL, else scripted:demo)."""
-        from ..providers.registry import model_info, resolve_provider
+        """The provider for a model id (None: the kernel's model, else SYNAPSE_MODEL, else scripted:demo).
 
-        wanted = model_id or self.model or None
+        A key or base URL changed in the environment (`%env`, after a 401) gives a new provider at the
+        next call, and the replaced one is closed in the background on the runner's loop (once no
+        background run could still be using it). The
+        environment's secret values (a key set since the kernel started among them) become secrets of
+        the history and the display.
+        """
+        from ..masking import secret_env_values
+        from ..providers.registry import ProviderCache
+
+        if self._providers is None:
+            self._providers = ProviderCache()
         try:
-            info = model_info(wanted)
-            # Keyed by what the environment says too: a key or base URL set later takes effect.
-            key = f"{info.model_id} {info.base_url} {info.has_key}"
-            if key not in self._providers:
-                self._providers[key] = resolve_provider(info.model_id)
+            provider = self._providers.get(model_id or self.model or None)
         except SynapseError as exc:
             raise usage_error(exc) from None
-        return self._providers[key]
+        for value in secret_env_values():
+            self.add_secret(value)
+        # A background run may still stream through a replaced provider: close it once none runs.
+        if self._providers.retired and all(run.done() for run in self.background.values()):
+            self.runner.spawn(self._providers.aclose_retired(), name="synapse: close replaced providers")
+        return provider
 
     def agent(self, name: str, provider: Provider) -> Agent:
         """The agent of a session of this kernel, created (not yet recorded) on first use."""
@@ -294,12 +305,8 @@ class SynapseState:
                 await self._hub.aclose()
             except Exception:  # teardown goes on whatever one part does
                 logger.exception("closing the MCP hub failed")
-        for provider in self._providers.values():
-            try:
-                await provider.aclose()
-            except Exception:
-                logger.exception("closing provider %s failed", provider.name)
-        self._providers.clear()
+        if self._providers is not None:
+            await self._providers.aclose()
 
     def close(self) -> None:
         """Cancel background runs, close servers, providers and the history store (bounded)."""

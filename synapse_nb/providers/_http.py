@@ -1,4 +1,7 @@
-"""The HTTP plumbing both adapters share: SSE decoding, one POST-and-stream call, retries, error mapping.
+"""The HTTP plumbing both adapters share: one POST-and-stream SSE call, retries, error mapping.
+
+Server-sent events are decoded by httpx-sse, over a body that bounds each event: a stream whose event
+(or line) grows past `MAX_EVENT_BYTES` without ending is a StreamError, not unbounded memory.
 
 Errors from httpx and from HTTP statuses are mapped here, once, into the ProviderError tree:
 
@@ -9,9 +12,10 @@ Errors from httpx and from HTTP statuses are mapped here, once, into the Provide
     connect / read / write timeout  -> ProviderTimeout
     refused connection              -> ProviderUnavailableError
     stream breaks off, bad SSE/JSON -> StreamError
+    an event past MAX_EVENT_BYTES   -> StreamError
 
 Retries happen only before the first chunk reached the caller. Every message is one line, carries the
-provider and status, and has the API key scrubbed out of it.
+provider and status, and has secrets masked (synapse_nb.masking: the API key, and every other rule).
 """
 
 from __future__ import annotations
@@ -22,13 +26,13 @@ import email.utils
 import json
 import logging
 import random
-import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 import httpx
+from httpx_sse import EventSource, ServerSentEvent
 
 from ..errors import (
     AuthenticationError,
@@ -38,15 +42,16 @@ from ..errors import (
     RateLimitError,
     StreamError,
 )
+from ..masking import SecretMask
 from ..protocols import ProviderChunk
 from ..types import Message, ToolSpec
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "HttpStreamer",
+    "MAX_EVENT_BYTES",
     "RetryPolicy",
-    "SseDecoder",
-    "SseEvent",
+    "ServerSentEvent",
     "SseProvider",
     "make_timeout",
     "parse_retry_after",
@@ -61,6 +66,11 @@ DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
 MAX_ERROR_BODY = 64 * 1024  # bytes of an error body we read; enough for any provider's JSON error
 MAX_DETAIL = 300  # characters of provider text quoted in a message
 DRAIN_TIMEOUT = 1.0  # seconds we read the tail of a finished stream before dropping the connection
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+"""The largest server-sent event we take (a whole tool call in one event fits many times over)."""
+MAX_SCRUBBED = 64 * 1024  # characters of a message we mask before cutting it to MAX_DETAIL
+_BOM = b"\xef\xbb\xbf"
+_EVENT_ENDS = (b"\n\n", b"\r\n\r\n", b"\r\r")
 
 
 def make_timeout(timeout: httpx.Timeout | float | None) -> httpx.Timeout:
@@ -72,93 +82,57 @@ def make_timeout(timeout: httpx.Timeout | float | None) -> httpx.Timeout:
     return httpx.Timeout(connect=min(10.0, float(timeout)), read=float(timeout), write=30.0, pool=10.0)
 
 
-# ---- SSE -------------------------------------------------------------------------------------------------
+# ---- SSE ------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class SseEvent:
-    """One server-sent event: `event` is "message" unless the stream named it."""
+class _EventBytes(httpx.AsyncByteStream):
+    """A response body that fails once one event grows past `limit` bytes without its blank line.
 
-    data: str
-    event: str = "message"
-    id: str | None = None
-    retry: int | None = None
-
-
-_EOL = re.compile(r"\r\n|\r|\n")
-
-
-class SseDecoder:
-    """Incremental SSE decoder (WHATWG rules): feed text as it arrives, get whole events back.
-
-    Handles `event:`/`data:`/`id:`/`retry:` fields, multi-line data, comments, CR, LF and CRLF line ends
-    (also split across feeds) and a leading BOM. Lenient at the end: `end()` dispatches a last event
-    whose blank line never came.
+    Counted on the decoded bytes (after any content-encoding; the request asks for none, so one small
+    chunk cannot expand into a large one). A leading BOM is dropped, and the end of the body ends a
+    last event whose blank line never came.
     """
 
-    def __init__(self) -> None:
-        self._buf = ""
-        self._data: list[str] = []
-        self._event = ""
-        self._last_id: str | None = None
-        self._retry: int | None = None
-        self._started = False
+    def __init__(self, chunks: AsyncIterator[bytes], limit: int, too_large: Callable[[], Exception]) -> None:
+        self._chunks = chunks
+        self._limit = limit
+        self._too_large = too_large
 
-    def feed(self, text: str) -> list[SseEvent]:
-        if not self._started and text:
-            self._started = True
-            text = text.removeprefix("\ufeff")
-        self._buf += text
-        events: list[SseEvent] = []
-        pos = 0
-        for m in _EOL.finditer(self._buf):
-            if m.group() == "\r" and m.end() == len(self._buf):
-                break  # maybe the CR of a CRLF whose LF is in the next feed
-            event = self._line(self._buf[pos : m.start()])
-            if event is not None:
-                events.append(event)
-            pos = m.end()
-        self._buf = self._buf[pos:]
-        return events
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        pending = 0  # bytes since the last blank line (the end of the last event)
+        previous = b""
+        async for chunk in self._chunks:
+            if not previous:
+                chunk = chunk.removeprefix(_BOM)
+                if not chunk:
+                    continue
+            # A blank line is two line ends in a row: LF LF, CR CR or LF CR (CRLF CRLF holds LF CR).
+            # Most chunks end with one (servers write whole events): then nothing is pending.
+            if chunk.endswith(_EVENT_ENDS):
+                pending = 0
+            elif (end := max(chunk.rfind(b"\n\n"), chunk.rfind(b"\r\r"), chunk.rfind(b"\n\r"))) >= 0:
+                pending = len(chunk) - end - 2
+            elif previous + chunk[:1] in (b"\n\n", b"\r\r", b"\n\r"):
+                pending = len(chunk) - 1
+            else:
+                pending += len(chunk)
+            if pending > self._limit:
+                raise self._too_large()
+            previous = chunk[-1:]
+            yield chunk
+        yield b"\n\n"
 
-    def end(self) -> list[SseEvent]:
-        """The stream ended: process what is left."""
-        events: list[SseEvent] = []
-        rest, self._buf = self._buf, ""
-        for line in _EOL.split(rest):
-            if line:
-                event = self._line(line)
-                if event is not None:
-                    events.append(event)
-        event = self._line("")
-        if event is not None:
-            events.append(event)
-        return events
 
-    def _line(self, line: str) -> SseEvent | None:
-        if not line:
-            return self._dispatch()
-        if line.startswith(":"):
-            return None
-        name, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        elif name == "id" and "\x00" not in value:
-            self._last_id = value
-        elif name == "retry" and value.isdigit():
-            self._retry = int(value)
-        return None
-
-    def _dispatch(self) -> SseEvent | None:
-        data, event = self._data, self._event
-        self._data, self._event = [], ""
-        if not data:
-            return None
-        return SseEvent("\n".join(data), event or "message", self._last_id, self._retry)
+def _events(response: httpx.Response, limit: int, too_large: Callable[[], Exception]) -> EventSource:
+    """httpx-sse's EventSource over `response`'s body, each event bounded to `limit` bytes."""
+    content_type = "text/event-stream"
+    if response.charset_encoding:
+        content_type += f"; charset={response.charset_encoding}"
+    body = httpx.Response(
+        response.status_code, headers={"content-type": content_type},
+        stream=_EventBytes(response.aiter_bytes(), limit, too_large),
+    )
+    return EventSource(body)
 
 
 # ---- retries ---------------------------------------------------------------------------------------------
@@ -228,7 +202,8 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 class HttpStreamer:
     """One provider's HTTP side: an AsyncClient, POST-and-stream SSE, retries and error mapping.
 
-    `secrets` (the API key) are scrubbed from every message; `key_variable` is named when a key is rejected.
+    `secrets` (the API key) are masked in every message, as are all of synapse_nb.masking's rules;
+    `key_variable` is named when a key is rejected; `max_event_bytes` bounds one server-sent event.
     """
 
     def __init__(
@@ -241,13 +216,15 @@ class HttpStreamer:
         timeout: httpx.Timeout | float | None = None,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        max_event_bytes: int = MAX_EVENT_BYTES,
     ) -> None:
         self.provider = provider
         self.base_url = base_url.rstrip("/")
         self.key_variable = key_variable
         self.retry = retry or RetryPolicy()
         self.timeout = make_timeout(timeout)
-        self._secrets = tuple(s for s in secrets if s)
+        self.max_event_bytes = max_event_bytes
+        self._mask = SecretMask(secrets)
         self._client = httpx.AsyncClient(timeout=self.timeout, transport=transport)
 
     async def aclose(self) -> None:
@@ -255,15 +232,19 @@ class HttpStreamer:
 
     def scrub(self, text: str) -> str:
         """`text` as one line, without secrets, cut to a readable length."""
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        text = " ".join(text.split())
+        text = " ".join(self._mask(text[:MAX_SCRUBBED]).split())
         return text if len(text) <= MAX_DETAIL else text[: MAX_DETAIL - 3] + "..."
 
     # errors
 
     def stream_error(self, message: str, status: int | None = None) -> StreamError:
         return StreamError(f"{self.provider}: {self.scrub(message)}", provider=self.provider, status=status)
+
+    def _event_too_large(self) -> StreamError:
+        return self.stream_error(
+            f"the stream sent an event (or a line) longer than {self.max_event_bytes:,} bytes without ending it; "
+            "stopped reading: this is not a valid event stream"
+        )
 
     def parse_json(self, data: str) -> Any:
         """One SSE data payload as JSON, or StreamError."""
@@ -371,17 +352,18 @@ class HttpStreamer:
 
     async def post_sse(
         self, path: str, body: Mapping[str, Any], headers: Mapping[str, str],
-        last: Callable[[SseEvent], bool] = lambda event: False,
-    ) -> AsyncGenerator[SseEvent, None]:
+        last: Callable[[ServerSentEvent], bool] = lambda event: False,
+    ) -> AsyncGenerator[ServerSentEvent, None]:
         """POST `body` as JSON to base_url + path and yield the SSE events of the response (one attempt).
 
-        After the event `last` recognises, the rest of the body is read (bounded) and the generator
-        ends: a response read to its end lets httpx reuse the connection for the next model call.
+        Events without data (keep-alives) are skipped. After the event `last` recognises, the rest of
+        the body is read (bounded) and the generator ends: a response read to its end lets httpx reuse
+        the connection for the next model call.
         """
+        # Uncompressed: a compressed chunk could expand past the event bound before it is counted.
+        headers = {"accept": "text/event-stream", "accept-encoding": "identity", **headers}
         with self.map_errors():
-            async with self._client.stream(
-                "POST", self.base_url + path, json=body, headers={"accept": "text/event-stream", **headers}
-            ) as response:
+            async with self._client.stream("POST", self.base_url + path, json=body, headers=headers) as response:
                 if response.status_code >= 300:
                     raise self._status_error(response.status_code, await _read_some(response), response.headers)
                 content_type = response.headers.get("content-type", "")
@@ -395,16 +377,15 @@ class HttpStreamer:
                     raise self.stream_error(
                         f"expected an event stream, got {content_type}: {snippet!r}", response.status_code
                     )
-                decoder = SseDecoder()
-                texts = response.aiter_text()
-                async for text in texts:
-                    for event in decoder.feed(text):
+                events = _events(response, self.max_event_bytes, self._event_too_large).aiter_sse()
+                async with contextlib.aclosing(events):
+                    async for event in events:
+                        if not event.data:
+                            continue
                         yield event
                         if last(event):
-                            await _drain(texts)
+                            await _drain(events)
                             return
-                for event in decoder.end():
-                    yield event
 
     async def retrying(self, attempt: Callable[[], AsyncGenerator[T, None]]) -> AsyncGenerator[T, None]:
         """Run `attempt()` and yield its items; on a retryable failure before the first item, wait and rerun."""
@@ -437,7 +418,7 @@ class HttpStreamer:
                 await asyncio.sleep(wait)
 
 
-async def _drain(rest: AsyncIterator[str], timeout: float = DRAIN_TIMEOUT) -> None:
+async def _drain(rest: AsyncIterator[object], timeout: float = DRAIN_TIMEOUT) -> None:
     """Read what is left of a finished stream, so its connection can be reused; give up quietly."""
     with contextlib.suppress(TimeoutError, httpx.HTTPError):
         async with asyncio.timeout(timeout):

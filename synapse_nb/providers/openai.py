@@ -13,7 +13,7 @@ import httpx
 
 from ..protocols import Completion, ProviderChunk, TextChunk, ToolCallChunk
 from ..types import ContentBlock, Message, ToolCall, ToolSpec, Usage
-from ._http import HttpStreamer, RetryPolicy, SseEvent, SseProvider
+from ._http import HttpStreamer, RetryPolicy, ServerSentEvent, SseProvider
 
 __all__ = ["OPENAI_BASE_URL", "OpenAIProvider", "to_openai_messages", "to_openai_tools"]
 
@@ -156,7 +156,7 @@ class _Accumulator:
         return [ToolCallChunk(index, name=new_name, arguments_delta=args)] if args or new_name else []
 
 
-def _is_done(event: SseEvent) -> bool:
+def _is_done(event: ServerSentEvent) -> bool:
     return event.data.strip() == "[DONE]"
 
 

@@ -14,6 +14,9 @@ imported only when resolved, so reading this module loads neither httpx nor a sc
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,6 +34,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "PROVIDERS",
     "ModelInfo",
+    "ProviderCache",
     "ProviderSpec",
     "default_model_id",
     "describe_model",
@@ -41,6 +45,8 @@ __all__ = [
 ]
 
 DEFAULT_MODEL = "scripted:demo"
+
+logger = logging.getLogger("synapse_nb.providers")
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,3 +221,68 @@ def resolve_provider(
         info.model, api_key=key, base_url=base_url, name=info.provider, key_variable=spec.key_variable,
         timeout=timeout, retry=retry,
     )
+
+
+class ProviderCache:
+    """One provider per model id, replaced when the key or base URL the environment gives it changes.
+
+    The key is never kept here, nor put in a cache key, a repr or a log: each entry holds an HMAC of
+    (key, base URL) under a random secret of this cache, compared in constant time. A replaced provider
+    is kept for `aclose_retired` (it may own open connections; closing them needs the event loop).
+    """
+
+    def __init__(self) -> None:
+        self._secret = os.urandom(32)
+        self._entries: dict[str, tuple[bytes, Provider]] = {}
+        self._retired: list[Provider] = []
+
+    def __repr__(self) -> str:
+        return f"ProviderCache(models={sorted(self._entries)!r}, retired={len(self._retired)})"
+
+    def get(self, model_id: str | None = None, *, env: Mapping[str, str] = os.environ) -> Provider:
+        """The provider for `model_id` (default: `default_model_id(env)`), new if its key or base URL changed.
+
+        Raises what `resolve_provider` raises (ConfigError, MissingKeyError); the cached one then stays.
+        """
+        info = model_info(model_id, env=env)
+        spec = PROVIDERS[info.provider]
+        stamp = self._stamp(_key(spec, env), info.base_url)
+        entry = self._entries.get(info.model_id)
+        if entry is not None and hmac.compare_digest(entry[0], stamp):
+            return entry[1]
+        provider = resolve_provider(info.model_id, env=env)
+        if entry is not None:
+            logger.info("%s: the API key or base URL changed; using a new provider", info.model_id)
+            self._retired.append(entry[1])
+        self._entries[info.model_id] = (stamp, provider)
+        return provider
+
+    def _stamp(self, key: str | None, base_url: str | None) -> bytes:
+        message = f"{key is not None}\0{key or ''}\0{base_url or ''}".encode()
+        return hmac.new(self._secret, message, hashlib.sha256).digest()
+
+    @property
+    def retired(self) -> int:
+        """How many replaced providers wait for `aclose_retired`."""
+        return len(self._retired)
+
+    async def aclose_retired(self) -> None:
+        """Close the providers that were replaced (a failure to close one is logged, not raised)."""
+        retired, self._retired = self._retired, []
+        for provider in retired:
+            await _close(provider)
+
+    async def aclose(self) -> None:
+        """Close every provider, current and replaced; the cache is empty afterwards."""
+        current = [provider for _, provider in self._entries.values()]
+        self._entries.clear()
+        await self.aclose_retired()
+        for provider in current:
+            await _close(provider)
+
+
+async def _close(provider: Provider) -> None:
+    try:
+        await provider.aclose()
+    except Exception:  # closing goes on whatever one provider does
+        logger.exception("closing provider %s failed", provider.name)

@@ -68,9 +68,9 @@ def test_display_and_repr_never_show_secrets() -> None:
         for secret in ("files-secret-123", "tok-secret-456"):
             assert secret not in text
     assert servers["files"].display == "npx -y @scope/files '${HOME_DIR}'"
-    assert servers["remote"].display == "https://mcp.example.com/mcp?token=***"
-    assert "'API_KEY': '***'" in repr(servers["files"])
-    assert "'Authorization': '***'" in repr(servers["remote"])
+    assert servers["remote"].display == "https://mcp.example.com/mcp?token=[REDACTED]"
+    assert "'API_KEY': '[REDACTED]'" in repr(servers["files"])
+    assert "'Authorization': '[REDACTED]'" in repr(servers["remote"])
 
 
 def test_repr_masks_values_given_in_code() -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ...errors import ServerStartError, SynapseError, UnknownServerError
+from ...masking import SecretMask
 from ...types import ToolResult, ToolSpec
 from ..args import CallTarget, ConnectSpec
 from ..output import LiveOutput
@@ -173,10 +174,8 @@ def _stderr_bundle(name: str, tail: str) -> dict[str, Any]:
 
 
 def _mask(state: SynapseState, text: str) -> str:
-    for secret in state.secrets:
-        if len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
+    """`text` fit to show: the kernel's registered secrets and synapse_nb.masking's rules applied."""
+    return SecretMask(state.secrets).mask(text)
 
 
 # ---------------------------------------------------------------------------------------------- list, tools
