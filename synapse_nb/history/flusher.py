@@ -10,6 +10,7 @@ file whose schema it does not know (SchemaTooNewError, nothing written).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ class Ingested:
 
     offsets: dict[str, int] = field(default_factory=dict)  # spool name -> offset now in the database
     deleted: list[str] = field(default_factory=list)  # spools finished and removed
+    more: bool = False  # stopped at `deadline` with more to ingest: call again
 
 
 class Flusher:
@@ -55,7 +57,10 @@ class Flusher:
     def run(
         self, *, deadline: float, stop: Callable[[], bool] | None = None, finished: Iterable[str] = ()
     ) -> Ingested:
-        """Migrate the file if needed and ingest every spool of a known version; see module docstring.
+        """Migrate the file if needed and ingest the spools of a known version; see module docstring.
+
+        Batches go on until nothing is left or `deadline` has passed (`more` then says so), so a
+        writer appending faster than this ingests cannot keep the file held for ever.
 
         Raises HistoryLockTimeout (busy past `deadline`), SchemaTooNewError (a newer synapse_nb migrated
         the file: nothing written), MigrationError / HistoryError (the file cannot be used) and
@@ -69,7 +74,8 @@ class Flusher:
                     result = ingest(con, self.spools, self.known, finished=finished)
                     done.offsets.update(result.offsets)
                     done.deleted.extend(result.deleted)
-                    if not result.more:
+                    done.more = result.more
+                    if not result.more or time.monotonic() >= deadline:
                         return done
         except duckdb.Error as exc:
             if self.verified is None:  # never opened: the file itself is the problem (corrupt, not DuckDB...)

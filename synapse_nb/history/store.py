@@ -204,6 +204,7 @@ class HistoryStore:
             self._thread.join(OPEN_TIMEOUT)
         self._drop_spool()
         self._unregister()
+
     def _unregister(self) -> None:
         if self._atexit is not None:
             atexit.unregister(self._atexit)
@@ -343,12 +344,12 @@ class HistoryStore:
             self._ingest_lock.release()
 
     def _ingest_locked(self, deadline: float, stop: Callable[[], bool] | None) -> bool:
-        from .db import HistoryLockTimeout  # loaded by now: the flusher imported it
-        from .flusher import IngestFailed
-
         spool, flusher = self._spool, self._flusher
         if spool is None or flusher is None or self.problem is not None or self.paused is not None:
             return False
+        from .db import HistoryLockTimeout  # already loaded by the flusher thread: no DuckDB import here
+        from .flusher import IngestFailed
+
         self._pending = False
         try:
             done = flusher.run(deadline=deadline, stop=stop, finished=self._finished)
@@ -377,6 +378,9 @@ class HistoryStore:
         if own is not None:
             self._ingested = own
         self._finished.difference_update(done.deleted)
+        if done.more:  # the attempt's time ran out with a backlog left: the flusher carries on soon
+            self._pending = True
+            self._wake.set()
         self._failures = self._busy = 0
         self._ingested_event.set()
         self._opened.set()
