@@ -100,6 +100,14 @@ def read_complete(path: Path, start: int, max_bytes: int) -> tuple[bytes, int]:
 
 def is_abandoned(path: Path) -> bool:
     """True when nobody will append to the spool again, so it may be finished and deleted (see above)."""
+    m = _NAME.match(path.name)
+    same_host = m is not None and m["host"] == _host()
+    if same_host and m is not None and int(m["pid"]) == os.getpid():
+        # This process's files are known without touching their lock: where flock is emulated with POSIX
+        # locks (NFS), closing any descriptor of a file drops every lock this process holds on it.
+        with _OWN_GUARD:
+            if str(path.absolute()) in _OWN:
+                return False
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -113,22 +121,19 @@ def is_abandoned(path: Path) -> bool:
                     return False
                 raise
         st = os.fstat(fd)
-        if st.st_size >= len(SEAL) and os.pread(fd, len(SEAL), st.st_size - len(SEAL)) == SEAL:
-            return True
-        return not _writer_alive(path, st.st_mtime)
+        if st.st_size >= len(SEAL):
+            os.lseek(fd, st.st_size - len(SEAL), os.SEEK_SET)
+            if os.read(fd, len(SEAL)) == SEAL:
+                return True
+        return not (same_host and m is not None and _pid_wrote(int(m["pid"]), st.st_mtime))
     finally:
         os.close(fd)  # closing our own descriptor drops only our lock, never the owner's
 
 
-def _writer_alive(path: Path, last_write: float) -> bool:
-    """Whether the process named in the spool's name may still be writing it (same host, pid running)."""
-    m = _NAME.match(path.name)
-    if m is None or m["host"] != _host():
-        return False  # another host's process cannot be seen from here: the lock is all there is
-    pid = int(m["pid"])
+def _pid_wrote(pid: int, last_write: float) -> bool:
+    """Whether process `pid` of this host may still be writing a file last written at `last_write`."""
     if pid == os.getpid():
-        with _OWN_GUARD:
-            return str(path.absolute()) in _OWN
+        return False  # not one of ours (checked first): an earlier process with this pid left it
     import psutil
 
     try:
