@@ -47,6 +47,7 @@ logger = logging.getLogger("synapse_nb.history")
 
 READ_TIMEOUT = 30.0  # seconds a read waits for writers before it says the file is held elsewhere
 INGEST_ON_READ = 256 * 1024  # a read that finds this much spooled ingests it first rather than merging it
+INGEST_ON_READ_SECONDS = 5.0  # at most this long; the merge covers whatever is left
 
 When = _dt.datetime | _dt.date | str | None
 
@@ -313,8 +314,9 @@ class History:
                 and pending_bytes(spool_dir(path), offsets, known) >= INGEST_ON_READ
             ):
                 run(con, "USE hist")
+                stop_at = time.monotonic() + INGEST_ON_READ_SECONDS  # a writer appending fast cannot keep us here
                 try:
-                    while ingest(con, spool_dir(path), known).more:
+                    while ingest(con, spool_dir(path), known).more and time.monotonic() < stop_at:
                         pass
                 except (duckdb.Error, OSError) as exc:  # a courtesy: the merge below still reads it all
                     logger.info("a read could not ingest the spool backlog of %s: %s", path, exc)
