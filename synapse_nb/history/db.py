@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 from ..errors import HistoryError
+from .problem import FIX, describe_error
 
 __all__ = [
     "FIX",
@@ -39,8 +40,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-FIX = "set SYNAPSE_DB to a writable path"
 
 # One lock per history file for this whole process. This is process-wide state by nature (it guards a
 # process-wide resource, DuckDB's file lock), so it is a module-level registry, not extension state.
@@ -78,22 +77,6 @@ def is_lock_conflict(exc: BaseException) -> bool:
     """True for DuckDB's "another process/instance holds this file" errors (worth retrying)."""
     text = str(exc).lower()
     return isinstance(exc, duckdb.Error) and any(m in text for m in _CONFLICT_MARKERS)
-
-
-def describe_error(path: Path, exc: BaseException) -> str:
-    """One line naming the path, what is wrong and the fix."""
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    low = text.lower()
-    if isinstance(exc, OSError) or any(
-        m in low for m in ("permission denied", "read-only file system", "not a directory", "cannot open file",
-                           "no such file", "is a directory", "no space left")
-    ):
-        return f"history file {path} cannot be written ({text}): {FIX}"
-    if "not a valid duckdb database" in low or "corrupt" in low or "could not read enough bytes" in low:
-        return (
-            f"history file {path} is not a readable DuckDB database ({text}): move it away or {FIX}"
-        )
-    return f"history file {path} cannot be used ({text}): move it away or {FIX}"
 
 
 def retry_locked(

@@ -6,6 +6,11 @@ relations as views that add the spool lines not yet ingested. The ingested offse
 same window, during which no ingest can run, so every row is counted exactly once and every recorded
 event is visible, whether or not a flusher has got to it yet. A read that finds a large backlog
 ingests it first (once) instead of merging it on every read. A missing file reads as empty relations.
+
+A reader never migrates: a file written with an older schema is read as it is, each relation shown
+with the columns this code knows (NULL where the file has none yet, empty where it has no such
+table), and its backlog is left to a writer. A file newer than this code is refused with a one-line
+SchemaTooNewError (its newer spools and columns could not be shown faithfully).
 Note `at` (server_events) is an SQL keyword: write it `"at"` in queries.
 """
 
@@ -25,10 +30,11 @@ import duckdb
 from ..config import history_path
 from ..errors import HistoryError
 from ..types import Message
+from .catalog import known_version
 from .db import describe_error, file_lock, is_lock_conflict, retry_locked, run
 from .ingest import ingest, insert_lines, pending_bytes, pending_lines, read_offsets
-from .migrate import check_version, known_version, load_migrations, migrate
-from .schema import RELATIONS, TIME_COLUMN
+from .migrate import check_version
+from .schema import COLUMNS, RELATIONS, SQL_TYPE, TIME_COLUMN
 from .spool import spool_dir
 from .transcript import messages_from_rows
 
@@ -41,6 +47,7 @@ logger = logging.getLogger("synapse_nb.history")
 
 READ_TIMEOUT = 30.0  # seconds a read waits for writers before it says the file is held elsewhere
 INGEST_ON_READ = 256 * 1024  # a read that finds this much spooled ingests it first rather than merging it
+INGEST_ON_READ_SECONDS = 5.0  # at most this long; the merge covers whatever is left
 
 When = _dt.datetime | _dt.date | str | None
 
@@ -72,6 +79,7 @@ class History:
         self.path = (Path(path).expanduser() if path is not None else history_path()).absolute()
         self.timeout = timeout
         self._migrations = migrations
+        self._known: int | None = None  # the newest schema version this code knows (loaded once)
         self._con: duckdb.DuckDBPyConnection | None = None
         self._shape: object = None  # the attached file's columns the views were built for
         self._union: bool | None = None  # whether the views currently add the pending tables
@@ -149,7 +157,7 @@ class History:
         # Top-N on each side of the union: DuckDB does not push it through the view's UNION ALL.
         top = f"ORDER BY {time_col} DESC LIMIT {int(limit)}"
         query = (
-            f"SELECT * FROM ((SELECT * FROM hist.main.{relation}{cond} {top}) UNION ALL "
+            f"SELECT * FROM ((SELECT * FROM _file_{relation}{cond} {top}) UNION ALL BY NAME "
             f"(SELECT * FROM temp.main._pending_{relation}{cond} {top})) {top}"
         )
         return self.sql(f"SELECT * FROM ({query}) ORDER BY {order}", params + params)
@@ -184,13 +192,20 @@ class History:
                 written.append(target)
         return written
 
+    @property
+    def known_version(self) -> int:
+        """The newest schema version this code knows (newer files are refused; newer spools skipped)."""
+        if self._known is None:
+            self._known = known_version(self._migrations)
+        return self._known
+
     @contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A DuckDB connection where the relations are complete views; the file is held until exit.
 
         Keep the block short: writers of every process wait for it to end.
         """
-        known = known_version(self._migrations)
+        known = self.known_version
         lock = file_lock(self.path)  # held while attached; also keeps this object's connection single-threaded
         con, offsets = self._attach(lock, known)
         try:
@@ -207,22 +222,34 @@ class History:
     def _prepare(self, con: duckdb.DuckDBPyConnection, pending: bool) -> None:
         """Point the views at the attached file, adding the pending tables only when something is pending.
 
-        Plain views when nothing is pending keep DuckDB's optimisations (a UNION ALL, even with an empty
-        side, turns a 2 ms top-N over 1M rows into 80 ms).
+        `_file_<relation>` shows the file's table with the columns this code knows, whatever schema
+        version the file has (see the module docstring). Plain views when nothing is pending keep
+        DuckDB's optimisations (a UNION ALL, even with an empty side, turns a 2 ms top-N over 1M rows
+        into 80 ms).
         """
-        ((shape,),) = con.execute(
-            "SELECT list(table_name || '.' || column_name || ':' || data_type ORDER BY table_name, column_index) "
-            "FROM duckdb_columns() WHERE database_name = 'hist'"
+        rows = con.execute(
+            "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE database_name = 'hist' "
+            "ORDER BY table_name, column_index"
         ).fetchall()
+        shape = tuple(rows)
         if shape != self._shape:
+            in_file: dict[str, list[str]] = {}
+            for table, column, _type in rows:
+                in_file.setdefault(str(table), []).append(str(column))
             for rel in RELATIONS:
-                run(con, f"CREATE OR REPLACE TEMP TABLE _pending_{rel} AS SELECT * FROM hist.main.{rel} LIMIT 0")
-            run(con, "CREATE OR REPLACE VIEW schema_migrations AS SELECT * FROM hist.main.schema_migrations")
+                typed = ", ".join(f'"{c}" {SQL_TYPE[k]}' for c, k in COLUMNS[rel].items())
+                run(con, f"CREATE OR REPLACE TEMP TABLE _pending_{rel} ({typed})")
+                run(con, f"CREATE OR REPLACE VIEW _file_{rel} AS {_file_select(rel, in_file.get(rel))}")
+            migrations = (
+                "SELECT * FROM hist.main.schema_migrations" if "schema_migrations" in in_file
+                else "SELECT NULL::INTEGER AS version, NULL::VARCHAR AS name, NULL::TIMESTAMP AS applied_at LIMIT 0"
+            )
+            run(con, f"CREATE OR REPLACE VIEW schema_migrations AS {migrations}")
             self._shape, self._union = shape, None
         if pending != self._union:
             for rel in RELATIONS:
-                extra = f" UNION ALL SELECT * FROM temp.main._pending_{rel}" if pending else ""
-                run(con, f"CREATE OR REPLACE VIEW {rel} AS SELECT * FROM hist.main.{rel}{extra}")
+                extra = f" UNION ALL BY NAME SELECT * FROM temp.main._pending_{rel}" if pending else ""
+                run(con, f"CREATE OR REPLACE VIEW {rel} AS SELECT * FROM _file_{rel}{extra}")
             self._union = pending
 
     def _release(self, con: duckdb.DuckDBPyConnection) -> None:
@@ -261,20 +288,17 @@ class History:
         """Attach the file as `hist` and return `lock` held, the connection and the ingested spool offsets.
 
         DuckDB excludes other processes from the file even for a read-only attach, so attaching
-        writable costs nobody anything, and lets a read bring an older file's schema up to date and
-        ingest a large spool backlog itself (once) instead of parsing it again on every read. Files we
-        may not write are attached read-only and read with the union alone.
+        writable costs nobody anything, and lets a read of a file at this code's schema ingest a large
+        spool backlog itself (once) instead of parsing it again on every read. Files we may not write
+        are attached read-only and read with the union alone. Nothing is ever migrated here.
         """
         path = self.path
         if not path.is_file() or path.stat().st_size == 0:
-            # Nothing ingested yet: empty relations with the current schema, plus whatever is spooled.
+            # Nothing ingested yet: empty relations, plus whatever is spooled.
             lock.acquire()
             try:
                 con = self._memory()
                 run(con, "ATTACH ':memory:' AS hist")
-                run(con, "USE hist")
-                migrate(con, path=str(path), directory=self._migrations)
-                run(con, "USE memory")
             except BaseException:
                 self._release(self._memory())
                 lock.release()
@@ -282,34 +306,37 @@ class History:
             return con, {}
         con = self._attach_file(lock, time.monotonic() + self.timeout)
         try:
-            run(con, "USE hist")
-            if self._writable:
-                migrate(con, path=str(path), directory=self._migrations)
-                offsets = read_offsets(con)
-                if pending_bytes(spool_dir(path), offsets, known) >= INGEST_ON_READ:
-                    try:
-                        while ingest(con, spool_dir(path), known).more:
-                            pass
-                    except (duckdb.Error, OSError) as exc:  # a courtesy: the merge below still reads it all
-                        logger.info("a read could not ingest the spool backlog of %s: %s", path, exc)
-                    offsets = read_offsets(con)
-            else:
-                applied = check_version(con, path=str(path), directory=self._migrations)
-                if any(m.version not in applied for m in load_migrations(self._migrations)):
-                    raise HistoryError(
-                        f"history file {path} was written by an older synapse_nb and is read-only here: "
-                        "open it once with write access to upgrade it",
-                        path=str(path),
-                    )
-                offsets = read_offsets(con)
-            run(con, "USE memory")
-            return con, offsets
+            applied = check_version(con, path=str(path), catalog="hist")
+            offsets = self._offsets(con)
+            at_known = max(applied, default=0) == known  # an older file is not ingested into: that would migrate it
+            if (
+                self._writable and at_known and offsets is not None
+                and pending_bytes(spool_dir(path), offsets, known) >= INGEST_ON_READ
+            ):
+                run(con, "USE hist")
+                stop_at = time.monotonic() + INGEST_ON_READ_SECONDS  # a writer appending fast cannot keep us here
+                try:
+                    while ingest(con, spool_dir(path), known).more and time.monotonic() < stop_at:
+                        pass
+                except (duckdb.Error, OSError) as exc:  # a courtesy: the merge below still reads it all
+                    logger.info("a read could not ingest the spool backlog of %s: %s", path, exc)
+                run(con, "USE memory")
+                offsets = self._offsets(con)
+            return con, offsets or {}
         except BaseException as exc:
             self._release(con)
             lock.release()
             if isinstance(exc, duckdb.Error):
                 raise HistoryError(describe_error(path, exc), path=str(path)) from exc
             raise
+
+    @staticmethod
+    def _offsets(con: duckdb.DuckDBPyConnection) -> dict[str, int] | None:
+        """The file's ingested spool offsets; None for a file from before spools (schema < 3)."""
+        try:
+            return read_offsets(con, "hist.main._ingest_offsets")
+        except duckdb.CatalogException:
+            return None
 
     def _attach_file(self, lock: threading.RLock, deadline: float) -> duckdb.DuckDBPyConnection:
         target = _quote(self.path)
@@ -330,6 +357,16 @@ class History:
             return retry_locked(attempt, self.path, deadline=deadline, lock=lock)
         except duckdb.Error as exc:
             raise HistoryError(describe_error(self.path, exc), path=str(self.path)) from exc
+
+
+def _file_select(relation: str, present: list[str] | None) -> str:
+    """The file's `relation` with this code's columns: NULL for those an older schema lacks; empty if no table."""
+    if present is None:
+        nulls = ", ".join(f'NULL::{SQL_TYPE[k]} AS "{c}"' for c, k in COLUMNS[relation].items())
+        return f"SELECT {nulls} LIMIT 0"
+    known = [f'"{c}"' if c in present else f'NULL::{SQL_TYPE[k]} AS "{c}"' for c, k in COLUMNS[relation].items()]
+    newer = [f'"{c}"' for c in present if c not in COLUMNS[relation]]
+    return f"SELECT {', '.join(known + newer)} FROM hist.main.{relation}"
 
 
 def _quote(path: Path) -> str:

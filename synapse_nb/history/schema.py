@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["COLUMNS", "RELATIONS", "TIME_COLUMN", "Kind"]
+__all__ = ["COLUMNS", "RELATIONS", "SQL_TYPE", "TIME_COLUMN", "Kind"]
 
 Kind = Literal["str", "int", "float", "bool", "ts", "json"]
 """How a column is coerced on ingest: `ts` is naive UTC TIMESTAMP, `json` a DuckDB JSON value."""
+
+SQL_TYPE: dict[Kind, str] = {
+    "str": "VARCHAR",
+    "int": "BIGINT",
+    "float": "DOUBLE",
+    "bool": "BOOLEAN",
+    "ts": "TIMESTAMP",
+    "json": "JSON",
+}
+"""The DuckDB type of each kind (what the migrations create)."""
 
 COLUMNS: dict[str, dict[str, Kind]] = {
     "sessions": {

@@ -1,10 +1,21 @@
 """Per-process spool files next to the history file: append-only JSON lines, one write per event.
 
-Layout: `<db>.spool/<host>-<pid>-<random>.v<schema>.jsonl`. The owning process holds an exclusive
-`flock` on its file for as long as it writes to it; a file whose lock can be taken has no writer
-(its process ended, crashed or rotated away), so whoever ingests next may finish and delete it. The
-lock is taken before the file gets its final name (created under a temporary name, then renamed), so
-no one ever sees an unlocked file that is still about to be written.
+Layout: `<db>.spool/<host>-<pid>-<random>.v<schema>.jsonl`. The name is the file's identity (ingest
+offsets are keyed by it) and says who writes it and with which schema.
+
+Format, and why it is forward-compatible: each line is `{"t": relation, "r": {column: value}}`.
+Schema versions only ever add relations and columns (DESIGN.md section 8), so an ingester that knows
+version K takes every spool of version <= K and inserts by column name, older lines leaving newer
+columns NULL; spools of a version above K are left alone for newer code. A line whose `t` is not a
+relation is ignored by every ingester (that is how `SEAL` works). A change to the line format itself
+would need a new file suffix, so no older ingester could misread it.
+
+Liveness: a spool is live (someone may still append to it, so nobody else may finish and delete it)
+while its owner holds an exclusive `flock` on it; the lock is taken before the file gets its final name
+(created under a temporary name, then renamed). `flock` silently succeeds on some NFS/SMB/FUSE homes,
+so a file whose lock can be taken is still live when its name's host is this host and its pid is a
+running process that started before the file's last write (not a reused pid), unless its last line is
+`SEAL`, which a writer appends when it stops writing a file (rotation, close).
 """
 
 from __future__ import annotations
@@ -20,10 +31,21 @@ from pathlib import Path
 
 try:
     import fcntl
-except ImportError:  # pragma: no cover - Windows: no flock; spool files then count as live forever
+except ImportError:  # pragma: no cover - Windows: no flock; liveness rests on host and pid
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["SpoolFile", "SpoolWriter", "is_abandoned", "list_spools", "read_complete", "spool_dir"]
+__all__ = ["SEAL", "SpoolFile", "SpoolWriter", "is_abandoned", "list_spools", "read_complete", "spool_dir"]
+
+SEAL = b'{"t":"_sealed"}\n'
+"""The last line of a spool whose writer stopped writing it (not a relation: ingesters skip it)."""
+
+PID_SLACK = 2.0  # seconds: process start times (from boot time + ticks) are this coarse
+
+# The spool files this process is writing now (absolute paths). Process-wide by nature: on a file
+# system where flock is a no-op, this is how a process tells its own live spools (one per store) from
+# those an earlier process with the same pid left behind.
+_OWN: set[str] = set()
+_OWN_GUARD = threading.Lock()
 
 _NAME = re.compile(r"^(?P<host>[A-Za-z0-9_.-]+)-(?P<pid>\d+)-(?P<uid>[0-9a-f]{12})\.v(?P<version>\d+)\.jsonl$")
 
@@ -77,22 +99,50 @@ def read_complete(path: Path, start: int, max_bytes: int) -> tuple[bytes, int]:
 
 
 def is_abandoned(path: Path) -> bool:
-    """True when no process holds the file's writer lock (so it will never grow again)."""
-    if fcntl is None:  # pragma: no cover
-        return False
+    """True when nobody will append to the spool again, so it may be finished and deleted (see above)."""
+    m = _NAME.match(path.name)
+    same_host = m is not None and m["host"] == _host()
+    if same_host and m is not None and int(m["pid"]) == os.getpid():
+        # This process's files are known without touching their lock: where flock is emulated with POSIX
+        # locks (NFS), closing any descriptor of a file drops every lock this process holds on it.
+        with _OWN_GUARD:
+            if str(path.absolute()) in _OWN:
+                return False
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            return False
-        raise
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    return False
+                raise
+        st = os.fstat(fd)
+        if st.st_size >= len(SEAL):
+            os.lseek(fd, st.st_size - len(SEAL), os.SEEK_SET)
+            if os.read(fd, len(SEAL)) == SEAL:
+                return True
+        return not (same_host and m is not None and _pid_wrote(int(m["pid"]), st.st_mtime))
     finally:
         os.close(fd)  # closing our own descriptor drops only our lock, never the owner's
-    return True
+
+
+def _pid_wrote(pid: int, last_write: float) -> bool:
+    """Whether process `pid` of this host may still be writing a file last written at `last_write`."""
+    if pid == os.getpid():
+        return False  # not one of ours (checked first): an earlier process with this pid left it
+    import psutil
+
+    try:
+        started = float(psutil.Process(pid).create_time())
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.Error:  # e.g. access denied: it exists, so assume it is the writer
+        return True
+    return started <= last_write + PID_SLACK  # a process started after the last write reused the pid
 
 
 def _host() -> str:
@@ -110,6 +160,7 @@ class SpoolWriter:
         self._fd = -1
         self._size = 0
         self.name = ""
+        self.made_directory = not directory.is_dir()  # so a store that must give up can leave no trace
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._open_new()
 
@@ -126,6 +177,25 @@ class SpoolWriter:
             tmp.unlink(missing_ok=True)
             raise
         self._fd, self._size, self.name = fd, 0, name
+        with _OWN_GUARD:
+            _OWN.add(str(self.path.absolute()))
+
+    def _seal_and_close(self, *, seal: bool) -> None:
+        """Mark the current file as finished (see SEAL) and let go of it; call holding `_lock`."""
+        if self._fd < 0:
+            return
+        fd, self._fd = self._fd, -1
+        try:
+            if seal:
+                os.write(fd, SEAL)  # one short write: a file ends with the whole marker or without it
+                if self.fsync:
+                    os.fdatasync(fd)
+        except OSError:
+            pass  # unsealed, it is still finished once this process has exited (see is_abandoned)
+        finally:
+            os.close(fd)
+            with _OWN_GUARD:
+                _OWN.discard(str(self.path.absolute()))
 
     @property
     def path(self) -> Path:
@@ -158,17 +228,14 @@ class SpoolWriter:
             return True
 
     def rotate(self) -> str:
-        """Start a new file; the old one (returned by name) is unlocked, to be finished and deleted."""
+        """Start a new file; the old one (returned by name) is sealed and unlocked, to be finished and deleted."""
         with self._lock:
-            old, old_fd = self.name, self._fd
+            old = self.name
+            self._seal_and_close(seal=True)
             self._open_new()
-            if old_fd >= 0:
-                os.close(old_fd)
             return old
 
-    def close(self) -> None:
-        """Stop writing and drop the lock; the file stays until it is fully ingested."""
+    def close(self, *, seal: bool = True) -> None:
+        """Stop writing: seal the file and drop the lock; the file stays until it is fully ingested."""
         with self._lock:
-            if self._fd >= 0:
-                os.close(self._fd)
-                self._fd = -1
+            self._seal_and_close(seal=seal)

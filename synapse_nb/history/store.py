@@ -8,14 +8,20 @@ spool file with a single `os.write` (tens of microseconds, no lock shared with t
 is in the OS page cache when `record()` returns, so it survives the process being SIGKILLed (pass
 `fsync=True` to `open` to also survive power loss, at ~0.3 ms per event).
 
-A daemon flusher thread ingests spools into DuckDB in batches (see ingest.py for exactly-once): it
-opens the file only for the ingest (tens of milliseconds), retries lock conflicts with jittered
-backoff without holding anything the event loop needs, and also finishes spools of processes that
-died. Readers (reader.py) attach the file briefly and add the spool lines not yet ingested (or ingest
-a large backlog themselves), so a query never misses an event and no process waits on another's
-flusher. Designs considered and rejected: one writer process serving the others over a socket (a
-daemon to manage; events lost when it dies); DuckDB's own multi-process access (none: any open, even
-read-only, excludes every other process); a queue drained by a thread (events lost on SIGKILL).
+Nothing here touches DuckDB on the caller's thread: `open()` only creates the spool and starts a
+daemon flusher thread, which imports DuckDB, creates or migrates the file, and then ingests spools in
+batches (see flusher.py and ingest.py for exactly-once). It opens the file only for the ingest (tens
+of milliseconds), retries lock conflicts with jittered backoff without holding anything the event loop
+needs, and also finishes spools of processes that died. Readers (reader.py) attach the file briefly
+and add the spool lines not yet ingested, so a query never misses an event and no process waits on
+another's flusher.
+
+When another process (a newer synapse_nb) has migrated the file past the schema this code knows,
+the store is `paused`: it keeps spooling (a newer synapse_nb ingests older spools), writes nothing
+into the file, and says so once (`paused`, shown by the notebook). Designs considered and rejected:
+one writer process serving the others over a socket (a daemon to manage; events lost when it dies);
+DuckDB's own multi-process access (none: any open, even read-only, excludes every other process); a
+queue drained by a thread (events lost on SIGKILL).
 """
 
 from __future__ import annotations
@@ -31,19 +37,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-import duckdb
-
 from ..config import history_path
-from ..errors import HistoryError
+from ..errors import HistoryError, SchemaTooNewError
 from ..events import Event
-from .db import HistoryLockTimeout, describe_error, file_lock, opened, remove_empty_placeholder
-from .ingest import ingest
-from .migrate import known_version, load_migrations, migrate
+from .catalog import Migration, load_migrations
+from .problem import describe_error
 from .recorder import Recorder
 from .redact import Redactor, json_default
 from .spool import SpoolWriter, is_abandoned, list_spools, spool_dir
 
 if TYPE_CHECKING:
+    from .flusher import Flusher
     from .reader import History
 
 __all__ = ["HistoryStore"]
@@ -55,26 +59,32 @@ MIN_INTERVAL = 2.0  # at most one ingest per this many seconds per process: each
 # and holds the lock; readers merge the spool, so nobody waits for it (bench row 3)
 SCAN_INTERVAL = 5.0  # how often an idle flusher looks for spools left by dead processes
 ROTATE_BYTES = 32 * 1024 * 1024  # a spool this large is handed over (finished and deleted) and replaced
-OPEN_TIMEOUT = 10.0  # how long open() waits for a busy file before leaving migration to the flusher
+OPEN_TIMEOUT = 10.0  # how long a strict open, and a reader, wait for the background open of a busy file
 ATTEMPT_TIMEOUT = 1.0  # one background ingest waits this long for a busy file, then backs off and retries
 
 
 class HistoryStore:
     """The history file of this process: `record` is the EventSink; see the module docstring.
 
-    Build it with `HistoryStore.open(path)`. When the file cannot be used, the store is unavailable
-    (`available` False, `problem` one line saying why and how to fix it) and `record` does nothing.
+    Build it with `HistoryStore.open(path)`, which returns at once. When the file cannot be used, the
+    store is unavailable (`available` False, `problem` one line saying why and how to fix it) and
+    `record` does nothing; when it is newer than this code, `paused` says so and events stay spooled.
     """
 
     def __init__(self, path: Path, *, migrations: Path | None = None) -> None:
         self.path = path
         self.problem: str | None = None
+        self.paused: str | None = None
         self._error: HistoryError | None = None
+        self._paused_error: SchemaTooNewError | None = None
         self.redactor = Redactor()
         self._migrations = migrations
+        self._known: tuple[Migration, ...] = ()
         self._recorder = Recorder()
         self._spool: SpoolWriter | None = None
-        self._version = 0
+        self._flusher: Flusher | None = None
+        self._opened = threading.Event()  # the first open ended: file ready, paused or unusable
+        self._flusher_ready = threading.Event()  # the flusher thread has loaded DuckDB (or ended)
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._pending = False
@@ -100,40 +110,43 @@ class HistoryStore:
         fsync: bool = False,
         migrations: Path | None = None,
     ) -> HistoryStore:
-        """Open (creating and migrating) the history file; `path` None means `config.history_path()`.
+        """Start recording into the history file; `path` None means `config.history_path()`.
 
-        Never raises unless `strict`: an unusable file gives an unavailable store with `problem` set
-        (and one WARNING on the `synapse_nb.history` logger). `migrations` overrides the SQL folder.
+        Returns at once (no DuckDB work here): the file is created or migrated by the flusher thread.
+        `migrations` is the folder of migrations this code knows (default: the installed ones). Never
+        raises unless `strict`, which waits (up to OPEN_TIMEOUT) for the file to be opened and raises
+        its problem, a SchemaTooNewError included; otherwise an unusable file gives an unavailable
+        store with `problem` set (and one WARNING on the `synapse_nb.history` logger).
         """
         # Absolute now: a notebook's %cd must not move the file under a running store.
         resolved = (Path(path).expanduser() if path is not None else history_path()).absolute()
         store = cls(resolved, migrations=migrations)
         try:
             try:
-                store._open(fsync=fsync)
-            except (duckdb.Error, OSError) as exc:
+                store._start(fsync=fsync)
+            except OSError as exc:
                 raise HistoryError(describe_error(resolved, exc), path=str(resolved)) from exc
         except HistoryError as exc:
             store._set_problem(exc)
+            store._opened.set()
             if strict:
                 raise
+            return store
+        if strict:
+            store.wait_open(OPEN_TIMEOUT)
+            error = store._error or store._paused_error
+            if error is not None:
+                store._discard()
+                raise error
         return store
 
-    def _open(self, *, fsync: bool) -> None:
+    def _start(self, *, fsync: bool) -> None:
         path = self.path
         if path.is_dir():
             raise HistoryError(f"history file {path} is a directory: set SYNAPSE_DB to a file path", path=str(path))
-        load_migrations(self._migrations)
-        self._version = known_version(self._migrations)
+        self._known = load_migrations(self._migrations)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with file_lock(path):
-            remove_empty_placeholder(path)
-        try:
-            with opened(path, deadline=time.monotonic() + OPEN_TIMEOUT) as con:
-                migrate(con, path=str(path), directory=self._migrations)
-        except HistoryLockTimeout:
-            logger.info("history file %s is busy; its schema will be checked on the first ingest", path)
-        self._spool = SpoolWriter(spool_dir(path), self._version, fsync=fsync)
+        self._spool = SpoolWriter(spool_dir(path), self._known[-1].version, fsync=fsync)
         self._thread = threading.Thread(target=self._run, name=f"synapse-history-flusher:{path.name}", daemon=True)
         self._thread.start()
         ref = weakref.ref(self)
@@ -146,17 +159,62 @@ class HistoryStore:
         self._atexit = _close_at_exit
         atexit.register(_close_at_exit)
 
+    def wait_open(self, timeout: float | None = None) -> bool:
+        """Wait until the file is opened (or found unusable or too new); False if still busy at `timeout`."""
+        return self._opened.wait(timeout)
+
     def _set_problem(self, error: HistoryError) -> None:
         if self.problem is None:
             self._error = error
             self.problem = str(error)
             logger.warning("history is not recorded: %s", self.problem)
 
+    def _pause(self, error: SchemaTooNewError) -> None:
+        if self.paused is None:
+            self._paused_error = error
+            self.paused = (
+                f"events are not written to history file {self.path}: it has schema version {error.file_version}, "
+                f"newer than the {error.known_version} this synapse_nb knows; they are kept in "
+                f"{spool_dir(self.path)} and added when a newer synapse_nb opens the file (upgrade synapse_nb)"
+            )
+            logger.warning("history is paused: %s", self.paused)
+
+    def _fail_open(self, error: HistoryError) -> None:
+        """The file cannot be used at all: nothing was recorded, so our spool goes (nothing half written)."""
+        self._set_problem(error)
+        self._drop_spool()
+
+    def _drop_spool(self) -> None:
+        spool = self._spool
+        if spool is None:
+            return
+        spool.close(seal=False)
+        spool.path.unlink(missing_ok=True)
+        if spool.made_directory:
+            try:
+                spool.directory.rmdir()  # only if empty: other processes' spools stay
+            except OSError:
+                pass
+
+    def _discard(self) -> None:
+        """Undo a strict open that raised: stop the flusher and remove the (empty) spool."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(OPEN_TIMEOUT)
+        self._drop_spool()
+        self._unregister()
+
+    def _unregister(self) -> None:
+        if self._atexit is not None:
+            atexit.unregister(self._atexit)
+            self._atexit = None
+
     # ---- public state --------------------------------------------------------------------------
 
     @property
     def available(self) -> bool:
-        """True while events are being recorded."""
+        """True while events are being recorded (into the spool; see `paused` for whether they reach the file)."""
         return self.problem is None and self._spool is not None and not self._spool.closed
 
     @property
@@ -171,13 +229,19 @@ class HistoryStore:
         return 0 if spool is None or spool.closed else max(0, spool.size - self._ingested)
 
     def __repr__(self) -> str:
-        state = "available" if self.available else f"unavailable: {self.problem or 'closed'}"
+        if not self.available:
+            state = f"unavailable: {self.problem or 'closed'}"
+        else:
+            state = f"paused: {self.paused}" if self.paused else "available"
         return f"<HistoryStore {self.path} ({state})>"
 
     # ---- recording -----------------------------------------------------------------------------
 
     def record(self, event: Event) -> None:
-        """Write `event` to the spool; when this returns it survives a SIGKILL. Never raises."""
+        """Write `event` to the spool; when this returns it survives a SIGKILL. Never raises, never waits.
+
+        Only the spool is touched here (no DuckDB, no lock the flusher holds while ingesting).
+        """
         spool = self._spool
         if spool is None or spool.closed or self.problem is not None:
             return
@@ -204,12 +268,31 @@ class HistoryStore:
             text = json.dumps({"t": relation, "r": self.redactor.redact(row)}, ensure_ascii=False)
         return self.redactor.redact_text(text).encode("utf-8", "replace") + b"\n"
 
-    # ---- ingesting -----------------------------------------------------------------------------
+    # ---- ingesting (the flusher thread) ----------------------------------------------------------
 
     def _run(self) -> None:
+        try:
+            from .flusher import Flusher  # imports DuckDB: on this thread, never on the caller's
+
+            flusher = Flusher(self.path, spool_dir(self.path), self._known)
+            flusher.remove_placeholder()
+            self._flusher = flusher
+            self._flusher_ready.set()
+            self._loop()
+        except Exception:  # the thread's wrapper: say it, and let close() and readers carry on
+            logger.exception("the history flusher of %s stopped; events stay in the spool", self.path)
+        finally:
+            self._flusher_ready.set()
+            self._opened.set()
+
+    def _loop(self) -> None:
+        # The open: create or migrate the file, and ingest whatever is already spooled, at once.
         last = 0.0
+        if not self._attempt():
+            self._wake.set()
+        last = time.monotonic()
         next_scan = 0.0  # scan at once: a dead process may have left a spool
-        while not self._stop.is_set():
+        while not self._stop.is_set() and self.problem is None and self.paused is None:
             woke = self._wake.wait(timeout=max(0.0, next_scan - time.monotonic()))
             if self._stop.is_set():
                 return
@@ -223,11 +306,16 @@ class HistoryStore:
             if now >= next_scan:
                 next_scan = now + SCAN_INTERVAL
                 due = due or self._own_pending() or self._others_pending()
-            if due and self.problem is None:
-                ok = self._ingest_now(deadline=time.monotonic() + ATTEMPT_TIMEOUT, stop=self._stop.is_set)
+            if due:
+                ok = self._attempt()
                 last = time.monotonic()
-                if not ok and self.problem is None and not self._stop.is_set():
+                if not ok and not self._stop.is_set():
                     self._wake.set()  # retry, after the backoff above
+
+    def _attempt(self) -> bool:
+        if self.problem is not None or self.paused is not None:
+            return True
+        return self._ingest_now(deadline=time.monotonic() + ATTEMPT_TIMEOUT, stop=self._stop.is_set)
 
     def _backoff(self) -> float:
         if self._failures:  # errors other than a busy file: retry slowly
@@ -242,10 +330,11 @@ class HistoryStore:
 
     def _others_pending(self) -> bool:
         own = self._spool.name if self._spool is not None else ""
-        return any(s.name != own and is_abandoned(s.path) for s in list_spools(spool_dir(self.path), self._version))
+        spools = list_spools(spool_dir(self.path), self._known[-1].version)
+        return any(s.name != own and is_abandoned(s.path) for s in spools)
 
     def _ingest_now(self, *, deadline: float, stop: Callable[[], bool] | None = None) -> bool:
-        """Ingest everything pending; False if the file stayed locked past `deadline` (or `stop()`)."""
+        """Ingest everything pending; False if it did not happen (busy past `deadline`, `stop()`, paused...)."""
         # One ingest at a time per store (flusher, flush(), close()): they share the bookkeeping.
         if not self._ingest_lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
             return False
@@ -255,36 +344,46 @@ class HistoryStore:
             self._ingest_lock.release()
 
     def _ingest_locked(self, deadline: float, stop: Callable[[], bool] | None) -> bool:
-        spool = self._spool
-        if spool is None:
-            return True
+        spool, flusher = self._spool, self._flusher
+        if spool is None or flusher is None or self.problem is not None or self.paused is not None:
+            return False
+        from .db import HistoryLockTimeout  # already loaded by the flusher thread: no DuckDB import here
+        from .flusher import IngestFailed
+
         self._pending = False
         try:
-            with opened(self.path, deadline=deadline, stop=stop) as con:
-                migrate(con, path=str(self.path), directory=self._migrations)
-                while True:
-                    result = ingest(con, spool.directory, self._version, finished=self._finished)
-                    own = result.offsets.get(spool.name)
-                    if own is not None:
-                        self._ingested = own
-                    self._finished.difference_update(result.deleted)
-                    if not result.more:
-                        break
+            done = flusher.run(deadline=deadline, stop=stop, finished=self._finished)
         except HistoryLockTimeout:
             self._pending = True
             self._busy += 1
             return False
-        except HistoryError as exc:  # e.g. a newer synapse_nb migrated the file meanwhile
-            self._set_problem(exc)
+        except SchemaTooNewError as exc:  # a newer synapse_nb migrated the file: keep spooling, write nothing
+            self._pause(exc)
+            self._opened.set()
             return False
-        except (duckdb.Error, OSError) as exc:
+        except IngestFailed as exc:
             self._pending = True
             self._failures += 1
             if self._failures == 1:
                 logger.warning("history ingest into %s failed, will retry: %s", self.path, exc)
             return False
+        except HistoryError as exc:
+            if self._opened.is_set():
+                self._set_problem(exc)
+            else:
+                self._fail_open(exc)
+            self._opened.set()
+            return False
+        own = done.offsets.get(spool.name)
+        if own is not None:
+            self._ingested = own
+        self._finished.difference_update(done.deleted)
+        if done.more:  # the attempt's time ran out with a backlog left: the flusher carries on soon
+            self._pending = True
+            self._wake.set()
         self._failures = self._busy = 0
         self._ingested_event.set()
+        self._opened.set()
         if not spool.closed and spool.size >= ROTATE_BYTES and self._ingested >= spool.size:
             self._finished.add(spool.rotate())
             self._ingested = 0
@@ -294,18 +393,25 @@ class HistoryStore:
         """Ingest everything recorded so far into the DuckDB file now (reads never need this).
 
         If the file stays locked by other programs for `timeout` seconds, returns anyway: the events
-        stay in the spool, readers still see them, and the flusher keeps trying.
+        stay in the spool, readers still see them, and the flusher keeps trying. Paused or unusable:
+        returns at once.
         """
-        if self._spool is None or self.problem is not None:
+        if self._spool is None or self.problem is not None or self.paused is not None:
             return
-        if not self._ingest_now(deadline=time.monotonic() + timeout):
+        deadline = time.monotonic() + timeout
+        self._flusher_ready.wait(timeout)
+        if not self._ingest_now(deadline=deadline) and self.problem is None and self.paused is None:
             logger.info("history flush into %s timed out after %.1f s; events stay in the spool", self.path, timeout)
 
     def close(self, timeout: float = 5.0) -> None:
-        """Stop the flusher, ingest what is left (up to `timeout` s) and remove this process's spool."""
+        """Stop the flusher, ingest what is left (up to `timeout` s) and remove this process's spool.
+
+        A paused store seals its spool and leaves it for a newer synapse_nb to ingest.
+        """
         spool = self._spool
         if spool is None or spool.closed:
             return
+        deadline = time.monotonic() + timeout
         self._stop.set()
         self._wake.set()
         if self._thread is not None and self._thread is not threading.current_thread():
@@ -313,11 +419,9 @@ class HistoryStore:
         name = spool.name
         spool.close()
         self._finished.add(name)
-        if self.problem is None:
-            self._ingest_now(deadline=time.monotonic() + timeout)
-        if self._atexit is not None:
-            atexit.unregister(self._atexit)
-            self._atexit = None
+        if self.problem is None and self.paused is None:
+            self._ingest_now(deadline=deadline)
+        self._unregister()
 
     def __enter__(self) -> HistoryStore:
         return self
@@ -330,7 +434,11 @@ class HistoryStore:
     # ---- reading -------------------------------------------------------------------------------
 
     def history(self) -> History:
-        """A reader over this store's file (complete: includes events not yet ingested); one per store."""
+        """A reader over this store's file (complete: includes events not yet ingested); one per store.
+
+        Waits (up to OPEN_TIMEOUT) for the background open first, so a file found unusable raises here.
+        """
+        self._opened.wait(OPEN_TIMEOUT)
         if self._error is not None:
             raise self._error
         if self._reader is None:

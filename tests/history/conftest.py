@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from synapse_nb.history.catalog import load_migrations
 from synapse_nb.history.store import HistoryStore
 
 
@@ -21,3 +23,14 @@ def store(db_path: Path) -> Iterator[HistoryStore]:
     s = HistoryStore.open(db_path, strict=True)
     yield s
     s.close()
+
+
+@pytest.fixture
+def newer(tmp_path: Path) -> Path:
+    """The migrations of a newer synapse_nb (for `migrations=`): the installed ones plus a 0004 adding a column."""
+    d = tmp_path / "newer-migrations"
+    d.mkdir()
+    for m in load_migrations():
+        shutil.copy(m.path, d)
+    (d / "0004_tool_call_cost.sql").write_text("ALTER TABLE tool_calls ADD COLUMN cost DOUBLE;\n")
+    return d

@@ -6,8 +6,6 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from synapse_nb import events as ev
 from synapse_nb.types import ContentBlock, Message, ToolCall, ToolResult, Usage
 
@@ -163,8 +161,10 @@ def tool_call(sid: str, i: int, *, tool: str = "echo", when: dt.datetime | None 
 
 
 def raw(db: Path, sql: str) -> list[tuple[Any, ...]]:
-    """Query the DuckDB file directly, read-only, taking turns with this process's stores and readers."""
-    from synapse_nb.history.db import file_lock
+    """Query the DuckDB file directly, read-only, taking turns with this and other processes' stores and readers."""
+    import time
 
-    with file_lock(db), duckdb.connect(str(db), read_only=True) as con:
+    from synapse_nb.history.db import opened
+
+    with opened(db, read_only=True, deadline=time.monotonic() + 60) as con:
         return con.execute(sql).fetchall()

@@ -7,6 +7,10 @@ acker DB                   record tool calls forever, printing "ack I" after eac
                            and "ingested" once the flusher has moved some of them into the file
 reader DB STOP_FILE        query counts in a loop (marking `ready` beside STOP_FILE after the first) until
                            STOP_FILE exists; print queries, errors, counts and a final count
+driven DB [MIGRATIONS]     a store (knowing only the migrations of MIGRATIONS, default the installed ones)
+                           that obeys one command per stdin line and answers one JSON line each:
+                           `record TAG FROM TO` (tool calls FROM..TO-1 of session TAG), `flush`, `state`,
+                           `read` (tool call ids this process reads, or the error), `close` (then exit)
 """
 
 from __future__ import annotations
@@ -76,6 +80,46 @@ def reader(db: str, stop_file: str) -> None:
     print(json.dumps({"queries": queries, "errors": errors, "counts": counts, "final": final}), flush=True)
 
 
+def driven(db: str, migrations: str | None) -> None:
+    directory = Path(migrations) if migrations else None
+    store = HistoryStore.open(db, migrations=directory)
+
+    def state() -> dict[str, object]:
+        spool = store.spool_path
+        return {
+            "available": store.available,
+            "paused": store.paused,
+            "problem": store.problem,
+            "spool": spool.name if spool is not None else None,
+            "spool_bytes": spool.stat().st_size if spool is not None and spool.exists() else None,
+        }
+
+    for line in sys.stdin:
+        command, *args = line.split()
+        answer: dict[str, object] = {}
+        if command == "record":
+            tag, start, stop = args[0], int(args[1]), int(args[2])
+            for i in range(start, stop):
+                store.record(tool_call(tag, i))
+        elif command == "flush":
+            store.wait_open(WAIT)
+            store.flush(timeout=WAIT)
+            answer = state()
+        elif command == "state":
+            answer = state()
+        elif command == "read":
+            try:
+                answer = {"ids": sorted(History(db, migrations=directory).tool_calls().tool_call_id)}
+            except Exception as exc:
+                answer = {"error": f"{type(exc).__name__}: {exc}"}
+        elif command == "close":
+            store.close(timeout=WAIT)
+            answer = state()
+        print(json.dumps(answer), flush=True)
+        if command == "close":
+            return
+
+
 if __name__ == "__main__":
     mode, *args = sys.argv[1:]
     if mode == "writer":
@@ -84,5 +128,7 @@ if __name__ == "__main__":
         acker(args[0])
     elif mode == "reader":
         reader(args[0], args[1])
+    elif mode == "driven":
+        driven(args[0], args[1] if len(args) > 1 else None)
     else:
         raise SystemExit(f"unknown mode {mode}")

@@ -112,7 +112,8 @@ def test_a_failing_migration_is_rolled_back_and_named(tmp_path: Path, db_path: P
         assert [r[0] for r in con.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()] == [1, 2, 3]
         assert "half_done" not in _tables(con)
         assert "extra" not in _columns(con, "messages")
-    store = HistoryStore.open(db_path, migrations=directory)  # not strict: unavailable, one line
+    store = HistoryStore.open(db_path, migrations=directory)  # not strict: returns at once, then unavailable
+    assert store.wait_open(timeout=30)
     assert not store.available
     assert store.problem is not None
     assert "0004_broken.sql" in store.problem
@@ -120,7 +121,9 @@ def test_a_failing_migration_is_rolled_back_and_named(tmp_path: Path, db_path: P
 
 def test_a_fixed_migration_applies_on_the_next_open(tmp_path: Path, db_path: Path) -> None:
     directory = _migrations(tmp_path, {"0004_extra.sql": "SELECT * FROM missing;"})
-    assert not HistoryStore.open(db_path, migrations=directory).available
+    broken = HistoryStore.open(db_path, migrations=directory)
+    assert broken.wait_open(timeout=30)
+    assert not broken.available
     (directory / "0004_extra.sql").write_text("ALTER TABLE messages ADD COLUMN extra INTEGER;")
     HistoryStore.open(db_path, strict=True, migrations=directory).close()
     with duckdb.connect(str(db_path), read_only=True) as con:
@@ -137,18 +140,24 @@ def test_a_file_from_a_newer_version_is_refused_and_left_untouched(tmp_path: Pat
     assert (info.value.file_version, info.value.known_version) == (9, 3)
     assert str(db_path) in str(info.value)
     assert "upgrade synapse_nb" in str(info.value)
-    store = HistoryStore.open(db_path)
-    assert not store.available
-    assert store.problem == str(info.value)
+    assert sorted(p.relative_to(db_path.parent) for p in db_path.parent.rglob("*")) == listing  # strict: no spool
+
+    store = HistoryStore.open(db_path)  # not strict: paused, still recording into its spool
+    assert store.wait_open(timeout=30)
+    assert store.available
+    assert store.problem is None
+    assert store.paused is not None
+    assert "schema version 9, newer than the 3" in store.paused
+    assert "upgrade synapse_nb" in store.paused
     store.record(object())  # type: ignore[arg-type]  # a no-op, not an error
-    with pytest.raises(SchemaTooNewError):
-        store.history()
     from synapse_nb.history.reader import History
 
     with pytest.raises(SchemaTooNewError):
+        store.history().sessions()
+    with pytest.raises(SchemaTooNewError):
         History(db_path).sessions()
+    store.close()
     assert hashlib.sha256(db_path.read_bytes()).hexdigest() == digest
-    assert sorted(p.relative_to(db_path.parent) for p in db_path.parent.rglob("*")) == listing
 
 
 def test_a_duckdb_file_that_is_not_a_history_file_is_refused(db_path: Path) -> None:

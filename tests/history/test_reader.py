@@ -105,8 +105,9 @@ def test_export_writes_one_parquet_per_relation(filled: HistoryStore, tmp_path: 
     assert len(pd.read_parquet(tmp_path / "out" / "messages.parquet")) == 8
 
 
-def test_an_old_file_is_migrated_by_the_reader(tmp_path: Path, db_path: Path) -> None:
+def test_an_old_file_is_read_as_it_is_without_migrating_it(tmp_path: Path, db_path: Path) -> None:
     from synapse_nb.history.migrate import migrate, migrations_dir
+    from synapse_nb.history.spool import spool_dir
 
     only_first = tmp_path / "m1"
     only_first.mkdir()
@@ -118,8 +119,23 @@ def test_an_old_file_is_migrated_by_the_reader(tmp_path: Path, db_path: Path) ->
         con.execute(
             "INSERT INTO messages (message_id, session_id, seq, role, content) VALUES ('m', 's', 0, 'user', 'hi')"
         )
-    assert history().messages().content.tolist() == ["hi"]
-    assert history().tool_calls().empty
+    # A spool a writer left before it could bring the file up to date (no _ingest_offsets in a schema-1 file).
+    spool_dir(db_path).mkdir()
+    (spool_dir(db_path) / f"elsewhere-1-{'b' * 12}.v3.jsonl").write_text(
+        '{"t":"messages","r":{"message_id":"m2","session_id":"s","seq":1,"role":"assistant","content":"yo",'
+        '"tool_calls":[{"id":"c","name":"t","arguments":{}}]}}\n'
+    )
+    messages = history().messages()
+    assert messages.content.tolist() == ["hi", "yo"]
+    assert list(messages.columns) == list(COLUMNS["messages"])  # the columns this code knows, NULL where absent
+    assert pd.isna(messages.tool_calls[0])
+    assert history().tool_calls().empty  # no such table in the file yet: empty, with its columns
+    assert list(history().tool_calls().columns) == list(COLUMNS["tool_calls"])
+    assert list(history().tool_calls(limit=5).columns) == list(COLUMNS["tool_calls"])
+    assert history().sql("SELECT version FROM schema_migrations").version.tolist() == [1]
+    assert raw(db_path, "SELECT version FROM schema_migrations") == [(1,)]  # read, not migrated
+    assert {r[0] for r in raw(db_path, "SELECT table_name FROM duckdb_tables()")} == {"messages", "sessions",
+                                                                                      "schema_migrations"}
 
 
 def test_a_bad_query_is_one_history_error_line(filled: HistoryStore) -> None:

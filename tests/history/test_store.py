@@ -57,8 +57,9 @@ def test_close_ingests_and_removes_the_spool_then_record_is_a_no_op(db_path: Pat
 
 
 def test_the_flusher_ingests_without_being_asked(store: HistoryStore, db_path: Path) -> None:
+    done = store._ingested_event  # set after every successful background ingest (the open's too)
+    done.clear()
     store.record(tool_call("s", 1))
-    done = store._ingested_event  # set after every successful background ingest
     assert done.wait(timeout=30)
     assert store.pending_bytes == 0
     assert raw(db_path, "SELECT tool_call_id FROM tool_calls") == [("s-c1",)]

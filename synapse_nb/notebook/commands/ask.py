@@ -180,12 +180,19 @@ def ask(
 
 
 def _history_problem(state: SynapseState) -> str | None:
-    """Why turns are not recorded (said once per kernel, in the first turn's display), or None."""
+    """Why turns are not recorded, or not written to the file yet (said once per kernel, in the first
+    turn's display after it is known), or None."""
     store = state.store
-    if store.available or state.warned_history:
+    if state.warned_history:
+        return None
+    if not store.available:
+        note = f"this turn is not recorded: {store.problem or 'the history store is closed'}"
+    elif store.paused:
+        note = f"history: {store.paused}"
+    else:
         return None
     state.warned_history = True
-    return f"this turn is not recorded: {store.problem or 'the history store is closed'}"
+    return note
 
 
 def _prepare_agent(state: SynapseState, plan: TurnPlan) -> Agent:

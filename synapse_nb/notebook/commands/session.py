@@ -42,10 +42,13 @@ class Status:
     history_path: str
     history_problem: str | None
     background: tuple[tuple[str, str], ...]  # (session, status)
+    history_paused: str | None = None  # recorded into the spool, not written to the file (a newer schema)
 
     def _items(self) -> list[tuple[str, str]]:
         servers = ", ".join(f"{n} ({s}, {t} tools)" for n, s, t in self.servers) or "none (%mcp connect ...)"
         history = self.history_path + (f" — not recorded: {self.history_problem}" if self.history_problem else "")
+        if self.history_paused:
+            history += f" — {self.history_paused}"
         session = self.session + (f" ({self.turns_messages} messages so far)" if self.turns_messages else " (new)")
         items = [("model", self.model), ("session", session), ("MCP servers", servers)]
         if self.native_tools:
@@ -86,6 +89,7 @@ def status(state: SynapseState, settings: Settings) -> Status:
         native_tools=len(state.registry.native),
         history_path=str(store.path if store is not None else history_path()),
         history_problem=store.problem if store is not None else None,
+        history_paused=store.paused if store is not None else None,
         background=tuple((name, run.status) for name, run in state.background.items()),
     )
 
