@@ -1,4 +1,5 @@
-"""`%load_ext synapse_nb` / `%unload_ext synapse_nb`: build the state, register the magics, tear down.
+"""`%load_ext synapse_nb` / `%unload_ext synapse_nb`: build the state, register the magics and the input
+transformer of awaited cells (notebook/awaited.py), tear them down.
 
 Loading imports only IPython and this layer's light modules; the MCP SDK, httpx, DuckDB, pandas and
 ipywidgets load when first needed. Loading prints nothing; loading twice keeps the existing state.
@@ -32,6 +33,12 @@ def load(shell: Any) -> SynapseState:
     shell.register_magics(magics)
     setattr(shell, STATE_ATTR, state)
     state.magics = magics
+    cleanup = getattr(shell, "input_transformers_cleanup", None)
+    if isinstance(cleanup, list):  # an IPython shell: whole-cell magics become awaited cells
+        from .awaited import InputTransformer
+
+        cleanup[:] = [t for t in cleanup if not isinstance(t, InputTransformer)]
+        cleanup.append(InputTransformer(shell))
     return state
 
 
@@ -40,6 +47,11 @@ def unload(shell: Any) -> None:
     state = get_state(shell)
     if state is None:
         return
+    cleanup = getattr(shell, "input_transformers_cleanup", None)
+    if isinstance(cleanup, list):
+        from .awaited import InputTransformer
+
+        cleanup[:] = [t for t in cleanup if not isinstance(t, InputTransformer)]
     state.close()
     magics = getattr(state, "magics", None)
     if magics is not None:
