@@ -11,18 +11,22 @@ loop, no patched asyncio. The line and the cell body pass through `repr()`, so q
 triple quotes and braces arrive exactly as typed; the magic then parses and expands them as it would
 have (`{expr}` / `$name` on option lines, `{name}` interpolation in prompts).
 
-Left to IPython as they were: `%synapse?` / `%mcp?` / `%%synapse?` (help), any magic that shares its
-cell with other code (that goes through notebook/runner.py's bridge), and every cell when the shell
-cannot await (autoawait off, or a non-asyncio loop runner such as trio). `%synapse QUESTION?` is a
-question, so its trailing `?` is the question's, not IPython's help.
+In a cell that mixes code and magics (`import sys` then `%mcp connect ...`), `AwaitMagicCalls` does the
+same after IPython's transforms, for each top-level statement that runs one of these magics.
+
+Left to IPython as they were: `%synapse?` / `%mcp?` / `%%synapse?` (help), magics inside loops,
+functions or other blocks (those go through notebook/runner.py's bridge), and every cell when the
+shell cannot await (autoawait off, or a non-asyncio loop runner such as trio). A whole-cell
+`%synapse QUESTION?` is a question, so its trailing `?` is the question's, not IPython's help.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
-__all__ = ["InputTransformer", "run"]
+__all__ = ["AwaitMagicCalls", "InputTransformer", "run"]
 
 _CELL = re.compile(r"%%synapse(?=\s|$)(.*)")
 _LINE = re.compile(r"%(synapse|mcp)(?=\s|$)(.*)", re.S)
@@ -73,6 +77,62 @@ def rewrite(lines: list[str]) -> str | None:
     if line.startswith("?"):
         return None
     return _CALL.format(args=f"{name!r}, {line!r}")
+
+
+class AwaitMagicCalls:
+    """An entry of `shell.input_transformers_post`: in a cell that mixes code and magics, each top-level
+    statement IPython made of a `%mcp` / `%synapse` line (`get_ipython().run_line_magic('mcp', ...)`,
+    also as `x = %mcp list`) awaits the command instead. Found in the parsed cell, so a magic-looking line
+    inside a string is never touched; magics inside loops, functions or other blocks keep the runner's
+    bridge (they cannot be awaited there)."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+
+    def __call__(self, lines: list[str]) -> list[str]:
+        code = "".join(lines)
+        if "_magic(" not in code or not InputTransformer(self.shell)._can_await():
+            return lines
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            return lines
+        rows = code.splitlines(keepends=True)
+        edits = [call for node in tree.body if (call := _magic_call(node)) is not None]
+        for call in reversed(edits):  # from the end, so earlier positions stay valid
+            start = _offset(rows, call.lineno, call.col_offset)
+            end = _offset(rows, call.end_lineno or call.lineno, call.end_col_offset or 0)
+            args = ", ".join(repr(a.value) for a in call.args if isinstance(a, ast.Constant))
+            code = code[:start] + _CALL.format(args=args).rstrip("\n") + code[end:]
+            rows = code.splitlines(keepends=True)
+        return code.splitlines(keepends=True) if edits else lines
+
+
+def _magic_call(node: ast.stmt) -> ast.Call | None:
+    value = node.value if isinstance(node, ast.Expr | ast.Assign | ast.AnnAssign) else None
+    if not isinstance(value, ast.Call) or value.keywords:
+        return None
+    func = value.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("run_line_magic", "run_cell_magic")):
+        return None
+    owner = func.value
+    if not (isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "get_ipython"):
+        return None
+    wanted = 2 if func.attr == "run_line_magic" else 3
+    if len(value.args) != wanted or not all(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                                            for a in value.args):
+        return None
+    name = value.args[0]
+    assert isinstance(name, ast.Constant)
+    if name.value not in ("mcp", "synapse"):
+        return None
+    return value
+
+
+def _offset(rows: list[str], lineno: int, col: int) -> int:
+    """A character offset in the cell from ast's (1-based line, UTF-8 byte column)."""
+    before = sum(len(row) for row in rows[: lineno - 1])
+    return before + len(rows[lineno - 1].encode()[:col].decode())
 
 
 async def run(shell: Any, name: str, line: str, cell: str | None = None) -> Any:

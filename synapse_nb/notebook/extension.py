@@ -33,13 +33,20 @@ def load(shell: Any) -> SynapseState:
     shell.register_magics(magics)
     setattr(shell, STATE_ATTR, state)
     state.magics = magics
-    cleanup = getattr(shell, "input_transformers_cleanup", None)
-    if isinstance(cleanup, list):  # an IPython shell: whole-cell magics become awaited cells
-        from .awaited import InputTransformer
-
-        cleanup[:] = [t for t in cleanup if not isinstance(t, InputTransformer)]
-        cleanup.append(InputTransformer(shell))
+    _transformers(shell, add=True)
     return state
+
+
+def _transformers(shell: Any, *, add: bool) -> None:
+    """Register (or remove) the input transformers of awaited cells (notebook/awaited.py), once each."""
+    from .awaited import AwaitMagicCalls, InputTransformer
+
+    for where, kind in (("input_transformers_cleanup", InputTransformer), ("input_transformers_post", AwaitMagicCalls)):
+        transforms = getattr(shell, where, None)
+        if isinstance(transforms, list):  # an IPython shell
+            transforms[:] = [t for t in transforms if not isinstance(t, kind)]
+            if add:
+                transforms.append(kind(shell))
 
 
 def unload(shell: Any) -> None:
@@ -47,11 +54,7 @@ def unload(shell: Any) -> None:
     state = get_state(shell)
     if state is None:
         return
-    cleanup = getattr(shell, "input_transformers_cleanup", None)
-    if isinstance(cleanup, list):
-        from .awaited import InputTransformer
-
-        cleanup[:] = [t for t in cleanup if not isinstance(t, InputTransformer)]
+    _transformers(shell, add=False)
     state.close()
     magics = getattr(state, "magics", None)
     if magics is not None:

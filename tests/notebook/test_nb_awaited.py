@@ -27,7 +27,8 @@ def awaited_args(ip: Any, cell: str) -> list[Any] | None:
         return None
     assert ip.shell.should_run_async(cell, transformed_cell=code)
     [statement] = ast.parse(code).body
-    assert isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Await)
+    assert isinstance(statement, ast.Expr)
+    assert isinstance(statement.value, ast.Await)
     call = statement.value.value
     assert isinstance(call, ast.Call)
     return [ast.literal_eval(arg) for arg in call.args[1:]]
@@ -39,7 +40,8 @@ TRICKY_BODY = 'He said "hi" and \'bye\'\n"""triple""" \'\'\' C:\\temp\\new {brac
 def test_whole_cell_magics_become_awaited_calls_with_line_and_body_exactly_as_typed(ip: Any) -> None:
     assert awaited_args(ip, "%mcp list") == ["mcp", "list"]
     assert awaited_args(ip, f"%mcp connect {DEMO}") == ["mcp", f"connect {DEMO}"]  # expanded later, by the magic
-    assert awaited_args(ip, "# servers\n%mcp call demo.echo text='a \"b\"'\n") == ["mcp", "call demo.echo text='a \"b\"'"]
+    quoted = "call demo.echo text='a \"b\"'"
+    assert awaited_args(ip, f"# servers\n%mcp {quoted}\n") == ["mcp", quoted]
     assert awaited_args(ip, "%synapse status") == ["synapse", "status"]
     assert awaited_args(ip, "%synapse What tables are there?") == ["synapse", "What tables are there?"]
     assert awaited_args(ip, "%%synapse --model {m} --out r\n" + TRICKY_BODY) == [
@@ -50,11 +52,31 @@ def test_whole_cell_magics_become_awaited_calls_with_line_and_body_exactly_as_ty
 
 @pytest.mark.parametrize(
     "cell",
-    ["%mcp?", "%synapse?", "%synapse??", "%%synapse?\nbody", "%%synapse_sql\nSELECT 1", "x = 1\n%mcp list",
-     "%mcp list\nprint(1)", "for i in range(2):\n    %mcp list", "%synapse", "print('%mcp list')"],
+    ["%mcp?", "%synapse?", "%synapse??", "%%synapse?\nbody", "%%synapse_sql\nSELECT 1",
+     "for i in range(2):\n    %mcp list", "def f():\n    return %mcp list", "print('%mcp list')",
+     's = """\n%mcp list\n"""', "%time %mcp list"],
 )
-def test_help_mixed_cells_and_other_code_are_left_to_ipython(ip: Any, cell: str) -> None:
+def test_help_blocks_strings_and_other_code_are_left_to_ipython(ip: Any, cell: str) -> None:
     assert awaited_args(ip, cell) is None
+    assert "synapse_nb.notebook.awaited" not in ip.shell.transform_cell(cell)
+
+
+def test_top_level_magics_in_a_mixed_cell_are_awaited_one_by_one(ip: Any) -> None:
+    cell = "import sys\n%mcp list\nx = %mcp tools\nfor i in range(2):\n    %mcp list\n%synapse status\n"
+    code = ip.shell.transform_cell(cell)
+    assert ip.shell.should_run_async(cell, transformed_cell=code)
+    lines = code.splitlines()
+    call = "__import__('synapse_nb.notebook.awaited', fromlist=['run']).run(get_ipython(), "
+    assert lines == [
+        "import sys",
+        f"await {call}'mcp', 'list')",
+        f"x = await {call}'mcp', 'tools')",
+        "for i in range(2):",
+        "    get_ipython().run_line_magic('mcp', 'list')",  # inside a block: the runner's bridge
+        f"await {call}'synapse', 'status')",
+    ]
+    ip.run(cell)
+    assert list(ip.ns["x"].columns)[:2] == ["name", "server"]
 
 
 def test_nothing_is_rewritten_when_the_shell_cannot_await(ip: Any) -> None:
