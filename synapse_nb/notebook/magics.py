@@ -4,6 +4,11 @@ Each subcommand is a plain function in `commands/`; settings users choose once a
 (`%config SynapseMagics.model = "openai:gpt-4.1-mini"`). IPython's own `$var`/`{expr}` expansion is
 applied to `%mcp` lines and the `%%synapse` option line (so `{sys.executable}` works), but not to SQL,
 not to the JSON of `%mcp call`, and not to prompts, which have their own `{name}` interpolation.
+
+`command` parses once and returns either a value (subcommands that need no event loop) or a `Pending`
+coroutine (those that do). An awaited cell (notebook/awaited.py) awaits it with `run_awaited`; the
+magic called as a function (`get_ipython().run_line_magic(...)`, a magic inside a loop) runs it
+through the runner's bridge. An interrupted command ends the cell with one line (CellInterrupted).
 """
 
 from __future__ import annotations
