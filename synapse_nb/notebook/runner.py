@@ -22,8 +22,9 @@ Interrupts: while a command runs in the main thread, SIGINT cancels its task wit
 `loop.call_soon_threadsafe` (which wakes the loop at once; ipykernel 7.4's own handler for awaited
 cells does not: notes/mcp-client-facts.md), waits for the cancellation to finish (so MCP cancellations
 are sent and the agent records the turn as cancelled), then raises KeyboardInterrupt to the caller.
-A second SIGINT while that cancellation runs gives up waiting at once. During a blocking `prompt`
-(stdin approval) SIGINT interrupts the prompt, which cancels the turn.
+A second SIGINT while that cancellation runs cuts it short. During a blocking `prompt` (stdin
+approval) SIGINT interrupts the prompt, which cancels the turn. Commands must end cancelled, never
+with KeyboardInterrupt: one raised out of a task stops the event loop itself.
 """
 
 from __future__ import annotations
@@ -89,10 +90,12 @@ class Runner:
     # -- running
 
     async def run_awaited(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Await a command's coroutine in an awaited cell, as its own task, with SIGINT cancelling it.
+        """Await a command's coroutine in an awaited cell, with SIGINT cancelling it at once.
 
-        Raises what the coroutine raises, and KeyboardInterrupt when the user interrupted (after the
-        cancellation finished, or at once on a second interrupt).
+        The command runs in the cell's own task (no extra task, no extra loop iterations): SIGINT
+        cancels that task thread-safely, the command's cleanup runs, and the cancellation is caught
+        here and turned into KeyboardInterrupt. A second SIGINT cancels again, cutting the cleanup short.
+        Raises what the coroutine raises.
         """
         loop = asyncio.get_running_loop()
         if self._loop is None or self._loop.is_closed():
@@ -100,27 +103,21 @@ class Runner:
         elif self._loop is not loop and self._loop.is_running():
             # Awaited on another thread's loop (a kernel subshell): the work belongs on ours.
             return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
-        task = loop.create_task(coro)
-        give_up: asyncio.Future[None] = loop.create_future()
+        task = asyncio.current_task()
+        if task is None:  # not in a task (cannot happen for an awaited cell): nothing to cancel
+            return await coro
         self._interrupted = False
-        with self._sigint_cancels(loop, task, give_up):
+        with self._sigint_cancels(loop, task, awaited=True) as guard:
             try:
-                waiting: set[asyncio.Future[Any]] = {task, give_up}
-                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-            except asyncio.CancelledError:  # the cell itself was cancelled: so is the command
-                task.cancel()
-                await asyncio.wait({task}, timeout=CANCEL_GRACE)
-                raise
+                return await coro
+            except asyncio.CancelledError:
+                if not guard.sent:
+                    raise  # cancelled by someone else (the kernel shutting down): not ours to report
             finally:
-                give_up.cancel()
-        if not task.done():  # a second interrupt: stop waiting, let the cancellation finish on its own
-            self._track(task)
-            raise KeyboardInterrupt("interrupted again; the cancelled work may still be finishing")
-        if task.cancelled():
-            if self._interrupted:
-                raise KeyboardInterrupt("interrupted")
-            raise asyncio.CancelledError
-        return task.result()
+                guard.finished = True
+                for _ in range(guard.sent):
+                    task.uncancel()
+        raise KeyboardInterrupt("interrupted")
 
     def run(self, coro: Coroutine[Any, Any, T], *, timeout: float | None = None) -> T:
         """Run a coroutine to completion from synchronous code and return its result (blocks the cell).
@@ -134,7 +131,7 @@ class Runner:
             return asyncio.run_coroutine_threadsafe(_bounded(coro, timeout), loop).result()
         task = loop.create_task(_bounded(coro, timeout))
         self._interrupted = False
-        with self._sigint_cancels(loop, task, None):
+        with self._sigint_cancels(loop, task, awaited=False):
             try:
                 return _drive(loop, task)
             except KeyboardInterrupt:
@@ -168,7 +165,7 @@ class Runner:
         if task.cancelled():
             return
         exc = task.exception()
-        if exc is not None and not isinstance(exc, KeyboardInterrupt):
+        if exc is not None:
             logger.error("background task %s failed", task.get_name(), exc_info=exc)
 
     def cancel_all(self, *, grace: float = CANCEL_GRACE) -> None:
@@ -202,42 +199,40 @@ class Runner:
     # -- interrupts
 
     @contextlib.contextmanager
-    def _sigint_cancels(
-        self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any], give_up: asyncio.Future[None] | None
-    ) -> Iterator[None]:
-        """While the task runs, SIGINT cancels it; `give_up` (awaited path) is set by a second SIGINT.
+    def _sigint_cancels(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any], *, awaited: bool
+                        ) -> Iterator[_Guard]:
+        """While the task runs, SIGINT cancels it (thread-safely: that wakes the loop at once).
 
         Taken over from any Python-level handler (Python's default one, or the kernel's handler for
         awaited cells, which would cancel only when the loop next wakes up); a handler set to ignore or
         to the OS default is someone's choice and left alone, as are threads other than the main one.
+        On the awaited path the handler never raises (its frame may be the kernel loop's select()).
         """
+        guard = _Guard()
         if threading.current_thread() is not threading.main_thread():
-            yield
+            yield guard
             return
         previous = signal.getsignal(signal.SIGINT)
         if not callable(previous):
-            yield
+            yield guard
             return
 
         def on_sigint(signum: int, frame: object) -> None:
             if self._prompting:
                 raise KeyboardInterrupt  # a blocking input() is waiting in this thread: interrupt it
-            if task.done():
-                if give_up is None:
+            if guard.finished or task.done():
+                if not awaited:
                     raise KeyboardInterrupt
                 return
-            if not self._interrupted:
-                self._interrupted = True
-                loop.call_soon_threadsafe(task.cancel)
-            elif give_up is None:
-                raise KeyboardInterrupt
-            else:
-                # Never raise here on the awaited path: this frame may be the kernel loop's select().
-                loop.call_soon_threadsafe(_set_done, give_up)
+            if self._interrupted and not awaited:
+                raise KeyboardInterrupt  # a second Ctrl-C: stop waiting for the cancellation
+            self._interrupted = True
+            guard.sent += 1
+            loop.call_soon_threadsafe(task.cancel)
 
         signal.signal(signal.SIGINT, on_sigint)
         try:
-            yield
+            yield guard
         finally:
             signal.signal(signal.SIGINT, previous)
 
@@ -251,9 +246,12 @@ class Runner:
             task.exception()  # retrieved, so asyncio does not log it as never retrieved
 
 
-def _set_done(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+class _Guard:
+    """What the SIGINT handler of one run did: how many cancellations it sent; whether the run finished."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.finished = False
 
 
 async def _bounded(coro: Coroutine[Any, Any, T], timeout: float | None) -> T:
