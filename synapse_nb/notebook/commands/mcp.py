@@ -305,11 +305,11 @@ class CallOutput:
 
 def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one)."""
-    _server(state, target.server)
     offered = [s for s in _mcp_tools(state) if s.server == target.server]
     for spec in offered:
         if target.tool in (spec.original_name, spec.name) or spec.name == f"{target.server}__{target.tool}":
             return spec
+    _server(state, target.server)  # an unknown server gets its own message (checked last: it costs a snapshot)
     names = ", ".join(s.original_name or s.name for s in offered) or "none"
     raise UsageError(
         f"%mcp call: server {target.server!r} has no tool {target.tool!r}; its tools: {names} "
