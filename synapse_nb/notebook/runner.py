@@ -227,8 +227,12 @@ class Runner:
             if self._interrupted and not awaited:
                 raise KeyboardInterrupt  # a second Ctrl-C: stop waiting for the cancellation
             self._interrupted = True
-            guard.sent += 1
-            loop.call_soon_threadsafe(task.cancel)
+            loop.call_soon_threadsafe(cancel)
+
+        def cancel() -> None:  # on the loop; the run may have finished since the signal came
+            if not guard.finished and not task.done():
+                guard.sent += 1
+                task.cancel()
 
         signal.signal(signal.SIGINT, on_sigint)
         try:

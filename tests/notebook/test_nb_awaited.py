@@ -104,6 +104,8 @@ def test_awaited_cells_run_the_same_commands(ip: Any) -> None:
     assert isinstance(out, CallOutput)
     assert out.text == "its {not expanded}"
     assert ip.run("%mcp list").state.tolist() == ["connected"]
+    ip.run("server = 'demo'")
+    assert set(ip.run("%mcp tools $server").server) == {"demo"}  # IPython's $name expansion, as before
     with pytest.raises(UsageError, match="has no tool 'nope'"):
         ip.run("%mcp call demo.nope")
     ip.run("%%synapse --out answer\nWhat tables are there?")
@@ -129,6 +131,8 @@ def test_help_still_works(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     ip.run("%mcp help")
     assert "connect NAME -- COMMAND" in capsys.readouterr().out
     ip.shell.run_cell("%synapse?", store_history=False)
+    assert "Ask the agent" in capsys.readouterr().out
+    ip.shell.run_cell("%%synapse?\n", store_history=False)
     assert "Ask the agent" in capsys.readouterr().out
 
 

@@ -176,7 +176,6 @@ async def ask_async(
         await agent.ask(plan.prompt)
     except asyncio.CancelledError:  # the runner cancels the command when the user interrupts
         interrupted = True
-        _uncancel()
     except KeyboardInterrupt:  # a second interrupt (synchronous path), in code the first one's cancellation ran
         interrupted = True
     except SynapseError as exc:  # the turn could not start (e.g. the session is still busy)
