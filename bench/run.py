@@ -3,7 +3,7 @@
     .venv/bin/python bench/run.py [--small] [--only 1,4,9] [--out bench/results.md]
 
 Each row runs in a fresh worker process (`--worker N`), with its own scratch folder, history file and
-no user configuration or API keys: rows cannot disturb each other (nest_asyncio's process-wide patch,
+no user configuration or API keys: rows cannot disturb each other (nest_asyncio2's process-wide patch,
 background flusher threads, child servers), and a crashed row is reported as failed while the others
 still run. `--small` runs every row once in a tiny size (make test does this, so they cannot rot).
 Exit status: 0 when every row ran (targets met or not), 1 when a row failed to run.
@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 # row number -> (title, module, function); a function returns the row's lines (e.g. 4a, 4b, 4c)
 ROWS: dict[int, tuple[str, str, str]] = {
     1: ("tool call through the hub vs bare mcp.Client", "bench_hub", "row_hub"),
-    2: ("sync bridge of a magic vs the async path", "bench_hub", "row_bridge"),
+    2: ("a whole-cell magic (awaited cell) vs the async path", "bench_hub", "row_bridge"),
     3: ("history recording on vs off", "bench_hub", "row_history"),
     4: ("8 concurrent tool calls in one reply", "bench_agent", "row_concurrency"),
     5: ("connecting 5 servers from a config file", "bench_connect", "row_connect"),
@@ -44,7 +44,7 @@ ROWS: dict[int, tuple[str, str, str]] = {
 }
 
 PACKAGES = ("synapse_nb", "mcp", "httpx", "duckdb", "pandas", "pyarrow", "ipython", "ipykernel", "jupyter_client",
-            "nest-asyncio", "anyio")
+            "nest-asyncio2", "anyio")
 STRIPPED_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY", "SYNAPSE_MODEL",
                 "SYNAPSE_MCP_CONFIG", "MCP_URL", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "DEEPSEEK_BASE_URL",
                 "OLLAMA_BASE_URL")

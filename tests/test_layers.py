@@ -10,7 +10,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "synapse_nb"
 LAYER = {"notebook": 3, "agent": 2, "providers": 1, "mcp_client": 1, "history": 1}
 OWNER = {
-    "IPython": "notebook", "ipywidgets": "notebook", "traitlets": "notebook", "nest_asyncio": "notebook",
+    "IPython": "notebook", "ipywidgets": "notebook", "traitlets": "notebook", "nest_asyncio2": "notebook",
     "duckdb": "history", "httpx": "providers", "mcp": "mcp_client", "mcp_types": "mcp_client", "httpx2": "mcp_client",
 }
 
@@ -67,7 +67,7 @@ def test_core_modules_import_no_third_party_io_library() -> None:
     code = (
         "import sys, synapse_nb, synapse_nb.errors, synapse_nb.types, synapse_nb.events, "
         "synapse_nb.protocols, synapse_nb.config\n"
-        "heavy = {'duckdb', 'httpx', 'mcp', 'pandas', 'ipywidgets', 'IPython', 'nest_asyncio'}\n"
+        "heavy = {'duckdb', 'httpx', 'mcp', 'pandas', 'ipywidgets', 'IPython', 'nest_asyncio2'}\n"
         "print(sorted(heavy & set(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,4 +1,5 @@
-"""`%load_ext synapse_nb` / `%unload_ext synapse_nb`: build the state, register the magics, tear down.
+"""`%load_ext synapse_nb` / `%unload_ext synapse_nb`: build the state, register the magics and the input
+transformer of awaited cells (notebook/awaited.py), tear them down.
 
 Loading imports only IPython and this layer's light modules; the MCP SDK, httpx, DuckDB, pandas and
 ipywidgets load when first needed. Loading prints nothing; loading twice keeps the existing state.
@@ -36,7 +37,20 @@ def load(shell: Any) -> SynapseState:
 
     state.kernel = KernelTools(shell, secrets=lambda: state.secrets)
     state.kernel.watch()  # from now on, so `kernel__recent_cells` sees the cells before the first question
+    _transformers(shell, add=True)
     return state
+
+
+def _transformers(shell: Any, *, add: bool) -> None:
+    """Register (or remove) the input transformers of awaited cells (notebook/awaited.py), once each."""
+    from .awaited import AwaitMagicCalls, InputTransformer
+
+    for where, kind in (("input_transformers_cleanup", InputTransformer), ("input_transformers_post", AwaitMagicCalls)):
+        transforms = getattr(shell, where, None)
+        if isinstance(transforms, list):  # an IPython shell
+            transforms[:] = [t for t in transforms if not isinstance(t, kind)]
+            if add:
+                transforms.append(kind(shell))
 
 
 def unload(shell: Any) -> None:
@@ -44,6 +58,7 @@ def unload(shell: Any) -> None:
     state = get_state(shell)
     if state is None:
         return
+    _transformers(shell, add=False)
     state.close()
     if state.kernel is not None:
         state.kernel.unwatch()

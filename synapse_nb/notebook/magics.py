@@ -4,11 +4,17 @@ Each subcommand is a plain function in `commands/`; settings users choose once a
 (`%config SynapseMagics.model = "openai:gpt-4.1-mini"`). IPython's own `$var`/`{expr}` expansion is
 applied to `%mcp` lines and the `%%synapse` option line (so `{sys.executable}` works), but not to SQL,
 not to the JSON of `%mcp call`, and not to prompts, which have their own `{name}` interpolation.
+
+`command` parses once and returns either a value (subcommands that need no event loop) or a `Pending`
+coroutine (those that do). An awaited cell (notebook/awaited.py) awaits it with `run_awaited`; the
+magic called as a function (`get_ipython().run_line_magic(...)`, a magic inside a loop) runs it
+through the runner's bridge. An interrupted command ends the cell with one line (CellInterrupted).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -18,6 +24,7 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 from .args import (
     APPROVE_MODES,
     FORMATS,
+    AskOptions,
     expand,
     parse_ask,
     parse_call_arguments,
@@ -29,12 +36,13 @@ from .commands import ask as ask_cmd
 from .commands import help as help_text
 from .commands import mcp as mcp_cmd
 from .commands import session as session_cmd
+from .commands.ask import CellInterrupted
 from .result import BackgroundRun, SynapseResult
 from .state import Settings, SynapseState
 
-__all__ = ["SynapseMagics"]
+__all__ = ["MCP_SUBCOMMANDS", "SYNAPSE_SUBCOMMANDS", "Pending", "SynapseMagics"]
 
-SYNAPSE_SUBCOMMANDS = ("status", "model", "session", "history", "sql", "inspect", "reset", "help")
+SYNAPSE_SUBCOMMANDS = ("status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help")
 MCP_SUBCOMMANDS = ("connect", "list", "tools", "call", "disconnect", "restart", "inspect", "help")
 
 
@@ -99,15 +107,57 @@ class SynapseMagics(Magics):
         ns: dict[str, Any] = self.shell.user_ns if self.shell is not None else {}
         return ns
 
-    # ------------------------------------------------------------------------------------- %%synapse
+    # ------------------------------------------------------------------------------------- running
+
+    # The magics stay callable from code (`get_ipython().run_line_magic("mcp", "call ...")`): there a
+    # command that needs the loop runs through the runner's bridge. A whole-cell magic is rewritten by
+    # notebook/awaited.py into `await` of `run_awaited`, the same parse and the same commands, awaited.
 
     @no_var_expand
     @line_cell_magic
     def synapse(self, line: str, cell: str | None = None) -> Any:
-        """Ask the agent (`%%synapse [options]` + prompt), or `%synapse SUBCOMMAND`; see `%synapse help`."""
+        """Ask the agent (`%%synapse [options]` + prompt, or `%synapse QUESTION`), or `%synapse SUBCOMMAND`;
+        see `%synapse help`."""
+        return self._run(self.command("synapse", line, cell))
+
+    @no_var_expand
+    @line_magic
+    def mcp(self, line: str) -> Any:
+        """MCP servers: connect, list, tools, call, disconnect, restart, inspect; see `%mcp help`."""
+        return self._run(self.command("mcp", line))
+
+    def _run(self, outcome: Any) -> Any:
+        if not isinstance(outcome, Pending):
+            return outcome
+        try:
+            return self.state.runner.run(outcome.coro)
+        except KeyboardInterrupt as exc:
+            raise outcome.interrupted(exc) from None
+
+    async def run_awaited(self, name: str, line: str, cell: str | None = None) -> Any:
+        """What an awaited cell runs: the magic `name` with this line (and cell body), on the running loop."""
+        outcome = self.command(name, line, cell)
+        if not isinstance(outcome, Pending):
+            return outcome
+        try:
+            return await self.state.runner.run_awaited(outcome.coro)
+        except KeyboardInterrupt as exc:
+            raise outcome.interrupted(exc) from None
+
+    def command(self, name: str, line: str, cell: str | None = None) -> Any:
+        """Parse a magic's line and dispatch it: the value of a command that needs no loop (run now), or the
+        Pending coroutine of one that does (the caller runs it, awaited or through the runner)."""
+        if name == "mcp":
+            return self._mcp(line)
         if cell is None:
             return self._subcommand(line)
-        options = parse_ask(expand(line, self._ns))
+        return self._ask(line, cell)
+
+    # ------------------------------------------------------------------------------------- %%synapse
+
+    def _ask(self, line: str, cell: str, options: AskOptions | None = None) -> Pending | None:
+        if options is None:
+            options = parse_ask(expand(line, self._ns))
         if options.help:
             print(help_text.ASK_HELP)
             return None
@@ -118,8 +168,11 @@ class SynapseMagics(Magics):
                 self._ns[options.out] = result
 
         # The cell's display shows the answer and _synapse keeps it: no Out[] repeating it.
-        ask_cmd.ask(self.state, self.settings(), options, cell, keep=keep)
-        return None
+        if options.background:  # starts a task and returns: nothing to run or await here
+            ask_cmd.background(self.state, self.settings(), options, cell, keep=keep)
+            return None
+        coro = ask_cmd.ask_async(self.state, self.settings(), options, cell, keep=keep)
+        return Pending(_nothing(coro), ask_cmd.INTERRUPTED)
 
     def _subcommand(self, line: str) -> Any:
         sub, _, rest = line.strip().partition(" ")
@@ -133,8 +186,18 @@ class SynapseMagics(Magics):
         if sub in ("--help", "-h"):
             print(help_text.ASK_HELP)
             return None
+        if sub == "ask":
+            if not rest:
+                raise UsageError("%synapse ask: missing question, e.g. %synapse ask What tables are there?")
+            return self._ask("", rest, AskOptions())
         if sub == "sql":
             return session_cmd.sql(state, rest)
+        if sub not in SYNAPSE_SUBCOMMANDS:
+            if sub.startswith("-"):
+                raise UsageError(
+                    f"%synapse: unknown option {sub}; options go on a %%synapse cell's first line (%%synapse --help)"
+                )
+            return self._ask("", line.strip(), AskOptions())  # `%synapse What tables are there?`
         words = split(rest, f"%synapse {sub}")
         if sub == "model":
             _at_most(words, 1, "%synapse model [ID]")
@@ -147,12 +210,9 @@ class SynapseMagics(Magics):
         if sub == "inspect":
             _at_most(words, 0, "%synapse inspect")
             return session_cmd.inspect(state)
-        if sub == "reset":
-            _at_most(words, 0, "%synapse reset")
-            print(session_cmd.reset(state))
-            return None
-        choices = ", ".join(SYNAPSE_SUBCOMMANDS)
-        raise UsageError(f"%synapse: unknown subcommand {sub!r}; one of {choices} (%synapse help)")
+        _at_most(words, 0, "%synapse reset")
+        print(session_cmd.reset(state))
+        return None
 
     def _session(self, words: list[str]) -> Any:
         state = self.state
@@ -191,10 +251,7 @@ class SynapseMagics(Magics):
 
     # ------------------------------------------------------------------------------------------ %mcp
 
-    @no_var_expand
-    @line_magic
-    def mcp(self, line: str) -> Any:
-        """MCP servers: connect, list, tools, call, disconnect, restart, inspect; see `%mcp help`."""
+    def _mcp(self, line: str) -> Any:
         sub, _, rest = line.strip().partition(" ")
         rest = rest.strip()
         state = self.state
@@ -204,15 +261,16 @@ class SynapseMagics(Magics):
                 raise UsageError("%mcp call: name the tool, e.g. %mcp call demo.echo text=hi")
             if not arguments.lstrip().startswith("{"):
                 arguments = expand(arguments, self._ns)
-            return mcp_cmd.call(state, parse_call_target(target_word), parse_call_arguments(arguments))
+            target = parse_call_target(target_word)
+            call = mcp_cmd.call_async(state, target, parse_call_arguments(arguments))
+            cancelled = f"the call of {target.server}.{target.tool} was cancelled; the server stays connected"
+            return Pending(call, cancelled)
         words = split(expand(rest, self._ns), f"%mcp {sub}")
         if sub == "connect":
             spec = parse_connect(words)
             if spec.from_config:
-                mcp_cmd.connect_config(state, spec.config)
-            else:
-                mcp_cmd.connect(state, spec)
-            return None
+                return Pending(_nothing(mcp_cmd.connect_config_async(state, spec.config)), "connecting was cancelled")
+            return Pending(_nothing(mcp_cmd.connect_async(state, spec)), f"connecting {spec.name} was cancelled")
         if sub == "list":
             _at_most(words, 0, "%mcp list")
             return mcp_cmd.list_servers(state)
@@ -224,13 +282,12 @@ class SynapseMagics(Magics):
             names = [w for w in words if w != "--all"]
             if len(names) > 1 or (every and names) or (not every and not names):
                 raise UsageError("%mcp disconnect: name one server or use --all, e.g. %mcp disconnect demo")
-            mcp_cmd.disconnect(state, names[0] if names else None, every=every)
-            return None
+            coro = mcp_cmd.disconnect_async(state, names[0] if names else None, every=every)
+            return Pending(_nothing(coro), "disconnecting was cancelled")
         if sub == "restart":
             if len(words) != 1:
                 raise UsageError("%mcp restart: name one server, e.g. %mcp restart demo")
-            mcp_cmd.restart(state, words[0])
-            return None
+            return Pending(_nothing(mcp_cmd.restart_async(state, words[0])), f"restarting {words[0]} was cancelled")
         if sub == "inspect":
             _at_most(words, 1, "%mcp inspect [NAME]")
             return mcp_cmd.inspect(state, words[0] if words else None)
@@ -238,6 +295,28 @@ class SynapseMagics(Magics):
             print(help_text.MCP_HELP)
             return None
         raise UsageError(f"%mcp: unknown subcommand {sub!r}; one of {', '.join(MCP_SUBCOMMANDS)} (%mcp help)")
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A command that needs the event loop: its coroutine, and the one line to end with when interrupted.
+
+    Commands end cancelled when interrupted (a KeyboardInterrupt raised out of a task would stop the
+    event loop); the runner turns that into KeyboardInterrupt in the caller, and this into one line.
+    """
+
+    coro: Coroutine[Any, Any, Any]
+    cancelled: str
+
+    def interrupted(self, exc: KeyboardInterrupt) -> CellInterrupted:
+        if isinstance(exc, CellInterrupted):
+            return exc
+        return CellInterrupted(self.cancelled)
+
+
+async def _nothing(coro: Coroutine[Any, Any, Any]) -> None:
+    """Await a command whose display says everything (no Out[] repeating it)."""
+    await coro
 
 
 def _at_most(words: list[str], n: int, usage: str) -> None:

@@ -1,32 +1,39 @@
-"""The one bridge from synchronous code (magics, widget callbacks) to the async core, on the kernel's loop.
+"""Runs the magics' coroutines on the kernel's loop: awaited (`run_awaited`) or from synchronous code (`run`).
 
-In a Jupyter kernel the kernel's asyncio loop is already running while a cell executes, so `run` makes
-it re-entrant with nest_asyncio (applied here only, and only the first time that is needed) and drives
-the coroutine to completion. Where no loop runs (plain Python, terminal IPython, tests) a private loop
-is used: IPython's own loop when IPython is there, so top-level `await` in a cell shares it.
+Awaited: a whole-cell `%%synapse`, `%mcp ...` or `%synapse ...` is rewritten by notebook/awaited.py into a
+top-level `await`, which ipykernel (and terminal IPython's autoawait) runs natively on its loop: the
+command is one task there, nothing nests and nothing patches asyncio.
 
-Nested runs and ipykernel: ipykernel (7.x) runs each shell message in a task created in one shared
-contextvars Context. A message that arrives while a cell blocks in a nested run (JupyterLab's "Run
-All" queues every cell at once) would have its task stepped inside the nested run, while that Context
-is still entered by the running cell: "cannot enter context ... already entered", and the message is
-lost. So a nested run holds back every ready callback whose Context is entered, and puts them back
-when it ends: they run after the cell, exactly as they would have without nesting.
+From synchronous code (a magic called inside other code, `get_ipython().run_line_magic('mcp', ...)` in a
+loop, `BackgroundRun.result()`, `%unload_ext`): where no loop runs (plain Python, terminal IPython between
+cells, tests) the coroutine runs on a private loop (IPython's own loop when IPython is there, so
+top-level `await` in a cell shares it). Where the loop already runs (a kernel, during a cell) there is
+no other way than re-entering it: `run` then applies `nest_asyncio2` (the maintained fork that ipykernel
+itself depends on), the first time a nested run is actually needed and never before. Its effect is
+process-wide and lasts until the kernel restarts (`%unload_ext` cannot undo it): on Python < 3.14,
+`asyncio.Task` and `asyncio.Future` become the pure-Python classes for every task created afterwards,
+`asyncio.run()` stops refusing to run inside a running loop, `asyncio.get_event_loop` and the loop
+policy are replaced, and the loop's class gets a re-entrant `run_until_complete`/`_run_once`.
+nest_asyncio2 also defers any ready callback whose contextvars Context is already entered further up
+the stack (ipykernel 7 runs every shell message in one shared Context, and JupyterLab's "Run All" queues
+messages while a cell blocks in a nested run): those run after the nested run, as they would have.
 
-Interrupts: while `run` drives a coroutine in the main thread, SIGINT (the kernel's interrupt) cancels
-the task instead of raising KeyboardInterrupt somewhere inside it, waits for the cancellation to finish
-(so MCP cancellations are sent and the agent records the turn as cancelled), then raises
-KeyboardInterrupt to the caller. A second SIGINT while that cancellation runs raises at once.
+Interrupts: while a command runs in the main thread, SIGINT cancels its task with
+`loop.call_soon_threadsafe` (which wakes the loop at once; ipykernel 7.4's own handler for awaited
+cells does not: notes/mcp-client-facts.md), waits for the cancellation to finish (so MCP cancellations
+are sent and the agent records the turn as cancelled), then raises KeyboardInterrupt to the caller.
+A second SIGINT while that cancellation runs cuts it short. During a blocking `prompt` (stdin
+approval) SIGINT interrupts the prompt, which cancels the turn. Commands must end cancelled, never
+with KeyboardInterrupt: one raised out of a task stops the event loop itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
 import signal
 import threading
-from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
@@ -41,7 +48,7 @@ CANCEL_GRACE = 10.0
 
 
 class Runner:
-    """Runs coroutines from synchronous code, and background tasks, on one event loop."""
+    """Runs the magics' coroutines (awaited or from sync code) and background tasks, on one event loop."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self._loop = loop
@@ -69,10 +76,51 @@ class Runner:
         """Background tasks started with `spawn` that have not finished."""
         return frozenset(self._tasks)
 
+    @property
+    def can_block(self) -> bool:
+        """Whether `run` can wait here without nesting: no loop is running in this thread."""
+        loop = self.loop
+        return not (loop.is_running() and _in_loop_thread(loop))
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the last `run` / `run_awaited` ended because the user interrupted it."""
+        return self._interrupted
+
     # -- running
 
+    async def run_awaited(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await a command's coroutine in an awaited cell, with SIGINT cancelling it at once.
+
+        The command runs in the cell's own task (no extra task, no extra loop iterations): SIGINT
+        cancels that task thread-safely, the command's cleanup runs, and the cancellation is caught
+        here and turned into KeyboardInterrupt. A second SIGINT cancels again, cutting the cleanup short.
+        Raises what the coroutine raises.
+        """
+        loop = asyncio.get_running_loop()
+        if self._loop is None or self._loop.is_closed():
+            self._loop = loop
+        elif self._loop is not loop and self._loop.is_running():
+            # Awaited on another thread's loop (a kernel subshell): the work belongs on ours.
+            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
+        task = asyncio.current_task()
+        if task is None:  # not in a task (cannot happen for an awaited cell): nothing to cancel
+            return await coro
+        self._interrupted = False
+        with self._sigint_cancels(loop, task, awaited=True) as guard:
+            try:
+                return await coro
+            except asyncio.CancelledError:
+                if not guard.sent:
+                    raise  # cancelled by someone else (the kernel shutting down): not ours to report
+            finally:
+                guard.finished = True
+                for _ in range(guard.sent):
+                    task.uncancel()
+        raise KeyboardInterrupt("interrupted")
+
     def run(self, coro: Coroutine[Any, Any, T], *, timeout: float | None = None) -> T:
-        """Run a coroutine to completion and return its result (sync; blocks the cell).
+        """Run a coroutine to completion from synchronous code and return its result (blocks the cell).
 
         Raises what the coroutine raises, TimeoutError after `timeout` seconds (the coroutine is then
         cancelled), and KeyboardInterrupt when the user interrupted (after the cancellation finished).
@@ -83,14 +131,15 @@ class Runner:
             return asyncio.run_coroutine_threadsafe(_bounded(coro, timeout), loop).result()
         task = loop.create_task(_bounded(coro, timeout))
         self._interrupted = False
-        with self._sigint_cancels(loop, task):
+        with self._sigint_cancels(loop, task, awaited=False):
             try:
                 return _drive(loop, task)
             except KeyboardInterrupt:
                 # The interrupt landed outside our handler (another thread's handler, or a second
-                # Ctrl-C): still cancel the task and let it clean up, within bounds.
+                # Ctrl-C), or the coroutine ended with one: cancel what still runs, within bounds.
                 self._interrupted = True
-                self._drain(loop, task)
+                if not task.done():
+                    self._drain(loop, task)
                 raise
             except asyncio.CancelledError:
                 if self._interrupted:
@@ -104,9 +153,12 @@ class Runner:
         logged, as nobody may ever await it.
         """
         task = self.loop.create_task(coro, name=name)
+        self._track(task)
+        return task
+
+    def _track(self, task: asyncio.Task[Any]) -> None:
         self._tasks.add(task)
         task.add_done_callback(self._finished)
-        return task
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
@@ -147,26 +199,44 @@ class Runner:
     # -- interrupts
 
     @contextlib.contextmanager
-    def _sigint_cancels(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> Iterator[None]:
-        """While the task runs, SIGINT cancels it (only where we may and should take over SIGINT)."""
+    def _sigint_cancels(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any], *, awaited: bool
+                        ) -> Iterator[_Guard]:
+        """While the task runs, SIGINT cancels it (thread-safely: that wakes the loop at once).
+
+        Taken over from any Python-level handler (Python's default one, or the kernel's handler for
+        awaited cells, which would cancel only when the loop next wakes up); a handler set to ignore or
+        to the OS default is someone's choice and left alone, as are threads other than the main one.
+        On the awaited path the handler never raises (its frame may be the kernel loop's select()).
+        """
+        guard = _Guard()
         if threading.current_thread() is not threading.main_thread():
-            yield
+            yield guard
             return
         previous = signal.getsignal(signal.SIGINT)
-        if previous is not signal.default_int_handler:
-            # Someone chose another behaviour (ignored, or their own handler): leave it alone.
-            yield
+        if not callable(previous):
+            yield guard
             return
 
         def on_sigint(signum: int, frame: object) -> None:
-            if self._prompting or self._interrupted or task.done():
-                raise KeyboardInterrupt
+            if self._prompting:
+                raise KeyboardInterrupt  # a blocking input() is waiting in this thread: interrupt it
+            if guard.finished or task.done():
+                if not awaited:
+                    raise KeyboardInterrupt
+                return
+            if self._interrupted and not awaited:
+                raise KeyboardInterrupt  # a second Ctrl-C: stop waiting for the cancellation
             self._interrupted = True
-            loop.call_soon_threadsafe(task.cancel)
+            loop.call_soon_threadsafe(cancel)
+
+        def cancel() -> None:  # on the loop; the run may have finished since the signal came
+            if not guard.finished and not task.done():
+                guard.sent += 1
+                task.cancel()
 
         signal.signal(signal.SIGINT, on_sigint)
         try:
-            yield
+            yield guard
         finally:
             signal.signal(signal.SIGINT, previous)
 
@@ -179,10 +249,13 @@ class Runner:
         if task.done() and not task.cancelled():
             task.exception()  # retrieved, so asyncio does not log it as never retrieved
 
-    @property
-    def interrupted(self) -> bool:
-        """Whether the last `run` ended because the user interrupted it."""
-        return self._interrupted
+
+class _Guard:
+    """What the SIGINT handler of one run did: how many cancellations it sent; whether the run finished."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.finished = False
 
 
 async def _bounded(coro: Coroutine[Any, Any, T], timeout: float | None) -> T:
@@ -193,50 +266,10 @@ async def _bounded(coro: Coroutine[Any, Any, T], timeout: float | None) -> T:
 
 
 def _drive(loop: asyncio.AbstractEventLoop, awaitable: Awaitable[T]) -> T:
-    """`loop.run_until_complete`, re-entrant (nest_asyncio) when the loop already runs, with the
-    Context guard of the module docstring."""
-    if not loop.is_running():
-        return loop.run_until_complete(awaitable)
-    _make_reentrant(loop)
-    held: list[asyncio.Handle] = []
-    outer = loop.__dict__.get("_run_once")  # set when this run is nested in another nested run
-    patched = loop._run_once  # type: ignore[attr-defined]
-    ready: deque[asyncio.Handle] = loop._ready  # type: ignore[attr-defined]
-
-    def run_once() -> None:
-        if ready:
-            blocked = [_context_entered(h) for h in ready]
-            if any(blocked):
-                runnable = [h for h, b in zip(ready, blocked, strict=True) if not b]
-                held.extend(h for h, b in zip(ready, blocked, strict=True) if b)
-                ready.clear()
-                ready.extend(runnable)
-        patched()
-
-    loop._run_once = run_once  # type: ignore[attr-defined]
-    try:
-        return loop.run_until_complete(awaitable)
-    finally:
-        if outer is None:
-            del loop._run_once  # type: ignore[attr-defined]
-        else:
-            loop._run_once = outer  # type: ignore[attr-defined]
-        ready.extendleft(reversed(held))
-
-
-def _context_entered(handle: asyncio.Handle) -> bool:
-    context: contextvars.Context | None = getattr(handle, "_context", None)
-    if context is None or handle.cancelled():
-        return False
-    try:
-        context.run(_nothing)
-    except RuntimeError:
-        return True
-    return False
-
-
-def _nothing() -> None:
-    return None
+    """`loop.run_until_complete`, made re-entrant with nest_asyncio2 when the loop already runs."""
+    if loop.is_running():
+        _make_reentrant(loop)
+    return loop.run_until_complete(awaitable)
 
 
 def _in_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
@@ -244,11 +277,13 @@ def _in_loop_thread(loop: asyncio.AbstractEventLoop) -> bool:
 
 
 def _make_reentrant(loop: asyncio.AbstractEventLoop) -> None:
+    """Apply nest_asyncio2 (process-wide; see the module docstring), once, when a nested run needs it."""
     if getattr(loop, "_nest_patched", False):
         return
-    import nest_asyncio
+    import nest_asyncio2  # type: ignore[import-untyped]
 
-    nest_asyncio.apply(loop)
+    logger.info("nesting a run in the running loop: applying nest_asyncio2 (process-wide, until restart)")
+    nest_asyncio2.apply(loop)
 
 
 def _private_loop() -> asyncio.AbstractEventLoop:

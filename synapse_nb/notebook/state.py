@@ -6,6 +6,7 @@ MCP SDK, DuckDB, httpx) is created on first use, so loading the extension stays 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -21,7 +22,7 @@ from ..errors import SynapseError
 from ..events import Event, ServerEvent, SessionStarted, ToolCallFinished, utcnow
 from ..types import ToolCall, ToolResult
 from .output import Publisher, ipython_publisher
-from .runner import Runner
+from .runner import CANCEL_GRACE, Runner
 
 if TYPE_CHECKING:
     from ..agent.approval import ApprovalPolicy
@@ -309,14 +310,37 @@ class SynapseState:
             await self._providers.aclose()
 
     def close(self) -> None:
-        """Cancel background runs, close servers, providers and the history store (bounded)."""
+        """Cancel background runs, close servers, providers and the history store (bounded).
+
+        Called from a cell of a running kernel (`%unload_ext`), the loop cannot be waited on without a
+        nested run (which would patch asyncio for good: notebook/runner.py), so the teardown is then a
+        task that finishes right after the cell; elsewhere it is done when this returns.
+        """
         if self.closed:
             return
         self.closed = True
+        if not self.runner.can_block:
+            for task in self.runner.tasks:
+                task.cancel()
+            self.runner.spawn(self._teardown(), name="synapse_nb teardown")
+            return
         self.runner.cancel_all()
         try:
             self.runner.run(self.aclose(), timeout=30)
         except BaseException:  # unload must finish even if closing is interrupted or times out
+            logger.exception("closing synapse_nb did not finish cleanly")
+        if self._store is not None:
+            self._store.close()
+
+    async def _teardown(self) -> None:
+        me = asyncio.current_task()
+        pending = [t for t in self.runner.tasks if t is not me and not t.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=CANCEL_GRACE)
+        try:
+            async with asyncio.timeout(30):
+                await self.aclose()
+        except BaseException:  # the store is closed whatever happened to the servers
             logger.exception("closing synapse_nb did not finish cleanly")
         if self._store is not None:
             self._store.close()

@@ -2,7 +2,8 @@
 
 Runs notebooks/tool_inspection.ipynb (a copy, in a temporary root) with "Run All Cells", picks the demo
 server's `echo` tool in the inspector, tries an invalid input (flagged, nothing sent), then a valid
-one (result rendered), and saves a screenshot under tests/e2e/artifacts/.
+one (result rendered), and saves a screenshot under tests/e2e/artifacts/. Then "Run All Cells" of a
+33-cell notebook (10 %%synapse, 10 %mcp call, 10 plain cells after the setup) must run every cell.
 """
 
 from __future__ import annotations
@@ -250,3 +251,82 @@ def test_inspector_calls_a_demo_tool_in_jupyterlab(lab: Lab) -> None:
             raise
         finally:
             browser.close()
+
+
+def run_all_notebook() -> dict[str, Any]:
+    """33 cells: setup, %load_ext, %mcp connect, then 10 %%synapse, 10 %mcp call and 10 plain cells."""
+    cells = [
+        "import os, sys, tempfile\nos.environ['SYNAPSE_DB'] = os.path.join(tempfile.mkdtemp(), 'history.duckdb')",
+        "%load_ext synapse_nb",
+        "%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server",
+    ]
+    for i in range(10):
+        cells += [f"%%synapse --session run-all\nWhat tables are there? ({i})", f"%mcp call demo.echo text=cell{i}",
+                  f"print('plain', {i})"]
+    notebook = fallback_notebook()
+    notebook["cells"] = [
+        {"cell_type": "code", "execution_count": None, "id": f"cell-{i}", "metadata": {}, "outputs": [], "source": src}
+        for i, src in enumerate(cells)
+    ]
+    return notebook
+
+
+def test_run_all_of_a_30_cell_notebook_in_jupyterlab(lab: Lab) -> None:
+    """JupyterLab's Run All queues every cell at once: the awaited %%synapse and %mcp call cells and the plain
+    ones all run, in order, with no error."""
+    from playwright.sync_api import expect, sync_playwright
+
+    executable = chromium_path()
+    (lab.root / "run_all.ipynb").write_text(json.dumps(run_all_notebook(), indent=1))
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1300})
+        try:
+            page.goto(lab.notebook_url("run_all.ipynb"), timeout=60_000)
+            page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=60_000)
+            expect(page.locator("#jp-main-statusbar")).to_contain_text("| Idle", timeout=RUN_TIMEOUT_MS)
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            cells = page.locator(".jp-Notebook .jp-CodeCell")
+            expect(cells.last.locator(".jp-OutputArea-output")).to_contain_text("plain 9", timeout=RUN_TIMEOUT_MS)
+            expect(page.locator("#jp-main-statusbar")).to_contain_text("| Idle", timeout=60_000)
+            page.screenshot(path=str(ARTIFACTS / "run-all.png"), full_page=True)
+            # Cells scrolled out of view are not in the page (JupyterLab's windowing): read the saved file.
+            saved = lab.root / "run_all.ipynb"
+            page.locator(".jp-Notebook").first.click()
+            page.keyboard.press("Control+s")
+            deadline = time.monotonic() + 60
+            while not _every_cell_ran(saved):
+                assert time.monotonic() < deadline, f"not saved with every cell run:\n{_notebook_state(page)}"
+                time.sleep(0.1)  # polling the saved file, under a deadline
+            notebook = json.loads(saved.read_text())["cells"]
+            numbers = [c["execution_count"] for c in notebook]
+            assert numbers == sorted(numbers)  # every cell ran, in order
+            texts = ["\n".join(_output_text(o) for o in c["outputs"]) for c in notebook]
+            assert not [o for c in notebook for o in c["outputs"]
+                        if o["output_type"] == "error" or o.get("name") == "stderr"], texts
+            for i in range(10):
+                assert "orders" in texts[3 + 3 * i], texts[3 + 3 * i]
+                assert texts[4 + 3 * i].endswith(f"cell{i}"), texts[4 + 3 * i]
+                assert texts[5 + 3 * i] == f"plain {i}\n", texts[5 + 3 * i]
+        except BaseException:  # keep a picture of what the page showed
+            page.screenshot(path=str(ARTIFACTS / "run-all-failure.png"), full_page=True)
+            raise
+        finally:
+            browser.close()
+
+
+def _output_text(output: dict[str, Any]) -> str:
+    if output["output_type"] == "stream":
+        return "".join(output["text"])
+    data = output.get("data", {})
+    return "".join(data.get("text/markdown") or data.get("text/plain") or "")
+
+
+def _every_cell_ran(path: Path) -> bool:
+    try:
+        cells = json.loads(path.read_text())["cells"]
+    except ValueError:  # caught mid-write
+        return False
+    return all(c["execution_count"] for c in cells)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jupyter_core.utils import ensure_event_loop
 from kernel_session import Kernel, running_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
@@ -198,3 +201,129 @@ def test_run_all_queues_cells_behind_a_blocking_magic(kernel: Kernel) -> None:
     assert "orders" in runs[1].text()
     assert runs[2].text().endswith("\nqueued")
     assert runs[3].stdout == "last cell ran\n"
+
+
+# ---- awaited cells (DESIGN section 3): interrupts, Run All, and an unpatched asyncio ---------------------------
+
+WATCH_FOR_SLEEP = (
+    "import pathlib as _pl, threading as _th, time as _tm\n"
+    "import synapse_nb.notebook as _snb\n"
+    "def _watch(marker, seen):\n"
+    "    hub, deadline = _snb.current().hub, _tm.monotonic() + 60\n"
+    "    while hub.server('demo').stderr_tail.count('sleep started') <= seen:\n"
+    "        if _tm.monotonic() > deadline:\n"
+    "            return\n"
+    "        _tm.sleep(0.01)\n"
+    "    _pl.Path(marker).write_text('started')\n"
+    "_th.Thread(target=_watch, args=({marker!r}, _snb.current().hub.server('demo').stderr_tail.count('sleep started')),"
+    " daemon=True).start()"
+)
+
+
+def interrupt_once_the_sleep_runs(kernel: Kernel, marker: Path) -> tuple[threading.Thread, list[float]]:
+    """Interrupt the kernel (as a frontend's Stop does) once the demo server has started its sleep; the
+    kernel-side watcher thread signals that through a file. Returns the thread and the interrupt's time."""
+    marker.unlink(missing_ok=True)
+    kernel.ok(WATCH_FOR_SLEEP.format(marker=str(marker)))
+    sent: list[float] = []
+
+    def interrupt() -> None:
+        deadline = time.monotonic() + 60
+        while not marker.exists():  # a condition under a deadline: the server has started sleeping
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+        sent.append(time.monotonic())
+        kernel.km.interrupt_kernel()
+        # jupyter_client ran that on an event loop of its own for this thread: close it with the thread.
+        ensure_event_loop().close()
+
+    thread = threading.Thread(target=interrupt, daemon=True)
+    thread.start()
+    return thread, sent
+
+
+def cancellations(kernel: Kernel) -> int:
+    return int(kernel.ok("%mcp call demo.cancellations").text().rsplit("\n", 1)[-1])
+
+
+def one_line(run: Any) -> str:
+    assert run.status == "error"
+    assert run.error is not None
+    assert run.error["ename"] == "CellInterrupted"
+    [line] = run.error["traceback"]
+    return str(line)
+
+
+def test_interrupting_an_awaited_synapse_cell_during_a_20_s_tool(kernel: Kernel, tmp_path: Path) -> None:
+    model = script(kernel, "sleep20", [{"match": "sleep", "tool": "sleep", "arguments": {"seconds": 20},
+                                        "answer": "slept"}, "awake"])
+    before = cancellations(kernel)
+    thread, sent = interrupt_once_the_sleep_runs(kernel, tmp_path / "sleep-started")
+    run = kernel.execute(f"%%synapse --model {model} --session stop20\nplease sleep", timeout=60)
+    ended = time.monotonic()
+    thread.join(5)
+    assert sent, "the sleep never started"
+    print(f"\n[kernel] %%synapse interrupted mid-tool: cell ended {ended - sent[0]:.2f} s after the interrupt")
+    assert ended - sent[0] < 15  # well before the 20 s tool would have ended on its own
+    assert one_line(run) == ("\x1b[0;31mKeyboardInterrupt\x1b[0m: the turn was cancelled; servers stay connected and "
+                             "the transcript so far is kept (see _synapse)")
+    assert cancellations(kernel) == before + 1  # the server got the MCP cancellation
+    assert kernel.ok("print(_synapse.status, _synapse.tool_calls.error.tolist())").stdout.strip() == (
+        "cancelled ['cancelled']"
+    )
+    assert kernel.ok(f"%%synapse --model {model} --session stop20\nanything else?").text().startswith("awake")
+    turns = kernel.ok("import synapse_nb\nprint(synapse_nb.history().turns().status.tolist()[-2:])")
+    assert turns.stdout.strip() == "['cancelled', 'finished']"
+
+
+def test_interrupting_an_awaited_mcp_call_during_a_20_s_tool(kernel: Kernel, tmp_path: Path) -> None:
+    before = cancellations(kernel)
+    thread, sent = interrupt_once_the_sleep_runs(kernel, tmp_path / "sleep-started")
+    run = kernel.execute("%mcp call demo.sleep seconds=20", timeout=60)
+    ended = time.monotonic()
+    thread.join(5)
+    assert sent, "the sleep never started"
+    print(f"\n[kernel] %mcp call interrupted mid-tool: cell ended {ended - sent[0]:.2f} s after the interrupt")
+    assert ended - sent[0] < 15
+    assert one_line(run) == (
+        "\x1b[0;31mKeyboardInterrupt\x1b[0m: the call of demo.sleep was cancelled; the server stays connected"
+    )
+    assert cancellations(kernel) == before + 1
+    calls = kernel.ok("import synapse_nb\nc = synapse_nb.history().tool_calls()\n"
+                      "print(c[c.tool == 'sleep'].sort_values('started_at').iloc[-1][['approval', 'error']].tolist())")
+    assert calls.stdout.strip() == "['manual', 'cancelled']"
+    assert kernel.ok("%mcp call demo.echo text=next").text().endswith("\nnext")
+
+
+def test_run_all_of_a_30_cell_notebook(kernel: Kernel) -> None:
+    """JupyterLab's Run All sends every execute_request at once; 10 %%synapse, 10 %mcp call and 10 plain cells."""
+    cells = []
+    for i in range(10):
+        cells += [f"%%synapse --session run-all-30\nWhat tables are there? ({i})",
+                  f"%mcp call demo.echo text=cell{i}", f"print('plain', {i})"]
+    runs = kernel.run_all(cells, timeout=240)
+    assert [r.status for r in runs] == ["ok"] * 30
+    for i in range(10):
+        assert "orders" in runs[3 * i].text()
+        assert runs[3 * i + 1].text().endswith(f"\ncell{i}")
+        assert runs[3 * i + 2].stdout == f"plain {i}\n"
+    assert all("cannot enter context" not in r.stderr + r.stdout for r in runs)
+
+
+def test_awaited_cells_leave_asyncio_unpatched(kernel: Kernel) -> None:
+    """After %load_ext, %mcp connect (the fixture), a %%synapse cell and a whole-cell %mcp call (and every
+    test above, interrupts and Run All included) asyncio is as the kernel made it."""
+    kernel.ok("%%synapse --session plain-asyncio\nWhat tables are there?")
+    kernel.ok("%mcp call demo.echo text=plain")
+    run = kernel.ok(
+        "import asyncio, _asyncio\n"
+        "async def _one():\n    return 1\n"
+        "_c = _one()\n"
+        "try:\n    asyncio.run(_c)\nexcept RuntimeError as _e:\n    print('asyncio.run refused:', _e)\n"
+        "_c.close()\n"
+        "print(asyncio.Task is _asyncio.Task, asyncio.Future is _asyncio.Future, hasattr(asyncio, '_nest_patched'))"
+    )
+    assert run.stdout.splitlines() == [
+        "asyncio.run refused: asyncio.run() cannot be called from a running event loop", "True True False"
+    ]

@@ -1,5 +1,6 @@
-"""The hub driven the way the notebook runner will: nest_asyncio's re-entrant run_until_complete from inside
-the running loop, across several "cells". In a subprocess, because nest_asyncio patches asyncio globally."""
+"""The hub driven the way the notebook runner does for magics called from code: nest_asyncio2's re-entrant
+run_until_complete from inside the running loop, across several "cells". In a subprocess, because nest_asyncio2
+patches asyncio globally."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ import textwrap
 
 SCRIPT = textwrap.dedent("""
     import asyncio, sys, time
-    import nest_asyncio
+    import nest_asyncio2
     from synapse_nb.errors import ToolCallTimeout
     from synapse_nb.mcp_client.hub import McpHub
 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
-    nest_asyncio.apply(loop)
+    nest_asyncio2.apply(loop)
     hub = McpHub()
 
     def run(coro):  # a synchronous magic driving a coroutine while the kernel's loop is running
@@ -58,7 +59,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_hub_under_nest_asyncio_reentrancy() -> None:
+def test_hub_under_nest_asyncio2_reentrancy() -> None:
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     expected = ["connected connected", "echo nested", "timeout ok", "cancelled ok", "count 2", "echo later cell",

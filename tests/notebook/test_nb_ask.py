@@ -296,19 +296,28 @@ def test_background_run_can_be_cancelled(ip: Any, script: Script) -> None:
 def test_unload_cancels_background_runs(ip: Any, script: Script) -> None:
     ip.run(
         "import asyncio, synapse_nb\n"
+        "started, stopped = asyncio.Event(), []\n"
         "@synapse_nb.tool\n"
         "async def wait_long() -> str:\n"
         "    '''Wait.'''\n"
-        "    await asyncio.sleep(30)\n"
+        "    started.set()\n"
+        "    try:\n"
+        "        await asyncio.sleep(30)\n"
+        "    except asyncio.CancelledError:\n"
+        "        stopped.append('cancelled mid-tool')\n"
+        "        raise\n"
         "    return 'late'\n"
     )
     model = script([{"match": "wait", "tool": "wait_long", "arguments": {}, "answer": "done"}])
     ip.cell(f"synapse --model {model} --background", "wait please")
     handle = ip.ns["_synapse"]
-    ip.run("await asyncio.sleep(0.05)")
+    ip.run("await asyncio.wait_for(started.wait(), 10)")  # the tool call is running
+    assert not handle.done()
     ip.line("unload_ext", "synapse_nb")
     assert handle.done()
     assert handle.status == "cancelled"
+    assert ip.ns["stopped"] == ["cancelled mid-tool"]
+    assert handle.task.result().tool_calls.error.tolist() == ["cancelled"]
 
 
 def test_background_approvals_are_answered_with_the_buttons(ip: Any, script: Script) -> None:

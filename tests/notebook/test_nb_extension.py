@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 from synapse_nb.notebook.extension import get_state
 from synapse_nb.notebook.magics import SynapseMagics
 
-HEAVY = ("mcp", "httpx", "duckdb", "pandas", "ipywidgets", "nest_asyncio", "pyarrow")
+HEAVY = ("mcp", "httpx", "duckdb", "pandas", "ipywidgets", "nest_asyncio2", "pyarrow")
 
 
 def test_load_is_quiet_and_imports_nothing_heavy(clean_env: Any) -> None:

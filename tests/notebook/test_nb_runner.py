@@ -112,28 +112,99 @@ def test_spawned_tasks_are_tracked_cancelled_and_their_failures_logged(caplog: p
 
 
 def test_run_is_reentrant_inside_a_running_loop() -> None:
-    """In a kernel the loop already runs while a cell executes; nest_asyncio is applied then, and only then."""
+    """In a kernel the loop already runs while a cell executes: nest_asyncio2 is applied then, and only then;
+    its patch is process-wide (asyncio.Task becomes the pure-Python Task), as the runner's docstring says."""
     code = textwrap.dedent(
         """
         import asyncio, sys
+        import _asyncio  # after asyncio, as in any real process
         from synapse_nb.notebook.runner import Runner
 
         async def kernel():
             runner = Runner()
-            assert "nest_asyncio" not in sys.modules
+            before = ("nest_asyncio2" in sys.modules, asyncio.Task is _asyncio.Task)
             async def work():
                 await asyncio.sleep(0.01)
                 return "inner"
             # a magic is synchronous code called from the running loop
             value = runner.run(work())
             bg = runner.spawn(work())
-            return value, await bg, runner.loop is asyncio.get_running_loop(), "nest_asyncio" in sys.modules
+            after = ("nest_asyncio2" in sys.modules, asyncio.Task is _asyncio.Task, "nest_asyncio" in sys.modules)
+            return value, await bg, runner.loop is asyncio.get_running_loop(), before, after
 
         print(asyncio.run(kernel()))
         """
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert out.stdout.strip() == "('inner', 'inner', True, True)"
+    assert out.stdout.strip() == "('inner', 'inner', True, (False, True), (True, False, False))"
+
+
+def test_an_awaited_run_needs_no_patch() -> None:
+    """The awaited path (a whole-cell magic) runs the command as a task of the running loop: nothing nests."""
+    code = textwrap.dedent(
+        """
+        import asyncio, sys
+        import _asyncio  # after asyncio, as in any real process
+        from synapse_nb.notebook.runner import Runner
+
+        async def cell():
+            runner = Runner()
+            async def work():
+                await asyncio.sleep(0.01)
+                return "awaited"
+            value = await runner.run_awaited(work())
+            try:
+                asyncio.run(work())
+            except RuntimeError:
+                refused = True
+            else:
+                refused = False
+            return value, "nest_asyncio2" in sys.modules, asyncio.Task is _asyncio.Task, refused
+
+        print(asyncio.run(cell()))
+        """
+    )
+    out = subprocess.run([sys.executable, "-W", "ignore::RuntimeWarning", "-c", code], capture_output=True,
+                         text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "('awaited', False, True, True)"
+
+
+def test_sigint_cancels_an_awaited_run_at_once_under_the_kernels_handler() -> None:
+    """ipykernel's own SIGINT handler for awaited cells cancels only when the loop next wakes up; while a
+    command runs, the runner's handler takes over, cancels the task thread-safely (at once, even in a long
+    sleep), lets its cleanup finish, raises KeyboardInterrupt, and puts the kernel's handler back."""
+    runner = Runner()
+    seen: list[str] = []
+    kernel_calls: list[int] = []
+
+    def kernel_handler(signum: int, frame: object) -> None:
+        kernel_calls.append(signum)
+
+    async def command() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            await asyncio.sleep(0.01)  # cleanup may still await (MCP cancellations, recording)
+            seen.append("cleaned up")
+            raise
+
+    async def cell() -> str:
+        with pytest.raises(KeyboardInterrupt):
+            async with asyncio.timeout(10):  # bounded: a cancel that waited for the sleep fails here
+                await runner.run_awaited(command())
+        assert signal.getsignal(signal.SIGINT) is kernel_handler
+        return await runner.run_awaited(asyncio.sleep(0, result="next cell works"))
+
+    previous = signal.signal(signal.SIGINT, kernel_handler)
+    try:
+        assert asyncio.run(cell()) == "next cell works"
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == ["cancelled", "cleaned up"]
+    assert kernel_calls == []
+    assert not runner.interrupted
 
 
 def test_a_nested_run_defers_tasks_of_the_running_cells_context() -> None:

@@ -96,7 +96,7 @@ def test_history_and_sql(ip: Any, script: Script) -> None:
         ("sql", "missing query"),
         ("sql SELEC 1", "history query failed: Parser Error"),
         ("sql SELECT * FROM nowhere", "history query failed: Catalog Error"),
-        ("frobnicate", "unknown subcommand 'frobnicate'"),
+        ("--frobnicate", "unknown option --frobnicate"),  # a plain word is a question (test_nb_ask)
         ("inspect", "has no turns yet"),
         ("reset now", "unexpected 'now'"),
     ],

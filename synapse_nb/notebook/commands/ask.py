@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from ...agent.orchestrator import Agent
     from ...protocols import ApprovalCallback, EventSink
 
-__all__ = ["CellInterrupted", "TurnPlan", "ask", "plan_turn"]
+__all__ = ["INTERRUPTED", "CellInterrupted", "TurnPlan", "ask", "ask_async", "background", "plan_turn"]
+
+KERNEL_NOTE = "the agent could see the kernel (kernel__* tools: variables, DataFrames, cells, run_python)"
 
 FORMAT_HINTS = {
     "json": "Answer with one JSON value only: no prose and no code fence.",
@@ -34,8 +36,12 @@ FORMAT_HINTS = {
 }
 
 
+INTERRUPTED = "the turn was cancelled; servers stay connected and the transcript so far is kept (see _synapse)"
+
+
 class CellInterrupted(KeyboardInterrupt):
-    """The user interrupted a %%synapse cell: the turn was cancelled and recorded, servers stay connected."""
+    """The user interrupted a %%synapse cell or an %mcp command: its work was cancelled (and recorded as
+    cancelled), servers stay connected. Shown as one line, not a traceback."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"\x1b[0;31mKeyboardInterrupt\x1b[0m: {self}"]
@@ -116,42 +122,78 @@ def ask(
     state: SynapseState, settings: Settings, options: AskOptions, body: str,
     *, keep: Callable[[SynapseResult | BackgroundRun], None] | None = None,
 ) -> SynapseResult | BackgroundRun:
+    """One %%synapse cell from synchronous code: `background` at once, else `ask_async` through the runner's
+    bridge (see notebook/runner.py); CellInterrupted when the user interrupted it."""
+    if options.background:
+        return background(state, settings, options, body, keep=keep)
+    try:
+        return state.runner.run(ask_async(state, settings, options, body, keep=keep))
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, CellInterrupted):
+            raise
+        raise CellInterrupted(INTERRUPTED) from None
+
+
+def background(
+    state: SynapseState, settings: Settings, options: AskOptions, body: str,
+    *, keep: Callable[[SynapseResult | BackgroundRun], None] | None = None,
+) -> BackgroundRun:
+    """`%%synapse --background`: start the turn as a task on the loop and return its handle at once."""
+    turn = _Turn(state, settings, options, body)
+    handle = _start_background(state, turn.plan, turn.agent, turn.display, turn.events, turn.sinks)
+    if keep is not None:
+        keep(handle)
+    return handle
+
+
+class _Turn:
+    """A cell checked, its agent prepared and its display built: what both kinds of run start from."""
+
+    def __init__(self, state: SynapseState, settings: Settings, options: AskOptions, body: str) -> None:
+        self.plan = plan = plan_turn(state, settings, options, body)
+        self.agent = _prepare_agent(state, plan)
+        unrecorded = _history_problem(state) if plan.history else None
+        view = TurnView(
+            model=plan.model_id, model_note=plan.model_note, session=plan.session, format=plan.format,
+            background=options.background,
+        )
+        self.display = TurnDisplay(
+            view, LiveOutput(live=state.live, keep=options.background, publish=state.publish),
+            interval=settings.stream_interval,
+        )
+        if unrecorded:
+            view.notes.append(unrecorded)
+        if plan.kernel:
+            view.notes.append(KERNEL_NOTE)
+        self.events: list[Event] = []
+        self.sinks: list[EventSink] = [self.events.append, self.display, state.history_sink(plan.history)]
+
+
+async def ask_async(
+    state: SynapseState, settings: Settings, options: AskOptions, body: str,
+    *, keep: Callable[[SynapseResult | BackgroundRun], None] | None = None,
+) -> SynapseResult | BackgroundRun:
     """Run one %%synapse cell: the result object (blocking) or the handle of a background run.
 
     `keep` receives the result (or handle) as soon as there is one, also when the cell then raises.
 
-    Blocking: raises CellInterrupted when the user interrupted (the turn is recorded as cancelled) and
-    UsageError when the turn failed (provider error, max iterations; the transcript so far is kept).
+    Blocking: when the user interrupts (this coroutine is cancelled) the turn is recorded as cancelled,
+    the result kept, and the coroutine ends cancelled; UsageError when the turn failed (provider error,
+    max iterations; the transcript so far is kept).
     """
-    plan = plan_turn(state, settings, options, body)
-    agent = _prepare_agent(state, plan)
-    unrecorded = _history_problem(state) if plan.history else None
-    view = TurnView(
-        model=plan.model_id, model_note=plan.model_note, session=plan.session, format=plan.format,
-        background=options.background,
-    )
-    display = TurnDisplay(
-        view, LiveOutput(live=state.live, keep=options.background, publish=state.publish),
-        interval=settings.stream_interval,
-    )
-    if unrecorded:
-        view.notes.append(unrecorded)
-    if plan.kernel:
-        view.notes.append("the agent could see the kernel (kernel__* tools: variables, DataFrames, cells, run_python)")
-    events: list[Event] = []
-    sinks: list[EventSink] = [events.append, display, state.history_sink(plan.history)]
     if options.background:
-        handle = _start_background(state, plan, agent, display, events, sinks)
-        if keep is not None:
-            keep(handle)
-        return handle
+        return background(state, settings, options, body, keep=keep)
+    turn = _Turn(state, settings, options, body)
+    plan, agent, display, events, sinks = turn.plan, turn.agent, turn.display, turn.events, turn.sinks
     agent.sinks = sinks
     agent.ask_callback = StdinApproval(state, display)
     display.start()
     interrupted = False
     try:
-        state.runner.run(agent.ask(plan.prompt))
-    except KeyboardInterrupt:
+        await agent.ask(plan.prompt)
+    except asyncio.CancelledError:  # the runner cancels the command when the user interrupts
+        interrupted = True
+    except KeyboardInterrupt:  # a second interrupt (synchronous path), in code the first one's cancellation ran
         interrupted = True
     except SynapseError as exc:  # the turn could not start (e.g. the session is still busy)
         display.view.status = "failed"
@@ -161,15 +203,14 @@ def ask(
     finally:
         agent.sinks = []
         agent.ask_callback = None
-    interrupted = interrupted or state.runner.interrupted
     result = build_result(events, plan, agent)
     display.finish()
     if keep is not None:
         keep(result)
     if interrupted or result.status == "cancelled":
-        raise CellInterrupted(
-            "the turn was cancelled; servers stay connected and the transcript so far is kept (see _synapse)"
-        )
+        # Ends cancelled, never with a KeyboardInterrupt: one raised out of a task stops the event loop
+        # itself. Whoever drives this (notebook/magics.py) shows the one line of INTERRUPTED.
+        raise asyncio.CancelledError
     if result.status == "failed":
         raise UsageError(result.error or "the turn failed")
     if plan.format == "code":
@@ -177,6 +218,13 @@ def ask(
         if code is not None and state.shell is not None:
             state.shell.set_next_input(code, replace=False)
     return result
+
+
+def _uncancel() -> None:
+    """The cancellation was handled (the turn ends as cancelled): the task may go on to report it."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
 
 
 def _history_problem(state: SynapseState) -> str | None:
@@ -334,9 +382,7 @@ async def _background_turn(
     try:
         await agent.ask(plan.prompt)
     except asyncio.CancelledError:
-        task = asyncio.current_task()
-        if task is not None:
-            task.uncancel()  # the run ends as "cancelled", and awaiting the handle gives that result
+        _uncancel()  # the run ends as "cancelled", and awaiting the handle gives that result
     finally:
         agent.sinks = []
         agent.ask_callback = None

@@ -29,12 +29,15 @@ The result is in _synapse: .text, .messages, .tool_calls (DataFrame), .session_i
   --no-history          do not record this turn in the history file
   --help                this help (also %synapse --help)
 
+A one-line question needs no cell: %synapse What tables are there? (default options).
 Interrupt the kernel to cancel a turn: it is recorded as cancelled and servers stay connected.
 """
 
 SYNAPSE_HELP = """\
-%synapse SUBCOMMAND
+%synapse SUBCOMMAND  (or %synapse QUESTION)
 
+  QUESTION                   a one-line question to the agent, e.g. %synapse What tables are there?
+  ask PROMPT                 the same, for a question that starts with a subcommand's name
   status                     model, session, servers, history file
   model [ID]                 show the model, or use ID (provider:model) in this kernel
   session                    the current session

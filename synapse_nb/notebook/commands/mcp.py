@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import time
@@ -27,12 +28,17 @@ __all__ = [
     "CallOutput",
     "ConnectReport",
     "call",
+    "call_async",
     "connect",
+    "connect_async",
     "connect_config",
+    "connect_config_async",
     "disconnect",
+    "disconnect_async",
     "inspect",
     "list_servers",
     "restart",
+    "restart_async",
     "tools",
 ]
 
@@ -88,6 +94,11 @@ def _progress(text: str) -> dict[str, Any]:
 
 
 def connect(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
+    """`connect_async` from synchronous code (through the runner's bridge)."""
+    return state.runner.run(connect_async(state, spec))
+
+
+async def connect_async(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
     """`%mcp connect NAME -- COMMAND ...` / `NAME URL`: start one server and show its tools count.
 
     Header and env values become secrets of the history store first, so they are never recorded or
@@ -101,12 +112,10 @@ def connect(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
     out.start(_progress(f"⏳ connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(state, shown)}) …"))
     hub = state.hub
     try:
-        info = state.runner.run(
-            hub.connect(
-                spec.name, command=spec.command, args=spec.args, env=dict(spec.env) or None, cwd=spec.cwd,
-                url=spec.url, headers=dict(spec.headers) or None, transport=spec.transport, timeout=spec.timeout,
-                approve=spec.approve, tools=spec.tools,
-            )
+        info = await hub.connect(
+            spec.name, command=spec.command, args=spec.args, env=dict(spec.env) or None, cwd=spec.cwd,
+            url=spec.url, headers=dict(spec.headers) or None, transport=spec.transport, timeout=spec.timeout,
+            approve=spec.approve, tools=spec.tools,
         )
     except ServerStartError as exc:
         tail = _tail(state, exc.stderr_tail)
@@ -115,7 +124,7 @@ def connect(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
     except SynapseError as exc:
         out.finish(_progress(f"✗ {spec.name} did not start"))
         raise usage_error(exc) from None
-    except KeyboardInterrupt:
+    except asyncio.CancelledError:
         out.finish(_progress(f"⏹ connecting {spec.name} was interrupted"))
         raise
     if spec.approve is not None:
@@ -125,6 +134,11 @@ def connect(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
 
 
 def connect_config(state: SynapseState, path: str | None = None) -> ConnectReport:
+    """`connect_config_async` from synchronous code (through the runner's bridge)."""
+    return state.runner.run(connect_config_async(state, path))
+
+
+async def connect_config_async(state: SynapseState, path: str | None = None) -> ConnectReport:
     """`%mcp connect [--config PATH]`: every enabled server of the config file; failures are listed, not raised."""
     from ...config import load_mcp_config
 
@@ -143,11 +157,11 @@ def connect_config(state: SynapseState, path: str | None = None) -> ConnectRepor
     out = LiveOutput(live=state.live, publish=state.publish)
     out.start(_progress(f"⏳ connecting {', '.join(enabled)} …"))
     try:
-        results = state.runner.run(state.hub.connect_config(path))
+        results = await state.hub.connect_config(path)
     except SynapseError as exc:
         out.finish(_progress("✗ connecting the configured servers failed"))
         raise usage_error(exc) from None
-    except KeyboardInterrupt:
+    except asyncio.CancelledError:
         out.finish(_progress("⏹ connecting was interrupted"))
         raise
     report = ConnectReport(results)
@@ -292,11 +306,11 @@ class CallOutput:
 
 def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one)."""
-    _server(state, target.server)
     offered = [s for s in _mcp_tools(state) if s.server == target.server]
     for spec in offered:
         if target.tool in (spec.original_name, spec.name) or spec.name == f"{target.server}__{target.tool}":
             return spec
+    _server(state, target.server)  # an unknown server gets its own message (checked last: it costs a snapshot)
     names = ", ".join(s.original_name or s.name for s in offered) or "none"
     raise UsageError(
         f"%mcp call: server {target.server!r} has no tool {target.tool!r}; its tools: {names} "
@@ -305,11 +319,19 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
 
 
 def call(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) -> CallOutput:
-    """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result."""
+    """`call_async` from synchronous code (through the runner's bridge)."""
+    return state.runner.run(call_async(state, target, arguments))
+
+
+async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) -> CallOutput:
+    """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
+
+    Cancelling it (an interrupt) cancels the call: the server gets an MCP cancellation, the call is
+    recorded as cancelled."""
     spec = find_tool(state, target)
     started = time.perf_counter()
     try:
-        result = state.runner.run(state.call_tool(spec.name, dict(arguments)))
+        result = await state.call_tool(spec.name, dict(arguments))
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not result.duration_ms:
@@ -323,6 +345,11 @@ def call(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) 
 
 
 def disconnect(state: SynapseState, name: str | None, *, every: bool = False) -> list[str]:
+    """`disconnect_async` from synchronous code (through the runner's bridge)."""
+    return state.runner.run(disconnect_async(state, name, every=every))
+
+
+async def disconnect_async(state: SynapseState, name: str | None, *, every: bool = False) -> list[str]:
     """`%mcp disconnect NAME|--all`: stop servers; returns the names stopped."""
     if every:
         names = [s.name for s in state.hub.servers if s.state != "stopped"] if state.has_hub else []
@@ -333,7 +360,7 @@ def disconnect(state: SynapseState, name: str | None, *, every: bool = False) ->
         names = [name]
     for server in names:
         try:
-            state.runner.run(state.hub.disconnect(server))
+            await state.hub.disconnect(server)
         except SynapseError as exc:
             raise usage_error(exc) from None
         print(f"{server} disconnected")
@@ -343,10 +370,15 @@ def disconnect(state: SynapseState, name: str | None, *, every: bool = False) ->
 
 
 def restart(state: SynapseState, name: str) -> ServerInfo:
+    """`restart_async` from synchronous code (through the runner's bridge)."""
+    return state.runner.run(restart_async(state, name))
+
+
+async def restart_async(state: SynapseState, name: str) -> ServerInfo:
     """`%mcp restart NAME`: stop and start a server again (also brings a `down` server back)."""
     _server(state, name)
     try:
-        info = state.runner.run(state.hub.restart(name))
+        info = await state.hub.restart(name)
     except ServerStartError as exc:
         raise UsageError(_mask(state, f"%mcp restart: {name} failed to start: {exc.reason or exc}")) from None
     except SynapseError as exc:
