@@ -8,6 +8,12 @@ PY     := $(BIN)/python
 TOOLS  := .tools
 EVERYTHING_VERSION := 2026.8.31
 EVERYTHING := $(TOOLS)/node_modules/@modelcontextprotocol/server-everything/package.json
+# The four reference servers of bench row 11 (connecting them from a config file): two from npm, two from
+# PyPI. The PyPI ones pin their own `mcp`, so they live in a venv of their own under .tools/.
+REFERENCE_NPM := @modelcontextprotocol/server-filesystem@2026.8.31 @modelcontextprotocol/server-memory@2026.8.31
+REFERENCE_PY  := mcp-server-time==2026.10.19 mcp-server-git==2026.10.19
+FILESYSTEM := $(TOOLS)/node_modules/@modelcontextprotocol/server-filesystem/package.json
+PYSERVERS  := $(TOOLS)/pyservers/.installed
 CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: test lint typecheck pytest demo bench venv tools browser clean help
@@ -26,12 +32,18 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $@
 
-# The third-party reference MCP server, from the npm registry, into a project-local folder.
-tools: $(EVERYTHING)
+# The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder.
+tools: $(EVERYTHING) $(FILESYSTEM) $(PYSERVERS)
 
-$(EVERYTHING):
+$(EVERYTHING) $(FILESYSTEM):
 	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make test" >&2; exit 1; }
-	npm install --silent --no-audit --no-fund --prefix $(TOOLS) @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION)
+	npm install --silent --no-audit --no-fund --prefix $(TOOLS) \
+	  @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) $(REFERENCE_NPM)
+
+$(PYSERVERS):
+	@test -x $(TOOLS)/pyservers/bin/python || $(PYTHON) -m venv $(TOOLS)/pyservers
+	$(TOOLS)/pyservers/bin/python -m pip install --quiet $(REFERENCE_PY)
+	@touch $@
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
 browser:

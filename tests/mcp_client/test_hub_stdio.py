@@ -34,8 +34,8 @@ async def test_connect_lists_qualified_tools_with_annotations(events: Events) ->
         assert not hub.tool("demo__query").destructive
         assert hub.tool("demo__describe_table").input_schema["required"] == ["table"]
         assert [s.name for s in hub.servers] == ["demo"]
-    assert events.names() == ["connected", "disconnected"]
-    assert events.items[0].detail["pid"] == info.pid  # type: ignore[index]
+    assert events.names() == ["connecting", "connected", "disconnected"]
+    assert events.items[1].detail["pid"] == info.pid  # type: ignore[index]
 
 
 def test_hub_is_the_top_level_export() -> None:

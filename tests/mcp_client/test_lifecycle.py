@@ -50,7 +50,8 @@ async def test_aclose_leaves_no_server_process(events: Events) -> None:
     assert await gone(a.pid, 1)
     assert await gone(b.pid, 1)
     assert hub.servers == []
-    assert sorted(events.names()) == ["connected", "connected", "disconnected", "disconnected"]
+    assert sorted(events.names()) == ["connected", "connected", "connecting", "connecting", "disconnected",
+                                      "disconnected"]
 
 
 @pytest.mark.anyio
@@ -100,7 +101,7 @@ async def test_cancelling_a_connect_stops_the_server(events: Events) -> None:
             await connecting
         assert hub.server("slow").state == "stopped"
         assert await gone(pid, 10)
-        with pytest.raises(McpError, match="is stopped"):
+        with pytest.raises(McpError, match="is disconnected"):
             await hub.list_prompts("slow")
 
 
