@@ -19,12 +19,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
-import functools
 import importlib
 import logging
 import math
-import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -191,6 +188,10 @@ class ServerConnection:
             if any(fnmatch.fnmatchcase(t.name, p) or fnmatch.fnmatchcase(qualify(self.name, t.name), p)
                    for p in patterns)
         ]
+
+    def validates(self, tool: str) -> bool:
+        """The tool declares an output schema, so the SDK validates its results (see validation_ready)."""
+        return any(t.validated for t in self.tools if t.name == tool)
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -574,23 +575,31 @@ async def _list_tools(client: Client) -> tuple[RawTool, ...]:
         cursor = page.next_cursor
         if not cursor:
             break
-    if any(t.output_schema for t in tools):
-        warm_output_validation()
     return tuple(raw_tool(t) for t in tools)
 
 
-@functools.cache
-def warm_output_validation() -> None:
-    """Import jsonschema in a background thread, once per process.
+_validation_ready = False
 
-    The SDK validates results of tools that declare an output schema with jsonschema, imported on the
-    first such call: about a second of CPU (mostly building a URI grammar), which would otherwise
-    stall the first call the agent or the user makes. Connecting is the moment nobody waits on.
+
+async def validation_ready() -> None:
+    """Have jsonschema imported before a call whose result the SDK validates against an output schema.
+
+    The SDK imports it on the first such result, on the loop: about a second of CPU (mostly building
+    a URI grammar) that would stall every task. It is imported here in a worker thread instead, only
+    for a tool that needs it (`preload()` at `%load_ext` usually has it done already). It is not
+    started at connect: a thread importing while the first call reads a large result holds the GIL
+    in 5 ms slices against the loop, which then waits that long after every read (a 10 MB result
+    took twice as long as with the bare SDK).
     """
-    if "jsonschema" in sys.modules:
-        return
-    threading.Thread(target=importlib.import_module, args=("jsonschema",), name="synapse-warm-jsonschema",
-                     daemon=True).start()
+    global _validation_ready
+    if not _validation_ready:
+        await asyncio.to_thread(_import_validation)
+        _validation_ready = True
+
+
+def _import_validation() -> None:
+    for module in ("jsonschema", "jsonschema.validators", "referencing"):
+        importlib.import_module(module)  # waits on the import lock if preload()'s thread is importing it
 
 
 async def _wait_through_cancel(tasks: set[asyncio.Task[Any]], timeout: float) -> None:

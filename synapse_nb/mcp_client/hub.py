@@ -31,7 +31,7 @@ from ..errors import McpError, ServerCrashedError, ServerStartError, UnknownServ
 from ..events import ServerEvent
 from ..protocols import EventSink
 from ..types import ContentBlock, ToolResult, ToolSpec
-from .connection import ServerConnection
+from .connection import ServerConnection, validation_ready
 from .convert import prompt_info, prompt_result, resource_blocks, resource_info, tool_result
 from .info import PromptInfo, PromptResult, ResourceInfo, ServerInfo
 from .naming import assign_names
@@ -248,6 +248,8 @@ class McpHub:
             conn = await self._ensure_running(conn)
         limit = timeout if timeout is not None else (conn.config.timeout or self.default_timeout)
         tool, args = spec.original_name, dict(arguments)
+        if conn.validates(tool):
+            await validation_ready()
         started = time.perf_counter()
 
         async def run(client: Client) -> ToolResult:
