@@ -36,6 +36,8 @@ def preload() -> threading.Thread:
 
     The SDK import is most of the first `%mcp connect`'s cost. `%load_ext` starts it here and returns
     at once; a connect that comes before it is done waits on Python's import lock for the rest only.
+    (Measured in fresh kernels on this 2-core machine: the `%load_ext` round trip is the same with and
+    without it, within the noise.)
     """
     global _thread
     with _lock:

@@ -47,3 +47,19 @@ def test_connect_starts_no_import_thread_and_validation_loads_before_the_first_v
         asyncio.run(main())
         """
     ) == ["0", "False", "False", "True"]
+
+
+def test_load_ext_starts_the_preload() -> None:
+    assert _run(
+        """
+        import sys
+        from IPython.core.interactiveshell import InteractiveShell
+        import synapse_nb.mcp_client as mc
+        shell = InteractiveShell.instance()
+        shell.run_line_magic("load_ext", "synapse_nb")
+        started = mc._thread  # set by %load_ext's preload(), if it ran
+        print(started is not None and started is mc.preload())
+        mc.preload().join(60)
+        print("mcp" in sys.modules, "synapse_nb.mcp_client.hub" in sys.modules)
+        """
+    ) == ["True", "True", "True"]
