@@ -357,7 +357,7 @@ async def _first_call_row(size: Size) -> Row:
         why="" if ok else
             f"the hub's first call took {measured / base:.2f}x the bare SDK's: look for one-time work on or beside "
             "the loop during the first call (a lazy import, a thread holding the GIL: "
-            "connection.validation_ready)",
+            "tasks.validation_ready)",
     )
 
 

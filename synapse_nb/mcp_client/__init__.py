@@ -1,10 +1,11 @@
 """mcp_client layer: MCP servers through the official `mcp` SDK (the only layer that imports it).
 
 hub.py (McpHub: servers, tool registry, routing, restarts), connection.py (one owner task per server,
-its state transitions), transport.py, process.py (stderr capture, pids), failure.py (error mapping),
-convert.py (SDK values to synapse values), naming.py (qualified tool names), info.py (ServerInfo and
-friends), demo_server.py (`python -m synapse_nb.mcp_client.demo_server`). Import from the modules;
-this package stays light: importing it loads no SDK (`preload()` starts that in the background).
+its state changes), transport.py, process.py (stderr capture, pids), failure.py (error mapping),
+convert.py (SDK values to synapse values), naming.py (qualified tool names), info.py (ServerInfo, the
+state transition table), tasks.py (waiting through a cancel, imports off the loop), demo_server.py
+(`python -m synapse_nb.mcp_client.demo_server`). Import from the modules; this package stays light:
+importing it loads no SDK (`preload()` starts that in the background).
 """
 
 from __future__ import annotations

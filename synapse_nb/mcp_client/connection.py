@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
-import importlib
 import logging
 import math
 import time
@@ -41,12 +40,13 @@ from ..errors import McpError, ServerCrashedError, ServerDownError, ServerStartE
 from ..events import utcnow
 from .convert import RawTool, raw_tool
 from .failure import Scrubber, describe, is_connection_lost, quiet_sdk_parse_errors, request_error, start_reason
-from .info import ServerInfo, ServerState, ServerTransport
+from .info import EVENT_OF, TRANSITIONS, ServerInfo, ServerState, ServerTransport
 from .naming import qualify
 from .process import ProcessRef, StderrPipe, StderrRing, find_child, kill_tree
+from .tasks import wait_through_cancel
 from .transport import open_transport, preflight
 
-__all__ = ["MAX_RESTARTS", "RESTART_WINDOW", "STOP_TIMEOUT", "TRANSITIONS", "ServerConnection"]
+__all__ = ["MAX_RESTARTS", "RESTART_WINDOW", "STOP_TIMEOUT", "ServerConnection"]
 
 logger = logging.getLogger("synapse_nb.mcp")
 
@@ -61,23 +61,6 @@ RESTART_WINDOW = 60.0
 _LIST_TIMEOUT = 30.0
 _DRAIN_TIMEOUT = 2.0
 _PAGE_CAP = 100
-
-TRANSITIONS: Mapping[ServerState, frozenset[ServerState]] = {
-    "connecting": frozenset({"connected", "failed", "crashed", "down", "stopped"}),
-    "connected": frozenset({"connecting", "crashed", "down", "stopped"}),
-    "crashed": frozenset({"connecting", "down", "stopped"}),
-    "down": frozenset({"connecting", "stopped"}),
-    "failed": frozenset({"connecting", "stopped"}),
-    "stopped": frozenset({"connecting"}),
-}
-"""The allowed state changes (from -> to). A (re)start goes through "connecting"; an automatic restart
-that does not come up lands on "crashed" (or "down" once the budget is spent), never back on "connected"."""
-
-_EVENT: Mapping[ServerState, str] = {
-    "connecting": "connecting", "connected": "connected", "crashed": "crashed", "down": "down",
-    "failed": "failed", "stopped": "disconnected",
-}
-"""The ServerEvent name of a move into each state."""
 
 
 class _Request:
@@ -167,7 +150,7 @@ class ServerConnection:
         )
 
     def _move(self, to: ServerState, detail: Mapping[str, Any]) -> None:
-        """The one place a state changes: checked against TRANSITIONS, then reported as a ServerEvent
+        """The one place a state changes: checked against info.TRANSITIONS, then reported as a ServerEvent
         (named after the new state; "restarted" for "connected" at the end of a restart)."""
         was = self.state
         if to == was:
@@ -175,7 +158,7 @@ class ServerConnection:
         if to not in TRANSITIONS[was]:
             raise RuntimeError(f"MCP server {self.name!r}: no transition from {was} to {to}")
         self.state = to
-        event = "restarted" if to == "connected" and self._restart is not None else _EVENT[to]
+        event = "restarted" if to == "connected" and self._restart is not None else EVENT_OF[to]
         self._emit(event, {**detail, "from": was})
 
     def offered(self) -> list[RawTool]:
@@ -190,7 +173,7 @@ class ServerConnection:
         ]
 
     def validates(self, tool: str) -> bool:
-        """The tool declares an output schema, so the SDK validates its results (see validation_ready)."""
+        """The tool declares an output schema, so the SDK validates its results (see tasks.validation_ready)."""
         return any(t.validated for t in self.tools if t.name == tool)
 
     # --- lifecycle -------------------------------------------------------------------------------
@@ -371,7 +354,7 @@ class ServerConnection:
             req.end(self._interrupted(req.label))
         workers = {req.task for req in requests if req.task is not None and not req.task.done()}
         if workers:
-            await _wait_through_cancel(workers, _DRAIN_TIMEOUT)
+            await wait_through_cancel(workers, _DRAIN_TIMEOUT)
 
     # --- the owner task --------------------------------------------------------------------------
 
@@ -576,49 +559,6 @@ async def _list_tools(client: Client) -> tuple[RawTool, ...]:
         if not cursor:
             break
     return tuple(raw_tool(t) for t in tools)
-
-
-_validation_ready = False
-
-
-async def validation_ready() -> None:
-    """Have jsonschema imported before a call whose result the SDK validates against an output schema.
-
-    The SDK imports it on the first such result, on the loop: about a second of CPU (mostly building
-    a URI grammar) that would stall every task. It is imported here in a worker thread instead, only
-    for a tool that needs it (`preload()` at `%load_ext` usually has it done already). It is not
-    started at connect: a thread importing while the first call reads a large result holds the GIL
-    in 5 ms slices against the loop, which then waits that long after every read (a 10 MB result
-    took twice as long as with the bare SDK).
-    """
-    global _validation_ready
-    if not _validation_ready:
-        await asyncio.to_thread(_import_validation)
-        _validation_ready = True
-
-
-def _import_validation() -> None:
-    for module in ("jsonschema", "jsonschema.validators", "referencing"):
-        importlib.import_module(module)  # waits on the import lock if preload()'s thread is importing it
-
-
-async def _wait_through_cancel(tasks: set[asyncio.Task[Any]], timeout: float) -> None:
-    """Wait up to `timeout` s for `tasks`, also when this task is cancelled meanwhile; re-raise that after.
-
-    anyio's shield keeps anyio scope cancellations out but not a plain `task.cancel()`; this outlasts both.
-    """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    cancelled = False
-    pending = tasks
-    with anyio.CancelScope(shield=True):
-        while pending and (left := deadline - loop.time()) > 0:
-            try:
-                _, pending = await asyncio.wait(pending, timeout=left)
-            except asyncio.CancelledError:
-                cancelled = True
-    if cancelled:
-        raise asyncio.CancelledError
 
 
 async def _final_tail(pipe: StderrPipe | None, ring: StderrRing) -> str:

@@ -6,7 +6,7 @@
 
 Servers that crash are restarted on their next tool call (at most 3 times a minute, then they stay
 "down" until `restart()`); listing or reading resources and prompts never restarts one. Every state
-change is reported as a `ServerEvent` to `on_event` (connection.TRANSITIONS lists them), which is how
+change is reported as a `ServerEvent` to `on_event` (info.TRANSITIONS lists them), which is how
 panels keep up. One lock per server name orders connect, restart and disconnect of that name. A hub
 belongs to the event loop that connected its servers: a request from another loop raises McpError.
 """
@@ -31,11 +31,12 @@ from ..errors import McpError, ServerCrashedError, ServerStartError, UnknownServ
 from ..events import ServerEvent
 from ..protocols import EventSink
 from ..types import ContentBlock, ToolResult, ToolSpec
-from .connection import ServerConnection, validation_ready
+from .connection import ServerConnection
 from .convert import prompt_info, prompt_result, resource_blocks, resource_info, tool_result
 from .info import PromptInfo, PromptResult, ResourceInfo, ServerInfo
 from .naming import assign_names
 from .process import kill_tree
+from .tasks import validation_ready
 
 __all__ = ["McpHub", "PromptInfo", "PromptResult", "ResourceInfo", "ServerInfo"]
 

@@ -3,21 +3,40 @@
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..types import Message
 
 __all__ = [
-    "PromptArgument", "PromptInfo", "PromptResult", "ResourceInfo", "ServerInfo", "ServerState", "ServerTransport",
+    "EVENT_OF", "TRANSITIONS", "PromptArgument", "PromptInfo", "PromptResult", "ResourceInfo", "ServerInfo",
+    "ServerState", "ServerTransport",
 ]
 
 ServerState = Literal["connecting", "connected", "crashed", "stopped", "failed", "down"]
 """connecting: starting or restarting; connected: usable; crashed: died, the next tool call restarts it;
 stopped: disconnected on purpose; failed: could not start (never connected, or a restart did not);
-down: crashed too often, stays down until `%mcp restart NAME`. connection.TRANSITIONS says which
+down: crashed too often, stays down until `%mcp restart NAME`. TRANSITIONS below says which
 changes are allowed; every change is reported as a ServerEvent named after the new state ("disconnected"
 for stopped, "restarted" for connected again after a restart)."""
+
+TRANSITIONS: Mapping[ServerState, frozenset[ServerState]] = {
+    "connecting": frozenset({"connected", "failed", "crashed", "down", "stopped"}),
+    "connected": frozenset({"connecting", "crashed", "down", "stopped"}),
+    "crashed": frozenset({"connecting", "down", "stopped"}),
+    "down": frozenset({"connecting", "stopped"}),
+    "failed": frozenset({"connecting", "stopped"}),
+    "stopped": frozenset({"connecting"}),
+}
+"""The allowed state changes (from -> to). A (re)start goes through "connecting"; an automatic restart
+that does not come up lands on "crashed" (or "down" once the budget is spent), never back on "connected"."""
+
+EVENT_OF: Mapping[ServerState, str] = {
+    "connecting": "connecting", "connected": "connected", "crashed": "crashed", "down": "down",
+    "failed": "failed", "stopped": "disconnected",
+}
+"""The ServerEvent name of a move into each state."""
 
 ServerTransport = Literal["stdio", "http", "sse", "memory"]
 """How the hub talks to the server; "memory" is an in-process server object (tests, embedded servers)."""

@@ -13,8 +13,8 @@ import pytest
 from mcp_helpers import DEMO_ARGS, Events, demo_stdio, gone, wait_until
 
 from synapse_nb.errors import McpError, ServerCrashedError, ServerStartError
-from synapse_nb.mcp_client.connection import TRANSITIONS
 from synapse_nb.mcp_client.hub import McpHub
+from synapse_nb.mcp_client.info import TRANSITIONS
 
 pytestmark = pytest.mark.anyio
 

@@ -14,20 +14,6 @@ def _run(code: str) -> list[str]:
     return out.stdout.split()
 
 
-def test_preload_imports_the_sdk_in_a_background_thread_once() -> None:
-    assert _run(
-        """
-        import sys, threading
-        import synapse_nb.mcp_client as mc
-        before = "mcp" in sys.modules
-        thread = mc.preload()
-        assert thread is mc.preload() and thread.daemon and thread is not threading.main_thread()
-        thread.join(60)
-        print(before, all(m in sys.modules for m in mc.PRELOADED))
-        """
-    ) == ["False", "True"]
-
-
 def test_connect_starts_no_import_thread_and_validation_loads_before_the_first_validated_call() -> None:
     assert _run(
         """
@@ -49,17 +35,18 @@ def test_connect_starts_no_import_thread_and_validation_loads_before_the_first_v
     ) == ["0", "False", "False", "True"]
 
 
-def test_load_ext_starts_the_preload() -> None:
+def test_load_ext_starts_the_preload_a_daemon_thread_importing_the_sdk_once() -> None:
     assert _run(
         """
-        import sys
+        import sys, threading
         from IPython.core.interactiveshell import InteractiveShell
         import synapse_nb.mcp_client as mc
+        before = "mcp" in sys.modules
         shell = InteractiveShell.instance()
         shell.run_line_magic("load_ext", "synapse_nb")
-        started = mc._thread  # set by %load_ext's preload(), if it ran
-        print(started is not None and started is mc.preload())
-        mc.preload().join(60)
-        print("mcp" in sys.modules, "synapse_nb.mcp_client.hub" in sys.modules)
+        started = mc._thread  # set by %load_ext's preload()
+        print(before, started is not None and started is mc.preload() and started.daemon)
+        started.join(60)
+        print(all(m in sys.modules for m in mc.PRELOADED))
         """
-    ) == ["True", "True", "True"]
+    ) == ["False", "True", "True"]
