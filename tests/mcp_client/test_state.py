@@ -15,6 +15,7 @@ from mcp_helpers import DEMO_ARGS, Events, demo_stdio, gone, wait_until
 from synapse_nb.errors import McpError, ServerCrashedError, ServerStartError
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.info import TRANSITIONS
+from synapse_nb.mcp_client.tasks import wait_through_cancel
 
 pytestmark = pytest.mark.anyio
 
@@ -114,3 +115,19 @@ async def test_listing_a_crashed_server_does_not_restart_it(events: Events) -> N
         assert events.names("demo").count("connecting") == 1  # nothing restarted it
         assert (await hub.call("demo__echo", {"text": "a tool call does"})).text == "a tool call does"
         assert events.names("demo")[-2:] == ["connecting", "restarted"]
+
+
+async def test_the_drain_outlasts_a_native_cancel_and_then_passes_it_on() -> None:
+    release = asyncio.Event()
+    worker = asyncio.ensure_future(release.wait())  # a request's worker still finishing
+    drain = asyncio.ensure_future(wait_through_cancel({worker}, 30))
+    for _ in range(3):
+        await asyncio.sleep(0)  # let the drain start waiting (no time passes: loop turns only)
+    drain.cancel()
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not drain.done()  # the cancel did not cut the wait short
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await drain  # ... and it is not lost either
+    assert worker.done()
