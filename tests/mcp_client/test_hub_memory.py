@@ -172,6 +172,14 @@ async def test_collisions_between_servers_are_visible() -> None:
         assert (await hub.call("a_b__echo_2", {"text": "via a.b"})).text == "via a.b"
 
 
+async def test_two_concurrent_connects_of_one_config_share_one_server(events: Events) -> None:
+    server = build_server()
+    async with McpHub(on_event=events) as hub:
+        first, second = await asyncio.gather(hub.connect_in_process("x", server), hub.connect_in_process("x", server))
+        assert first.connected_at == second.connected_at  # the second waited for the first and kept it
+    assert events.names() == ["connecting", "connected", "disconnected"]
+
+
 async def test_connect_again_replaces_or_keeps_a_server(events: Events) -> None:
     server = build_server()
     async with McpHub(on_event=events) as hub:

@@ -1,5 +1,6 @@
-"""One owner per server's lifecycle: the transition table, the per-name lock, the owner loop, a stop that
-outlasts a cancelled caller, and states that stay true (a failed server, a crashed one being inspected)."""
+"""One owner per server's lifecycle: the transition table, the per-name lock, a stop that outlasts a
+cancelled caller, and states that stay true (a failed server, a crashed one being inspected). The owner
+loop check and a duplicate connect of the same config are in test_hub_memory.py."""
 
 from __future__ import annotations
 
@@ -38,7 +39,16 @@ async def test_every_state_change_is_an_allowed_transition_with_an_event(events:
         assert info.pid is not None
         os.kill(info.pid, signal.SIGKILL)
         await events.wait_for("crashed", "demo")
-        await hub.call("demo__echo", {"text": "again"})
+        # listing resources and prompts (an inspector opening) must not restart a crashed server
+        for listing in (hub.list_resources, hub.list_prompts):
+            with pytest.raises(ServerCrashedError, match="the next tool call restarts it"):
+                await listing("demo")
+        with pytest.raises(ServerCrashedError):
+            await hub.read_resource("demo", "demo://schema")
+        assert hub.server("demo").state == "crashed"
+        assert events.names("demo").count("connecting") == 1
+        # a tool call does
+        assert (await hub.call("demo__echo", {"text": "again"})).text == "again"
         await hub.restart("demo")
     moves = [(e.detail["from"], e.event) for e in events.items]  # type: ignore[index]
     assert [m[1] for m in moves] == ["connecting", "connected", "crashed", "connecting", "restarted",
@@ -53,8 +63,6 @@ async def test_every_state_change_is_an_allowed_transition_with_an_event(events:
 async def test_two_concurrent_connects_of_one_name_leave_one_process() -> None:
     before = {p.pid for p in _demo_children()}
     async with McpHub() as hub:
-        same = await asyncio.gather(hub.connect("x", **demo_stdio()), hub.connect("x", **demo_stdio()))  # type: ignore[arg-type]
-        assert same[0].pid == same[1].pid  # the second found the first one's server and kept it
         # different configurations: the later one replaces the earlier one, which must not linger
         first, second = await asyncio.gather(
             hub.connect("x", command=sys.executable, args=DEMO_ARGS, env={"A": "1"}),
@@ -98,23 +106,6 @@ async def test_a_server_that_never_connected_says_failed_and_how_to_retry(events
         assert hub.tools == []
         with pytest.raises(ServerCrashedError, match=r"failed — `%mcp restart ghost` to retry"):
             await hub.list_prompts("ghost")
-
-
-async def test_listing_a_crashed_server_does_not_restart_it(events: Events) -> None:
-    async with McpHub(on_event=events) as hub:
-        info = await hub.connect("demo", **demo_stdio())  # type: ignore[arg-type]
-        assert info.pid is not None
-        os.kill(info.pid, signal.SIGKILL)
-        await events.wait_for("crashed", "demo")
-        for listing in (hub.list_resources, hub.list_prompts):
-            with pytest.raises(ServerCrashedError, match="the next tool call restarts it"):
-                await listing("demo")
-        with pytest.raises(ServerCrashedError):
-            await hub.read_resource("demo", "shop://schema")
-        assert hub.server("demo").state == "crashed"
-        assert events.names("demo").count("connecting") == 1  # nothing restarted it
-        assert (await hub.call("demo__echo", {"text": "a tool call does"})).text == "a tool call does"
-        assert events.names("demo")[-2:] == ["connecting", "restarted"]
 
 
 async def test_the_drain_outlasts_a_native_cancel_and_then_passes_it_on() -> None:

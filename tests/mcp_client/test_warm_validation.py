@@ -19,10 +19,11 @@ def test_connect_starts_no_import_thread_and_validation_loads_before_the_first_v
         """
         import asyncio, sys, threading
         from synapse_nb.mcp_client.hub import McpHub
+        from synapse_nb.mcp_client.demo_server import build_server
 
         async def main():
             async with McpHub() as hub:
-                await hub.connect("demo", command=sys.executable, args=["-m", "synapse_nb.mcp_client.demo_server"])
+                await hub.connect_in_process("demo", build_server())  # the transport does not matter here
                 racing = [t.name for t in threading.enumerate() if "warm" in t.name or "preload" in t.name]
                 print(len(racing), "jsonschema" in sys.modules)
                 await hub.call("demo__echo", {"text": "no output schema"})
