@@ -12,7 +12,15 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 TOOLS  := .tools
 EVERYTHING_VERSION := 2026.8.31
-EVERYTHING := $(TOOLS)/node_modules/@modelcontextprotocol/server-everything/package.json
+# The four reference servers of bench row 11 (connecting them from a config file): two from npm, two from
+# PyPI. The PyPI ones pin their own `mcp`, so they live in a venv of their own under .tools/.
+REFERENCE_NPM_VERSION := 2026.8.31
+REFERENCE_NPM := @modelcontextprotocol/server-filesystem@$(REFERENCE_NPM_VERSION) \
+                 @modelcontextprotocol/server-memory@$(REFERENCE_NPM_VERSION)
+REFERENCE_PY_VERSION := 2026.10.19
+REFERENCE_PY  := mcp-server-time==$(REFERENCE_PY_VERSION) mcp-server-git==$(REFERENCE_PY_VERSION)
+NPM_TOOLS  := $(TOOLS)/.npm-$(EVERYTHING_VERSION)-$(REFERENCE_NPM_VERSION)
+PYSERVERS  := $(TOOLS)/pyservers/.installed-$(REFERENCE_PY_VERSION)
 CHROMIUM ?= /usr/bin/chromium
 # The team's shared/ folder (it holds tools/build-python.sh): beside a fresh clone (as CI runs it), or,
 # in a git worktree, beside the main clone.
@@ -36,12 +44,20 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $@
 
-# The third-party reference MCP server, from the npm registry, into a project-local folder.
-tools: $(EVERYTHING)
+# The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder.
+tools: $(NPM_TOOLS) $(PYSERVERS)
 
-$(EVERYTHING):
+# One npm install for all three (the stamp's name carries the versions: a bump installs again).
+$(NPM_TOOLS):
 	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make test" >&2; exit 1; }
-	npm install --silent --no-audit --no-fund --prefix $(TOOLS) @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION)
+	npm install --silent --no-audit --no-fund --prefix $(TOOLS) \
+	  @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) $(REFERENCE_NPM)
+	@touch $@
+
+$(PYSERVERS):
+	@test -x $(TOOLS)/pyservers/bin/python || $(PYTHON) -m venv $(TOOLS)/pyservers
+	$(TOOLS)/pyservers/bin/python -m pip install --quiet $(REFERENCE_PY)
+	@touch $@
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
 browser:

@@ -41,6 +41,8 @@ ROWS: dict[int, tuple[str, str, str]] = {
     8: ("streaming: first token, 10,000-token throughput, idle after the last token", "bench_stream", "row_stream"),
     9: ("history at scale", "bench_store", "row_store"),
     10: ("%load_ext in a fresh kernel, import time", "bench_kernel", "row_kernel"),
+    11: ("connecting the four reference servers from a config file", "bench_connect", "row_reference"),
+    12: ("first 10 MB tool result through the hub vs the bare SDK", "bench_hub", "row_first_call"),
 }
 
 PACKAGES = ("synapse_nb", "mcp", "httpx", "duckdb", "pandas", "pyarrow", "ipython", "ipykernel", "jupyter_client",

@@ -7,6 +7,11 @@ the caller cancels the worker, a timer cancels it at the call's timeout, and the
 when the server stops or crashes; in each case the SDK sends `notifications/cancelled` to the
 server before the worker ends. The owner waits on a stop event; on stop or crash it ends the
 requests still running and waits for their workers before it closes the client.
+
+State changes go through `_move` only, checked against TRANSITIONS; each one emits its ServerEvent.
+Stopping runs in a task of its own that the caller awaits through `asyncio.shield`, so a caller
+cancelled with a plain `task.cancel()` (which no anyio shield stops) still leaves the process ended
+and its requests answered.
 """
 
 from __future__ import annotations
@@ -14,12 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
-import functools
-import importlib
 import logging
 import math
-import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -39,9 +40,10 @@ from ..errors import McpError, ServerCrashedError, ServerDownError, ServerStartE
 from ..events import utcnow
 from .convert import RawTool, raw_tool
 from .failure import Scrubber, describe, is_connection_lost, quiet_sdk_parse_errors, request_error, start_reason
-from .info import ServerInfo, ServerState
+from .info import EVENT_OF, TRANSITIONS, ServerInfo, ServerState, ServerTransport
 from .naming import qualify
 from .process import ProcessRef, StderrPipe, StderrRing, find_child, kill_tree
+from .tasks import wait_through_cancel
 from .transport import open_transport, preflight
 
 __all__ = ["MAX_RESTARTS", "RESTART_WINDOW", "STOP_TIMEOUT", "ServerConnection"]
@@ -94,16 +96,20 @@ class _Session:
 class ServerConnection:
     """Starts, serves, stops and restarts one server; the hub owns one per configured name."""
 
-    def __init__(self, config: ServerConfig, *, emit: Emit, on_tools: Callable[[ServerConnection], None]) -> None:
+    def __init__(
+        self, config: ServerConfig, *, emit: Emit, on_tools: Callable[[ServerConnection], None],
+        server: object | None = None,
+    ) -> None:
         self.config = config
-        self.state: ServerState = "connecting"
+        self.state: ServerState = "stopped"  # until start(): nothing runs yet
+        self.ever_connected = False
         self.tools: tuple[RawTool, ...] = ()
         self.last_error: str | None = None
         self.process: ProcessRef | None = None
         self.restarts = 0
         self.ring = StderrRing()
-        self.lock = asyncio.Lock()
         self.skipped_messages = 0
+        self.inproc = server
         self._scrub = Scrubber(config)
         self._emit = emit
         self._on_tools = on_tools
@@ -115,26 +121,45 @@ class ServerConnection:
         self._life: anyio.CancelScope | None = None
         self._tools_dirty: asyncio.Event | None = None
         self._meta: dict[str, Any] = {}
+        self._restart: str | None = None  # "automatic" or "manual" while a restart is connecting
+        self._stopper: asyncio.Task[None] | None = None
 
     @property
     def name(self) -> str:
         return self.config.name
 
+    @property
+    def transport(self) -> ServerTransport:
+        return "memory" if self.inproc is not None else self.config.transport
+
     def info(self) -> ServerInfo:
         c = self.config
         return ServerInfo(
             name=c.name,
-            transport=c.transport,
+            transport=self.transport,
             state=self.state,
             pid=self.process.pid if self.process is not None and self.state == "connected" else None,
             tool_count=len(self.offered()),
             last_error=self.last_error,
             stderr_tail=self.ring.tail(),
-            command=c.display if c.transport == "stdio" else None,
-            url=c.display if c.transport != "stdio" else None,
+            command=c.display if self.transport == "stdio" else None,
+            url=c.display if self.transport in ("http", "sse") else None,
             restarts=self.restarts,
+            ever_connected=self.ever_connected,
             **self._meta,
         )
+
+    def _move(self, to: ServerState, detail: Mapping[str, Any]) -> None:
+        """The one place a state changes: checked against info.TRANSITIONS, then reported as a ServerEvent
+        (named after the new state; "restarted" for "connected" at the end of a restart)."""
+        was = self.state
+        if to == was:
+            return
+        if to not in TRANSITIONS[was]:
+            raise RuntimeError(f"MCP server {self.name!r}: no transition from {was} to {to}")
+        self.state = to
+        event = "restarted" if to == "connected" and self._restart is not None else EVENT_OF[to]
+        self._emit(event, {**detail, "from": was})
 
     def offered(self) -> list[RawTool]:
         """The tools the allow-list (`tools` globs, matched on the server-side or qualified name) admits."""
@@ -147,6 +172,10 @@ class ServerConnection:
                    for p in patterns)
         ]
 
+    def validates(self, tool: str) -> bool:
+        """The tool declares an output schema, so the SDK validates its results (see tasks.validation_ready)."""
+        return any(t.validated for t in self.tools if t.name == tool)
+
     # --- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -154,17 +183,18 @@ class ServerConnection:
         self._generation += 1
         gen = self._generation
         self._stopping = False
-        self.state = "connecting"
         self.tools = ()
         self.process = None
         self._meta = {}
+        self._move("connecting", {"transport": self.transport, "restart": self._restart, "restarts": self.restarts,
+                                  "reason": self.last_error if self._restart == "automatic" else None})
         problem = preflight(self.config)
         if problem is not None:
             raise self._failed(problem)
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
         pipe = None
-        if self.config.transport == "stdio":
+        if self.transport == "stdio":
             quiet_sdk_parse_errors()
             pipe = StderrPipe(self.ring, self.name, on_eof=partial(self._eof_threadsafe, loop, gen))
         self._task = loop.create_task(self._own(gen, ready, pipe), name=f"synapse-mcp-{self.name}")
@@ -172,15 +202,30 @@ class ServerConnection:
             await ready
         except asyncio.CancelledError:
             self._stopping = True
-            self.state, self.last_error = "stopped", "connecting was cancelled"
+            self.last_error = "connecting was cancelled"
             if self._life is not None:
                 self._life.cancel()
+            self._move("stopped", {"reason": self.last_error})
             raise
 
-    async def stop(self, timeout: float | None = None) -> None:
-        """Close the session and end the process: politely, then by force after `timeout` (STOP_TIMEOUT) s."""
-        timeout = STOP_TIMEOUT if timeout is None else timeout
+    async def stop(self, timeout: float | None = None, *, reason: str = "disconnected") -> None:
+        """Close the session and end the process: politely, then by force after `timeout` (STOP_TIMEOUT) s.
+
+        The work runs in a task of its own: cancelling the caller (even with a plain `task.cancel()`)
+        does not cut it short, so the process still ends and the requests in flight still get an answer.
+        """
+        await self._halt(timeout)
+        self._move("stopped", {"reason": reason})
+
+    async def _halt(self, timeout: float | None = None) -> None:
+        """Stop the session and the process, whatever the caller's fate; leaves the state to the caller."""
         self._stopping = True
+        if self._stopper is None or self._stopper.done():
+            self._stopper = asyncio.get_running_loop().create_task(
+                self._halt_now(STOP_TIMEOUT if timeout is None else timeout), name=f"synapse-mcp-stop-{self.name}")
+        await asyncio.shield(self._stopper)
+
+    async def _halt_now(self, timeout: float) -> None:
         task = self._task
         if task is not None and not task.done():
             if self._session is not None:
@@ -199,18 +244,23 @@ class ServerConnection:
                     task.cancel()
         if self.process is not None and self.process.alive():
             await asyncio.to_thread(kill_tree, self.process)
-        if self.state != "down":
-            self.state = "stopped"
 
     async def restart(self, *, automatic: bool) -> None:
-        """Stop (if running) and start again; an automatic restart counts against the restart budget."""
+        """Stop (if running) and start again; an automatic restart counts against the restart budget.
+
+        An automatic restart that fails leaves the server "crashed" (or "down" once the budget is spent).
+        """
         if automatic:
             self._restart_times.append(time.monotonic())
         else:
             self._restart_times.clear()
-        await self.stop()
+        await self._halt()
         self.restarts += 1
-        await self.start()
+        self._restart = "automatic" if automatic else "manual"
+        try:
+            await self.start()
+        finally:
+            self._restart = None
 
     def restart_budget_left(self) -> int:
         now = time.monotonic()
@@ -238,7 +288,7 @@ class ServerConnection:
         if self.state == "down":
             raise self.down_error()
         if self.state != "connected" or session is None:
-            raise ServerCrashedError(f"MCP server {self.name!r} is {self.state}; it cannot run {label}",
+            raise ServerCrashedError(f"MCP server {self.name!r} is {self.info().status} (it cannot run {label})",
                                      server=self.name)
         req = _Request(label, timeout)
         worker = asyncio.get_running_loop().create_task(self._run(session, req, fn))
@@ -304,8 +354,7 @@ class ServerConnection:
             req.end(self._interrupted(req.label))
         workers = {req.task for req in requests if req.task is not None and not req.task.done()}
         if workers:
-            with anyio.CancelScope(shield=True):
-                await asyncio.wait(workers, timeout=_DRAIN_TIMEOUT)
+            await wait_through_cancel(workers, _DRAIN_TIMEOUT)
 
     # --- the owner task --------------------------------------------------------------------------
 
@@ -323,7 +372,7 @@ class ServerConnection:
                 async with AsyncExitStack() as stack:
                     client = await stack.enter_async_context(
                         Client(
-                            await open_transport(cfg, stack, pipe),
+                            await open_transport(cfg, stack, pipe, self.inproc),
                             mode="auto",
                             cache=None,
                             message_handler=partial(self._on_message, gen),
@@ -362,8 +411,7 @@ class ServerConnection:
             if pipe is not None:
                 pipe.close_writer()
             if session is not None:
-                with anyio.CancelScope(shield=True):
-                    await self._end_requests(session)
+                await self._end_requests(session)
 
     async def _serve(
         self, client: Client, gen: int, dirty: asyncio.Event,
@@ -393,15 +441,15 @@ class ServerConnection:
             "discovery_ms": round(discovery_ms, 3),
         }
         self.tools = tools
-        self.state = "connected"
         self.last_error = None
-        self._on_tools(self)
-        self._emit("connected", {
-            "transport": self.config.transport, "pid": self.process.pid if self.process else None,
+        self.ever_connected = True
+        self._move("connected", {
+            "transport": self.transport, "pid": self.process.pid if self.process else None,
             "tools": len(self.offered()), "connect_ms": self._meta["connect_ms"],
             "discovery_ms": self._meta["discovery_ms"], "protocol_version": client.protocol_version,
-            "restarts": self.restarts,
+            "restarts": self.restarts, "restart": self._restart,
         })
+        self._on_tools(self)
 
     # --- notifications and tool refresh ----------------------------------------------------------
 
@@ -476,19 +524,21 @@ class ServerConnection:
             return
         self.last_error = reason
         down = self.restart_budget_left() <= 0
-        self.state = "down" if down else "crashed"
-        self._emit("crashed", {"reason": reason, "pid": self.process.pid if self.process else None,
-                               "stderr_tail": self.ring.tail(1000)})
-        if down:
-            self._emit("down", {"reason": str(self.down_error())})
+        self._move("down" if down else "crashed", {
+            "reason": str(self.down_error()) if down else reason, "pid": self.process.pid if self.process else None,
+            "stderr_tail": self.ring.tail(1000),
+        })
         if self._session is not None and self._session.gen == gen:
             self._session.stop.set()
 
     def _failed(self, reason: str, stderr_tail: str = "") -> ServerStartError:
-        self.state = "failed"
+        """Starting did not work: "failed", or after an automatic restart "crashed"/"down" (tried again later)."""
         self.last_error = reason
         tail = stderr_tail or self.ring.tail(2000)
-        self._emit("failed", {"reason": reason, "stderr_tail": tail})
+        to: ServerState = "failed"
+        if self._restart == "automatic":
+            to = "down" if self.restart_budget_left() <= 0 else "crashed"
+        self._move(to, {"reason": reason, "stderr_tail": tail})
         last = tail.strip().splitlines()[-1:] if tail.strip() else []
         hint = f" (stderr: {last[0][:200]})" if last else ""
         return ServerStartError(
@@ -508,23 +558,7 @@ async def _list_tools(client: Client) -> tuple[RawTool, ...]:
         cursor = page.next_cursor
         if not cursor:
             break
-    if any(t.output_schema for t in tools):
-        warm_output_validation()
     return tuple(raw_tool(t) for t in tools)
-
-
-@functools.cache
-def warm_output_validation() -> None:
-    """Import jsonschema in a background thread, once per process.
-
-    The SDK validates results of tools that declare an output schema with jsonschema, imported on the
-    first such call: about a second of CPU (mostly building a URI grammar), which would otherwise
-    stall the first call the agent or the user makes. Connecting is the moment nobody waits on.
-    """
-    if "jsonschema" in sys.modules:
-        return
-    threading.Thread(target=importlib.import_module, args=("jsonschema",), name="synapse-warm-jsonschema",
-                     daemon=True).start()
 
 
 async def _final_tail(pipe: StderrPipe | None, ring: StderrRing) -> str:

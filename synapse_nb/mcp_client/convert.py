@@ -37,6 +37,8 @@ class RawTool:
     description: str
     input_schema: Mapping[str, Any]
     annotations: Mapping[str, Any]
+    validated: bool = False
+    """It declares an output schema: the SDK checks its results with jsonschema."""
 
     def spec(self, qualified: str, server: str) -> ToolSpec:
         return ToolSpec(
@@ -56,7 +58,7 @@ def raw_tool(tool: mt.Tool) -> RawTool:
     title = tool.title or annotations.get("title")
     description = tool.description or (str(title) if title else "")
     schema = tool.input_schema if isinstance(tool.input_schema, dict) and tool.input_schema else dict(_EMPTY_SCHEMA)
-    return RawTool(tool.name, description, schema, annotations)
+    return RawTool(tool.name, description, schema, annotations, validated=bool(tool.output_schema))
 
 
 def content_block(block: Any) -> ContentBlock:

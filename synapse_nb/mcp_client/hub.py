@@ -4,8 +4,11 @@
         await hub.connect("demo", command=sys.executable, args=["-m", "synapse_nb.mcp_client.demo_server"])
         result = await hub.call("demo__list_tables", {})
 
-Servers that crash are restarted on their next use (at most 3 times a minute, then they stay
-"down" until `restart()`); every lifecycle change is reported as a `ServerEvent` to `on_event`.
+Servers that crash are restarted on their next tool call (at most 3 times a minute, then they stay
+"down" until `restart()`); listing or reading resources and prompts never restarts one. Every state
+change is reported as a `ServerEvent` to `on_event` (info.TRANSITIONS lists them), which is how
+panels keep up. One lock per server name orders connect, restart and disconnect of that name. A hub
+belongs to the event loop that connected its servers: a request from another loop raises McpError.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any, Self, TypeVar
 from mcp import Client
 
 from ..config import ApprovePolicy, ServerConfig, Transport, load_mcp_config
-from ..errors import ServerCrashedError, ServerStartError, UnknownServerError, UnknownToolError
+from ..errors import McpError, ServerCrashedError, ServerStartError, UnknownServerError, UnknownToolError
 from ..events import ServerEvent
 from ..protocols import EventSink, ProgressCallback
 from ..types import ContentBlock, ToolResult, ToolSpec
@@ -33,6 +36,7 @@ from .convert import prompt_info, prompt_result, resource_blocks, resource_info,
 from .info import PromptInfo, PromptResult, ResourceInfo, ServerInfo
 from .naming import assign_names
 from .process import kill_tree
+from .tasks import validation_ready
 
 __all__ = ["McpHub", "PromptInfo", "PromptResult", "ResourceInfo", "ServerInfo"]
 
@@ -50,6 +54,9 @@ class McpHub:
         self._conns: dict[str, ServerConnection] = {}
         self._specs: dict[str, ToolSpec] = {}
         self._atexit: Callable[[], None] | None = None
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closing: set[asyncio.Task[None]] = set()  # stops that outlive a cancelled caller
 
     async def __aenter__(self) -> Self:
         return self
@@ -119,6 +126,27 @@ class McpHub:
         )
         return await self._start(config)
 
+    async def connect_in_process(
+        self,
+        name: str,
+        server: object,
+        *,
+        timeout: float | None = None,
+        approve: ApprovePolicy | None = None,
+        tools: Sequence[str] | None = None,
+        connect_timeout: float | None = None,
+    ) -> ServerInfo:
+        """Connect an in-process server object (`mcp.server.mcpserver.MCPServer` or a lowlevel `Server`).
+
+        The SDK pairs the client with it in memory: no process, no pipes. For embedded servers and
+        for tests of everything above the transport. Its ServerInfo says transport "memory".
+        """
+        config = _config_from_args(
+            name, command=None, args=(), env=None, cwd=None, url=None, headers=None, transport=None,
+            timeout=timeout, approve=approve, tools=tools, connect_timeout=connect_timeout, in_process=server,
+        )
+        return await self._start(config, server)
+
     async def connect_config(self, path: str | Path | None = None) -> dict[str, ServerInfo | ServerStartError]:
         """Connect every enabled server of the config file (DESIGN.md section 5) at once.
 
@@ -136,57 +164,73 @@ class McpHub:
             logger.warning("%s", exc)
             return exc
 
-    async def _start(self, config: ServerConfig) -> ServerInfo:
-        old = self._conns.get(config.name)
-        if old is not None:
-            if old.config == config and old.state == "connected":
-                return old.info()
-            was = old.state
-            await old.stop()
-            if was not in ("failed", "stopped"):
-                self._emit(config.name, "disconnected", {"replaced": True})
-        conn = ServerConnection(config, emit=self._emitter(config.name), on_tools=self._tools_changed)
-        self._conns[config.name] = conn
-        self._install_atexit()
-        try:
-            await conn.start()
-        finally:
-            self._rebuild()
-        return conn.info()
+    async def _start(self, config: ServerConfig, server: object | None = None) -> ServerInfo:
+        self._adopt_loop()
+        # The name's lock: a second connect of the same name waits, then finds the first one's server
+        # (same config: kept) or replaces it; it never starts a process the registry then forgets.
+        async with self._lock(config.name):
+            old = self._conns.get(config.name)
+            if old is not None:
+                if old.config == config and old.inproc is server and old.state == "connected":
+                    return old.info()
+                await old.stop(reason="replaced")
+            conn = ServerConnection(config, emit=self._emitter(config.name), on_tools=self._tools_changed,
+                                    server=server)
+            self._conns[config.name] = conn
+            self._install_atexit()
+            try:
+                await conn.start()
+            finally:
+                self._rebuild()
+            return conn.info()
 
     async def restart(self, name: str) -> ServerInfo:
-        """Stop and start a server again (also one that is down); resets its restart budget."""
-        conn = self._conn(name)
-        async with conn.lock:
+        """Stop and start a server again (also one that failed or is down); resets its restart budget."""
+        self._check_loop()
+        async with self._lock(name):
+            conn = self._conn(name)
             try:
                 await conn.restart(automatic=False)
             finally:
                 self._rebuild()
-        self._emit(name, "restarted", {"automatic": False, "restarts": conn.restarts})
-        return conn.info()
+            return conn.info()
 
     async def disconnect(self, name: str) -> None:
-        """Close the session and end the server's process; its tools disappear."""
-        conn = self._conn(name)
-        was = conn.state
-        await conn.stop()
-        del self._conns[name]
-        self._rebuild()
-        self._emit(name, "disconnected", {"state": was})
+        """Close the session and end the server's process; its tools disappear.
+
+        A caller cancelled meanwhile does not cut this short: the process still ends (see `aclose`).
+        """
+        self._check_loop()
+        async with self._lock(name):
+            conn = self._conn(name)
+            await self._outlasting(self._drop([conn]))
 
     async def aclose(self) -> None:
-        """Disconnect every server (each bounded: close, then kill after 5 s)."""
-        conns = list(self._conns.values())
-        states = [c.state for c in conns]
-        await asyncio.gather(*(c.stop() for c in conns), return_exceptions=True)
-        self._conns.clear()
-        self._rebuild()
-        for conn, was in zip(conns, states, strict=True):
-            if was not in ("failed", "stopped"):
-                self._emit(conn.name, "disconnected", {"state": was})
-        if self._atexit is not None:
+        """Disconnect every server (each bounded: close, then kill after 5 s).
+
+        Runs in a task of its own that the caller awaits through `asyncio.shield`: cancelling the caller,
+        even with a plain `task.cancel()`, still ends every process and answers the requests in flight.
+        """
+        if self._conns:
+            self._check_loop()
+        await self._outlasting(self._drop(list(self._conns.values())))
+        if self._atexit is not None and not self._conns:
             atexit.unregister(self._atexit)
             self._atexit = None
+
+    async def _drop(self, conns: list[ServerConnection]) -> None:
+        await asyncio.gather(*(c.stop() for c in conns), return_exceptions=True)
+        for conn in conns:
+            if self._conns.get(conn.name) is conn:
+                del self._conns[conn.name]
+        self._rebuild()
+
+    async def _outlasting(self, coro: Awaitable[None]) -> None:
+        """Await `coro` in a task of its own that goes on if the caller is cancelled."""
+        task: asyncio.Task[None] = asyncio.ensure_future(coro)
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+        await asyncio.shield(task)
 
     # --- calling ---------------------------------------------------------------------------------
 
@@ -205,11 +249,14 @@ class McpHub:
         spec = self.tool(qualified_name)
         assert spec.server is not None
         assert spec.original_name is not None
+        self._check_loop()
         conn = self._conn(spec.server)
         if conn.state != "connected":
-            await self._ensure_running(conn)
+            conn = await self._ensure_running(conn)
         limit = timeout if timeout is not None else (conn.config.timeout or self.default_timeout)
         tool, args = spec.original_name, dict(arguments)
+        if conn.validates(tool):
+            await validation_ready()
         started = time.perf_counter()
 
         async def run(client: Client) -> ToolResult:
@@ -249,34 +296,59 @@ class McpHub:
         return await self._request(name, run, f"prompt {prompt!r}")
 
     async def _request(self, name: str, run: Callable[[Client], Awaitable[T]], label: str) -> T:
+        """Resources and prompts: a server that is not connected says so; it is not restarted for this
+        (opening an inspector must not restart a crashed server; a tool call or `restart()` does)."""
+        self._check_loop()
         conn = self._conn(name)
-        await self._ensure_running(conn)
         return await conn.request(run, label, conn.config.timeout or self.default_timeout)
 
-    async def _ensure_running(self, conn: ServerConnection) -> None:
-        """A crashed server is restarted here, on its next use; a down one raises ServerDownError."""
-        if conn.state == "connected":
-            return
-        async with conn.lock:
+    async def _ensure_running(self, conn: ServerConnection) -> ServerConnection:
+        """A crashed server is restarted here, on its next tool call; a down one raises ServerDownError."""
+        async with self._lock(conn.name):
+            conn = self._conns.get(conn.name, conn)  # replaced meanwhile: the current one
             if conn.state == "down":
                 raise conn.down_error()
             if conn.state != "crashed":
-                return  # stopped or failed: the request itself says so
-            self._emit(conn.name, "restarting", {"reason": conn.last_error, "restarts": conn.restarts})
+                return conn  # connected by now, or stopped or failed: the request itself says so
             try:
                 await conn.restart(automatic=True)
             except ServerStartError as exc:
-                if conn.restart_budget_left() <= 0:
-                    conn.state = "down"
-                    self._emit(conn.name, "down", {"reason": str(conn.down_error())})
+                if conn.info().state == "down":  # the failed restart spent the budget
                     raise conn.down_error() from exc
-                conn.state = "crashed"
                 raise ServerCrashedError(
                     f"MCP server {conn.name!r} crashed and did not restart: {exc.reason}", server=conn.name
                 ) from exc
             finally:
                 self._rebuild()
-            self._emit(conn.name, "restarted", {"automatic": True, "restarts": conn.restarts})
+            return conn
+
+    # --- ownership -------------------------------------------------------------------------------
+
+    def _lock(self, name: str) -> asyncio.Lock:
+        lock = self._locks.get(name)
+        if lock is None:
+            lock = self._locks[name] = asyncio.Lock()
+        return lock
+
+    def _adopt_loop(self) -> None:
+        """The first connect (or one after every server is gone) makes the running loop the owner."""
+        loop = asyncio.get_running_loop()
+        if self._loop is None or (not self._conns and not self._closing) or self._loop.is_closed():
+            if self._loop is not loop:
+                self._locks.clear()  # an asyncio.Lock belongs to the loop it was first used on
+            self._loop = loop
+        else:
+            self._check_loop()
+
+    def _check_loop(self) -> None:
+        """The servers' owner tasks, locks and streams live on one loop; a request from another cannot work."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and loop is not self._loop and not self._loop.is_closed():
+            raise McpError(
+                "this McpHub belongs to the event loop that connected its servers, and was called from another "
+                "one (another thread, or a second asyncio.run); call it from its own loop, e.g. with "
+                "asyncio.run_coroutine_threadsafe(hub.call(...), loop)"
+            )
 
     # --- registry and events ---------------------------------------------------------------------
 
@@ -340,11 +412,14 @@ def _config_from_args(
     approve: ApprovePolicy | None,
     tools: Sequence[str] | None,
     connect_timeout: float | None,
+    in_process: object | None = None,
 ) -> ServerConfig:
     problems: list[str] = []
     if not isinstance(name, str) or not name.strip():
         problems.append("the server needs a non-empty name")
-    if (command is None) == (url is None):
+    if in_process is not None:
+        pass  # no command, no url: the SDK pairs a client with the object itself
+    elif (command is None) == (url is None):
         problems.append("give either command (stdio) or url (http, sse), not both or neither")
     kind: Transport = transport or ("stdio" if command is not None else "http")
     if kind not in ("stdio", "http", "sse"):
@@ -374,4 +449,5 @@ def _config_from_args(
         approve=dict(approve) if isinstance(approve, Mapping) else approve,
         tools=tuple(tools) if tools is not None else None,
         problem=f"server {name!r}: " + "; ".join(problems) if problems else None,
+        display=f"in-process {type(in_process).__name__}" if in_process is not None else "",
     )

@@ -3,25 +3,55 @@
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from ..types import Message
 
-__all__ = ["PromptArgument", "PromptInfo", "PromptResult", "ResourceInfo", "ServerInfo", "ServerState"]
+__all__ = [
+    "EVENT_OF", "TRANSITIONS", "PromptArgument", "PromptInfo", "PromptResult", "ResourceInfo", "ServerInfo",
+    "ServerState", "ServerTransport",
+]
 
 ServerState = Literal["connecting", "connected", "crashed", "stopped", "failed", "down"]
-"""connecting: starting or restarting; connected: usable; crashed: died, the next call restarts it;
-stopped: disconnected on purpose; failed: could not start; down: crashed too often, stays down until
-`%mcp restart NAME`."""
+"""connecting: starting or restarting; connected: usable; crashed: died, the next tool call restarts it;
+stopped: disconnected on purpose; failed: could not start (never connected, or a restart did not);
+down: crashed too often, stays down until `%mcp restart NAME`. TRANSITIONS below says which
+changes are allowed; every change is reported as a ServerEvent named after the new state ("disconnected"
+for stopped, "restarted" for connected again after a restart)."""
+
+TRANSITIONS: Mapping[ServerState, frozenset[ServerState]] = {
+    "connecting": frozenset({"connected", "failed", "crashed", "down", "stopped"}),
+    "connected": frozenset({"connecting", "crashed", "down", "stopped"}),
+    "crashed": frozenset({"connecting", "down", "stopped"}),
+    "down": frozenset({"connecting", "stopped"}),
+    "failed": frozenset({"connecting", "stopped"}),
+    "stopped": frozenset({"connecting"}),
+}
+"""The allowed state changes (from -> to). A (re)start goes through "connecting"; an automatic restart
+that does not come up lands on "crashed" (or "down" once the budget is spent), never back on "connected"."""
+
+EVENT_OF: Mapping[ServerState, str] = {
+    "connecting": "connecting", "connected": "connected", "crashed": "crashed", "down": "down",
+    "failed": "failed", "stopped": "disconnected",
+}
+"""The ServerEvent name of a move into each state."""
+
+ServerTransport = Literal["stdio", "http", "sse", "memory"]
+"""How the hub talks to the server; "memory" is an in-process server object (tests, embedded servers)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ServerInfo:
-    """A snapshot of one server. `command`/`url` are shown as configured, without credentials."""
+    """A snapshot of one server. `command`/`url` are shown as configured, without credentials.
+
+    `status` is the state in words for a listing, with what to do about it (e.g. "failed — `%mcp
+    restart demo` to retry"); `ever_connected` tells a server that never came up from one that did.
+    """
 
     name: str
-    transport: Literal["stdio", "http", "sse"]
+    transport: ServerTransport
     state: ServerState
     pid: int | None = None
     tool_count: int = 0
@@ -36,6 +66,25 @@ class ServerInfo:
     connected_at: _dt.datetime | None = None
     connect_ms: float | None = None
     discovery_ms: float | None = None
+    ever_connected: bool = False
+
+    @property
+    def usable(self) -> bool:
+        """The server can take requests now (its tools are offered)."""
+        return self.state == "connected"
+
+    @property
+    def status(self) -> str:
+        """The state in words, with the command that gets the server going again where one is needed."""
+        retry = f"`%mcp restart {self.name}`"
+        return {
+            "connecting": "connecting…",
+            "connected": "connected",
+            "crashed": f"crashed — the next tool call restarts it (or {retry})",
+            "stopped": f"disconnected — {retry} to connect again",
+            "failed": f"failed — {retry} to retry",
+            "down": f"down (crashed too often) — {retry} to start it again",
+        }[self.state]
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,9 +49,12 @@ def stdio_params(cfg: ServerConfig) -> StdioServerParameters:
 
 
 async def open_transport(
-    cfg: ServerConfig, stack: AsyncExitStack, pipe: StderrPipe | None
-) -> AbstractAsyncContextManager[Any]:
-    """The (not yet entered) transport for `mcp.Client`; an HTTP client it needs is entered on `stack`."""
+    cfg: ServerConfig, stack: AsyncExitStack, pipe: StderrPipe | None, server: object | None = None
+) -> AbstractAsyncContextManager[Any] | Any:
+    """What `mcp.Client` connects to: the (not yet entered) transport, or the in-process `server` object
+    as it is (the SDK pairs a client with it in memory). An HTTP client it needs is entered on `stack`."""
+    if server is not None:
+        return server
     if cfg.transport == "stdio":
         assert pipe is not None
         return stdio_client(stdio_params(cfg), errlog=pipe.errlog)

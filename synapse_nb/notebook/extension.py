@@ -25,8 +25,10 @@ def load(shell: Any) -> SynapseState:
     state = get_state(shell)
     if state is not None and not state.closed:
         return state
+    from ..mcp_client import preload
     from .magics import SynapseMagics
 
+    preload()  # the MCP SDK imports in a background thread: the first `%mcp connect` does not wait for it
     state = SynapseState(shell)
     # Magics() joins shell.configurables (for %config) and takes `c.SynapseMagics.*` from the shell's config.
     magics = SynapseMagics(shell, state)

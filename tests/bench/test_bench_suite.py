@@ -29,7 +29,7 @@ def test_every_row_runs_small_and_is_reported(clean_env: Path) -> None:
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     report = out.read_text()
     rows = ROW_LINE.findall(report)
-    assert {number for number, *_ in rows} == {str(n) for n in range(1, 11)}, report
+    assert {number for number, *_ in rows} == {str(n) for n in range(1, 13)}, report
     assert "did not run" not in report
     for heading in ("## Machine", "## Results", "## Notes", "## Why targets were missed"):
         assert heading in report
@@ -51,7 +51,7 @@ def test_only_runs_the_rows_asked_for(clean_env: Path) -> None:
 def test_a_bad_row_number_is_refused_with_the_range(clean_env: Path) -> None:
     proc = run_bench("--only", "3,42", cwd=clean_env, timeout=30)
     assert proc.returncode != 0
-    assert "'42' is not a row number (1-10)" in proc.stderr
+    assert "'42' is not a row number (1-12)" in proc.stderr
 
 
 def test_a_row_that_crashes_is_reported_as_failed_and_fails_the_run(clean_env: Path) -> None:

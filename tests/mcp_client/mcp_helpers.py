@@ -1,4 +1,5 @@
-"""Helpers for the MCP client tests: demo server arguments, an event recorder to wait on, polling helpers."""
+"""Helpers for the MCP client tests: demo server arguments, an in-process gate server, an event recorder to
+wait on, polling helpers."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
+
 from synapse_nb.events import Event, ServerEvent
 
 REPO = Path(__file__).resolve().parents[2]
@@ -21,6 +24,31 @@ DEMO_ARGS = ("-m", "synapse_nb.mcp_client.demo_server")
 def demo_stdio() -> dict[str, object]:
     """Keyword arguments for `hub.connect(name, **demo_stdio())`."""
     return {"command": sys.executable, "args": list(DEMO_ARGS)}
+
+
+class Gate:
+    """A real SDK server in this process (for `hub.connect_in_process`) whose `wait` tool counts the calls
+    that started, finished and were cancelled on the server side, so a test can wait for them."""
+
+    def __init__(self, name: str = "gate") -> None:
+        from mcp.server.mcpserver import MCPServer
+
+        self.started = 0
+        self.finished = 0
+        self.cancelled = 0
+        self.server = MCPServer(name)
+
+        @self.server.tool(structured_output=False)
+        async def wait(seconds: float) -> str:
+            """Wait that many seconds."""
+            self.started += 1
+            try:
+                await anyio.sleep(seconds)
+            except anyio.get_cancelled_exc_class():
+                self.cancelled += 1
+                raise
+            self.finished += 1
+            return f"waited {seconds:g} s"
 
 
 class Events:

@@ -36,7 +36,10 @@ async def test_crash_mid_call_then_restart_on_next_call(events: Events) -> None:
         assert (again.state, again.restarts) == ("connected", 1)
         assert again.pid not in (None, first.pid)
         assert "crashing on purpose" in again.stderr_tail
-    assert events.names("demo") == ["connected", "crashed", "restarting", "connected", "restarted", "disconnected"]
+    assert events.names("demo") == ["connecting", "connected", "crashed", "connecting", "restarted", "disconnected"]
+    restart = [e.detail for e in events.items if e.event == "connecting"][1]
+    assert isinstance(restart, dict)
+    assert (restart["restart"], restart["from"]) == ("automatic", "crashed")
 
 
 async def test_a_crash_while_idle_is_noticed(events: Events) -> None:

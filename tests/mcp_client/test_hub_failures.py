@@ -42,8 +42,8 @@ async def test_missing_command(events: Events) -> None:
         assert "no-such-mcp-server-anywhere" in str(err)
         assert hub.server("ghost").state == "failed"
         assert hub.server("ghost").last_error == err.reason
-    assert events.names("ghost")[0] == "failed"
-    assert events.items[0].detail["reason"] == err.reason  # type: ignore[index]
+    assert events.names("ghost") == ["connecting", "failed", "disconnected"]  # the last one: the hub closed
+    assert events.items[1].detail["reason"] == err.reason  # type: ignore[index]
 
 
 async def test_server_that_exits_at_once_reports_its_stderr(events: Events) -> None:
@@ -55,8 +55,8 @@ async def test_server_that_exits_at_once_reports_its_stderr(events: Events) -> N
         info = hub.server("quitter")
         assert info.state == "failed"
         assert "boom" in info.stderr_tail
-    assert events.names("quitter")[0] == "failed"
-    assert "boom" in events.items[0].detail["stderr_tail"]  # type: ignore[index]
+    assert events.names("quitter") == ["connecting", "failed", "disconnected"]
+    assert "boom" in events.items[1].detail["stderr_tail"]  # type: ignore[index]
 
 
 async def test_handshake_error() -> None:

@@ -22,6 +22,9 @@ def test_load_is_quiet_and_imports_nothing_heavy(clean_env: Any) -> None:
         f"""
         import json, sys, time
         from IPython.core.interactiveshell import InteractiveShell
+        import synapse_nb.mcp_client as mc
+        preloads = []
+        mc.preload = lambda: preloads.append(1)  # its background SDK import: tests/mcp_client/test_warm_validation.py
         shell = InteractiveShell.instance()
         started = time.perf_counter()
         shell.run_line_magic("load_ext", "synapse_nb")
@@ -29,6 +32,7 @@ def test_load_is_quiet_and_imports_nothing_heavy(clean_env: Any) -> None:
         print(json.dumps({{
             "seconds": took,
             "heavy": sorted(m for m in {HEAVY!r} if m in sys.modules),
+            "preloads": len(preloads),
             "magics": sorted(n for n in ("synapse", "synapse_sql", "mcp")
                              if n in shell.magics_manager.magics["line"] or n in shell.magics_manager.magics["cell"]),
         }}))
@@ -41,6 +45,7 @@ def test_load_is_quiet_and_imports_nothing_heavy(clean_env: Any) -> None:
     report = json.loads(last)
     print(f"%load_ext synapse_nb took {report['seconds'] * 1000:.0f} ms in a fresh interpreter")
     assert report["heavy"] == []
+    assert report["preloads"] == 1  # the SDK import was started, in the background
     assert report["magics"] == ["mcp", "synapse", "synapse_sql"]
 
 
