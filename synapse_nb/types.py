@@ -180,7 +180,8 @@ class ToolSpec:
     """A tool as offered to the model.
 
     `name` is the qualified, sanitised name (`SERVER__TOOL` for MCP tools, the function name for native
-    tools); `server` is None for native tools; `original_name` is the name the server knows.
+    tools); `server` is None for native tools; `original_name` is the name the server knows;
+    `task_support` is the MCP tool's `execution.taskSupport`, when it says.
     """
 
     name: str
@@ -189,6 +190,12 @@ class ToolSpec:
     server: str | None = None
     original_name: str | None = None
     annotations: Mapping[str, Any] = field(default_factory=dict)
+    task_support: Literal["forbidden", "optional", "required"] | None = None
+
+    @property
+    def needs_task(self) -> bool:
+        """The MCP server runs this tool only as a task (`execution.taskSupport: required`)."""
+        return self.task_support == "required"
 
     @property
     def destructive(self) -> bool:

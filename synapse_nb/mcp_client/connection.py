@@ -39,6 +39,7 @@ from ..errors import McpError, ServerCrashedError, ServerDownError, ServerStartE
 from ..events import utcnow
 from .convert import RawTool, raw_tool
 from .failure import Scrubber, describe, is_connection_lost, quiet_sdk_parse_errors, request_error, start_reason
+from .handlers import ClientHandlers, ServerHooks
 from .info import ServerInfo, ServerState
 from .naming import qualify
 from .process import ProcessRef, StderrPipe, StderrRing, find_child, kill_tree
@@ -94,8 +95,12 @@ class _Session:
 class ServerConnection:
     """Starts, serves, stops and restarts one server; the hub owns one per configured name."""
 
-    def __init__(self, config: ServerConfig, *, emit: Emit, on_tools: Callable[[ServerConnection], None]) -> None:
+    def __init__(
+        self, config: ServerConfig, *, emit: Emit, on_tools: Callable[[ServerConnection], None],
+        hooks: ServerHooks | None = None,
+    ) -> None:
         self.config = config
+        self.hooks = hooks if hooks is not None else ServerHooks(config, ClientHandlers(), emit)
         self.state: ServerState = "connecting"
         self.tools: tuple[RawTool, ...] = ()
         self.last_error: str | None = None
@@ -326,8 +331,8 @@ class ServerConnection:
                             await open_transport(cfg, stack, pipe),
                             mode="auto",
                             cache=None,
-                            message_handler=partial(self._on_message, gen),
                             client_info=mt.Implementation(name="synapse_nb", version=__version__),
+                            **self.hooks.client_kwargs(partial(self._on_message, gen)),
                         )
                     )
                     if pipe is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import mcp.types as mt
 
@@ -37,6 +37,7 @@ class RawTool:
     description: str
     input_schema: Mapping[str, Any]
     annotations: Mapping[str, Any]
+    task_support: Literal["forbidden", "optional", "required"] | None = None
 
     def spec(self, qualified: str, server: str) -> ToolSpec:
         return ToolSpec(
@@ -46,6 +47,7 @@ class RawTool:
             server=server,
             original_name=self.name,
             annotations=self.annotations,
+            task_support=self.task_support,
         )
 
 
@@ -56,7 +58,8 @@ def raw_tool(tool: mt.Tool) -> RawTool:
     title = tool.title or annotations.get("title")
     description = tool.description or (str(title) if title else "")
     schema = tool.input_schema if isinstance(tool.input_schema, dict) and tool.input_schema else dict(_EMPTY_SCHEMA)
-    return RawTool(tool.name, description, schema, annotations)
+    task_support = tool.execution.task_support if tool.execution is not None else None
+    return RawTool(tool.name, description, schema, annotations, task_support)
 
 
 def content_block(block: Any) -> ContentBlock:
