@@ -5,6 +5,7 @@ The only module that reads the SDK's pydantic models field by field; nothing SDK
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -63,19 +64,29 @@ def raw_tool(tool: mt.Tool) -> RawTool:
 
 
 def content_block(block: Any) -> ContentBlock:
-    """One SDK content block; unknown kinds become text holding their JSON, so nothing is lost."""
+    """One SDK content block, annotations kept; unknown kinds become text holding their JSON, so nothing is lost."""
+    notes = _annotations(block)
     if isinstance(block, mt.TextContent):
-        return ContentBlock("text", text=block.text)
+        return ContentBlock("text", text=block.text, annotations=notes)
     if isinstance(block, mt.ImageContent):
-        return ContentBlock("image", data=block.data, mime_type=block.mime_type)
+        return ContentBlock("image", data=block.data, mime_type=block.mime_type, annotations=notes)
     if isinstance(block, mt.AudioContent):
-        return ContentBlock("audio", data=block.data, mime_type=block.mime_type)
+        return ContentBlock("audio", data=block.data, mime_type=block.mime_type, annotations=notes)
     if isinstance(block, mt.ResourceLink):
-        return ContentBlock("resource_link", uri=str(block.uri), name=block.name, mime_type=block.mime_type)
+        return ContentBlock("resource_link", uri=str(block.uri), name=block.name, mime_type=block.mime_type,
+                            annotations=notes, description=block.description)
     if isinstance(block, mt.EmbeddedResource):
-        return _resource_contents(block.resource)
+        return dataclasses.replace(_resource_contents(block.resource), annotations=notes)
     dump = block.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(block, "model_dump") else block
     return ContentBlock("text", text=json.dumps(dump, default=str))
+
+
+def _annotations(block: Any) -> dict[str, Any] | None:
+    notes = getattr(block, "annotations", None)
+    if notes is None or not hasattr(notes, "model_dump"):
+        return None
+    dumped: dict[str, Any] = notes.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped or None
 
 
 def _resource_contents(contents: mt.TextResourceContents | mt.BlobResourceContents) -> ContentBlock:

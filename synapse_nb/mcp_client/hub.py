@@ -186,7 +186,18 @@ class McpHub:
             await conn.start()
         finally:
             self._rebuild()
+        if config.log_level is not None:
+            await self._apply_log_level(conn, config.log_level)
         return conn.info()
+
+    async def _apply_log_level(self, conn: ServerConnection, level: str) -> None:
+        """The configured log level, asked of a 2025-era server right after connecting (2026-07-28 sets it in
+        every request's _meta instead); a server without logging only costs a warning."""
+        try:
+            await self._request(conn.name, lambda client: features.set_log_level(client, check_level(level)),
+                                "logging/setLevel")
+        except McpError as exc:
+            logger.warning("MCP server %r: could not set its log level to %s: %s", conn.name, level, exc)
 
     async def restart(self, name: str) -> ServerInfo:
         """Stop and start a server again (also one that is down); resets its restart budget."""

@@ -253,3 +253,20 @@ def test_roots_default_is_the_working_directory() -> None:
     hooks = ServerHooks(ServerConfig(name="x", command="x", roots=("data", os.sep + "srv")), ClientHandlers(),
                         lambda event, detail: None, cwd=Path("/work"))
     assert hooks.roots == (Path("/work").resolve(), Path("/work/data").resolve(), Path("/srv").resolve())
+
+
+async def test_result_kinds_and_annotations_kept(everything: dict[str, object]) -> None:
+    async with McpHub() as hub:
+        await hub.connect("everything", **everything)  # type: ignore[arg-type]
+        annotated = await hub.call("everything__get-annotated-message", {"messageType": "error", "includeImage": True})
+        embedded = await hub.call("everything__get-resource-reference", {"resourceType": "Text", "resourceId": 1})
+        weather = await hub.call("everything__get-structured-content", {"location": "Chicago"})
+    text, image = annotated.content[0], annotated.content[1]
+    assert text.annotations == {"priority": 1.0, "audience": ["user", "assistant"]}
+    assert image.kind == "image"
+    assert image.annotations is not None
+    assert "resource" in [b.kind for b in embedded.content]
+    assert weather.structured_content is not None
+    assert set(weather.structured_content) == {"temperature", "conditions", "humidity"}  # validated by the SDK
+    again = type(annotated).from_dict(annotated.to_dict())
+    assert again == annotated
