@@ -11,23 +11,34 @@ from __future__ import annotations
 import logging
 import math
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 
 import anyio
 import mcp.types as mt
-from mcp import Client, MCPDeprecationWarning
+from mcp import Client, MCPDeprecationWarning, MCPError, UrlElicitationRequiredError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..errors import McpError
 from .logs import LogLevel
 
-__all__ = ["OnProgress", "call_tool", "is_modern", "notify_roots_changed", "set_log_level", "subscribe", "unsubscribe"]
+__all__ = [
+    "OnProgress",
+    "OnUrlRequired",
+    "call_tool",
+    "is_modern",
+    "notify_roots_changed",
+    "set_log_level",
+    "subscribe",
+    "unsubscribe",
+]
 
 logger = logging.getLogger("synapse_nb.mcp")
 
 OnProgress = Callable[[float, float | None, str | None], None]
 """on_progress(progress, total, message): called on the event loop for each progress report."""
+OnUrlRequired = Callable[[list[mt.ElicitRequestURLParams]], Awaitable[bool]]
+"""Show the URLs a server requires (error -32042); True when the user completed them all, so the call is retried."""
 
 
 def is_modern(client: Client) -> bool:
@@ -46,12 +57,14 @@ def _legacy_call() -> Iterator[None]:
 
 async def call_tool(
     client: Client, tool: str, arguments: dict[str, object], *, timeout: float | None, max_total: float,
-    on_progress: OnProgress | None,
+    on_progress: OnProgress | None, on_url_required: OnUrlRequired | None = None,
 ) -> mt.CallToolResult | None:
     """Call a tool; None when it ran past its deadline (it is then cancelled on the server).
 
     The deadline is `timeout` seconds, pushed back by `timeout` on every progress report (as the
-    MCP Inspector does), but never past `max_total` seconds from the start.
+    MCP Inspector does), but never past `max_total` seconds from the start. A server that answers
+    "URL elicitation required" (-32042) has its URLs shown through `on_url_required`; once the user
+    completed them the call is retried, once.
     """
     start = anyio.current_time()
     cap = start + max(timeout, max_total) if timeout is not None else math.inf
@@ -66,7 +79,15 @@ async def call_tool(
                 except Exception:  # a display callback must not end the call
                     logger.exception("the progress callback of a call to %r failed", tool)
 
-        result = await client.call_tool(tool, arguments, progress_callback=report)
+        try:
+            result = await client.call_tool(tool, arguments, progress_callback=report)
+        except MCPError as exc:
+            if exc.code != mt.URL_ELICITATION_REQUIRED or on_url_required is None:
+                raise
+            required = UrlElicitationRequiredError.from_error(exc.error).elicitations
+            if not required or not await on_url_required(required):
+                raise
+            result = await client.call_tool(tool, arguments, progress_callback=report)
     return None if scope.cancelled_caught else result
 
 

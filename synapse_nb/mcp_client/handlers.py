@@ -135,6 +135,17 @@ class ServerHooks:
             return ElicitationAnswer.cancel()
         return answer
 
+    async def url_required(self, required: list[mt.ElicitRequestURLParams]) -> bool:
+        """A call failed with "URL elicitation required": show each URL; True when the user completed every one."""
+        for params in required:
+            request = UrlElicitation(self.name, params.message, params.url, params.elicitation_id)
+            answer = await self._answer(request)
+            self._emit("elicitation", {"mode": "url", "message": request.message[:500], "action": answer.action,
+                                       "required": True})
+            if answer.action != "accept":
+                return False
+        return True
+
     # --- sampling --------------------------------------------------------------------------------
 
     async def _sample(

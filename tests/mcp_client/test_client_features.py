@@ -270,3 +270,32 @@ async def test_result_kinds_and_annotations_kept(everything: dict[str, object]) 
     assert set(weather.structured_content) == {"temperature", "conditions", "humidity"}  # validated by the SDK
     again = type(annotated).from_dict(annotated.to_dict())
     assert again == annotated
+
+
+async def test_url_elicitation_required_error_is_shown_then_the_call_retried(everything: dict[str, object],
+                                                                             events: Events) -> None:
+    seen: list[UrlElicitation] = []
+    declining: list[bool] = []
+
+    async def elicit(request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+        assert isinstance(request, UrlElicitation)
+        seen.append(request)
+        return ElicitationAnswer.decline() if declining else request.consent()
+
+    pay = {"url": "https://example.com/pay", "errorPath": True}
+    async with McpHub(handlers=ClientHandlers(elicit=elicit), on_event=events) as hub:
+        await hub.connect("everything", **everything)  # type: ignore[arg-type]
+        # -32042 names a prerequisite URL; once the user completed it the call is retried and goes through
+        result = await hub.call("everything__trigger-url-elicitation", {**pay, "elicitationId": "yes"})
+        assert not result.is_error, result.text
+        assert len(seen) == 2
+        assert seen[0].url != pay["url"]
+        assert seen[1].url == pay["url"]
+        required = [e.detail for e in events.items if e.event == "elicitation"]
+        assert [d.get("required") for d in required] == [True, None]  # type: ignore[union-attr]
+
+        seen.clear()
+        declining.append(True)
+        with pytest.raises(McpError, match="-32042"):  # declined: the server's error stands
+            await hub.call("everything__trigger-url-elicitation", {**pay, "elicitationId": "no"})
+        assert len(seen) == 1
