@@ -9,17 +9,16 @@ resources/subscribe) are still the protocol on 2025-era servers (server-everythi
 from __future__ import annotations
 
 import logging
-import math
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 
-import anyio
 import mcp.types as mt
 from mcp import Client, MCPDeprecationWarning, MCPError, UrlElicitationRequiredError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..errors import McpError
+from .deadline import Deadlines
 from .logs import LogLevel
 
 __all__ = [
@@ -57,22 +56,21 @@ def _legacy_call() -> Iterator[None]:
 
 async def call_tool(
     client: Client, tool: str, arguments: dict[str, object], *, timeout: float | None, max_total: float,
-    on_progress: OnProgress | None, on_url_required: OnUrlRequired | None = None,
+    on_progress: OnProgress | None, on_url_required: OnUrlRequired | None = None, deadlines: Deadlines | None = None,
 ) -> mt.CallToolResult | None:
     """Call a tool; None when it ran past its deadline (it is then cancelled on the server).
 
     The deadline is `timeout` seconds, pushed back by `timeout` on every progress report (as the
     MCP Inspector does), but never past `max_total` seconds from the start. A server that answers
     "URL elicitation required" (-32042) has its URLs shown through `on_url_required`; once the user
-    completed them the call is retried, once.
+    completed them the call is retried, once. While the server's `deadlines` say the user is being
+    asked something, the deadline is held (deadline.py).
     """
-    start = anyio.current_time()
-    cap = start + max(timeout, max_total) if timeout is not None else math.inf
-    with anyio.CancelScope(deadline=start + timeout if timeout is not None else math.inf) as scope:
+    tracker = deadlines if deadlines is not None else Deadlines()
+    with tracker.track(timeout, max_total) as deadline:
 
         async def report(progress: float, total: float | None, message: str | None) -> None:
-            if timeout is not None:
-                scope.deadline = min(anyio.current_time() + timeout, cap)
+            deadline.push()
             if on_progress is not None:
                 try:
                     on_progress(progress, total, message)
@@ -88,7 +86,7 @@ async def call_tool(
             if not required or not await on_url_required(required):
                 raise
             result = await client.call_tool(tool, arguments, progress_callback=report)
-    return None if scope.cancelled_caught else result
+    return None if deadline.scope.cancelled_caught else result
 
 
 async def set_log_level(client: Client, level: LogLevel) -> bool:

@@ -24,6 +24,7 @@ from pydantic import FileUrl
 
 from ..config import ServerConfig
 from ..errors import SynapseError
+from .deadline import Deadlines
 from .elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation, parse_form
 from .logs import LogEntry, LogLevel, LogRing, check_level, level_at_least
 from .sampling import SamplingReply, SamplingRequest, sampling_request, sdk_result
@@ -76,6 +77,7 @@ class ServerHooks:
         self.log_level: LogLevel | None = check_level(config.log_level) if config.log_level else None
         base = Path.cwd() if cwd is None else cwd
         self.roots: tuple[Path, ...] = _paths([base, *(config.roots or ())], base)
+        self.deadlines = Deadlines()
         self._emit = emit
         self._base = base
 
@@ -122,7 +124,8 @@ class ServerHooks:
         if handler is None or self.config.elicitation == "decline":
             return ElicitationAnswer.decline()
         try:
-            answer = await handler(request)
+            with self.deadlines.asking():
+                answer = await handler(request)
             if answer.action == "accept" and isinstance(request, ElicitationForm):
                 answer = request.answer(answer.content)  # defaults (SEP-1034) and types, whatever the UI sent
             elif answer.action == "accept" and isinstance(request, UrlElicitation):
@@ -181,7 +184,8 @@ class ServerHooks:
         if approve is None:
             return 'nobody can approve sampling here; set "sampling": "auto" for this server to allow it'
         try:
-            approved = await approve(request)
+            with self.deadlines.asking():
+                approved = await approve(request)
         except Exception:  # same boundary as the sampling handler itself
             logger.exception("MCP server %r: the sampling approval handler failed", self.name)
             approved = False

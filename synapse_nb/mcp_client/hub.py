@@ -262,7 +262,8 @@ class McpHub:
 
         async def run(client: Client) -> ToolResult | None:
             result = await features.call_tool(client, tool, args, timeout=limit, max_total=self.max_total_timeout,
-                                              on_progress=on_progress, on_url_required=conn.hooks.url_required)
+                                              on_progress=on_progress, on_url_required=conn.hooks.url_required,
+                                              deadlines=conn.hooks.deadlines)
             return None if result is None else tool_result(result, (time.perf_counter() - started) * 1000)
 
         # the deadline lives in features.call_tool, where progress reports can move it

@@ -299,3 +299,15 @@ async def test_url_elicitation_required_error_is_shown_then_the_call_retried(eve
         with pytest.raises(McpError, match="-32042"):  # declined: the server's error stands
             await hub.call("everything__trigger-url-elicitation", {**pay, "elicitationId": "no"})
         assert len(seen) == 1
+
+
+async def test_a_question_to_the_user_holds_the_call_timeout(everything: dict[str, object]) -> None:
+    async def slow_user(request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+        assert isinstance(request, ElicitationForm)
+        await asyncio.sleep(1.5)  # the user reads and types for three times the call's timeout
+        return request.answer({"name": "Ada"})
+
+    async with McpHub(handlers=ClientHandlers(elicit=slow_user), max_total_timeout=60.0) as hub:
+        await hub.connect("everything", **everything)  # type: ignore[arg-type]
+        result = await hub.call("everything__trigger-elicitation-request", {}, timeout=0.5)
+    assert _raw_result(result.text)["action"] == "accept"
