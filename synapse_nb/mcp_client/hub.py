@@ -312,7 +312,10 @@ class McpHub:
         return self._conn(name).hooks.log_ring.tail(n, level)
 
     async def set_log_level(self, name: str, level: str) -> None:
-        """Ask the server for log messages at `level` and above (they land in `logs(name)`)."""
+        """Ask the server for log messages at `level` and above (they land in `logs(name)`).
+
+        On a 2026-07-28 connection the level travels in each request's _meta, fixed when the client
+        connects: there it applies from the next (re)connection."""
         conn = self._conn(name)
         conn.hooks.log_level = check_level(level)
         await self._request(name, lambda client: features.set_log_level(client, check_level(level)),
