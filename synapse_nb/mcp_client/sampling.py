@@ -18,8 +18,7 @@ class SamplingRequest:
     """What a server asks a model for: messages (text, images), a system prompt and limits.
 
     `model_hints` are substrings of model names the server prefers, first match wins; the
-    priorities (0..1) are advisory. `tools` holds the names of tools the server offers (we never
-    run them: sampling with tools is not declared).
+    priorities (0..1) are advisory. Sampling with tools is not declared, so none are offered.
     """
 
     server: str
