@@ -120,7 +120,7 @@ async def test_sampling_answered_by_the_injected_model(everything: dict[str, obj
         return SamplingReply(text=f"echo of {request.messages[-1].content}", model="scripted:test")
 
     async def approve(request: SamplingRequest) -> bool:
-        return True
+        return request.server != "refused"
 
     handlers = ClientHandlers(sample=sample, approve_sampling=approve)
     async with McpHub(handlers=handlers, on_event=events) as hub:
@@ -128,6 +128,8 @@ async def test_sampling_answered_by_the_injected_model(everything: dict[str, obj
         result = await hub.call("everything__trigger-sampling-request", {"prompt": "hello", "maxTokens": 20})
         await hub.connect("denied", **everything, sampling="deny")  # type: ignore[arg-type]
         denied = await hub.call("denied__trigger-sampling-request", {"prompt": "hello", "maxTokens": 20})
+        await hub.connect("refused", **everything)  # type: ignore[arg-type]
+        refused = await hub.call("refused__trigger-sampling-request", {"prompt": "hello", "maxTokens": 20})
     assert "echo of" in result.text
     assert "hello" in result.text
     assert "scripted:test" in result.text
@@ -138,6 +140,9 @@ async def test_sampling_answered_by_the_injected_model(everything: dict[str, obj
     assert denied.is_error
     assert '"sampling": "deny"' in denied.text
     assert any(e.event == "sampling" and e.server == "denied" for e in events.items)
+    assert refused.is_error
+    assert "the user declined the sampling request" in refused.text
+    assert len(requests) == 1  # neither the denied nor the refused request reached the model
 
 
 async def test_sampling_without_a_model_is_refused_clearly(everything: dict[str, object]) -> None:
@@ -311,3 +316,20 @@ async def test_a_question_to_the_user_holds_the_call_timeout(everything: dict[st
         await hub.connect("everything", **everything)  # type: ignore[arg-type]
         result = await hub.call("everything__trigger-elicitation-request", {}, timeout=0.5)
     assert _raw_result(result.text)["action"] == "accept"
+
+
+async def test_warnings_and_above_become_server_events() -> None:
+    import mcp.types as mt
+
+    from synapse_nb.config import ServerConfig
+    from synapse_nb.mcp_client.handlers import ServerHooks
+
+    emitted: list[tuple[str, dict[str, object]]] = []
+    hooks = ServerHooks(ServerConfig(name="s", command="x"), ClientHandlers(),
+                        lambda event, detail: emitted.append((event, dict(detail))))
+    kwargs = hooks.client_kwargs(lambda message: asyncio.sleep(0))
+    for level in ("info", "warning", "emergency"):
+        await kwargs["logging_callback"](mt.LoggingMessageNotificationParams(level=level, data=f"{level} x",
+                                                                             logger="srv"))
+    assert [e.level for e in hooks.log_ring.tail()] == ["info", "warning", "emergency"]
+    assert [(event, detail["level"]) for event, detail in emitted] == [("log", "warning"), ("log", "emergency")]
