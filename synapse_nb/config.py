@@ -64,7 +64,7 @@ MCP_URL_CONNECT_TIMEOUT = 5.0
 
 _ENTRY_KEYS = frozenset(
     {"command", "args", "env", "cwd", "url", "headers", "type", "disabled", "timeout", "connect_timeout", "approve",
-     "tools"}
+     "tools", "elicitation", "sampling", "roots", "log_level"}
 )
 _TOP_KEYS = frozenset({"mcpServers", "servers"})
 _QUIET_TOP_KEYS = frozenset({"inputs", "$schema"})  # VS Code keeps these next to `servers`; not ours to read
@@ -72,6 +72,11 @@ _TRANSPORTS: dict[str, Transport] = {
     "stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http", "sse": "sse",
 }
 _APPROVE_VALUES = frozenset({"auto", "ask", "deny"})
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "elicitation": ("ask", "decline"),
+    "sampling": ("ask", "auto", "deny"),
+    "log_level": ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"),
+}
 _VAR = re.compile(r"\$\{(env:)?([^}]*)\}")
 
 
@@ -101,6 +106,10 @@ class ServerConfig:
     connect_timeout: float | None = None
     approve: ApprovePolicy | None = None
     tools: tuple[str, ...] | None = None
+    elicitation: str | None = None
+    sampling: str | None = None
+    roots: tuple[str, ...] | None = None
+    log_level: str | None = None
     source: str | None = None
     problem: str | None = None
     display: str = field(default="", compare=False)
@@ -118,7 +127,8 @@ class ServerConfig:
             parts.append(f"headers={ {k: MASK for k in self.headers} }")
         if self.cwd:
             parts.append(f"cwd={self.cwd!r}")
-        for key in ("disabled", "timeout", "connect_timeout", "approve", "tools", "problem"):
+        for key in ("disabled", "timeout", "connect_timeout", "approve", "tools", "elicitation", "sampling", "roots",
+                    "log_level", "problem"):
             value = getattr(self, key)
             if value not in (None, False):
                 parts.append(f"{key}={value!r}")
@@ -262,6 +272,18 @@ def _parse_entry(name: str, entry: Any, *, text: str, source: str, environ: Mapp
     tools: tuple[str, ...] | None = None
     if "tools" in entry:
         tools = tuple(text_list("tools"))
+    roots: tuple[str, ...] | None = None
+    if "roots" in entry:
+        roots = tuple(_expand(r, environ, missing, f"roots[{i}]") for i, r in enumerate(text_list("roots")))
+
+    def choice(key: str) -> str | None:
+        raw = entry.get(key)
+        if raw is None:
+            return None
+        if raw not in _CHOICES[key]:
+            problems.append(f"{key} must be one of {', '.join(_CHOICES[key])} (got {raw!r})")
+            return None
+        return str(raw)
     config = ServerConfig(
         name=name,
         transport=transport,
@@ -276,6 +298,10 @@ def _parse_entry(name: str, entry: Any, *, text: str, source: str, environ: Mapp
         connect_timeout=seconds("connect_timeout"),
         approve=_approve(entry.get("approve"), problems),
         tools=tools,
+        elicitation=choice("elicitation"),
+        sampling=choice("sampling"),
+        roots=roots,
+        log_level=choice("log_level"),
         source=source,
         display=(
             _command_line(str(entry.get("command") or ""), raw_args)

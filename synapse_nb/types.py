@@ -25,7 +25,11 @@ BlockKind = Literal["text", "image", "audio", "resource_link", "resource"]
 
 @dataclass(frozen=True, slots=True)
 class ContentBlock:
-    """One piece of a tool result: text, an image (base64 `data`), a resource link or an embedded resource."""
+    """One piece of a tool result: text, an image or audio (base64 `data`), a resource link or an embedded resource.
+
+    `annotations` are the MCP block's (`audience`, `priority`, `lastModified`) as sent; `description`
+    is a resource link's.
+    """
 
     kind: BlockKind
     text: str | None = None
@@ -33,14 +37,20 @@ class ContentBlock:
     mime_type: str | None = None
     uri: str | None = None
     name: str | None = None
+    annotations: Mapping[str, Any] | None = field(default=None, hash=False)
+    description: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict without the empty fields."""
-        return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}  # type: ignore[attr-defined]
+        d = {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}  # type: ignore[attr-defined]
+        if self.annotations is not None:
+            d["annotations"] = dict(self.annotations)
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ContentBlock:
-        return cls(**{k: d[k] for k in ("kind", "text", "data", "mime_type", "uri", "name") if k in d})
+        keys = ("kind", "text", "data", "mime_type", "uri", "name", "annotations", "description")
+        return cls(**{k: d[k] for k in keys if k in d})
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +190,8 @@ class ToolSpec:
     """A tool as offered to the model.
 
     `name` is the qualified, sanitised name (`SERVER__TOOL` for MCP tools, the function name for native
-    tools); `server` is None for native tools; `original_name` is the name the server knows.
+    tools); `server` is None for native tools; `original_name` is the name the server knows;
+    `task_support` is the MCP tool's `execution.taskSupport`, when it says.
     """
 
     name: str
@@ -189,6 +200,12 @@ class ToolSpec:
     server: str | None = None
     original_name: str | None = None
     annotations: Mapping[str, Any] = field(default_factory=dict)
+    task_support: Literal["forbidden", "optional", "required"] | None = None
+
+    @property
+    def needs_task(self) -> bool:
+        """The MCP server runs this tool only as a task (`execution.taskSupport: required`)."""
+        return self.task_support == "required"
 
     @property
     def destructive(self) -> bool:

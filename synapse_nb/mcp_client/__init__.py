@@ -1,11 +1,14 @@
 """mcp_client layer: MCP servers through the official `mcp` SDK (the only layer that imports it).
 
-hub.py (McpHub: servers, tool registry, routing, restarts), connection.py (one owner task per server,
-its state changes), transport.py, process.py (stderr capture, pids), failure.py (error mapping),
-convert.py (SDK values to synapse values), naming.py (qualified tool names), info.py (ServerInfo, the
-state transition table), tasks.py (waiting through a cancel, imports off the loop), demo_server.py
-(`python -m synapse_nb.mcp_client.demo_server`). Import from the modules; this package stays light:
-importing it loads no SDK (`preload()` starts that in the background).
+hub.py (McpHub: servers, tool registry, routing, restarts), connection.py (one owner task per server),
+transport.py, process.py (stderr capture, pids), failure.py (error mapping), convert.py (SDK values to
+synapse values), naming.py (qualified tool names), info.py (ServerInfo, the state
+transition table), tasks.py (waiting through a cancel, imports off the loop), demo_server.py
+(`python -m synapse_nb.mcp_client.demo_server`); the client features: handlers.py (ClientHandlers, injected
+answers to elicitation and sampling; per-server policy, roots, logs), elicitation.py, sampling.py, logs.py,
+features.py (the SDK calls behind them), deadline.py (timeouts that progress and user questions move).
+Import from the modules; this package stays light: importing it loads no SDK (`preload()` starts that in
+the background).
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ from ..errors import McpError, ServerCrashedError, ServerDownError, ServerStartE
 from ..events import utcnow
 from .convert import RawTool, raw_tool
 from .failure import Scrubber, describe, is_connection_lost, quiet_sdk_parse_errors, request_error, start_reason
+from .handlers import ClientHandlers, ServerHooks
 from .info import EVENT_OF, TRANSITIONS, ServerInfo, ServerState, ServerTransport
 from .naming import qualify
 from .process import ProcessRef, StderrPipe, StderrRing, find_child, kill_tree
@@ -98,9 +99,10 @@ class ServerConnection:
 
     def __init__(
         self, config: ServerConfig, *, emit: Emit, on_tools: Callable[[ServerConnection], None],
-        server: object | None = None,
+        server: object | None = None, hooks: ServerHooks | None = None,
     ) -> None:
         self.config = config
+        self.hooks = hooks if hooks is not None else ServerHooks(config, ClientHandlers(), emit)
         self.state: ServerState = "stopped"  # until start(): nothing runs yet
         self.ever_connected = False
         self.tools: tuple[RawTool, ...] = ()
@@ -375,8 +377,8 @@ class ServerConnection:
                             await open_transport(cfg, stack, pipe, self.inproc),
                             mode="auto",
                             cache=None,
-                            message_handler=partial(self._on_message, gen),
                             client_info=mt.Implementation(name="synapse_nb", version=__version__),
+                            **self.hooks.client_kwargs(partial(self._on_message, gen)),
                         )
                     )
                     if pipe is not None:

@@ -5,10 +5,11 @@ The only module that reads the SDK's pydantic models field by field; nothing SDK
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import mcp.types as mt
 
@@ -39,6 +40,7 @@ class RawTool:
     annotations: Mapping[str, Any]
     validated: bool = False
     """It declares an output schema: the SDK checks its results with jsonschema."""
+    task_support: Literal["forbidden", "optional", "required"] | None = None
 
     def spec(self, qualified: str, server: str) -> ToolSpec:
         return ToolSpec(
@@ -48,6 +50,7 @@ class RawTool:
             server=server,
             original_name=self.name,
             annotations=self.annotations,
+            task_support=self.task_support,
         )
 
 
@@ -58,23 +61,35 @@ def raw_tool(tool: mt.Tool) -> RawTool:
     title = tool.title or annotations.get("title")
     description = tool.description or (str(title) if title else "")
     schema = tool.input_schema if isinstance(tool.input_schema, dict) and tool.input_schema else dict(_EMPTY_SCHEMA)
-    return RawTool(tool.name, description, schema, annotations, validated=bool(tool.output_schema))
+    task_support = tool.execution.task_support if tool.execution is not None else None
+    return RawTool(tool.name, description, schema, annotations, validated=bool(tool.output_schema),
+                   task_support=task_support)
 
 
 def content_block(block: Any) -> ContentBlock:
-    """One SDK content block; unknown kinds become text holding their JSON, so nothing is lost."""
+    """One SDK content block, annotations kept; unknown kinds become text holding their JSON, so nothing is lost."""
+    notes = _annotations(block)
     if isinstance(block, mt.TextContent):
-        return ContentBlock("text", text=block.text)
+        return ContentBlock("text", text=block.text, annotations=notes)
     if isinstance(block, mt.ImageContent):
-        return ContentBlock("image", data=block.data, mime_type=block.mime_type)
+        return ContentBlock("image", data=block.data, mime_type=block.mime_type, annotations=notes)
     if isinstance(block, mt.AudioContent):
-        return ContentBlock("audio", data=block.data, mime_type=block.mime_type)
+        return ContentBlock("audio", data=block.data, mime_type=block.mime_type, annotations=notes)
     if isinstance(block, mt.ResourceLink):
-        return ContentBlock("resource_link", uri=str(block.uri), name=block.name, mime_type=block.mime_type)
+        return ContentBlock("resource_link", uri=str(block.uri), name=block.name, mime_type=block.mime_type,
+                            annotations=notes, description=block.description)
     if isinstance(block, mt.EmbeddedResource):
-        return _resource_contents(block.resource)
+        return dataclasses.replace(_resource_contents(block.resource), annotations=notes)
     dump = block.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(block, "model_dump") else block
     return ContentBlock("text", text=json.dumps(dump, default=str))
+
+
+def _annotations(block: Any) -> dict[str, Any] | None:
+    notes = getattr(block, "annotations", None)
+    if notes is None or not hasattr(notes, "model_dump"):
+        return None
+    dumped: dict[str, Any] = notes.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped or None
 
 
 def _resource_contents(contents: mt.TextResourceContents | mt.BlobResourceContents) -> ContentBlock:

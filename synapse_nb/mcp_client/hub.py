@@ -27,13 +27,23 @@ from typing import Any, Self, TypeVar
 from mcp import Client
 
 from ..config import ApprovePolicy, ServerConfig, Transport, load_mcp_config
-from ..errors import McpError, ServerCrashedError, ServerStartError, UnknownServerError, UnknownToolError
+from ..errors import (
+    McpError,
+    ServerCrashedError,
+    ServerStartError,
+    ToolCallTimeout,
+    UnknownServerError,
+    UnknownToolError,
+)
 from ..events import ServerEvent
 from ..protocols import EventSink, ProgressCallback
 from ..types import ContentBlock, ToolResult, ToolSpec
+from . import features
 from .connection import ServerConnection
 from .convert import prompt_info, prompt_result, resource_blocks, resource_info, tool_result
+from .handlers import ClientHandlers, ServerHooks
 from .info import PromptInfo, PromptResult, ResourceInfo, ServerInfo
+from .logs import LEVELS, LogEntry, check_level
 from .naming import assign_names
 from .process import kill_tree
 from .tasks import validation_ready
@@ -48,8 +58,16 @@ T = TypeVar("T")
 class McpHub:
     """Connects MCP servers and offers their tools; satisfies `protocols.ToolSource`."""
 
-    def __init__(self, *, on_event: EventSink | None = None, default_timeout: float = 120.0) -> None:
+    def __init__(
+        self, *, on_event: EventSink | None = None, default_timeout: float = 120.0,
+        handlers: ClientHandlers | None = None, max_total_timeout: float = 600.0,
+    ) -> None:
+        """`handlers` answer servers' elicitation and sampling requests (see handlers.py); a call that
+        reports progress may run past its timeout, each report pushing the deadline back, up to
+        `max_total_timeout` seconds."""
         self.default_timeout = default_timeout
+        self.max_total_timeout = max_total_timeout
+        self.handlers = handlers if handlers is not None else ClientHandlers()
         self._on_event = on_event
         self._conns: dict[str, ServerConnection] = {}
         self._specs: dict[str, ToolSpec] = {}
@@ -86,7 +104,15 @@ class McpHub:
 
     @property
     def tools(self) -> list[ToolSpec]:
-        """The tools offered to the model, named `SERVER__TOOL` (see naming.py), allow-lists applied."""
+        """The tools offered to the model, named `SERVER__TOOL` (see naming.py), allow-lists applied.
+
+        Tools that only run as MCP tasks are left out (this client cannot run tasks yet); `all_tools` has them.
+        """
+        return [t for t in self._specs.values() if not t.needs_task]
+
+    @property
+    def all_tools(self) -> list[ToolSpec]:
+        """Every listed tool, including those marked `needs_task` (for `%mcp tools` and the inspector)."""
         return list(self._specs.values())
 
     def tool(self, qualified_name: str) -> ToolSpec:
@@ -114,6 +140,10 @@ class McpHub:
         approve: ApprovePolicy | None = None,
         tools: Sequence[str] | None = None,
         connect_timeout: float | None = None,
+        elicitation: str | None = None,
+        sampling: str | None = None,
+        roots: Sequence[str | Path] | None = None,
+        log_level: str | None = None,
     ) -> ServerInfo:
         """Start one server (stdio `command`, or `url` for streamable HTTP / SSE) and list its tools.
 
@@ -123,6 +153,7 @@ class McpHub:
         config = _config_from_args(
             name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers, transport=transport,
             timeout=timeout, approve=approve, tools=tools, connect_timeout=connect_timeout,
+            elicitation=elicitation, sampling=sampling, roots=roots, log_level=log_level,
         )
         return await self._start(config)
 
@@ -174,15 +205,27 @@ class McpHub:
                 if old.config == config and old.inproc is server and old.state == "connected":
                     return old.info()
                 await old.stop(reason="replaced")
-            conn = ServerConnection(config, emit=self._emitter(config.name), on_tools=self._tools_changed,
-                                    server=server)
+            emit = self._emitter(config.name)
+            hooks = ServerHooks(config, self.handlers, emit)
+            conn = ServerConnection(config, emit=emit, on_tools=self._tools_changed, server=server, hooks=hooks)
             self._conns[config.name] = conn
             self._install_atexit()
             try:
                 await conn.start()
             finally:
                 self._rebuild()
-            return conn.info()
+        if config.log_level is not None:
+            await self._apply_log_level(conn, config.log_level)
+        return conn.info()
+
+    async def _apply_log_level(self, conn: ServerConnection, level: str) -> None:
+        """The configured log level, asked of a 2025-era server right after connecting (2026-07-28 sets it in
+        every request's _meta instead); a server without logging only costs a warning."""
+        try:
+            await self._request(conn.name, lambda client: features.set_log_level(client, check_level(level)),
+                                "logging/setLevel")
+        except McpError as exc:
+            logger.warning("MCP server %r: could not set its log level to %s: %s", conn.name, level, exc)
 
     async def restart(self, name: str) -> ServerInfo:
         """Stop and start a server again (also one that failed or is down); resets its restart budget."""
@@ -240,16 +283,19 @@ class McpHub:
     ) -> ToolResult:
         """Call a tool by qualified name. `is_error` results are returned; failures raise McpError subclasses.
 
-        `on_progress` (the ToolSource protocol's) is accepted; progress notifications are wired to it by
-        the MCP client work (issue 12), until then it is never called.
-
+        `on_progress(progress, total, message)` sees the server's progress reports; each report also
+        pushes the timeout back (at most to `max_total_timeout` seconds in all).
         Raises UnknownToolError, ToolCallTimeout (the call is cancelled on the server),
-        ServerCrashedError (the server died; the next call restarts it) and ServerDownError.
+        ServerCrashedError (the server died; the next call restarts it), ServerDownError, and
+        McpError for a tool that needs MCP tasks.
         """
         spec = self.tool(qualified_name)
         assert spec.server is not None
         assert spec.original_name is not None
         self._check_loop()
+        if spec.needs_task:
+            raise McpError(f"tool {qualified_name!r} needs MCP tasks, which this client does not support yet",
+                           server=spec.server)
         conn = self._conn(spec.server)
         if conn.state != "connected":
             conn = await self._ensure_running(conn)
@@ -259,11 +305,20 @@ class McpHub:
             await validation_ready()
         started = time.perf_counter()
 
-        async def run(client: Client) -> ToolResult:
-            result = await client.call_tool(tool, args)
-            return tool_result(result, (time.perf_counter() - started) * 1000)
+        async def run(client: Client) -> ToolResult | None:
+            result = await features.call_tool(client, tool, args, timeout=limit, max_total=self.max_total_timeout,
+                                              on_progress=on_progress, on_url_required=conn.hooks.url_required,
+                                              deadlines=conn.hooks.deadlines)
+            return None if result is None else tool_result(result, (time.perf_counter() - started) * 1000)
 
-        return await conn.request(run, f"tool {tool!r}", limit)
+        # the deadline lives in features.call_tool, where progress reports can move it
+        result = await conn.request(run, f"tool {tool!r}", None)
+        if result is None:
+            raise ToolCallTimeout(
+                f"tool {tool!r} on MCP server {conn.name!r} did not finish within {limit:g} s; it was cancelled",
+                server=conn.name, timeout=limit,
+            )
+        return result
 
     async def list_resources(self, name: str) -> list[ResourceInfo]:
         async def run(client: Client) -> list[ResourceInfo]:
@@ -294,6 +349,41 @@ class McpHub:
             return prompt_result(await client.get_prompt(prompt, args))
 
         return await self._request(name, run, f"prompt {prompt!r}")
+
+    # --- client features (handlers.py, features.py) -----------------------------------------------
+
+    def logs(self, name: str, n: int | None = None, *, level: str = "debug") -> list[LogEntry]:
+        """The server's last `n` log messages (all kept when None) at `level` or above, oldest first."""
+        return self._conn(name).hooks.log_ring.tail(n, level)
+
+    async def set_log_level(self, name: str, level: str) -> None:
+        """Ask the server for log messages at `level` and above (they land in `logs(name)`).
+
+        On a 2026-07-28 connection the level travels in each request's _meta, fixed when the client
+        connects: there it applies from the next (re)connection."""
+        conn = self._conn(name)
+        conn.hooks.log_level = check_level(level)
+        await self._request(name, lambda client: features.set_log_level(client, check_level(level)),
+                            "logging/setLevel")
+
+    def roots(self, name: str) -> tuple[Path, ...]:
+        """The directories this client offers the server as roots."""
+        return self._conn(name).hooks.roots
+
+    async def set_roots(self, name: str, paths: Sequence[str | Path]) -> tuple[Path, ...]:
+        """Replace the server's roots and tell it (notifications/roots/list_changed); returns them resolved."""
+        conn = self._conn(name)
+        roots = conn.hooks.set_roots(paths)
+        await self._request(name, features.notify_roots_changed, "roots/list_changed")
+        self._emit(name, "roots_changed", {"roots": [str(p) for p in roots]})
+        return roots
+
+    async def subscribe(self, name: str, uri: str) -> None:
+        """Subscribe to a resource; its updates reach `handlers.on_resource_updated(server, uri)`."""
+        await self._request(name, lambda client: features.subscribe(client, uri), f"resources/subscribe {uri!r}")
+
+    async def unsubscribe(self, name: str, uri: str) -> None:
+        await self._request(name, lambda client: features.unsubscribe(client, uri), f"resources/unsubscribe {uri!r}")
 
     async def _request(self, name: str, run: Callable[[Client], Awaitable[T]], label: str) -> T:
         """Resources and prompts: a server that is not connected says so; it is not restarted for this
@@ -413,6 +503,10 @@ def _config_from_args(
     tools: Sequence[str] | None,
     connect_timeout: float | None,
     in_process: object | None = None,
+    elicitation: str | None = None,
+    sampling: str | None = None,
+    roots: Sequence[str | Path] | None = None,
+    log_level: str | None = None,
 ) -> ServerConfig:
     problems: list[str] = []
     if not isinstance(name, str) or not name.strip():
@@ -435,6 +529,15 @@ def _config_from_args(
     verdicts = [approve] if isinstance(approve, str) else list(approve.values()) if approve is not None else []
     if any(v not in ("auto", "ask", "deny") for v in verdicts):
         problems.append("approve must be auto, ask, deny, or a mapping of tool patterns to those")
+    choices: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (
+        ("elicitation", elicitation, ("ask", "decline")), ("sampling", sampling, ("ask", "auto", "deny")),
+        ("log_level", log_level, LEVELS),
+    )
+    for label, chosen, allowed in choices:
+        if chosen is not None and chosen not in allowed:
+            problems.append(f"{label} must be one of {', '.join(allowed)}")
+    if isinstance(roots, str):
+        problems.append("roots must be a list of paths, not one string")
     return ServerConfig(
         name=name,
         transport=kind,
@@ -448,6 +551,10 @@ def _config_from_args(
         connect_timeout=connect_timeout,
         approve=dict(approve) if isinstance(approve, Mapping) else approve,
         tools=tuple(tools) if tools is not None else None,
+        elicitation=elicitation,
+        sampling=sampling,
+        roots=tuple(str(r) for r in roots) if roots is not None and not isinstance(roots, str) else None,
+        log_level=log_level,
         problem=f"server {name!r}: " + "; ".join(problems) if problems else None,
         display=f"in-process {type(in_process).__name__}" if in_process is not None else "",
     )

@@ -44,3 +44,17 @@ def test_tools_keep_annotations_with_wire_names_and_get_a_schema() -> None:
     assert spec.annotations == {"destructiveHint": True, "readOnlyHint": False}
     assert spec.destructive
     assert (spec.server, spec.original_name) == ("srv", "t")
+
+
+def test_annotations_and_link_descriptions_survive_the_round_trip() -> None:
+    notes = mt.Annotations(audience=["user"], priority=0.5)
+    result = tool_result(mt.CallToolResult(content=[
+        mt.TextContent(type="text", text="hi", annotations=notes),
+        mt.ResourceLink(type="resource_link", uri="file:///a", name="a", description="the a file", annotations=notes),
+        mt.EmbeddedResource(type="resource", resource=mt.TextResourceContents(uri="mem://x", text="b"),
+                            annotations=notes),
+    ]), 1.0)
+    assert [b.annotations for b in result.content] == [{"audience": ["user"], "priority": 0.5}] * 3
+    assert result.content[1].description == "the a file"
+    assert type(result).from_dict(result.to_dict()) == result
+    assert hash(result.content[0]) == hash(result.content[0])  # annotations stay out of the hash

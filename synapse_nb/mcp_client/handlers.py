@@ -1,0 +1,224 @@
+"""Answers to what a server asks of the client (elicitation, sampling, roots) and what it tells (logs, updates).
+
+The hub never talks to a user or a model itself: a `ClientHandlers` of async callables is injected
+(the notebook layer answers elicitation through stdin or a widget and sampling through the
+kernel's model; the conformance driver answers by script). `ServerHooks` is one server's side of
+it: it turns the SDK's client callbacks into those plain values, applies the server's policy from
+its config entry (`elicitation`, `sampling`, `roots`, `log_level`) and keeps its log ring.
+
+Without handlers: elicitation is declined, sampling is refused with a clear error, and the roots
+are the working directory (plus the entry's `roots`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mcp.types as mt
+from mcp.client.session import ClientRequestContext, IncomingMessage, MessageHandlerFnT
+from pydantic import FileUrl
+
+from ..config import ServerConfig
+from ..errors import SynapseError
+from .deadline import Deadlines
+from .elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation, parse_form
+from .logs import LogEntry, LogLevel, LogRing, check_level, level_at_least
+from .sampling import SamplingReply, SamplingRequest, sampling_request, sdk_result
+
+__all__ = [
+    "ApproveSampling",
+    "ClientHandlers",
+    "ElicitHandler",
+    "SampleHandler",
+    "ServerHooks",
+]
+
+logger = logging.getLogger("synapse_nb.mcp")
+
+ElicitHandler = Callable[[ElicitationForm | UrlElicitation], Awaitable[ElicitationAnswer]]
+"""Show a form (fill it in: `form.answer(values)`) or a URL (`url.consent()`), or decline / cancel."""
+SampleHandler = Callable[[SamplingRequest], Awaitable[SamplingReply]]
+"""Run the request through a model and return its reply."""
+ApproveSampling = Callable[[SamplingRequest], Awaitable[bool]]
+"""Ask the user whether a server may use the model for this request (policy "ask")."""
+Emit = Callable[[str, Mapping[str, Any]], None]
+
+_DENIED = -32001  # sampling refused by the user or the config: an application error, not a protocol one
+_LOG_EVENT_LEVEL = "warning"
+"""Server log messages at this level or above are also reported as server events (and recorded)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientHandlers:
+    """What the hub's owner injects to answer servers; every field is optional.
+
+    `on_resource_updated(server, uri)` and `on_log(server, entry)` are called on the event loop and
+    must not block or raise (a raising one is logged and ignored).
+    """
+
+    elicit: ElicitHandler | None = None
+    sample: SampleHandler | None = None
+    approve_sampling: ApproveSampling | None = None
+    on_resource_updated: Callable[[str, str], None] | None = None
+    on_log: Callable[[str, LogEntry], None] | None = None
+
+
+class ServerHooks:
+    """One server's client-side callbacks, policy, roots and log ring; lives as long as its connection."""
+
+    def __init__(self, config: ServerConfig, handlers: ClientHandlers, emit: Emit, *, cwd: Path | None = None) -> None:
+        self.config = config
+        self.handlers = handlers
+        self.log_ring = LogRing()
+        self.log_level: LogLevel | None = check_level(config.log_level) if config.log_level else None
+        base = Path.cwd() if cwd is None else cwd
+        self.roots: tuple[Path, ...] = _paths([base, *(config.roots or ())], base)
+        self.deadlines = Deadlines()
+        self._emit = emit
+        self._base = base
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def client_kwargs(self, message_handler: MessageHandlerFnT) -> dict[str, Any]:
+        """Keyword arguments for `mcp.Client(...)`: the callbacks (which declare the capabilities)."""
+
+        async def on_message(message: IncomingMessage) -> None:
+            self._notice(message)
+            await message_handler(message)
+
+        return {
+            "elicitation_callback": self._elicit,
+            "sampling_callback": self._sample,
+            "list_roots_callback": self._list_roots,
+            "logging_callback": self._log,
+            "log_level": self.log_level,
+            "message_handler": on_message,
+        }
+
+    def set_roots(self, paths: Sequence[str | Path]) -> tuple[Path, ...]:
+        """Replace the roots (relative paths are taken from the working directory); returns them resolved."""
+        self.roots = _paths(paths, self._base)
+        return self.roots
+
+    # --- elicitation -----------------------------------------------------------------------------
+
+    async def _elicit(self, context: ClientRequestContext, params: mt.ElicitRequestParams) -> mt.ElicitResult:
+        request: ElicitationForm | UrlElicitation
+        if isinstance(params, mt.ElicitRequestURLParams):
+            request = UrlElicitation(self.name, params.message, params.url, params.elicitation_id)
+        else:
+            request = parse_form(self.name, params.message, params.requested_schema)
+        answer = await self._answer(request)
+        self._emit("elicitation", {"mode": "url" if isinstance(request, UrlElicitation) else "form",
+                                   "message": request.message[:500], "action": answer.action})
+        return mt.ElicitResult(action=answer.action, content=dict(answer.content) if answer.content else None)
+
+    async def _answer(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+        handler = self.handlers.elicit
+        if handler is None or self.config.elicitation == "decline":
+            return ElicitationAnswer.decline()
+        try:
+            with self.deadlines.asking():
+                answer = await handler(request)
+            if answer.action == "accept" and isinstance(request, ElicitationForm):
+                answer = request.answer(answer.content)  # defaults (SEP-1034) and types, whatever the UI sent
+            elif answer.action == "accept" and isinstance(request, UrlElicitation):
+                answer = request.consent()
+        except ElicitationError as exc:
+            logger.warning("MCP server %r: elicitation answer does not fit the form (%s); cancelled", self.name, exc)
+            return ElicitationAnswer.cancel()
+        except Exception:  # a UI failure must answer the server, not break the session
+            logger.exception("MCP server %r: the elicitation handler failed; cancelled", self.name)
+            return ElicitationAnswer.cancel()
+        return answer
+
+    async def url_required(self, required: list[mt.ElicitRequestURLParams]) -> bool:
+        """A call failed with "URL elicitation required": show each URL; True when the user completed every one."""
+        for params in required:
+            request = UrlElicitation(self.name, params.message, params.url, params.elicitation_id)
+            answer = await self._answer(request)
+            self._emit("elicitation", {"mode": "url", "message": request.message[:500], "action": answer.action,
+                                       "required": True})
+            if answer.action != "accept":
+                return False
+        return True
+
+    # --- sampling --------------------------------------------------------------------------------
+
+    async def _sample(
+        self, context: ClientRequestContext, params: mt.CreateMessageRequestParams
+    ) -> mt.CreateMessageResult | mt.ErrorData:
+        request = sampling_request(self.name, params)
+        problem = await self._sampling_refusal(request)
+        if problem is None:
+            assert self.handlers.sample is not None
+            try:
+                reply = await self.handlers.sample(request)
+            except SynapseError as exc:
+                problem = f"the model failed: {exc}"
+            except Exception as exc:  # the server gets an error answer; the traceback goes to the log
+                logger.exception("MCP server %r: the sampling handler failed", self.name)
+                problem = f"the model failed: {type(exc).__name__}"
+            else:
+                self._emit("sampling", {"model": reply.model, "max_tokens": request.max_tokens,
+                                        "stop_reason": reply.stop_reason})
+                return sdk_result(reply)
+        self._emit("sampling", {"refused": problem})
+        return mt.ErrorData(code=_DENIED, message=problem)
+
+    async def _sampling_refusal(self, request: SamplingRequest) -> str | None:
+        policy = self.config.sampling or "ask"
+        if policy == "deny":
+            return f'sampling is denied for MCP server {self.name!r} by its config ("sampling": "deny")'
+        if self.handlers.sample is None:
+            return "this client has no model to answer sampling requests"
+        if policy == "auto":
+            return None
+        approve = self.handlers.approve_sampling
+        if approve is None:
+            return 'nobody can approve sampling here; set "sampling": "auto" for this server to allow it'
+        try:
+            with self.deadlines.asking():
+                approved = await approve(request)
+        except Exception:  # same boundary as the sampling handler itself
+            logger.exception("MCP server %r: the sampling approval handler failed", self.name)
+            approved = False
+        return None if approved else "the user declined the sampling request"
+
+    # --- roots, logs, notifications --------------------------------------------------------------
+
+    async def _list_roots(self, context: ClientRequestContext) -> mt.ListRootsResult:
+        return mt.ListRootsResult(roots=[mt.Root(uri=FileUrl(p.as_uri()), name=p.name or str(p)) for p in self.roots])
+
+    async def _log(self, params: mt.LoggingMessageNotificationParams) -> None:
+        entry = LogEntry(level=params.level, data=params.data, logger=params.logger)
+        self.log_ring.add(entry)
+        if level_at_least(entry.level, _LOG_EVENT_LEVEL):
+            self._emit("log", {"level": entry.level, "logger": entry.logger, "message": entry.text[:1000]})
+        if self.handlers.on_log is not None:
+            _safely(self.handlers.on_log, self.name, entry)
+
+    def _notice(self, message: IncomingMessage) -> None:
+        if isinstance(message, mt.ResourceUpdatedNotification):
+            if self.handlers.on_resource_updated is not None:
+                _safely(self.handlers.on_resource_updated, self.name, message.params.uri)
+        elif isinstance(message, mt.ElicitCompleteNotification):
+            self._emit("elicitation_complete", {"elicitation_id": message.params.elicitation_id})
+
+
+def _paths(paths: Sequence[str | Path], base: Path) -> tuple[Path, ...]:
+    resolved = [(base / Path(p).expanduser()).resolve() for p in paths]
+    return tuple(dict.fromkeys(resolved))
+
+
+def _safely(fn: Callable[[str, Any], None], server: str, value: Any) -> None:
+    try:
+        fn(server, value)
+    except Exception:  # a listener must not break the session (like protocols.EventSink)
+        logger.exception("a client handler failed on a notification from MCP server %r", server)
