@@ -17,7 +17,7 @@ from synapse_nb.notebook.awaited import InputTransformer, rewrite
 from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp import CallOutput
 
-DEMO = "demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server"
+DEMO = "demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"
 
 
 def awaited_args(ip: Any, cell: str) -> list[Any] | None:
