@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -56,6 +57,23 @@ def test_a_duplicate_connect_says_already_connected(ip: Any) -> None:
     ip.line("mcp", "connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server")  # another config
     assert final_line(ip).startswith("✓ demo: connected, 5 tools (stdio, pid ")
     assert ip.state.hub.server("demo").pid != pid
+
+
+def test_connect_from_config_reports_the_wait_and_already_connected(
+    ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "shop": {"command": sys.executable, "args": ["-m", "synapse_nb.mcp_client.demo_server"]},
+    }}))
+    ticks = iter([10.0, 13.25, 20.0, 20.5])
+    monkeypatch.setattr(mcp_cmd, "clock", lambda: next(ticks))
+    ip.line("mcp", f"connect --config {config}")
+    assert re.fullmatch(r"shop: ✓ connected, 5 tools \(stdio, pid \d+\) in .+\nall done in 3\.2 s", final_line(ip))
+    pid = ip.state.hub.server("shop").pid
+    ip.published.clear()
+    ip.line("mcp", f"connect --config {config}")
+    assert final_line(ip) == f"shop: ✓ already connected, 5 tools (stdio, pid {pid})\nall done in 500 ms"
 
 
 def test_the_quickstart_server_offers_only_the_shop(ip: Any) -> None:

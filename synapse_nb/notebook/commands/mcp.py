@@ -56,30 +56,40 @@ clock: Callable[[], float] = time.perf_counter
 
 @dataclass(frozen=True)
 class ConnectReport:
-    """What `%mcp connect` did: per server, its ServerInfo or the reason it failed."""
+    """What `%mcp connect` did: per server, its ServerInfo or the reason it failed; `already` the servers
+    that were connected with the same config before; `waited_ms` the command's wall time (the servers
+    start at once, so the user waits for the slowest)."""
 
     results: Mapping[str, ServerInfo | ServerStartError]
+    already: frozenset[str] = frozenset()
+    waited_ms: float | None = None
 
     def _rows(self) -> list[tuple[str, str]]:
-        return [(name, _outcome(r)) for name, r in self.results.items()]
+        return [(name, _outcome(r, name in self.already)) for name, r in self.results.items()]
+
+    def _waited(self) -> str:
+        return f"all done in {duration(self.waited_ms)}" if self.waited_ms is not None else ""
 
     def __repr__(self) -> str:
         if not self.results:
             return "no MCP servers configured"
-        return "\n".join(f"{name}: {text}" for name, text in self._rows())
+        lines = [f"{name}: {text}" for name, text in self._rows()]
+        return "\n".join([*lines, self._waited()] if self.waited_ms is not None else lines)
 
     def _repr_markdown_(self) -> str:
         if not self.results:
             return repr(self)
         lines = ["| server | result |", "|---|---|"]
         lines += [f"| {html.escape(name)} | {html.escape(text)} |" for name, text in self._rows()]
+        if self.waited_ms is not None:
+            lines += ["", f"<sub>{self._waited()}</sub>"]
         return "\n".join(lines)
 
 
-def _outcome(result: ServerInfo | ServerStartError) -> str:
+def _outcome(result: ServerInfo | ServerStartError, already: bool = False) -> str:
     if isinstance(result, ServerStartError):
-        return f"✗ failed: {result.reason or result}"
-    return f"✓ {_connected_line(result)}"
+        return f"{GLYPH['failed']} failed: {result.reason or result}"
+    return f"{GLYPH['ok']} {_connected_line(result, already=already)}"
 
 
 def _connected_line(info: ServerInfo, waited_ms: float | None = None, *, already: bool = False) -> str:
@@ -175,6 +185,8 @@ async def connect_config_async(state: SynapseState, path: str | None = None) -> 
     enabled = [c.name for c in configs.values() if not c.disabled]
     if not enabled:
         return ConnectReport({})
+    started = clock()
+    before = {name: _connected_at(state, name) for name in enabled}
     out = LiveOutput(live=state.live, publish=state.publish)
     out.start(_progress(f"connecting {', '.join(enabled)} …"))
     try:
@@ -185,7 +197,11 @@ async def connect_config_async(state: SynapseState, path: str | None = None) -> 
     except asyncio.CancelledError:
         out.finish(_progress(f"{GLYPH['cancelled']} connecting was interrupted"))
         raise
-    report = ConnectReport(results)
+    already = frozenset(
+        name for name, r in results.items()
+        if not isinstance(r, ServerStartError) and before.get(name) is not None and r.connected_at == before[name]
+    )
+    report = ConnectReport(results, already, (clock() - started) * 1000)
     out.finish({"text/plain": _mask(state, repr(report)), "text/markdown": _mask(state, report._repr_markdown_())})
     for name, result in results.items():
         if isinstance(result, ServerStartError) and result.stderr_tail.strip():
