@@ -139,16 +139,16 @@ async def ticking(
     whatever the end, as the command shows its own result."""
     started = clock()
 
-    def show() -> None:
+    def bundle() -> dict[str, str]:
         text = line(duration((clock() - started) * 1000))
-        output.update({"text/plain": text, "text/markdown": f"*{html.escape(text)}*"})
+        return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
 
     async def run() -> None:
         while True:
             await asyncio.sleep(tick)
-            show()
+            output.update(bundle())
 
-    output.start({"text/plain": line(duration(0)), "text/markdown": f"*{html.escape(line(duration(0)))}*"})
+    output.start(bundle())
     ticker = asyncio.get_running_loop().create_task(run())
     try:
         yield
