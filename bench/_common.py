@@ -40,7 +40,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-DEMO_ARGS = ("-m", "synapse_nb.mcp_client.demo_server")
+DEMO_ARGS = ("-m", "synapse_nb.mcp_client.demo_server", "--test-tools")
 """How to start the bundled demo MCP server with this interpreter (stdio)."""
 
 

@@ -307,7 +307,7 @@ def row_history(size: Size) -> list[Row]:
 # thread competing for the GIL); later calls are row 1's business.
 _FIRST_CALL = """
 import asyncio, json, sys, time
-ARGS = ["-m", "synapse_nb.mcp_client.demo_server"]
+ARGS = ["-m", "synapse_nb.mcp_client.demo_server", "--test-tools"]
 
 async def hub():
     from synapse_nb.mcp_client.hub import McpHub

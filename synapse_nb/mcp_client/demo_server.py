@@ -3,10 +3,12 @@
     python -m synapse_nb.mcp_client.demo_server                      # stdio (default)
     python -m synapse_nb.mcp_client.demo_server --http --port 8765   # streamable HTTP on 127.0.0.1:8765/mcp
     python -m synapse_nb.mcp_client.demo_server --sse --port 8765    # SSE on 127.0.0.1:8765/sse
+    python -m synapse_nb.mcp_client.demo_server --test-tools         # the shop plus the test tools
 
 Data tools: list_tables, describe_table, query, summarize_column (read-only), drop_table (destructive
-by its annotations; it only pretends). Test tools: echo, sleep, fail, crash, garbage, image, large,
-env, add_tool, cancellations. Resource `demo://schema`; prompt `explore_table`. The tables (products,
+by its annotations; it only pretends). Test tools, only with `--test-tools` (`build_server(test_tools=True)`)
+so that a user's tool list shows the shop alone: echo, sleep, fail, crash, garbage, image, large, env,
+add_tool, cancellations. Resource `demo://schema`; prompt `explore_table`. The tables (products,
 customers, orders) load from the CSV files in `demo_data/` into an in-memory SQLite database.
 """
 
@@ -174,8 +176,9 @@ def _png(width: int = 32, height: int = 32) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
 
 
-def build_server(wire_fd: int = 1) -> MCPServer:
-    """The server; `wire_fd` is where `garbage` writes (the stdio transport's real stdout)."""
+def build_server(wire_fd: int = 1, *, test_tools: bool = False) -> MCPServer:
+    """The server; `test_tools` adds the misbehaving tools tests use; `wire_fd` is where `garbage` writes
+    (the stdio transport's real stdout)."""
     shop = _Shop()
     server = MCPServer(
         NAME,
@@ -255,6 +258,27 @@ def build_server(wire_fd: int = 1) -> MCPServer:
             return problem
         return f"pretended to drop table {table} (the demo server never changes its data)"
 
+    if test_tools:
+        _add_test_tools(server, shop, wire_fd)
+
+    @server.resource("demo://schema", name="schema", description="The tables and their columns",
+                     mime_type="text/markdown")
+    def schema() -> str:
+        parts = []
+        for t in shop.tables:
+            parts.append(f"## {t}\n" + "\n".join(f"- {c} ({k})" for c, k in shop.columns(t)))
+        return "\n\n".join(parts)
+
+    @server.prompt(description="Explore one table of the demo shop")
+    def explore_table(table: str) -> str:
+        return (f"Describe the table {table} of the synapse-demo shop: what one row means, the columns that matter, "
+                "and three questions worth asking of it. Use describe_table and query.")
+
+    return server
+
+
+def _add_test_tools(server: MCPServer, shop: _Shop, wire_fd: int) -> None:
+    """The tools tests need: echo, sleep (counted cancellations), errors, a crash, garbage on the wire, ..."""
     @server.tool(annotations=_TEST, structured_output=False)
     def echo(text: str) -> str:
         """Return the text unchanged."""
@@ -328,21 +352,6 @@ def build_server(wire_fd: int = 1) -> MCPServer:
             await ctx.session.send_tool_list_changed()
         return f"added tool {name}"
 
-    @server.resource("demo://schema", name="schema", description="The tables and their columns",
-                     mime_type="text/markdown")
-    def schema() -> str:
-        parts = []
-        for t in shop.tables:
-            parts.append(f"## {t}\n" + "\n".join(f"- {c} ({k})" for c, k in shop.columns(t)))
-        return "\n\n".join(parts)
-
-    @server.prompt(description="Explore one table of the demo shop")
-    def explore_table(table: str) -> str:
-        return (f"Describe the table {table} of the synapse-demo shop: what one row means, the columns that matter, "
-                "and three questions worth asking of it. Use describe_table and query.")
-
-    return server
-
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m synapse_nb.mcp_client.demo_server", description=__doc__,
@@ -352,9 +361,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     mode.add_argument("--sse", action="store_true", help="serve SSE at http://HOST:PORT/sse")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port for --http / --sse (default 8765)")
+    parser.add_argument("--test-tools", action="store_true",
+                        help="also offer the test tools (echo, sleep, fail, crash, garbage, image, large, ...)")
     options = parser.parse_args(argv)
     if options.http or options.sse:
-        server = build_server()
+        server = build_server(test_tools=options.test_tools)
         kind, path = ("streamable HTTP", "/mcp") if options.http else ("SSE", "/sse")
         print(f"{NAME}: serving {kind} on http://{options.host}:{options.port}{path} (pid {os.getpid()})",
               file=sys.stderr, flush=True)
@@ -362,7 +373,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     # The SDK points fd 1 at stderr while it serves, so that stray prints miss the protocol stream;
     # `garbage` writes to a duplicate of the real stdout on purpose.
-    server = build_server(wire_fd=os.dup(1))
+    server = build_server(wire_fd=os.dup(1), test_tools=options.test_tools)
     print(f"{NAME}: serving stdio (pid {os.getpid()})", file=sys.stderr, flush=True)
     server.run()
 

@@ -9,15 +9,17 @@ view.py, its rendering in render.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import html
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 from ..events import Event, TextDelta, ToolCallArgumentsDelta
 from .output import LiveOutput
 from .render import render
-from .view import Format, ToolCallView, TurnView
+from .view import Format, ToolCallView, TurnView, duration
 
-__all__ = ["Format", "ToolCallView", "TurnDisplay", "TurnView", "render"]
+__all__ = ["Format", "ToolCallView", "TurnDisplay", "TurnView", "render", "ticking"]
 
 TICK = 0.25
 """Seconds between re-renders while the turn waits (the elapsed time of a running tool ticks)."""
@@ -126,3 +128,31 @@ class TurnDisplay:
                 handle.cancel()
         self._timer = self._ticker = None
         self.output.finish(render(self.view))
+
+
+@contextlib.asynccontextmanager
+async def ticking(
+    output: LiveOutput, line: Callable[[str], str], *, tick: float = TICK, clock: Callable[[], float] = time.monotonic,
+) -> AsyncIterator[None]:
+    """Show `line(elapsed)` in `output` (`calling demo.sleep … 3.2 s`), re-rendered every `tick` while the
+    body runs, for the commands that wait without a TurnView (`%mcp call`); the output is emptied at the end,
+    whatever the end, as the command shows its own result."""
+    started = clock()
+
+    def bundle() -> dict[str, str]:
+        text = line(duration((clock() - started) * 1000))
+        return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
+
+    async def run() -> None:
+        while True:
+            await asyncio.sleep(tick)
+            output.update(bundle())
+
+    output.start(bundle())
+    ticker = asyncio.get_running_loop().create_task(run())
+    try:
+        yield
+    finally:
+        ticker.cancel()
+        output.clear()
+        await asyncio.wait({ticker})  # ended before the loop may close (a private loop closes right after)

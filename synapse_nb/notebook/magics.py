@@ -35,6 +35,7 @@ from .args import (
 from .commands import ask as ask_cmd
 from .commands import help as help_text
 from .commands import mcp as mcp_cmd
+from .commands import mcp_read
 from .commands import session as session_cmd
 from .commands.ask import CellInterrupted
 from .result import BackgroundRun, SynapseResult
@@ -43,7 +44,7 @@ from .state import Settings, SynapseState
 __all__ = ["MCP_SUBCOMMANDS", "SYNAPSE_SUBCOMMANDS", "Pending", "SynapseMagics"]
 
 SYNAPSE_SUBCOMMANDS = ("status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help")
-MCP_SUBCOMMANDS = ("connect", "list", "tools", "call", "disconnect", "restart", "inspect", "help")
+MCP_SUBCOMMANDS = ("connect", "list", "tools", "call", "disconnect", "restart", "inspect", "help", "read", "prompt")
 
 
 @magics_class
@@ -288,6 +289,8 @@ class SynapseMagics(Magics):
             if len(words) != 1:
                 raise UsageError("%mcp restart: name one server, e.g. %mcp restart demo")
             return Pending(_nothing(mcp_cmd.restart_async(state, words[0])), f"restarting {words[0]} was cancelled")
+        if sub in ("read", "prompt"):
+            return Pending(mcp_read.run(state, sub, words), f"%mcp {sub} was cancelled; the server stays connected")
         if sub == "inspect":
             _at_most(words, 1, "%mcp inspect [NAME]")
             return mcp_cmd.inspect(state, words[0] if words else None)

@@ -59,6 +59,12 @@ class LiveOutput:
         if self._id is not None and not self.finished:
             self._publish(bundle, self._id, True)
 
+    def clear(self) -> None:
+        """End with nothing shown (the command returns what it shows, e.g. `%mcp call`'s Out[])."""
+        if self._id is not None and not self.finished:
+            self._publish(EMPTY, self._id, True)
+        self.finished = True
+
     def finish(self, bundle: Bundle) -> None:
         if self.finished:
             return

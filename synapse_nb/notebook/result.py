@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
     from .runner import Runner
 
-__all__ = ["BackgroundRun", "SynapseResult", "first_code_block", "parse_json_answer", "result_frame"]
+__all__ = [
+    "BackgroundRun", "SynapseResult", "code_blocks", "first_code_block", "parse_json_answer", "python_block",
+    "result_frame",
+]
 
 TOOL_CALL_COLUMNS = (
     "tool_call_id", "server", "tool", "name", "arguments", "approval", "is_error", "error", "result_text",
@@ -34,6 +37,7 @@ def result_frame(result: ToolResult) -> pd.DataFrame:
 
     return frame(result)
 
+
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.S | re.M)
 
 
@@ -43,6 +47,31 @@ def first_code_block(text: str) -> tuple[str, str] | None:
     if match is None:
         return None
     return match.group(2), match.group(3).rstrip("\n")
+
+
+PYTHON_LANGUAGES = frozenset({"python", "python3", "py", "ipython", "ipython3"})
+
+
+def code_blocks(text: str) -> list[tuple[str, str]]:
+    """Every fenced code block of a Markdown text, in order: (language, code)."""
+    return [(m.group(2), m.group(3).rstrip("\n")) for m in _FENCE.finditer(text)]
+
+
+def python_block(text: str) -> str | None:
+    """The first Python block of a Markdown text: one labelled Python, or an unlabelled one that parses as
+    Python (models often leave the label off); never a block of another language (SQL is not Python)."""
+    import ast
+
+    for language, code in code_blocks(text):
+        if language.lower() in PYTHON_LANGUAGES:
+            return code
+        if not language:
+            try:
+                ast.parse(code)
+            except (SyntaxError, ValueError):
+                continue
+            return code
+    return None
 
 
 def parse_json_answer(text: str) -> tuple[Any, bool]:
@@ -114,12 +143,18 @@ class SynapseResult:
 
     @property
     def code(self) -> str | None:
-        """The first fenced code block of the answer; without one, the code the agent ran (kernel__run_python)."""
-        block = first_code_block(self.text)
+        """The answer's first Python code block (see `python_block`: never SQL or another language); without
+        one, the code the agent ran (kernel__run_python); else None (`code_languages` says what there is)."""
+        block = python_block(self.text)
         if block is not None:
-            return block[1]
+            return block
         ran = self.ran_code
         return "\n\n".join(ran) if ran else None
+
+    @property
+    def code_languages(self) -> tuple[str, ...]:
+        """The languages of the answer's fenced code blocks, in order, once each ("unlabelled" for none)."""
+        return tuple(dict.fromkeys(language or "unlabelled" for language, _ in code_blocks(self.text)))
 
     @property
     def ran_code(self) -> tuple[str, ...]:

@@ -76,6 +76,7 @@ class SynapseState:
         self.input: Callable[[str], str] | None = None  # None: builtins.input at call time (the kernel's stdin)
         self.model: str | None = None  # set by `%synapse model ID`
         self.current = default_session_name(shell)
+        self.kernel_id = kernel_id()  # qualifies session names another kernel (the same notebook opened twice) took
         self.sessions: dict[str, Agent] = {}
         self.background: dict[str, BackgroundRun] = {}
         self._hub: McpHub | None = None
@@ -284,10 +285,29 @@ class SynapseState:
 
             agent = Agent(
                 provider, self.registry, session_name=name, approval=self.policy,
-                notebook=notebook_path(self.shell), kernel_id=kernel_id(),
+                notebook=notebook_path(self.shell), kernel_id=self.kernel_id,
             )
             self.sessions[name] = agent
         return agent
+
+    def own_session_name(self, name: str) -> str:
+        """`name`, or `name-KERNEL` (8 characters of this kernel's id) when another kernel recorded a session
+        of that name: a notebook opened twice (or reopened) must not write two conversations as one name.
+
+        Asked when a session of this kernel starts; without a kernel id or a readable history, `name`."""
+        if self.kernel_id is None or name in self.sessions:
+            return name
+        try:
+            history = self.history()
+            if history is None:
+                return name
+            taken = history.sql(
+                "SELECT 1 FROM sessions WHERE name = $1 AND kernel_id IS DISTINCT FROM $2 LIMIT 1",
+                [name, self.kernel_id],
+            )
+        except SynapseError:
+            return name  # the history cannot say: the turn itself reports why
+        return name if taken.empty else f"{name}-{self.kernel_id[:8]}"
 
     def new_session_name(self) -> str:
         base = re.sub(r"-\d+$", "", self.current) or "session"

@@ -68,7 +68,7 @@ async def test_the_agent_runs_a_tool_round_trip_over_http(wire: str) -> None:
 
 
 def demo_server_args() -> list[str]:
-    return ["-m", "synapse_nb.mcp_client.demo_server"]
+    return ["-m", "synapse_nb.mcp_client.demo_server", "--test-tools"]
 
 
 @pytest.fixture

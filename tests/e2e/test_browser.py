@@ -51,7 +51,7 @@ def fallback_notebook() -> dict[str, Any]:
     """Used only while notebooks/tool_inspection.ipynb does not exist: connect the demo server, inspect it."""
     cells = [
         "%load_ext synapse_nb",
-        f"%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server",
+        f"%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools",
         "%mcp inspect demo",
     ]
     return {
@@ -258,7 +258,7 @@ def run_all_notebook() -> dict[str, Any]:
     cells = [
         "import os, sys, tempfile\nos.environ['SYNAPSE_DB'] = os.path.join(tempfile.mkdtemp(), 'history.duckdb')",
         "%load_ext synapse_nb",
-        "%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server",
+        "%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools",
     ]
     for i in range(10):
         cells += [f"%%synapse --session run-all\nWhat tables are there? ({i})", f"%mcp call demo.echo text=cell{i}",

@@ -18,6 +18,7 @@ from kernel_session import Kernel, running_kernel
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 TESTS = Path(__file__).resolve().parents[1]
+DEMO = "{sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"  # expanded by the kernel's IPython
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
@@ -36,7 +37,7 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
         assert load.stderr == ""
         assert load.displays == []
         print(f"\n[kernel] %{load.stdout.strip()}")
-        connect = k.ok("import sys\n%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server")
+        connect = k.ok(f"import sys\n%mcp connect demo -- {DEMO}")
         assert connect.text().startswith("✓ demo: connected")
         yield k
 
@@ -54,7 +55,7 @@ def test_load_ext_is_quick(kernel: Kernel) -> None:
     print(f"[kernel] %reload_ext synapse_nb: {ms:.0f} ms")
     assert ms < 5000  # a sanity bound only; the number is printed for the record
     assert kernel.ok("%mcp list").text() == ""  # the reload closed the servers ...
-    kernel.ok("%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server")  # ... connect again
+    kernel.ok(f"%mcp connect demo -- {DEMO}")  # ... connect again
 
 
 def test_streamed_outputs_arrive_in_order(kernel: Kernel) -> None:

@@ -18,7 +18,7 @@ from synapse_nb.events import Event, ServerEvent
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING = REPO / ".tools" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-DEMO_ARGS = ("-m", "synapse_nb.mcp_client.demo_server")
+DEMO_ARGS = ("-m", "synapse_nb.mcp_client.demo_server", "--test-tools")
 
 
 def demo_stdio() -> dict[str, object]:

@@ -20,12 +20,12 @@ from mcp import Client
 from synapse_nb.mcp_client import demo_server
 from synapse_nb.mcp_client.demo_server import build_server, load_database
 
-FIXED_TOOLS = {"list_tables", "describe_table", "query", "summarize_column", "echo", "sleep", "fail", "crash",
-               "garbage", "image", "large", "env", "drop_table"}
+SHOP_TOOLS = {"list_tables", "describe_table", "query", "summarize_column", "drop_table"}
+TEST_TOOLS = {"echo", "sleep", "cancellations", "fail", "crash", "garbage", "image", "large", "env", "add_tool"}
 
 
 async def call(name: str, args: dict[str, Any] | None = None) -> mt.CallToolResult:
-    async with Client(build_server()) as client:
+    async with Client(build_server(test_tools=True)) as client:
         return await client.call_tool(name, args or {})
 
 
@@ -81,7 +81,9 @@ async def test_tool_names_and_annotations() -> None:
         info = client.server_info
     assert info is not None
     assert info.name == "synapse-demo"
-    assert set(tools) >= FIXED_TOOLS
+    assert set(tools) == SHOP_TOOLS  # what a user's quickstart lists: the shop, no test tools
+    async with Client(build_server(test_tools=True)) as client:
+        assert {t.name for t in (await client.list_tools()).tools} == SHOP_TOOLS | TEST_TOOLS
     for name in ("list_tables", "describe_table", "query", "summarize_column"):
         annotations = tools[name].annotations
         assert annotations is not None

@@ -29,7 +29,8 @@ SCRIPT = textwrap.dedent("""
             run(asyncio.sleep(0.02))
 
     async def cell_1():
-        info = run(hub.connect("demo", command=sys.executable, args=["-m", "synapse_nb.mcp_client.demo_server"]))
+        args = ["-m", "synapse_nb.mcp_client.demo_server", "--test-tools"]
+        info = run(hub.connect("demo", command=sys.executable, args=args))
         print("connected", info.state)
 
     async def cell_2():

@@ -23,7 +23,8 @@ def test_connect_starts_no_import_thread_and_validation_loads_before_the_first_v
 
         async def main():
             async with McpHub() as hub:
-                await hub.connect_in_process("demo", build_server())  # the transport does not matter here
+                # the transport does not matter here
+                await hub.connect_in_process("demo", build_server(test_tools=True))
                 racing = [t.name for t in threading.enumerate() if "warm" in t.name or "preload" in t.name]
                 print(len(racing), "jsonschema" in sys.modules)
                 await hub.call("demo__echo", {"text": "no output schema"})

@@ -142,4 +142,4 @@ def script(tmp_path: Path) -> Callable[[Any], str]:
 
 def demo_server_command() -> str:
     """The `-- COMMAND` part that starts the bundled demo server with this interpreter."""
-    return f"{sys.executable} -m synapse_nb.mcp_client.demo_server"
+    return f"{sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"

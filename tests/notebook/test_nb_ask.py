@@ -141,6 +141,29 @@ def test_formats(ip: Any, script: Script) -> None:
 
 
 @pytest.mark.parametrize(
+    ("answer", "inserted", "said"),
+    [
+        ("SQL first:\n\n```sql\nSELECT 1\n```\n\nthen:\n\n```python\nx = 1\n```\n", "x = 1",
+         "inserted a cell below with the answer's Python code"),
+        ("```\nprint('unlabelled')\n```", "print('unlabelled')", "inserted a cell below"),
+        ("```\nSELECT * FROM orders\n```", None, "no Python code block in the answer (found: unlabelled)"),
+        ("Run this:\n\n```sql\nSELECT 1\n```\n```bash\nls\n```", None,
+         "no Python code block in the answer (found: sql, bash); no cell inserted"),
+        ("No code at all.", None, "no code block in the answer; no cell inserted"),
+    ],
+)
+def test_format_code_inserts_only_python(
+    ip: Any, script: Script, capsys: pytest.CaptureFixture[str], answer: str, inserted: str | None, said: str
+) -> None:
+    ip.shell.rl_next_input = None
+    capsys.readouterr()
+    ip.cell(f"synapse --model {script([answer])} --format code", "write code")
+    assert ip.shell.rl_next_input == inserted  # never SQL (or any other language) in a Python cell
+    assert ip.ns["_synapse"].code == inserted
+    assert said in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
     ("line", "body", "needle"),
     [
         ("synapse", "   \n", "missing prompt"),

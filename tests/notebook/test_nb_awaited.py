@@ -17,7 +17,7 @@ from synapse_nb.notebook.awaited import InputTransformer, rewrite
 from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp import CallOutput
 
-DEMO = "demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server"
+DEMO = "demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"
 
 
 def awaited_args(ip: Any, cell: str) -> list[Any] | None:
@@ -157,6 +157,9 @@ def test_interrupting_an_awaited_mcp_call_cancels_it_in_one_line(ip: Any) -> Non
     assert caught.value._render_traceback_() == [
         "\x1b[0;31mKeyboardInterrupt\x1b[0m: the call of demo.sleep was cancelled; the server stays connected"
     ]
+    shown = [bundle.get("text/plain", "") for bundle, _, _ in ip.published.items]
+    assert "calling demo.sleep … 0 ms" in shown  # the awaited cell shows the call while it runs ...
+    assert not any("calling" in b.get("text/plain", "") for b in ip.published.final)  # ... and not after
     assert ip.run("%mcp call demo.cancellations").text == "1"  # the server saw the MCP cancellation
     calls = synapse_nb.history().tool_calls()
     assert calls.error.tolist()[:1] == ["cancelled"]

@@ -172,3 +172,30 @@ def test_switch_by_id_prefix_and_unknown_names_start_fresh(
     assert "resumed session beta from the history file (2 messages)" in capsys.readouterr().out
     ip.line("synapse", "session switch gamma")
     assert "switched to session gamma (new)" in capsys.readouterr().out
+
+
+def test_a_notebook_opened_twice_records_each_kernel_under_its_own_name(
+    ip: Any, script: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = script(["one", "two", "three"])
+    ip.state.kernel_id = "11111111-aaaa-4bbb-8ccc-000000000001"
+    ip.cell(f"synapse --model {model}", "first kernel")
+    first = ip.ns["_synapse"]
+    assert first.session == "main"
+    # The same notebook in a second kernel: the same default name, the same history file.
+    ip.state.sessions.clear()
+    ip.state.current = "main"
+    ip.state.kernel_id = "22222222-dddd-4eee-8fff-000000000002"
+    ip.cell(f"synapse --model {model}", "second kernel")
+    second = ip.ns["_synapse"]
+    assert second.session == "main-22222222"
+    assert second.session_id != first.session_id
+    rows = ip.line("synapse", "sql SELECT name, kernel_id FROM sessions ORDER BY created_at")
+    assert rows.values.tolist() == [
+        ["main", "11111111-aaaa-4bbb-8ccc-000000000001"], ["main-22222222", "22222222-dddd-4eee-8fff-000000000002"],
+    ]
+    capsys.readouterr()
+    ip.line("synapse", "session switch main")  # the first kernel's conversation stays reachable by its name
+    assert "resumed session main from the history file (2 messages)" in capsys.readouterr().out
+    ip.cell(f"synapse --model {model}", "back to the first")
+    assert ip.ns["_synapse"].session_id == first.session_id

@@ -71,6 +71,8 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         raise UsageError("%%synapse: missing prompt; write the question in the cell body below the %%synapse line")
     namespace: Mapping[str, Any] = getattr(state.shell, "user_ns", None) or {}
     prompt = interpolate(body.strip(), namespace)
+    if options.session is None and state.current not in state.sessions:
+        state.current = state.own_session_name(state.current)
     session = (options.session or state.current).strip()
     running = state.background.get(session)
     if running is not None and not running.done():
@@ -214,10 +216,25 @@ async def ask_async(
     if result.status == "failed":
         raise UsageError(result.error or "the turn failed")
     if plan.format == "code":
-        code = result.code
-        if code is not None and state.shell is not None:
-            state.shell.set_next_input(code, replace=False)
+        _insert_code(state, result)
     return result
+
+
+def _insert_code(state: SynapseState, result: SynapseResult) -> None:
+    """--format code: the answer's Python (see SynapseResult.code) goes into a new cell below, and the cell
+    says so; an answer with only other languages (SQL, shell) inserts nothing and says what it found."""
+    code = result.code
+    if code is None:
+        found = result.code_languages
+        if found:
+            languages = ", ".join(found)
+            print(f"no Python code block in the answer (found: {languages}); no cell inserted (see _synapse.text)")
+        else:
+            print("no code block in the answer; no cell inserted")
+        return
+    if state.shell is not None:
+        state.shell.set_next_input(code, replace=False)
+        print("inserted a cell below with the answer's Python code")
 
 
 def _uncancel() -> None:

@@ -72,6 +72,8 @@ MCP_HELP = """\
   disconnect NAME | --all               stop servers
   restart NAME                          restart a server (also one that crashed too often)
   inspect [NAME]                        inspector widget: servers, tools, forms to call them
+  read SERVER URI                       read a resource, e.g. %mcp read demo demo://schema
+  prompt SERVER NAME [k=v ...]          render a prompt template, e.g. %mcp prompt demo explore_table table=orders
   help                                  this help
 
 Config file: SYNAPSE_MCP_CONFIG, else ./.synapse/mcp_servers.json, else ~/.config/synapse/mcp_servers.json

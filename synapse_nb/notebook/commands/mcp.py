@@ -6,7 +6,7 @@ import asyncio
 import html
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,8 +16,10 @@ from ...errors import ServerStartError, SynapseError, UnknownServerError
 from ...masking import SecretMask
 from ...types import ToolResult, ToolSpec
 from ..args import CallTarget, ConnectSpec
+from ..display import ticking
 from ..output import LiveOutput
 from ..state import SynapseState, usage_error
+from ..view import GLYPH, duration
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,6 +47,8 @@ __all__ = [
 SERVER_COLUMNS = ("server", "transport", "state", "tools", "pid", "restarts", "endpoint", "last_error")
 TOOL_COLUMNS = ("name", "server", "tool", "description", "parameters", "read_only", "destructive")
 STDERR_LINES = 15
+clock: Callable[[], float] = time.perf_counter
+"""The wall clock `%mcp connect` reports the wait with (a test sets a fake one)."""
 
 
 # ---------------------------------------------------------------------------------------------- connect
@@ -52,41 +56,53 @@ STDERR_LINES = 15
 
 @dataclass(frozen=True)
 class ConnectReport:
-    """What `%mcp connect` did: per server, its ServerInfo or the reason it failed."""
+    """What `%mcp connect` did: per server, its ServerInfo or the reason it failed; `already` the servers
+    that were connected with the same config before; `waited_ms` the command's wall time (the servers
+    start at once, so the user waits for the slowest)."""
 
     results: Mapping[str, ServerInfo | ServerStartError]
+    already: frozenset[str] = frozenset()
+    waited_ms: float | None = None
 
     def _rows(self) -> list[tuple[str, str]]:
-        return [(name, _outcome(r)) for name, r in self.results.items()]
+        return [(name, _outcome(r, name in self.already)) for name, r in self.results.items()]
+
+    def _waited(self) -> str:
+        return f"all done in {duration(self.waited_ms)}" if self.waited_ms is not None else ""
 
     def __repr__(self) -> str:
         if not self.results:
             return "no MCP servers configured"
-        return "\n".join(f"{name}: {text}" for name, text in self._rows())
+        lines = [f"{name}: {text}" for name, text in self._rows()]
+        return "\n".join([*lines, self._waited()] if self.waited_ms is not None else lines)
 
     def _repr_markdown_(self) -> str:
         if not self.results:
             return repr(self)
         lines = ["| server | result |", "|---|---|"]
         lines += [f"| {html.escape(name)} | {html.escape(text)} |" for name, text in self._rows()]
+        if self.waited_ms is not None:
+            lines += ["", f"<sub>{self._waited()}</sub>"]
         return "\n".join(lines)
 
 
-def _outcome(result: ServerInfo | ServerStartError) -> str:
+def _outcome(result: ServerInfo | ServerStartError, already: bool = False) -> str:
     if isinstance(result, ServerStartError):
-        return f"✗ failed: {result.reason or result}"
-    return f"✓ {_connected_line(result)}"
+        return f"{GLYPH['failed']} failed: {result.reason or result}"
+    return f"{GLYPH['ok']} {_connected_line(result, already=already)}"
 
 
-def _connected_line(info: ServerInfo) -> str:
+def _connected_line(info: ServerInfo, waited_ms: float | None = None, *, already: bool = False) -> str:
+    """`connected, 9 tools (stdio, pid 123) in 2.1 s`: the time is what the user waited (`waited_ms`, the
+    command's wall time), which includes the process start and the SDK's import before the hub's own
+    `connect_ms` starts counting; `already` says the hub kept the running server of the same config."""
     where = f"{info.transport}" + (f", pid {info.pid}" if info.pid else "")
-    took = f" in {_seconds(info.connect_ms)}" if info.connect_ms is not None else ""
     tools = f"{info.tool_count} tool" + ("" if info.tool_count == 1 else "s")
+    if already:
+        return f"already connected, {tools} ({where})"
+    ms = waited_ms if waited_ms is not None else info.connect_ms
+    took = f" in {duration(ms)}" if ms is not None else ""
     return f"connected, {tools} ({where}){took}"
-
-
-def _seconds(ms: float) -> str:
-    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
 def _progress(text: str) -> dict[str, Any]:
@@ -105,11 +121,13 @@ async def connect_async(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
     shown. A server that does not start raises UsageError with the reason; its stderr tail is shown.
     """
     assert spec.name is not None
+    started = clock()
+    before = _connected_at(state, spec.name)
     for value in (*spec.headers.values(), *spec.env.values()):
         state.add_secret(value)
     shown = spec.url if spec.url else " ".join([spec.command or "", *spec.args])
     out = LiveOutput(live=state.live, publish=state.publish)
-    out.start(_progress(f"⏳ connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(state, shown)}) …"))
+    out.start(_progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(state, shown)}) …"))
     hub = state.hub
     try:
         info = await hub.connect(
@@ -125,12 +143,25 @@ async def connect_async(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
         out.finish(_progress(f"✗ {spec.name} did not start"))
         raise usage_error(exc) from None
     except asyncio.CancelledError:
-        out.finish(_progress(f"⏹ connecting {spec.name} was interrupted"))
+        out.finish(_progress(f"{GLYPH['cancelled']} connecting {spec.name} was interrupted"))
         raise
     if spec.approve is not None:
         state.policy.set_server(spec.name, spec.approve)
-    out.finish(_progress(f"✓ {spec.name}: {_connected_line(info)}"))
+    waited = (clock() - started) * 1000
+    already = before is not None and info.connected_at == before
+    out.finish(_progress(f"{GLYPH['ok']} {spec.name}: {_connected_line(info, waited, already=already)}"))
     return info
+
+
+def _connected_at(state: SynapseState, name: str) -> Any:
+    """When the server `name` connected, if it is connected now (a duplicate connect keeps it), else None."""
+    if not state.has_hub:
+        return None
+    try:
+        info = state.hub.server(name)
+    except UnknownServerError:
+        return None
+    return info.connected_at if info.state == "connected" else None
 
 
 def connect_config(state: SynapseState, path: str | None = None) -> ConnectReport:
@@ -154,17 +185,23 @@ async def connect_config_async(state: SynapseState, path: str | None = None) -> 
     enabled = [c.name for c in configs.values() if not c.disabled]
     if not enabled:
         return ConnectReport({})
+    started = clock()
+    before = {name: _connected_at(state, name) for name in enabled}
     out = LiveOutput(live=state.live, publish=state.publish)
-    out.start(_progress(f"⏳ connecting {', '.join(enabled)} …"))
+    out.start(_progress(f"connecting {', '.join(enabled)} …"))
     try:
         results = await state.hub.connect_config(path)
     except SynapseError as exc:
         out.finish(_progress("✗ connecting the configured servers failed"))
         raise usage_error(exc) from None
     except asyncio.CancelledError:
-        out.finish(_progress("⏹ connecting was interrupted"))
+        out.finish(_progress(f"{GLYPH['cancelled']} connecting was interrupted"))
         raise
-    report = ConnectReport(results)
+    already = frozenset(
+        name for name, r in results.items()
+        if not isinstance(r, ServerStartError) and before.get(name) is not None and r.connected_at == before[name]
+    )
+    report = ConnectReport(results, already, (clock() - started) * 1000)
     out.finish({"text/plain": _mask(state, repr(report)), "text/markdown": _mask(state, report._repr_markdown_())})
     for name, result in results.items():
         if isinstance(result, ServerStartError) and result.stderr_tail.strip():
@@ -278,6 +315,13 @@ class CallOutput:
     def text(self) -> str:
         return self.result.text
 
+    @property
+    def df(self) -> pd.DataFrame:
+        """The tool's tabular or structured result as a DataFrame; ValueError when it holds neither."""
+        from ..result import result_frame
+
+        return result_frame(self.result)
+
     def __repr__(self) -> str:
         head = f"{self.name} → {'error' if self.result.is_error else 'ok'} ({self.result.duration_ms:.0f} ms)"
         return f"{head}\n{self.result.text}"
@@ -329,16 +373,19 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
     Cancelling it (an interrupt) cancels the call: the server gets an MCP cancellation, the call is
     recorded as cancelled."""
     spec = find_tool(state, target)
+    name = f"{target.server}.{spec.original_name or target.tool}"
     started = time.perf_counter()
+    out = LiveOutput(live=state.live, publish=state.publish)
     try:
-        result = await state.call_tool(spec.name, dict(arguments))
+        async with ticking(out, lambda elapsed: f"calling {name} … {elapsed}"):
+            result = await state.call_tool(spec.name, dict(arguments))
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not result.duration_ms:
         import dataclasses
 
         result = dataclasses.replace(result, duration_ms=(time.perf_counter() - started) * 1000)
-    return CallOutput(f"{target.server}.{spec.original_name or target.tool}", dict(arguments), result)
+    return CallOutput(name, dict(arguments), result)
 
 
 # ---------------------------------------------------------------------------------------------- lifecycle

@@ -18,7 +18,7 @@ from synapse_nb.notebook.widgets import schema_form as sf
 from synapse_nb.notebook.widgets.form import ToolForm
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
 
-DEMO = [sys.executable, "-m", "synapse_nb.mcp_client.demo_server"]
+DEMO = [sys.executable, "-m", "synapse_nb.mcp_client.demo_server", "--test-tools"]
 
 
 @dataclass
