@@ -100,8 +100,10 @@ class SynapseState:
         """The MCP hub (created on first use; its events go to the history)."""
         if self._hub is None:
             from ..mcp_client.hub import McpHub
+            from .elicit import notebook_handlers
 
-            self._hub = McpHub(on_event=self.record)
+            # Servers' questions (elicitation, sampling) are answered in the running cell: notebook/elicit.py
+            self._hub = McpHub(on_event=self.record, handlers=notebook_handlers(self))
             self.registry.source = self._hub
         return self._hub
 

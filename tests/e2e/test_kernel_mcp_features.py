@@ -1,0 +1,85 @@
+"""What the reference server-everything asks of a real kernel: a form answered through stdin, sampling by the
+kernel's model, roots, logs and resource updates (node, stdio, all in one kernel)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kernel_session import Kernel, running_kernel
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
+EVERYTHING = (Path(__file__).resolve().parents[2] / ".tools" / "node_modules" / "@modelcontextprotocol"
+              / "server-everything" / "dist" / "index.js")
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    node = shutil.which("node")
+    if node is None or not EVERYTHING.is_file():
+        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
+                    "(or node is missing): run `make tools`")
+    tmp = tmp_path_factory.mktemp("kernel")
+    (tmp / "sampler.json").write_text(json.dumps([{"match": "context:", "answer": "a scripted reply"}]))
+    with running_kernel(tmp) as k:
+        k.ok("%load_ext synapse_nb")
+        k.ok("%synapse model scripted:sampler.json")
+        connect = k.ok(f"%mcp connect everything --log-level debug -- {node} {EVERYTHING} stdio", timeout=120)
+        assert "everything" in connect.text()
+        yield k
+
+
+def _form_answers(prompt: str) -> str:
+    if prompt.startswith("fill in the form?"):
+        return "a"
+    if prompt.startswith("String ("):
+        return "Ada Lovelace"
+    if prompt.startswith("Boolean ("):
+        return "y"
+    if prompt.startswith("Integer ("):
+        return "7"
+    if prompt.startswith("Titled Single Select Enum"):
+        return "3"  # by number: hero-3 (Wonder Woman)
+    return ""  # Enter: the default, or nothing for an optional field
+
+
+def test_elicitation_form_is_answered_field_by_field_through_stdin(kernel: Kernel) -> None:
+    run = kernel.ok("%mcp call everything.trigger-elicitation-request {}", allow_stdin=True, answer=_form_answers)
+    assert run.prompts[0] == "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: "
+    assert any(p.startswith("String with default (string) [It was a dark and stormy night.]") for p in run.prompts)
+    assert any(p.startswith("Integer (integer) [42]") for p in run.prompts)
+    card = next(d["data"] for d in run.displays if "snb-elicit-card" in d["data"].get("text/html", ""))
+    assert "Please provide inputs for the following fields:" in card["text/plain"]
+    assert "choices: 1=hero-1 (Superman)" in card["text/plain"]
+    text = run.text()
+    assert "✓ form from everything: accepted" in text
+    raw = text[text.index("Raw result"):]
+    assert '"action": "accept"' in raw
+    assert '"name": "Ada Lovelace"' in raw
+    assert '"check": true' in raw
+    assert '"integer": 7' in raw
+    assert '"titledSingleSelectEnum": "hero-3"' in raw
+    assert '"firstLine": "It was a dark and stormy night."' in raw  # Enter took the default (SEP-1034)
+    assert '"untitledMultipleSelectEnum": [\n' in raw
+    assert '"Guitar"' in raw
+
+
+def test_elicitation_decline_and_no_stdin(kernel: Kernel) -> None:
+    declined = kernel.ok("%mcp call everything.trigger-elicitation-request {}", allow_stdin=True,
+                         answer=lambda prompt: "d")
+    assert len(declined.prompts) == 1
+    assert "⊘ form from everything: declined" in declined.text()
+    assert '"action": "decline"' in declined.text()
+    no_stdin = kernel.ok("%mcp call everything.trigger-elicitation-request {}")
+    assert no_stdin.prompts == []
+    assert "cannot answer prompts (no stdin)" in no_stdin.text()
+    assert '"action": "decline"' in no_stdin.text()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q", "-x"]))
