@@ -81,5 +81,37 @@ def test_elicitation_decline_and_no_stdin(kernel: Kernel) -> None:
     assert '"action": "decline"' in no_stdin.text()
 
 
+def test_url_elicitation_shows_a_link_and_waits_for_enter(kernel: Kernel) -> None:
+    call = '%mcp call everything.trigger-url-elicitation {"url": "https://example.com/sign-in"}'
+    done = kernel.ok(call, allow_stdin=True, answer=lambda prompt: "")
+    assert done.prompts == ["press Enter when done, n to decline, c to cancel: "]
+    card = next(d["data"] for d in done.displays if "snb-elicit-card" in d["data"].get("text/html", ""))
+    assert '<a href="https://example.com/sign-in" target="_blank"' in card["text/html"]
+    assert "Please open the link to complete this action." in card["text/plain"]
+    assert "✓ link from everything: accepted" in done.text()
+    assert "User completed the URL elicitation flow" in done.text()
+    refused = kernel.ok(call, allow_stdin=True, answer=lambda prompt: "n")
+    assert "⊘ link from everything: declined" in refused.text()
+
+
+def test_sampling_is_approved_through_stdin_and_answered_by_the_kernels_model(kernel: Kernel) -> None:
+    call = '%mcp call everything.trigger-sampling-request {"prompt": "write a haiku", "maxTokens": 50}'
+    yes = kernel.ok(call, allow_stdin=True, answer=lambda prompt: "y")
+    assert yes.prompts == ["let everything use scripted:sampler.json? [y/n]: "]
+    card = next(d["data"] for d in yes.displays if "snb-elicit-card" in d["data"].get("text/html", ""))
+    assert "write a haiku" in card["text/plain"]
+    assert "system: You are a helpful test server." in card["text/plain"]
+    text = yes.text()
+    assert "✓ sampling request from everything: approved for scripted:sampler.json" in text
+    assert "✓ sampling request from everything: answered by scripted:sampler.json" in text
+    assert '"text": "a scripted reply"' in text  # what the server got back, in the tool's result
+    no = kernel.execute(call, allow_stdin=True, answer=lambda prompt: "n")
+    assert "⊘ sampling request from everything: refused" in no.text()
+    assert "a scripted reply" not in no.text()
+    no_stdin = kernel.execute(call)
+    assert no_stdin.prompts == []
+    assert "cannot answer prompts (no stdin)" in no_stdin.text()
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q", "-x"]))
