@@ -1,6 +1,6 @@
 """The notebook's answers to MCP servers: forms, links and sampling approval through stdin; sampling by its model.
 
-`notebook_handlers(state)` builds the `ClientHandlers` the hub is given. A server asks while a cell
+`NotebookAnswers(state).handlers()` builds the `ClientHandlers` the hub is given. A server asks while a cell
 waits on it (a `%mcp call`, a `%%synapse` turn); the SDK runs the callback in the connection's task,
 which was started by an earlier cell, so cards, notes and input requests are sent in the context of
 the cell the kernel is running now (its parent message), or they would land in the connecting cell.
@@ -31,7 +31,7 @@ from . import elicit_card as cards
 if TYPE_CHECKING:
     from .state import SynapseState
 
-__all__ = ["NotebookAnswers", "notebook_handlers"]
+__all__ = ["NotebookAnswers"]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
@@ -43,19 +43,17 @@ class _NoStdin(Exception):
     """The frontend cannot answer input requests."""
 
 
-def notebook_handlers(state: SynapseState) -> ClientHandlers:
-    """The hub's handlers for this kernel: stdin questions, the kernel's model, updates shown and recorded."""
-    answers = NotebookAnswers(state)
-    return ClientHandlers(elicit=answers.elicit, sample=answers.sample, approve_sampling=answers.approve_sampling,
-                          on_resource_updated=answers.resource_updated)
-
-
 class NotebookAnswers:
     """Answers one kernel's servers through the running cell: cards above the input box, then the decision."""
 
     def __init__(self, state: SynapseState) -> None:
         self.state = state
         self.updates: list[tuple[str, str]] = []  # (server, uri) of resource updates, oldest first
+
+    def handlers(self) -> ClientHandlers:
+        """The hub's handlers for this kernel: stdin questions, the kernel's model, updates shown and recorded."""
+        return ClientHandlers(elicit=self.elicit, sample=self.sample, approve_sampling=self.approve_sampling,
+                              on_resource_updated=self.resource_updated)
 
     # -- elicitation
 

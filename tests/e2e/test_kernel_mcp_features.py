@@ -113,5 +113,73 @@ def test_sampling_is_approved_through_stdin_and_answered_by_the_kernels_model(ke
     assert "cannot answer prompts (no stdin)" in no_stdin.text()
 
 
+WAIT = """
+import asyncio, time
+_deadline = time.monotonic() + 20
+while not ({condition}) and time.monotonic() < _deadline:
+    await asyncio.sleep(0.05)
+print(bool({condition}))
+"""
+
+
+def test_logs_are_kept_filtered_and_shown(kernel: Kernel) -> None:
+    kernel.ok("%mcp subscribe everything demo://resource/static/document/architecture.md")  # the server logs it
+    shown = kernel.ok("%mcp logs everything --level info -n 5")
+    assert "Received Subscribe Resource request for URI" in shown.final_outputs()[0]["text/html"]  # a DataFrame
+    frame = kernel.ok("_df = get_ipython().run_line_magic('mcp', 'logs everything --level info -n 5')\n"
+                      "print(list(_df.columns), _df.message.iloc[-1])")
+    assert frame.stdout.strip() == ("['at', 'level', 'logger', 'message'] Received Subscribe Resource request for URI: "
+                                    "demo://resource/static/document/architecture.md")
+    ring = "get_ipython()._synapse_nb_state.hub.logs('everything')"
+    kernel.ok(f"_before = len({ring})")
+    toggled = kernel.ok("%mcp call everything.toggle-simulated-logging {}")
+    assert "Started simulated" in toggled.text()
+    waited = kernel.ok(WAIT.format(condition=f"len({ring}) > _before"))  # it sends one at once, then every 5 s
+    assert waited.stdout.strip() == "True"
+    kernel.ok("%mcp call everything.toggle-simulated-logging {}")  # off again
+    none = kernel.execute("%mcp logs everything --level emergency")
+    assert "no log messages from everything at emergency or above" in none.stdout
+    bad = kernel.execute("%mcp logs everything --level loud")
+    assert bad.stderr.startswith("UsageError: %mcp logs NAME [-n N] [--level LEVEL]: --level 'loud' is not one of")
+    unknown = kernel.execute("%mcp logs nobody")
+    assert unknown.stderr.startswith("UsageError: no MCP server named 'nobody'")
+
+
+def test_roots_are_shown_and_replaced(kernel: Kernel, tmp_path: Path) -> None:
+    shown = kernel.ok("%mcp roots everything")
+    assert shown.stdout.startswith("roots of everything:\n  file:///")
+    kernel.ok(f"%mcp roots everything {tmp_path}")
+    assert kernel.ok("%mcp roots everything").stdout == f"roots of everything:\n  {tmp_path.resolve().as_uri()}\n"
+    listed = ""
+    for _ in range(50):  # the server fetches the new list after our roots/list_changed; each call is a round trip
+        listed = kernel.ok("%mcp call everything.get-roots-list {}").text()
+        if tmp_path.resolve().as_uri() in listed:
+            break
+    assert tmp_path.resolve().as_uri() in listed
+    missing = kernel.execute("%mcp roots everything /no/such/folder")
+    assert missing.stderr.startswith("UsageError: %mcp roots everything: '/no/such/folder' is not a directory")
+
+
+def test_subscription_updates_are_seen_and_listed(kernel: Kernel) -> None:
+    uri = "demo://resource/static/document/architecture.md"
+    subscribed = kernel.ok(f"%mcp subscribe everything {uri}")
+    assert subscribed.stdout.startswith(f"✓ subscribed to {uri} on everything")
+    toggled = kernel.ok("%mcp call everything.toggle-subscriber-updates {}")
+    updates = "get_ipython()._synapse_nb_state.answers.updates"
+    waited = kernel.ok(WAIT.format(condition=f"('everything', {uri!r}) in {updates}"))
+    assert waited.stdout.strip() == "True"
+    # the note lands in the cell running when the update arrives (the toggle's, or the waiting one)
+    assert f"⟳ everything: resource updated {uri}" in toggled.text() + waited.text()
+    kernel.ok("%mcp call everything.toggle-subscriber-updates {}")  # off again
+    assert f"⟳ {uri}" in kernel.ok("%mcp subscribe everything").stdout
+    kernel.ok(f"%mcp unsubscribe everything {uri}")
+    events = kernel.ok("import synapse_nb\nprint(synapse_nb.history().sql(\"select count(*) from server_events "
+                       "where event = 'resource_updated'\").iloc[0, 0])")
+    assert int(events.stdout) >= 1
+    bad = kernel.execute("%mcp unsubscribe everything")
+    assert bad.stderr.strip() == ("UsageError: %mcp unsubscribe: give one server and one resource URI, "
+                                  "e.g. %mcp unsubscribe everything demo://resource/1")
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q", "-x"]))
