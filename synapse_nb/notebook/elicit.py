@@ -37,6 +37,7 @@ logger = logging.getLogger("synapse_nb.notebook")
 
 T = TypeVar("T")
 _TRIES = 3
+_NO_STDIN = "no one can answer here (no stdin: a frontend without input, or a background run)"
 
 
 class _NoStdin(Exception):
@@ -70,7 +71,7 @@ class NotebookAnswers:
         except _NoStdin:
             self.state.publish(cards.answered(
                 what, request.server, "declined",
-                ok=False, detail="this frontend cannot answer prompts (no stdin); the server was told you declined",
+                ok=False, detail=_NO_STDIN + "; the server was told you declined",
             ), card_id, True)
             return ElicitationAnswer.decline()
         outcome = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}[answer.action]
@@ -135,8 +136,7 @@ class NotebookAnswers:
         except _NoStdin:
             self.state.publish(cards.answered(
                 "sampling request", request.server, "refused", ok=False,
-                detail='this frontend cannot answer prompts (no stdin); set "sampling": "auto" for this server '
-                       "to allow it"), card_id, True)
+                detail=_NO_STDIN + '; set "sampling": "auto" for this server to allow it'), card_id, True)
             return False
         approved = reply in ("y", "yes")
         self.state.publish(cards.answered("sampling request", request.server,
@@ -190,6 +190,8 @@ class NotebookAnswers:
 
     def _ask(self, question: str, *, lower: bool = True) -> str | None:
         """One line typed by the user (None: end of input); raises _NoStdin where no one can answer."""
+        if self.state.live and not self.state.runner.foreground:
+            raise _NoStdin  # no cell waits (a background run): an input request would block the kernel for good
         read: Callable[[str], str] = self.state.input or builtins.input
         try:
             reply = self.state.runner.prompt(question, read).strip()

@@ -77,7 +77,7 @@ def test_elicitation_decline_and_no_stdin(kernel: Kernel) -> None:
     assert '"action": "decline"' in declined.text()
     no_stdin = kernel.ok("%mcp call everything.trigger-elicitation-request {}")
     assert no_stdin.prompts == []
-    assert "cannot answer prompts (no stdin)" in no_stdin.text()
+    assert "no one can answer here (no stdin" in no_stdin.text()
     assert '"action": "decline"' in no_stdin.text()
 
 
@@ -110,7 +110,7 @@ def test_sampling_is_approved_through_stdin_and_answered_by_the_kernels_model(ke
     assert "a scripted reply" not in no.text()
     no_stdin = kernel.execute(call)
     assert no_stdin.prompts == []
-    assert "cannot answer prompts (no stdin)" in no_stdin.text()
+    assert "no one can answer here (no stdin" in no_stdin.text()
 
 
 WAIT = """

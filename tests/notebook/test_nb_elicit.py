@@ -6,7 +6,6 @@ real server and a real stdin channel, is tests/e2e/test_kernel_mcp_features.py.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -41,7 +40,7 @@ def form() -> ElicitationForm:
 def test_a_form_is_answered_field_by_field_and_enter_takes_the_default(ip: Shell) -> None:
     answers = NotebookAnswers(ip.state)
     ip.answers[:] = ["a", "", "Ada", "two hundred", "200", "", "2", "yes"]
-    answer = asyncio.run(answers.elicit(form()))
+    answer = ip.state.runner.run(answers.elicit(form()))
     assert answer.action == "accept"
     assert answer.content == {"name": "Ada", "age": 30, "colour": "g", "ok": True}
     assert ip.prompts[1] == "Name (string): "  # required and empty: asked again
@@ -59,7 +58,7 @@ def test_a_form_is_answered_field_by_field_and_enter_takes_the_default(ip: Shell
                                                (["a", ""], "cancel")])
 def test_a_form_can_be_declined_or_cancelled(ip: Shell, typed: list[str], action: str) -> None:
     ip.answers[:] = typed  # [] and ["a", ""]: the input ends (EOF) before the form is complete
-    answer = asyncio.run(NotebookAnswers(ip.state).elicit(form()))
+    answer = ip.state.runner.run(NotebookAnswers(ip.state).elicit(form()))
     assert answer.action == action
     assert answer.content is None
 
@@ -69,19 +68,19 @@ def test_without_stdin_a_form_is_declined_with_a_note(ip: Shell) -> None:
         raise StdinNotImplementedError("no input here")
 
     ip.state.input = no_stdin
-    answer = asyncio.run(NotebookAnswers(ip.state).elicit(form()))
+    answer = ip.state.runner.run(NotebookAnswers(ip.state).elicit(form()))
     assert answer.action == "decline"
-    assert "cannot answer prompts (no stdin)" in ip.published.text()
+    assert "no one can answer here (no stdin" in ip.published.text()
 
 
 def test_a_url_is_a_link_confirmed_with_enter(ip: Shell) -> None:
     url = UrlElicitation("srv", "Sign in <please>", "https://example.com/a?b=1&c=2", "e1")
     ip.answers[:] = ["", "n"]
-    assert asyncio.run(NotebookAnswers(ip.state).elicit(url)).action == "accept"
+    assert ip.state.runner.run(NotebookAnswers(ip.state).elicit(url)).action == "accept"
     card = ip.published.items[0][0]
     assert '<a href="https://example.com/a?b=1&amp;c=2" target="_blank"' in card["text/html"]
     assert "Sign in &lt;please&gt;" in card["text/html"]  # the server's text is escaped
-    assert asyncio.run(NotebookAnswers(ip.state).elicit(url)).action == "decline"
+    assert ip.state.runner.run(NotebookAnswers(ip.state).elicit(url)).action == "decline"
 
 
 def _request() -> SamplingRequest:
@@ -94,10 +93,10 @@ def test_sampling_needs_a_yes_and_the_kernels_model_answers(ip: Shell, tmp_path:
     ip.state.model = f"scripted:{script}"
     answers = NotebookAnswers(ip.state)
     ip.answers[:] = ["n", "y"]
-    assert asyncio.run(answers.approve_sampling(_request())) is False
-    assert asyncio.run(answers.approve_sampling(_request())) is True
+    assert ip.state.runner.run(answers.approve_sampling(_request())) is False
+    assert ip.state.runner.run(answers.approve_sampling(_request())) is True
     assert ip.prompts == [f"let srv use scripted:{script}? [y/n]: "] * 2
-    reply = asyncio.run(answers.sample(_request()))
+    reply = ip.state.runner.run(answers.sample(_request()))
     assert reply.text == "a summary"
     assert reply.model == f"scripted:{script}"
     text = ip.published.text()
@@ -110,7 +109,7 @@ def test_sampling_without_stdin_is_refused(ip: Shell) -> None:
         raise StdinNotImplementedError("no input here")
 
     ip.state.input = no_stdin
-    assert asyncio.run(NotebookAnswers(ip.state).approve_sampling(_request())) is False
+    assert ip.state.runner.run(NotebookAnswers(ip.state).approve_sampling(_request())) is False
     assert 'set "sampling": "auto" for this server' in ip.published.text()
 
 
@@ -147,3 +146,14 @@ def test_feature_magics_check_their_words(ip: Shell) -> None:
         ip.line("mcp", "subscribe demo a b")
     with pytest.raises(UsageError, match="no MCP server named 'nobody'"):
         ip.line("mcp", "logs nobody")
+
+
+def test_with_no_cell_waiting_nobody_is_asked(ip: Shell) -> None:
+    """A background run's tool elicits while no cell blocks: an input request would hang the kernel."""
+    import asyncio
+
+    ip.answers[:] = ["a"]
+    answer = asyncio.run(NotebookAnswers(ip.state).elicit(form()))  # not through the runner: no foreground cell
+    assert answer.action == "decline"
+    assert ip.prompts == []
+    assert "no one can answer here (no stdin: a frontend without input, or a background run)" in ip.published.text()
