@@ -10,6 +10,7 @@ declined and sampling refused, with a note in the cell.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import contextvars
 import logging
@@ -138,7 +139,7 @@ class NotebookAnswers:
                 "sampling request", request.server, "refused", ok=False,
                 detail=_NO_STDIN + '; set "sampling": "auto" for this server to allow it'), card_id, True)
             return False
-        approved = reply in ("y", "yes")
+        approved = reply in ("y", "yes")  # None (end of input, interrupt) refuses
         self.state.publish(cards.answered("sampling request", request.server,
                                           f"approved for {model}" if approved else "refused", ok=approved),
                            card_id, True)
@@ -189,7 +190,8 @@ class NotebookAnswers:
     # -- plumbing
 
     def _ask(self, question: str, *, lower: bool = True) -> str | None:
-        """One line typed by the user (None: end of input); raises _NoStdin where no one can answer."""
+        """One line typed by the user (None: end of input, or an interrupt: the question is cancelled);
+        raises _NoStdin where no one can answer."""
         if self.state.live and not self.state.runner.foreground:
             raise _NoStdin  # no cell waits (a background run): an input request would block the kernel for good
         read: Callable[[str], str] = self.state.input or builtins.input
@@ -197,7 +199,7 @@ class NotebookAnswers:
             reply = self.state.runner.prompt(question, read).strip()
         except StdinNotImplementedError:
             raise _NoStdin from None
-        except EOFError:
+        except (EOFError, asyncio.CancelledError):  # the runner turns an interrupt at the prompt into a cancel
             return None
         return reply.lower() if lower else reply
 

@@ -78,11 +78,12 @@ def form_card(form: ElicitationForm) -> Bundle:
 
 
 def url_card(request: UrlElicitation) -> Bundle:
-    """The server's message and a link to open; the user confirms once done there."""
+    """The server's message and a link to open (http(s) only: any other scheme is shown as text, never
+    made clickable); the user confirms once done there."""
     esc = html.escape
-    body = (f'<pre style="{_PRE}">{esc(request.message)}</pre>'
-            f'<div><a href="{esc(request.url, quote=True)}" target="_blank" rel="noopener noreferrer">'
-            f"{esc(request.url)}</a></div>"
+    link = (f'<a href="{esc(request.url, quote=True)}" target="_blank" rel="noopener noreferrer">{esc(request.url)}</a>'
+            if request.url.lower().startswith(("https://", "http://")) else f"<code>{esc(request.url)}</code>")
+    body = (f'<pre style="{_PRE}">{esc(request.message)}</pre><div>{link}</div>'
             f'<div style="{_MUTED}">Open the link; press Enter here when done, n to decline, c to cancel.</div>')
     text = (f"MCP server {request.server} asks you to open a URL:\n  {request.message}\n  {request.url}\n"
             "  press Enter when done, n to decline, c to cancel")

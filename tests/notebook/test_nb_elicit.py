@@ -157,3 +157,20 @@ def test_with_no_cell_waiting_nobody_is_asked(ip: Shell) -> None:
     assert answer.action == "decline"
     assert ip.prompts == []
     assert "no one can answer here (no stdin: a frontend without input, or a background run)" in ip.published.text()
+
+
+def test_an_interrupt_at_a_question_cancels_it(ip: Shell) -> None:
+    def interrupted(prompt: str) -> str:
+        raise KeyboardInterrupt
+
+    ip.state.input = interrupted
+    assert ip.state.runner.run(NotebookAnswers(ip.state).elicit(form())).action == "cancel"
+    assert ip.state.runner.run(NotebookAnswers(ip.state).approve_sampling(_request())) is False
+
+
+def test_only_http_links_are_clickable(ip: Shell) -> None:
+    ip.answers[:] = ["n"]
+    ip.state.runner.run(NotebookAnswers(ip.state).elicit(UrlElicitation("srv", "go", "javascript:alert(1)")))
+    card = ip.published.items[0][0]["text/html"]
+    assert "<a " not in card
+    assert "<code>javascript:alert(1)</code>" in card
