@@ -81,6 +81,17 @@ def test_elicitation_decline_and_no_stdin(kernel: Kernel) -> None:
     assert '"action": "decline"' in no_stdin.text()
 
 
+def test_a_form_asked_during_an_agent_turn_is_answered_in_that_cell(kernel: Kernel, tmp_path: Path) -> None:
+    script = tmp_path / "asker.json"
+    script.write_text(json.dumps([{"match": "form", "tool": "everything__trigger-elicitation-request",
+                                   "arguments": {}, "answer": "the server said: {result}"}]))
+    run = kernel.ok(f"%%synapse --model scripted:{script} --approve auto --session forms\nfill in the form",
+                    allow_stdin=True, answer=_form_answers)
+    assert run.prompts[0] == "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: "
+    assert "✓ form from everything: accepted" in run.text()
+    assert "Ada Lovelace" in run.text()
+
+
 def test_url_elicitation_shows_a_link_and_waits_for_enter(kernel: Kernel) -> None:
     call = '%mcp call everything.trigger-url-elicitation {"url": "https://example.com/sign-in"}'
     done = kernel.ok(call, allow_stdin=True, answer=lambda prompt: "")
