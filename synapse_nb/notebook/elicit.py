@@ -24,7 +24,6 @@ from ..errors import SynapseError
 from ..events import ServerEvent
 from ..mcp_client.elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation
 from ..mcp_client.handlers import ClientHandlers
-from ..mcp_client.logs import LogEntry
 from ..mcp_client.sampling import SamplingReply, SamplingRequest
 from ..protocols import Completion
 from . import elicit_card as cards
@@ -183,9 +182,6 @@ class NotebookAnswers:
         if self.state.live:
             self._in_cell(lambda: self.state.publish(
                 {"text/plain": f"⟳ {server}: resource updated {uri}"}, None, False))
-
-    def on_log(self, server: str, entry: LogEntry) -> None:  # kept in the hub's ring; nothing more to do
-        return None
 
     # -- plumbing
 
