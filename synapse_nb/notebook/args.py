@@ -173,6 +173,9 @@ class ConnectSpec:
     approve: str | None = None
     tools: tuple[str, ...] | None = None
     config: str | None = None
+    log_level: str | None = None
+    sampling: str | None = None
+    elicitation: str | None = None
 
     @property
     def from_config(self) -> bool:
@@ -180,6 +183,9 @@ class ConnectSpec:
 
 
 _CONNECT_HINT = "%mcp help"
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+SAMPLING = ("ask", "auto", "deny")
+ELICITATION = ("ask", "decline")
 
 
 def _connect_parser() -> _Parser:
@@ -194,6 +200,9 @@ def _connect_parser() -> _Parser:
     p.add_argument("--approve")
     p.add_argument("--tools", action="append")
     p.add_argument("--config")
+    p.add_argument("--log-level", dest="log_level")
+    p.add_argument("--sampling")
+    p.add_argument("--elicitation")
     return p
 
 
@@ -213,6 +222,10 @@ def parse_connect(words: Sequence[str]) -> ConnectSpec:
         raise UsageError(f"%mcp connect: --approve {ns.approve!r} is not one of auto, ask, deny")
     if ns.transport is not None and ns.transport not in ("stdio", "http", "sse"):
         raise UsageError(f"%mcp connect: --transport {ns.transport!r} is not one of stdio, http, sse")
+    for option, value, allowed in (("--log-level", ns.log_level, LOG_LEVELS), ("--sampling", ns.sampling, SAMPLING),
+                                   ("--elicitation", ns.elicitation, ELICITATION)):
+        if value is not None and value not in allowed:
+            raise UsageError(f"%mcp connect: {option} {value!r} is not one of {', '.join(allowed)}")
     headers = parse_pairs(ns.header, "%mcp connect --header", "--header Authorization='Bearer ...'")
     env = parse_pairs(ns.env, "%mcp connect --env", "--env API_TOKEN=...")
     tools = tuple(ns.tools) if ns.tools else None
@@ -220,7 +233,8 @@ def parse_connect(words: Sequence[str]) -> ConnectSpec:
         if command or headers or env or ns.url:
             raise UsageError("%mcp connect: name the server first, e.g. %mcp connect demo -- python -m server")
         per_server = [o for o, v in (("--timeout", ns.timeout), ("--approve", ns.approve), ("--tools", tools),
-                                     ("--transport", ns.transport), ("--cwd", ns.cwd)) if v is not None]
+                                     ("--transport", ns.transport), ("--cwd", ns.cwd), ("--log-level", ns.log_level),
+                                     ("--sampling", ns.sampling), ("--elicitation", ns.elicitation)) if v is not None]
         if per_server:
             raise UsageError(
                 f"%mcp connect: {per_server[0]} applies to one server; for the config file's servers set "
@@ -246,7 +260,7 @@ def parse_connect(words: Sequence[str]) -> ConnectSpec:
     return ConnectSpec(
         name=ns.name, command=command[0] if command else None, args=tuple(command[1:]), url=ns.url,
         headers=headers, env=env, cwd=ns.cwd, transport=ns.transport, timeout=ns.timeout, approve=ns.approve,
-        tools=tools,
+        tools=tools, log_level=ns.log_level, sampling=ns.sampling, elicitation=ns.elicitation,
     )
 
 

@@ -35,7 +35,7 @@ from .args import (
 from .commands import ask as ask_cmd
 from .commands import help as help_text
 from .commands import mcp as mcp_cmd
-from .commands import mcp_read
+from .commands import mcp_features, mcp_read
 from .commands import session as session_cmd
 from .commands.ask import CellInterrupted
 from .result import BackgroundRun, SynapseResult
@@ -44,7 +44,10 @@ from .state import Settings, SynapseState
 __all__ = ["MCP_SUBCOMMANDS", "SYNAPSE_SUBCOMMANDS", "Pending", "SynapseMagics"]
 
 SYNAPSE_SUBCOMMANDS = ("status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help")
-MCP_SUBCOMMANDS = ("connect", "list", "tools", "call", "disconnect", "restart", "inspect", "help", "read", "prompt")
+MCP_SUBCOMMANDS = (
+    "connect", "list", "tools", "call", "disconnect", "restart", "inspect", "read", "prompt", "logs", "roots",
+    "subscribe", "unsubscribe", "help",
+)
 
 
 @magics_class
@@ -294,6 +297,8 @@ class SynapseMagics(Magics):
         if sub == "inspect":
             _at_most(words, 1, "%mcp inspect [NAME]")
             return mcp_cmd.inspect(state, words[0] if words else None)
+        if sub in ("logs", "roots", "subscribe", "unsubscribe"):
+            return _mcp_features(state, sub, words)
         if sub in ("help", ""):
             print(help_text.MCP_HELP)
             return None
@@ -315,6 +320,23 @@ class Pending:
         if isinstance(exc, CellInterrupted):
             return exc
         return CellInterrupted(self.cancelled)
+
+
+def _mcp_features(state: SynapseState, sub: str, words: list[str]) -> Any:
+    """`%mcp logs | roots | subscribe | unsubscribe` (commands/mcp_features.py)."""
+    if sub == "logs":
+        return mcp_features.logs(state, *mcp_features.parse_logs(words))
+    if not words:
+        raise UsageError(f"%mcp {sub}: name the server, e.g. %mcp {sub} demo" + (" URI" if sub != "roots" else ""))
+    name, rest = words[0], words[1:]
+    if sub == "roots":
+        return Pending(mcp_features.roots_async(state, name, rest), "changing the roots was cancelled")
+    if len(rest) > 1 or (sub == "unsubscribe" and not rest):
+        raise UsageError(f"%mcp {sub}: give one server and one resource URI, e.g. %mcp {sub} {name} demo://resource/1")
+    if sub == "subscribe":
+        uri = rest[0] if rest else None
+        return Pending(mcp_features.subscribe_async(state, name, uri), "subscribing was cancelled")
+    return Pending(mcp_features.unsubscribe_async(state, name, rest[0]), "unsubscribing was cancelled")
 
 
 async def _nothing(coro: Coroutine[Any, Any, Any]) -> None:

@@ -55,6 +55,7 @@ class Runner:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._interrupted = False
         self._prompting = False
+        self._foreground = 0  # commands a cell is blocked on now (run / run_awaited under way)
 
     # -- the loop
 
@@ -89,7 +90,28 @@ class Runner:
 
     # -- running
 
+    @property
+    def foreground(self) -> bool:
+        """Whether a cell is blocked on a command now (so the user can be asked through stdin)."""
+        return self._foreground > 0
+
     async def run_awaited(self, coro: Coroutine[Any, Any, T]) -> T:
+        """`_run_awaited`, counted as a foreground command."""
+        self._foreground += 1
+        try:
+            return await self._run_awaited(coro)
+        finally:
+            self._foreground -= 1
+
+    def run(self, coro: Coroutine[Any, Any, T], *, timeout: float | None = None) -> T:
+        """`_run`, counted as a foreground command."""
+        self._foreground += 1
+        try:
+            return self._run(coro, timeout=timeout)
+        finally:
+            self._foreground -= 1
+
+    async def _run_awaited(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await a command's coroutine in an awaited cell, with SIGINT cancelling it at once.
 
         The command runs in the cell's own task (no extra task, no extra loop iterations): SIGINT
@@ -119,7 +141,7 @@ class Runner:
                     task.uncancel()
         raise KeyboardInterrupt("interrupted")
 
-    def run(self, coro: Coroutine[Any, Any, T], *, timeout: float | None = None) -> T:
+    def _run(self, coro: Coroutine[Any, Any, T], *, timeout: float | None = None) -> T:
         """Run a coroutine to completion from synchronous code and return its result (blocks the cell).
 
         Raises what the coroutine raises, TimeoutError after `timeout` seconds (the coroutine is then

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..mcp_client.hub import McpHub
     from ..protocols import EventSink, Provider
     from ..providers.registry import ProviderCache
+    from .elicit import NotebookAnswers
     from .kernel_tools import KernelTools
     from .result import BackgroundRun
 
@@ -80,6 +81,7 @@ class SynapseState:
         self.sessions: dict[str, Agent] = {}
         self.background: dict[str, BackgroundRun] = {}
         self._hub: McpHub | None = None
+        self.answers: NotebookAnswers | None = None  # answers servers' questions (built with the hub)
         self._store: HistoryStore | None = None
         self._registry: ToolRegistry | None = None
         self._policy: ApprovalPolicy | None = None
@@ -101,8 +103,11 @@ class SynapseState:
         """The MCP hub (created on first use; its events go to the history)."""
         if self._hub is None:
             from ..mcp_client.hub import McpHub
+            from .elicit import NotebookAnswers
 
-            self._hub = McpHub(on_event=self.record)
+            # Servers' questions (elicitation, sampling) are answered in the running cell: notebook/elicit.py
+            self.answers = NotebookAnswers(self)
+            self._hub = McpHub(on_event=self.record, handlers=self.answers.handlers())
             self.registry.source = self._hub
         return self._hub
 

@@ -64,7 +64,9 @@ MCP_HELP = """\
   connect NAME URL [--header K=V]       a streamable-HTTP server (--transport sse for SSE)
   connect                               every enabled server of the config file
   connect --config PATH                 every enabled server of PATH
-      options for all: --timeout SECONDS (per call), --approve auto|ask|deny, --tools PATTERN
+      options for all: --timeout SECONDS (per call), --approve auto|ask|deny, --tools PATTERN,
+        --log-level LEVEL (what the server logs: debug .. emergency), --sampling ask|auto|deny (may it
+        use the kernel's model), --elicitation ask|decline (may it ask you for input)
   list                                  servers: transport, state, tools, pid
   tools [SERVER]                        tools as offered to the model (DataFrame)
   call SERVER.TOOL {"key": "value"}     call a tool by hand (JSON object,
@@ -74,9 +76,16 @@ MCP_HELP = """\
   inspect [NAME]                        inspector widget: servers, tools, forms to call them
   read SERVER URI                       read a resource, e.g. %mcp read demo demo://schema
   prompt SERVER NAME [k=v ...]          render a prompt template, e.g. %mcp prompt demo explore_table table=orders
+  logs NAME [-n N] [--level LEVEL]      the server's last log messages (DataFrame)
+  roots NAME [PATH...]                  the folders the server may see; with PATHs, replace them
+  subscribe NAME URI                    watch a resource: updates show in the running cell and are recorded
+  subscribe NAME                        the updates received so far
+  unsubscribe NAME URI                  stop watching it
   help                                  this help
 
 Config file: SYNAPSE_MCP_CONFIG, else ./.synapse/mcp_servers.json, else ~/.config/synapse/mcp_servers.json
 ({"mcpServers": {...}} as in Claude Desktop, or VS Code's {"servers": {...}}). Header and env values
 are secrets: they are never shown or recorded.
+When a server asks for input (a form, a link) or to use the model (sampling), a card shows in the running
+cell and the question is asked in the input box; where no one can answer (no stdin) it is declined.
 """

@@ -134,6 +134,7 @@ async def connect_async(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
             spec.name, command=spec.command, args=spec.args, env=dict(spec.env) or None, cwd=spec.cwd,
             url=spec.url, headers=dict(spec.headers) or None, transport=spec.transport, timeout=spec.timeout,
             approve=spec.approve, tools=spec.tools,
+            log_level=spec.log_level, sampling=spec.sampling, elicitation=spec.elicitation,
         )
     except ServerStartError as exc:
         tail = _tail(state, exc.stderr_tail)

@@ -1,0 +1,118 @@
+"""`%mcp logs`, `%mcp roots`, `%mcp subscribe` / `unsubscribe`: what a connected server logs, sees and watches."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from IPython.core.error import UsageError
+
+from ...errors import SynapseError
+from ...mcp_client.logs import LEVELS
+from ..state import usage_error
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..state import SynapseState
+
+__all__ = ["LOG_COLUMNS", "logs", "parse_logs", "roots_async", "subscribe_async", "unsubscribe_async"]
+
+LOG_COLUMNS = ("at", "level", "logger", "message")
+_LOGS_USAGE = "%mcp logs NAME [-n N] [--level LEVEL]"
+
+
+def parse_logs(words: Sequence[str]) -> tuple[str, int | None, str]:
+    """`NAME [-n N] [--level LEVEL]` into (name, n, level); bad input is a one-line UsageError."""
+    name: str | None = None
+    n: int | None = None
+    level = "debug"
+    rest = list(words)
+    while rest:
+        word = rest.pop(0)
+        if word in ("-n", "--level"):
+            if not rest:
+                raise UsageError(f"{_LOGS_USAGE}: {word} needs a value")
+            value = rest.pop(0)
+            if word == "-n":
+                if not value.isdigit() or int(value) < 1:
+                    raise UsageError(f"{_LOGS_USAGE}: -n takes a positive number, not {value!r}")
+                n = int(value)
+            elif value.lower() not in LEVELS:
+                raise UsageError(f"{_LOGS_USAGE}: --level {value!r} is not one of {', '.join(LEVELS)}")
+            else:
+                level = value.lower()
+        elif word.startswith("-"):
+            raise UsageError(f"{_LOGS_USAGE}: unknown option {word!r}")
+        elif name is None:
+            name = word
+        else:
+            raise UsageError(f"{_LOGS_USAGE}: unexpected {word!r}")
+    if name is None:
+        raise UsageError(f"{_LOGS_USAGE}: name the server, e.g. %mcp logs demo -n 20")
+    return name, n, level
+
+
+def logs(state: SynapseState, name: str, n: int | None = None, level: str = "debug") -> pd.DataFrame | None:
+    """The server's last log messages (at `level` or above), oldest first, as a DataFrame; None (and a
+    hint) when there are none yet."""
+    import pandas as pd
+
+    try:
+        entries = state.hub.logs(name, n, level=level)
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+    if not entries:
+        print(f"no log messages from {name} at {level} or above; ask for more with "
+              f"%mcp connect {name} --log-level debug ...")
+        return None
+    rows = [{"at": e.at, "level": e.level, "logger": e.logger, "message": e.text} for e in entries]
+    return pd.DataFrame(rows, columns=list(LOG_COLUMNS))
+
+
+async def roots_async(state: SynapseState, name: str, paths: Sequence[str]) -> None:
+    """Show the server's roots, or replace them with `paths` (the server is told the list changed)."""
+    try:
+        if paths:
+            missing = [p for p in paths if not _is_dir(p)]
+            if missing:
+                raise UsageError(f"%mcp roots {name}: {missing[0]!r} is not a directory; give existing folders")
+            roots = await state.hub.set_roots(name, paths)
+        else:
+            roots = state.hub.roots(name)
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+    print(f"roots of {name}:" if roots else f"{name} has no roots")
+    for root in roots:
+        print(f"  {root.as_uri()}")
+
+
+async def subscribe_async(state: SynapseState, name: str, uri: str | None) -> None:
+    """Subscribe to a resource's updates (they show in the running cell and are recorded); without a URI,
+    list the updates received from the server so far."""
+    if uri is None:
+        updates = [u for server, u in (state.answers.updates if state.answers else []) if server == name]
+        if not updates:
+            print(f"no resource updates from {name} yet")
+        for u in updates:
+            print(f"⟳ {u}")
+        return
+    try:
+        await state.hub.subscribe(name, uri)
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+    print(f"✓ subscribed to {uri} on {name}; updates show in the running cell (%mcp subscribe {name} lists them)")
+
+
+async def unsubscribe_async(state: SynapseState, name: str, uri: str) -> None:
+    try:
+        await state.hub.unsubscribe(name, uri)
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+    print(f"✓ unsubscribed from {uri} on {name}")
+
+
+def _is_dir(path: str) -> bool:
+    from pathlib import Path
+
+    return Path(path).expanduser().is_dir()

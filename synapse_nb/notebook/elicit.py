@@ -1,0 +1,224 @@
+"""The notebook's answers to MCP servers: forms, links and sampling approval through stdin; sampling by its model.
+
+`NotebookAnswers(state).handlers()` builds the `ClientHandlers` the hub is given. A server asks while a cell
+waits on it (a `%mcp call`, a `%%synapse` turn); the SDK runs the callback in the connection's task,
+which was started by an earlier cell, so cards, notes and input requests are sent in the context of
+the cell the kernel is running now (its parent message), or they would land in the connecting cell.
+Where nobody can answer (no stdin: nbclient, papermill, a frontend without input) a form or URL is
+declined and sampling refused, with a note in the cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextvars
+import logging
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from IPython.core.error import StdinNotImplementedError
+
+from ..errors import SynapseError
+from ..events import ServerEvent
+from ..mcp_client.elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation
+from ..mcp_client.handlers import ClientHandlers
+from ..mcp_client.sampling import SamplingReply, SamplingRequest
+from ..protocols import Completion
+from . import elicit_card as cards
+
+if TYPE_CHECKING:
+    from .state import SynapseState
+
+__all__ = ["NotebookAnswers"]
+
+logger = logging.getLogger("synapse_nb.notebook")
+
+T = TypeVar("T")
+_TRIES = 3
+_NO_STDIN = "no one can answer here (no stdin: a frontend without input, or a background run)"
+
+
+class _NoStdin(Exception):
+    """The frontend cannot answer input requests."""
+
+
+class NotebookAnswers:
+    """Answers one kernel's servers through the running cell: cards above the input box, then the decision."""
+
+    def __init__(self, state: SynapseState) -> None:
+        self.state = state
+        self.updates: list[tuple[str, str]] = []  # (server, uri) of resource updates, oldest first
+
+    def handlers(self) -> ClientHandlers:
+        """The hub's handlers for this kernel: stdin questions, the kernel's model, updates shown and recorded."""
+        return ClientHandlers(elicit=self.elicit, sample=self.sample, approve_sampling=self.approve_sampling,
+                              on_resource_updated=self.resource_updated)
+
+    # -- elicitation
+
+    async def elicit(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+        return self._in_cell(lambda: self._elicit(request))
+
+    def _elicit(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+        card_id = uuid.uuid4().hex
+        what = "link" if isinstance(request, UrlElicitation) else "form"
+        self.state.publish(cards.url_card(request) if isinstance(request, UrlElicitation)
+                           else cards.form_card(request), card_id, False)
+        try:
+            answer = self._url(request) if isinstance(request, UrlElicitation) else self._form(request)
+        except _NoStdin:
+            self.state.publish(cards.answered(
+                what, request.server, "declined",
+                ok=False, detail=_NO_STDIN + "; the server was told you declined",
+            ), card_id, True)
+            return ElicitationAnswer.decline()
+        outcome = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}[answer.action]
+        detail = ", ".join(f"{k}={v}" for k, v in (answer.content or {}).items())
+        self.state.publish(cards.answered(what, request.server, outcome, ok=answer.action == "accept",
+                                          detail=detail), card_id, True)
+        return answer
+
+    def _url(self, request: UrlElicitation) -> ElicitationAnswer:
+        reply = self._ask("press Enter when done, n to decline, c to cancel: ")
+        if reply is None or reply in ("c", "cancel"):
+            return ElicitationAnswer.cancel()
+        if reply in ("n", "no", "d", "decline"):
+            return ElicitationAnswer.decline()
+        return request.consent()
+
+    def _form(self, form: ElicitationForm) -> ElicitationAnswer:
+        question = "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: "
+        for _ in range(_TRIES):
+            reply = self._ask(question)
+            if reply is None or reply in ("c", "cancel"):
+                return ElicitationAnswer.cancel()
+            if reply in ("d", "decline", "n", "no"):
+                return ElicitationAnswer.decline()
+            if reply in ("a", "accept", "y", "yes", ""):
+                break
+            question = "please answer a (accept), d (decline) or c (cancel): "
+        else:
+            return ElicitationAnswer.cancel()
+        values: dict[str, Any] = {}
+        for f in form.fields:
+            question = cards.field_prompt(f)
+            for _ in range(_TRIES):
+                raw = self._ask(question, lower=False)
+                if raw is None:
+                    return ElicitationAnswer.cancel()
+                if raw == "" and (f.has_default or not f.required):
+                    break
+                try:
+                    values[f.name] = f.convert(raw) if raw else None
+                    if values[f.name] is None:
+                        raise ElicitationError(f"field {f.name!r} is required")
+                    break
+                except ElicitationError as exc:
+                    values.pop(f.name, None)
+                    question = f"{exc}; {cards.field_prompt(f)}"
+            else:
+                return ElicitationAnswer.cancel()
+        return form.answer(values)
+
+    # -- sampling
+
+    async def approve_sampling(self, request: SamplingRequest) -> bool:
+        return self._in_cell(lambda: self._approve(request))
+
+    def _approve(self, request: SamplingRequest) -> bool:
+        model = self._model_name()
+        card_id = uuid.uuid4().hex
+        self.state.publish(cards.sampling_card(request, model), card_id, False)
+        try:
+            reply = self._ask(f"let {request.server} use {model}? [y/n]: ")
+        except _NoStdin:
+            self.state.publish(cards.answered(
+                "sampling request", request.server, "refused", ok=False,
+                detail=_NO_STDIN + '; set "sampling": "auto" for this server to allow it'), card_id, True)
+            return False
+        approved = reply in ("y", "yes")  # None (end of input, interrupt) refuses
+        self.state.publish(cards.answered("sampling request", request.server,
+                                          f"approved for {model}" if approved else "refused", ok=approved),
+                           card_id, True)
+        return approved
+
+    async def sample(self, request: SamplingRequest) -> SamplingReply:
+        """The kernel's current model answers (the server's model hints are advisory and not followed)."""
+        from IPython.core.error import UsageError
+
+        try:
+            provider = self.state.provider(None)
+        except UsageError as exc:
+            raise SynapseError(str(exc)) from None
+        completion: Completion | None = None
+        async for chunk in provider.stream(list(request.messages), system=request.system_prompt):
+            if isinstance(chunk, Completion):
+                completion = chunk
+        if completion is None:
+            raise SynapseError(f"the model {provider.name}:{provider.model} ended without an answer")
+        text = completion.message.content
+        model = f"{provider.name}:{provider.model}"
+        self._in_cell(lambda: self.state.publish(cards.answered(
+            "sampling request", request.server, f"answered by {model}", ok=True, detail=text[:2000]), None, False))
+        stop = "maxTokens" if completion.stop_reason in ("max_tokens", "length") else "endTurn"
+        return SamplingReply(text=text, model=model, stop_reason=stop)
+
+    def _model_name(self) -> str:
+        try:
+            provider = self.state.provider(None)
+        except Exception:  # the card still shows; the sampling itself reports the problem
+            return self.state.model or "the kernel's model"
+        return f"{provider.name}:{provider.model}"
+
+    # -- notifications
+
+    def resource_updated(self, server: str, uri: str) -> None:
+        """A subscribed resource changed: kept, recorded as a server event, and noted in the running cell."""
+        self.updates.append((server, uri))
+        del self.updates[:-100]
+        self.state.record(ServerEvent(server=server, event="resource_updated", detail={"uri": uri}))
+        if self.state.live:
+            self._in_cell(lambda: self.state.publish(
+                {"text/plain": f"⟳ {server}: resource updated {uri}"}, None, False))
+
+    # -- plumbing
+
+    def _ask(self, question: str, *, lower: bool = True) -> str | None:
+        """One line typed by the user (None: end of input, or an interrupt: the question is cancelled);
+        raises _NoStdin where no one can answer."""
+        if self.state.live and not self.state.runner.foreground:
+            raise _NoStdin  # no cell waits (a background run): an input request would block the kernel for good
+        read: Callable[[str], str] = self.state.input or builtins.input
+        try:
+            reply = self.state.runner.prompt(question, read).strip()
+        except StdinNotImplementedError:
+            raise _NoStdin from None
+        except (EOFError, asyncio.CancelledError):  # the runner turns an interrupt at the prompt into a cancel
+            return None
+        return reply.lower() if lower else reply
+
+    def _in_cell(self, fn: Callable[[], T]) -> T:
+        """Run `fn` as part of the cell the kernel runs now: its outputs and input requests go there.
+
+        ipykernel 7 keeps the parent message in context variables, and the SDK's task carries the ones
+        of the cell that connected; the kernel's last shell context holds the current parent, which is
+        set again (in a copy of this context, so the SDK's task keeps its own) before `fn` runs.
+        """
+        kernel = getattr(self.state.shell, "kernel", None)
+        context: contextvars.Context | None = getattr(kernel, "_shell_context", None)
+        parent_var = getattr(kernel, "_shell_parent", None)
+        ident_var = getattr(kernel, "_shell_parent_ident", None)
+        if kernel is None or context is None or parent_var is None or ident_var is None:
+            return fn()
+        try:
+            parent, ident = context[parent_var], context[ident_var]
+        except KeyError:
+            return fn()
+
+        def run() -> T:
+            kernel.set_parent(ident, parent, "shell")
+            return fn()
+
+        return contextvars.copy_context().run(run)

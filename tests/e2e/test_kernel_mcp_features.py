@@ -1,0 +1,196 @@
+"""What the reference server-everything asks of a real kernel: a form answered through stdin, sampling by the
+kernel's model, roots, logs and resource updates (node, stdio, all in one kernel)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kernel_session import Kernel, running_kernel
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
+EVERYTHING = (Path(__file__).resolve().parents[2] / ".tools" / "node_modules" / "@modelcontextprotocol"
+              / "server-everything" / "dist" / "index.js")
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    node = shutil.which("node")
+    if node is None or not EVERYTHING.is_file():
+        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
+                    "(or node is missing): run `make tools`")
+    tmp = tmp_path_factory.mktemp("kernel")
+    (tmp / "sampler.json").write_text(json.dumps([{"match": "context:", "answer": "a scripted reply"}]))
+    with running_kernel(tmp) as k:
+        k.ok("%load_ext synapse_nb")
+        k.ok("%synapse model scripted:sampler.json")
+        connect = k.ok(f"%mcp connect everything --log-level debug -- {node} {EVERYTHING} stdio", timeout=120)
+        assert "everything" in connect.text()
+        yield k
+
+
+def _form_answers(prompt: str) -> str:
+    if prompt.startswith("fill in the form?"):
+        return "a"
+    if prompt.startswith("String ("):
+        return "Ada Lovelace"
+    if prompt.startswith("Boolean ("):
+        return "y"
+    if prompt.startswith("Integer ("):
+        return "7"
+    if prompt.startswith("Titled Single Select Enum"):
+        return "3"  # by number: hero-3 (Wonder Woman)
+    return ""  # Enter: the default, or nothing for an optional field
+
+
+def test_elicitation_form_is_answered_field_by_field_through_stdin(kernel: Kernel) -> None:
+    run = kernel.ok("%mcp call everything.trigger-elicitation-request {}", allow_stdin=True, answer=_form_answers)
+    assert run.prompts[0] == "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: "
+    assert any(p.startswith("String with default (string) [It was a dark and stormy night.]") for p in run.prompts)
+    assert any(p.startswith("Integer (integer) [42]") for p in run.prompts)
+    card = next(d["data"] for d in run.displays if "snb-elicit-card" in d["data"].get("text/html", ""))
+    assert "Please provide inputs for the following fields:" in card["text/plain"]
+    assert "choices: 1=hero-1 (Superman)" in card["text/plain"]
+    text = run.text()
+    assert "✓ form from everything: accepted" in text
+    raw = text[text.index("Raw result"):]
+    assert '"action": "accept"' in raw
+    assert '"name": "Ada Lovelace"' in raw
+    assert '"check": true' in raw
+    assert '"integer": 7' in raw
+    assert '"titledSingleSelectEnum": "hero-3"' in raw
+    assert '"firstLine": "It was a dark and stormy night."' in raw  # Enter took the default (SEP-1034)
+    assert '"untitledMultipleSelectEnum": [\n' in raw
+    assert '"Guitar"' in raw
+
+
+def test_elicitation_decline_and_no_stdin(kernel: Kernel) -> None:
+    declined = kernel.ok("%mcp call everything.trigger-elicitation-request {}", allow_stdin=True,
+                         answer=lambda prompt: "d")
+    assert len(declined.prompts) == 1
+    assert "⊘ form from everything: declined" in declined.text()
+    assert '"action": "decline"' in declined.text()
+    no_stdin = kernel.ok("%mcp call everything.trigger-elicitation-request {}")
+    assert no_stdin.prompts == []
+    assert "no one can answer here (no stdin" in no_stdin.text()
+    assert '"action": "decline"' in no_stdin.text()
+
+
+def test_a_form_asked_during_an_agent_turn_is_answered_in_that_cell(kernel: Kernel, tmp_path: Path) -> None:
+    script = tmp_path / "asker.json"
+    script.write_text(json.dumps([{"match": "form", "tool": "everything__trigger-elicitation-request",
+                                   "arguments": {}, "answer": "the server said: {result}"}]))
+    run = kernel.ok(f"%%synapse --model scripted:{script} --approve auto --session forms\nfill in the form",
+                    allow_stdin=True, answer=_form_answers)
+    assert run.prompts[0] == "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: "
+    assert "✓ form from everything: accepted" in run.text()
+    assert "Ada Lovelace" in run.text()
+
+
+def test_url_elicitation_shows_a_link_and_waits_for_enter(kernel: Kernel) -> None:
+    call = '%mcp call everything.trigger-url-elicitation {"url": "https://example.com/sign-in"}'
+    done = kernel.ok(call, allow_stdin=True, answer=lambda prompt: "")
+    assert done.prompts == ["press Enter when done, n to decline, c to cancel: "]
+    card = next(d["data"] for d in done.displays if "snb-elicit-card" in d["data"].get("text/html", ""))
+    assert '<a href="https://example.com/sign-in" target="_blank"' in card["text/html"]
+    assert "Please open the link to complete this action." in card["text/plain"]
+    assert "✓ link from everything: accepted" in done.text()
+    assert "User completed the URL elicitation flow" in done.text()
+    refused = kernel.ok(call, allow_stdin=True, answer=lambda prompt: "n")
+    assert "⊘ link from everything: declined" in refused.text()
+
+
+def test_sampling_is_approved_through_stdin_and_answered_by_the_kernels_model(kernel: Kernel) -> None:
+    call = '%mcp call everything.trigger-sampling-request {"prompt": "write a haiku", "maxTokens": 50}'
+    yes = kernel.ok(call, allow_stdin=True, answer=lambda prompt: "y")
+    assert yes.prompts == ["let everything use scripted:sampler.json? [y/n]: "]
+    card = next(d["data"] for d in yes.displays if "snb-elicit-card" in d["data"].get("text/html", ""))
+    assert "write a haiku" in card["text/plain"]
+    assert "system: You are a helpful test server." in card["text/plain"]
+    text = yes.text()
+    assert "✓ sampling request from everything: approved for scripted:sampler.json" in text
+    assert "✓ sampling request from everything: answered by scripted:sampler.json" in text
+    assert '"text": "a scripted reply"' in text  # what the server got back, in the tool's result
+    no = kernel.execute(call, allow_stdin=True, answer=lambda prompt: "n")
+    assert "⊘ sampling request from everything: refused" in no.text()
+    assert "a scripted reply" not in no.text()
+    no_stdin = kernel.execute(call)
+    assert no_stdin.prompts == []
+    assert "no one can answer here (no stdin" in no_stdin.text()
+
+
+WAIT = """
+import asyncio, time
+_deadline = time.monotonic() + 20
+while not ({condition}) and time.monotonic() < _deadline:
+    await asyncio.sleep(0.05)
+print(bool({condition}))
+"""
+
+
+def test_logs_are_kept_filtered_and_shown(kernel: Kernel) -> None:
+    kernel.ok("%mcp subscribe everything demo://resource/static/document/architecture.md")  # the server logs it
+    shown = kernel.ok("%mcp logs everything --level info -n 5")
+    assert "Received Subscribe Resource request for URI" in shown.final_outputs()[0]["text/html"]  # a DataFrame
+    frame = kernel.ok("_df = get_ipython().run_line_magic('mcp', 'logs everything --level info -n 5')\n"
+                      "print(list(_df.columns), _df.message.iloc[-1])")
+    assert frame.stdout.strip() == ("['at', 'level', 'logger', 'message'] Received Subscribe Resource request for URI: "
+                                    "demo://resource/static/document/architecture.md")
+    ring = "get_ipython()._synapse_nb_state.hub.logs('everything')"
+    kernel.ok(f"_before = len({ring})")
+    toggled = kernel.ok("%mcp call everything.toggle-simulated-logging {}")
+    assert "Started simulated" in toggled.text()
+    waited = kernel.ok(WAIT.format(condition=f"len({ring}) > _before"))  # it sends one at once, then every 5 s
+    assert waited.stdout.strip() == "True"
+    kernel.ok("%mcp call everything.toggle-simulated-logging {}")  # off again
+    none = kernel.execute("%mcp logs everything --level emergency")
+    assert "no log messages from everything at emergency or above" in none.stdout
+    bad = kernel.execute("%mcp logs everything --level loud")
+    assert bad.stderr.startswith("UsageError: %mcp logs NAME [-n N] [--level LEVEL]: --level 'loud' is not one of")
+    unknown = kernel.execute("%mcp logs nobody")
+    assert unknown.stderr.startswith("UsageError: no MCP server named 'nobody'")
+
+
+def test_roots_are_shown_and_replaced(kernel: Kernel, tmp_path: Path) -> None:
+    shown = kernel.ok("%mcp roots everything")
+    assert shown.stdout.startswith("roots of everything:\n  file:///")
+    kernel.ok(f"%mcp roots everything {tmp_path}")
+    assert kernel.ok("%mcp roots everything").stdout == f"roots of everything:\n  {tmp_path.resolve().as_uri()}\n"
+    listed = ""
+    for _ in range(50):  # the server fetches the new list after our roots/list_changed; each call is a round trip
+        listed = kernel.ok("%mcp call everything.get-roots-list {}").text()
+        if tmp_path.resolve().as_uri() in listed:
+            break
+    assert tmp_path.resolve().as_uri() in listed
+    missing = kernel.execute("%mcp roots everything /no/such/folder")
+    assert missing.stderr.startswith("UsageError: %mcp roots everything: '/no/such/folder' is not a directory")
+
+
+def test_subscription_updates_are_seen_and_listed(kernel: Kernel) -> None:
+    uri = "demo://resource/static/document/architecture.md"
+    subscribed = kernel.ok(f"%mcp subscribe everything {uri}")
+    assert subscribed.stdout.startswith(f"✓ subscribed to {uri} on everything")
+    toggled = kernel.ok("%mcp call everything.toggle-subscriber-updates {}")
+    updates = "get_ipython()._synapse_nb_state.answers.updates"
+    waited = kernel.ok(WAIT.format(condition=f"('everything', {uri!r}) in {updates}"))
+    assert waited.stdout.strip() == "True"
+    # the note lands in the cell running when the update arrives (the toggle's, or the waiting one)
+    assert f"⟳ everything: resource updated {uri}" in toggled.text() + waited.text()
+    kernel.ok("%mcp call everything.toggle-subscriber-updates {}")  # off again
+    assert f"⟳ {uri}" in kernel.ok("%mcp subscribe everything").stdout
+    kernel.ok(f"%mcp unsubscribe everything {uri}")
+    events = kernel.ok("import synapse_nb\nprint(synapse_nb.history().sql(\"select count(*) from server_events "
+                       "where event = 'resource_updated'\").iloc[0, 0])")
+    assert int(events.stdout) >= 1
+    bad = kernel.execute("%mcp unsubscribe everything")
+    assert bad.stderr.strip() == ("UsageError: %mcp unsubscribe: give one server and one resource URI, "
+                                  "e.g. %mcp unsubscribe everything demo://resource/1")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q", "-x"]))

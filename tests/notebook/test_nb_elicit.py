@@ -1,0 +1,176 @@
+"""The notebook's answers to servers (notebook/elicit.py) and the `%mcp logs|roots|subscribe` input checks.
+
+The questions go through the shell's stand-in for stdin (`ip.answers`); the kernel-level path, with a
+real server and a real stdin channel, is tests/e2e/test_kernel_mcp_features.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import Shell
+from IPython.core.error import StdinNotImplementedError, UsageError
+
+from synapse_nb.mcp_client.elicitation import ElicitationForm, UrlElicitation, parse_form
+from synapse_nb.mcp_client.sampling import SamplingRequest
+from synapse_nb.notebook.args import parse_connect
+from synapse_nb.notebook.commands.mcp_features import parse_logs
+from synapse_nb.notebook.elicit import NotebookAnswers
+from synapse_nb.types import Message
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Name"},
+        "age": {"type": "integer", "title": "Age", "minimum": 1, "maximum": 120, "default": 30},
+        "colour": {"type": "string", "title": "Colour", "oneOf": [{"const": "r", "title": "Red"},
+                                                                  {"const": "g", "title": "Green"}]},
+        "ok": {"type": "boolean", "title": "Agree"},
+    },
+    "required": ["name"],
+}
+
+
+def form() -> ElicitationForm:
+    return parse_form("srv", "Tell me about you", SCHEMA)
+
+
+def test_a_form_is_answered_field_by_field_and_enter_takes_the_default(ip: Shell) -> None:
+    answers = NotebookAnswers(ip.state)
+    ip.answers[:] = ["a", "", "Ada", "two hundred", "200", "", "2", "yes"]
+    answer = ip.state.runner.run(answers.elicit(form()))
+    assert answer.action == "accept"
+    assert answer.content == {"name": "Ada", "age": 30, "colour": "g", "ok": True}
+    assert ip.prompts[1] == "Name (string): "  # required and empty: asked again
+    assert ip.prompts[3] == "Age (integer) [30]: "
+    assert ip.prompts[4] == "field 'age' needs an integer; Age (integer) [30]: "
+    assert ip.prompts[5] == "field 'age' must be at most 120; Age (integer) [30]: "
+    assert ip.prompts[6] == "Colour (number or value): "
+    card = ip.published.items[0][0]
+    assert "Tell me about you" in card["text/plain"]
+    assert "colour: Colour (choice) choices: 1=r (Red), 2=g (Green)" in card["text/plain"]
+    assert ip.published.text() == "✓ form from srv: accepted: name=Ada, age=30, colour=g, ok=True"
+
+
+@pytest.mark.parametrize(("typed", "action"), [(["d"], "decline"), (["c"], "cancel"), ([], "cancel"),
+                                               (["a", ""], "cancel")])
+def test_a_form_can_be_declined_or_cancelled(ip: Shell, typed: list[str], action: str) -> None:
+    ip.answers[:] = typed  # [] and ["a", ""]: the input ends (EOF) before the form is complete
+    answer = ip.state.runner.run(NotebookAnswers(ip.state).elicit(form()))
+    assert answer.action == action
+    assert answer.content is None
+
+
+def test_without_stdin_a_form_is_declined_with_a_note(ip: Shell) -> None:
+    def no_stdin(prompt: str) -> str:
+        raise StdinNotImplementedError("no input here")
+
+    ip.state.input = no_stdin
+    answer = ip.state.runner.run(NotebookAnswers(ip.state).elicit(form()))
+    assert answer.action == "decline"
+    assert "no one can answer here (no stdin" in ip.published.text()
+
+
+def test_a_url_is_a_link_confirmed_with_enter(ip: Shell) -> None:
+    url = UrlElicitation("srv", "Sign in <please>", "https://example.com/a?b=1&c=2", "e1")
+    ip.answers[:] = ["", "n"]
+    assert ip.state.runner.run(NotebookAnswers(ip.state).elicit(url)).action == "accept"
+    card = ip.published.items[0][0]
+    assert '<a href="https://example.com/a?b=1&amp;c=2" target="_blank"' in card["text/html"]
+    assert "Sign in &lt;please&gt;" in card["text/html"]  # the server's text is escaped
+    assert ip.state.runner.run(NotebookAnswers(ip.state).elicit(url)).action == "decline"
+
+
+def _request() -> SamplingRequest:
+    return SamplingRequest("srv", (Message.user("context: summarise this"),), max_tokens=20, system_prompt="be brief")
+
+
+def test_sampling_needs_a_yes_and_the_kernels_model_answers(ip: Shell, tmp_path: Path) -> None:
+    script = tmp_path / "sampler.json"
+    script.write_text(json.dumps([{"match": "summarise", "answer": "a summary"}]))
+    ip.state.model = f"scripted:{script}"
+    answers = NotebookAnswers(ip.state)
+    ip.answers[:] = ["n", "y"]
+    assert ip.state.runner.run(answers.approve_sampling(_request())) is False
+    assert ip.state.runner.run(answers.approve_sampling(_request())) is True
+    assert ip.prompts == [f"let srv use scripted:{script}? [y/n]: "] * 2
+    reply = ip.state.runner.run(answers.sample(_request()))
+    assert reply.text == "a summary"
+    assert reply.model == f"scripted:{script}"
+    text = ip.published.text()
+    assert "⊘ sampling request from srv: refused" in text
+    assert f"✓ sampling request from srv: answered by scripted:{script}: a summary" in text
+
+
+def test_sampling_without_stdin_is_refused(ip: Shell) -> None:
+    def no_stdin(prompt: str) -> str:
+        raise StdinNotImplementedError("no input here")
+
+    ip.state.input = no_stdin
+    assert ip.state.runner.run(NotebookAnswers(ip.state).approve_sampling(_request())) is False
+    assert 'set "sampling": "auto" for this server' in ip.published.text()
+
+
+def test_resource_updates_are_kept_recorded_and_noted(ip: Shell) -> None:
+    answers = NotebookAnswers(ip.state)
+    answers.resource_updated("srv", "demo://a")
+    assert answers.updates == [("srv", "demo://a")]
+    assert ip.published.text() == "⟳ srv: resource updated demo://a"
+
+
+def test_logs_arguments() -> None:
+    assert parse_logs(["demo"]) == ("demo", None, "debug")
+    assert parse_logs(["demo", "-n", "5", "--level", "WARNING"]) == ("demo", 5, "warning")
+    for words, problem in [([], "name the server"), (["demo", "-n", "0"], "-n takes a positive number"),
+                           (["demo", "--level"], "--level needs a value"), (["demo", "--lvl", "x"], "unknown option"),
+                           (["demo", "other"], "unexpected 'other'"), (["demo", "--level", "loud"], "is not one of")]:
+        with pytest.raises(UsageError, match=problem):
+            parse_logs(words)
+
+
+def test_connect_takes_the_servers_client_policies() -> None:
+    spec = parse_connect(["s", "--log-level", "info", "--sampling", "auto", "--elicitation", "decline", "--", "x"])
+    assert (spec.log_level, spec.sampling, spec.elicitation) == ("info", "auto", "decline")
+    with pytest.raises(UsageError, match="--sampling 'always' is not one of ask, auto, deny"):
+        parse_connect(["s", "--sampling", "always", "--", "x"])
+    with pytest.raises(UsageError, match="--log-level applies to one server"):
+        parse_connect(["--log-level", "info"])
+
+
+def test_feature_magics_check_their_words(ip: Shell) -> None:
+    with pytest.raises(UsageError, match="%mcp roots: name the server"):
+        ip.line("mcp", "roots")
+    with pytest.raises(UsageError, match="give one server and one resource URI"):
+        ip.line("mcp", "subscribe demo a b")
+    with pytest.raises(UsageError, match="no MCP server named 'nobody'"):
+        ip.line("mcp", "logs nobody")
+
+
+def test_with_no_cell_waiting_nobody_is_asked(ip: Shell) -> None:
+    """A background run's tool elicits while no cell blocks: an input request would hang the kernel."""
+    import asyncio
+
+    ip.answers[:] = ["a"]
+    answer = asyncio.run(NotebookAnswers(ip.state).elicit(form()))  # not through the runner: no foreground cell
+    assert answer.action == "decline"
+    assert ip.prompts == []
+    assert "no one can answer here (no stdin: a frontend without input, or a background run)" in ip.published.text()
+
+
+def test_an_interrupt_at_a_question_cancels_it(ip: Shell) -> None:
+    def interrupted(prompt: str) -> str:
+        raise KeyboardInterrupt
+
+    ip.state.input = interrupted
+    assert ip.state.runner.run(NotebookAnswers(ip.state).elicit(form())).action == "cancel"
+    assert ip.state.runner.run(NotebookAnswers(ip.state).approve_sampling(_request())) is False
+
+
+def test_only_http_links_are_clickable(ip: Shell) -> None:
+    ip.answers[:] = ["n"]
+    ip.state.runner.run(NotebookAnswers(ip.state).elicit(UrlElicitation("srv", "go", "javascript:alert(1)")))
+    card = ip.published.items[0][0]["text/html"]
+    assert "<a " not in card
+    assert "<code>javascript:alert(1)</code>" in card
