@@ -273,7 +273,9 @@ def _describe_polars(frame: Any, name: str, rows: int) -> str:
         nulls = frame.null_count().row(0)
         schema = frame.schema.items()
         lines += [f"- {col} ({dtype}, {n:,} null)" for (col, dtype), n in zip(schema, nulls, strict=False)]
+    else:
+        lines[0] += f", {frame.name!r}, dtype {frame.dtype}, {frame.null_count():,} null"
     lines += ["", "statistics:", str(frame.describe())]
     if rows:
-        lines += ["", f"first {rows} rows:", str(frame.head(rows))]
+        lines += ["", f"first {min(rows, frame.shape[0])} rows:", str(frame.head(rows))]
     return "\n".join(lines)

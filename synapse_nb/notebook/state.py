@@ -233,14 +233,19 @@ class SynapseState:
 
     async def call_tool(self, qualified_name: str, arguments: Mapping[str, Any]) -> ToolResult:
         """Run one MCP tool by hand (`%mcp call`, the inspector's Call) and record it as the agent's calls
-        are, with approval "manual", in the current session (or none before the first turn)."""
-        spec = self.hub.tool(qualified_name)
+        are, with approval "manual", in the current session (or none before the first turn). A built-in
+        group's tool (`kernel__*`) runs in process through the registry."""
+        grouped = self.registry.group_of(qualified_name) is not None
+        spec = self.registry.spec(qualified_name) if grouped else self.hub.tool(qualified_name)
         call = ToolCall(uuid.uuid4().hex, qualified_name, dict(arguments))
         started_at, started = utcnow(), time.perf_counter()
         result: ToolResult | None = None
         error: str | None = "cancelled"
         try:
-            result = await self.hub.call(qualified_name, arguments)
+            if grouped:
+                result = await self.registry.call(qualified_name, arguments)
+            else:
+                result = await self.hub.call(qualified_name, arguments)
             error = None
             return result
         except SynapseError as exc:

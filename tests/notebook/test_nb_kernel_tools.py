@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import signal
 from typing import Any
@@ -253,6 +254,35 @@ async def test_describe_dataframe_series_and_arrow(tools: KernelTools, ip: Any) 
     assert "- a (float64, 1 null)" in arrow
     with pytest.raises(ValueError, match="not a DataFrame or Series"):
         await tools.describe_dataframe("threshold")
+
+
+@pytest.mark.anyio
+async def test_polars_frames_and_series_are_listed_and_described(tools: KernelTools, ip: Any) -> None:
+    ip.run(
+        "import polars as pl\n"
+        "orders = pl.DataFrame({'region': ['north', 'south', None, 'east'], 'units': [3, None, 2, 7]})\n"
+        "units = orders['units']"
+    )
+    listing = json.loads(await _text(tools.list_variables("*r*")))
+    (row,) = [v for v in listing["variables"] if v["name"] == "orders"]
+    assert row["type"] == "polars.DataFrame"
+    assert row["shape"] == "4 x 2"
+    assert row["size"].endswith("B")
+    frame = await _text(tools.describe_dataframe("orders", rows=2))
+    assert frame.startswith("orders: polars DataFrame, shape (4, 2)")
+    assert "- region (String, 1 null)" in frame
+    assert "- units (Int64, 1 null)" in frame
+    assert "null_count" in frame
+    assert "mean" in frame
+    assert "first 2 rows:" in frame
+    assert "north" in frame
+    assert "east" not in frame.split("first 2 rows:")[1]
+    series = await _text(tools.describe_dataframe("units", rows=10))
+    assert series.startswith("units: polars Series, shape (4,), 'units', dtype Int64, 1 null")
+    assert "first 4 rows:" in series
+    via_agent = await _text(tools.natives()[1]({"name": "orders", "rows": 0}, None))
+    assert "first" not in via_agent
+    assert "- units (Int64, 1 null)" in via_agent
 
 
 @pytest.mark.anyio

@@ -80,6 +80,7 @@ STYLE = """<style>
 SPINNER = '<span class="snb-spin" aria-label="working"></span>'
 
 STATE_COLOURS: Mapping[str, str] = {
+    "built in": "blue",
     "connected": "green",
     "connecting": "amber",
     "crashed": "red",
@@ -111,7 +112,7 @@ def badge(text: str, colour: str = "grey", title: str = "") -> str:
 def state_badge(state: str) -> str:
     colour = STATE_COLOURS.get(state, "grey")
     return (
-        f'<span class="snb-badge snb-b-{colour} snb-state-{esc(state)}">'
+        f'<span class="snb-badge snb-b-{colour} snb-state-{esc(state).replace(" ", "-")}">'
         f'<span class="snb-dot" style="background:{_DOT[colour]}"></span>{esc(state)}</span>'
     )
 

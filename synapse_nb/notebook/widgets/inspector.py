@@ -17,6 +17,7 @@ from ._snapshot import Snapshot
 from ._threads import call_on, kernel_loop
 from .facade import HistoryLike, StateLike
 from .inspector_snapshot import inspector_snapshot
+from .kernel_group import KERNEL, BuiltinInfo, kernel_group
 from .server_panel import ServerPanel
 
 __all__ = ["Inspector", "inspector"]
@@ -26,7 +27,7 @@ logger = logging.getLogger("synapse_nb.notebook")
 
 def inspector(state: StateLike, server: str | None = None) -> Inspector:
     """The MCP inspector for all connected servers, or only `server` (UnknownServerError if not connected)."""
-    if server is not None:
+    if server is not None and not (server == KERNEL and kernel_group(state) is not None):
         names = [s.name for s in state.hub.servers]
         if server not in names:
             known = ", ".join(names) if names else "none"
@@ -40,6 +41,9 @@ def inspector(state: StateLike, server: str | None = None) -> Inspector:
 
 class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
     """Servers as tabs (a single server without them); Refresh re-reads the hub, keeping forms as they are.
+
+    The built-in `kernel` tool group is shown as a server "kernel" (after the MCP servers) whenever the
+    extension has it, on or off for the model: its forms call the tools in this kernel.
 
     Open panels follow the hub: every ServerEvent (a restart by a call, a crash) re-reads it. The tab
     shown first is a running server's, never a failed one's. The MIME bundle carries a static snapshot
@@ -111,8 +115,12 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
         """Re-read `hub.servers` and `hub.tools`; panels and their forms are kept, only their data changes."""
         try:
             hub = self.state.hub
-            infos = [s for s in hub.servers if self.only is None or s.name == self.only]
+            infos: list[Any] = [s for s in hub.servers if self.only is None or s.name == self.only]
             tools = list(hub.tools)
+            group = kernel_group(self.state) if self.only in (None, KERNEL) else None
+            if group is not None:
+                infos.append(group[0])
+                tools += group[1]
         except Exception as exc:  # a widget callback: the hub may be closing; say so instead of raising
             logger.exception("reading the MCP hub failed")
             self.summary.value = f'<span class="snb-err">{esc(exc)}</span>'
@@ -140,16 +148,17 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
         self._layout()
 
     def _layout(self) -> None:
+        none_connected = w.HTML(
+            '<div class="snb-card snb-muted">No MCP servers are connected. Connect one with '
+            "<code>%mcp connect NAME -- COMMAND [ARGS...]</code>, or list them in "
+            "<code>.synapse/mcp_servers.json</code> and run <code>%mcp connect</code>.</div>"
+        )
         if not self.panels:
-            self.body.children = (
-                w.HTML(
-                    '<div class="snb-card snb-muted">No MCP servers are connected. Connect one with '
-                    "<code>%mcp connect NAME -- COMMAND [ARGS...]</code>, or list them in "
-                    "<code>.synapse/mcp_servers.json</code> and run <code>%mcp connect</code>.</div>"
-                ),
-            )
+            self.body.children = (none_connected,)
         elif len(self.panels) == 1:
-            self.body.children = tuple(self.panels.values())
+            (panel,) = self.panels.values()
+            only_builtin = isinstance(panel.info, BuiltinInfo) and self.only is None
+            self.body.children = (none_connected, panel) if only_builtin else (panel,)
         else:
             if tuple(self.tabs.children) != tuple(self.panels.values()):
                 self.tabs.children = tuple(self.panels.values())
@@ -159,6 +168,8 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
                 self._chose_tab = True
                 states = [str(getattr(p.info, "state", "")) for p in self.panels.values()]
                 self.tabs.selected_index = states.index("connected") if "connected" in states else 0
+                if "connected" not in states and "built in" in states:
+                    self.tabs.selected_index = states.index("built in")
 
 
 def _tools_of(tools: Sequence[ToolSpec], server: str) -> list[ToolSpec]:
@@ -166,8 +177,10 @@ def _tools_of(tools: Sequence[ToolSpec], server: str) -> list[ToolSpec]:
 
 
 def _tab_title(panel: ServerPanel) -> str:
-    """`● demo`; a server that is not running says so in its tab: `✖ web · failed`."""
+    """`● demo`; a server that is not running says so in its tab: `✖ web · failed`; `◆ kernel · built in`."""
     info: Any = panel.info
+    if isinstance(info, BuiltinInfo):
+        return f"◆ {panel.name} · {info.state}" + ("" if info.enabled else " (off)")
     state = "stopped" if info is None else str(getattr(info, "state", ""))
     mark = {"connected": "●", "crashed": "✖", "failed": "✖", "down": "✖"}.get(state, "○")
     return f"{mark} {panel.name}" + ("" if state == "connected" else f" · {state}")

@@ -9,6 +9,7 @@ from typing import Any
 
 from ._html import clean, esc, fmt_ms
 from .facade import HistoryLike, StateLike
+from .kernel_group import KERNEL, BuiltinInfo, kernel_group
 from .server_panel import card_html
 from .tool_panel import annotation_badges
 
@@ -30,8 +31,12 @@ def recent_calls_query(servers: Sequence[str], limit: int = RECENT) -> str:
 def inspector_snapshot(state: StateLike, only: str | None, history: HistoryLike | None) -> tuple[str, str]:
     """(html, text) of what the inspector shows now."""
     hub = state.hub
-    infos = [s for s in hub.servers if only is None or s.name == only]
+    infos: list[Any] = [s for s in hub.servers if only is None or s.name == only]
     tools = list(hub.tools)
+    group = kernel_group(state) if only in (None, KERNEL) else None
+    if group is not None:
+        infos.append(group[0])
+        tools += group[1]
     if not infos:
         message = "No MCP servers are connected (%mcp connect NAME -- COMMAND)."
         return f'<div class="snb-root snb-inspector snb-card snb-muted">{esc(message)}</div>', message
@@ -41,7 +46,7 @@ def inspector_snapshot(state: StateLike, only: str | None, history: HistoryLike 
         name = str(info.name)
         mine = [t for t in tools if t.server == name]
         html.append(f'<div class="snb-card" style="margin:6px 0">{card_html(name, info)}')
-        state_word = str(getattr(info, "state", "?"))
+        state_word = info.note if isinstance(info, BuiltinInfo) else str(getattr(info, "state", "?"))
         line = f"{name}: {state_word}, {len(mine)} tools"
         if state_word in ("failed", "down"):
             line += f" — %mcp restart {name} to retry"

@@ -15,6 +15,7 @@ from ._html import SPINNER, esc, state_badge
 from ._threads import call_on, kernel_loop
 from .catalogue import PromptBrowser, ResourceBrowser
 from .facade import HistoryLike, StateLike
+from .kernel_group import OFF_HINT, BuiltinInfo
 from .tool_panel import ToolPanel
 
 __all__ = ["ServerPanel", "card_html", "prompts_html", "resources_html"]
@@ -36,6 +37,8 @@ def card_html(name: str, info: Any | None) -> str:
             f'<div class="snb-title">{esc(name)} {state_badge("stopped")}</div>'
             '<div class="snb-muted">disconnected: no longer in the hub</div>'
         )
+    if isinstance(info, BuiltinInfo):
+        return builtin_card_html(info)
     state = str(_get(info, "state", "unknown"))
     facts = [f"transport <b>{esc(_get(info, 'transport', '?'))}</b>"]
     server_name = _get(info, "server_name")
@@ -62,6 +65,22 @@ def card_html(name: str, info: Any | None) -> str:
     if hint:
         out += f'<div class="snb-retry">{hint}</div>'
     return out
+
+
+def builtin_card_html(info: BuiltinInfo) -> str:
+    """The card of a built-in group: served in process, whether cells offer it, how to turn it on."""
+    offered = (
+        "offered to the model in every <code>%%synapse</code> cell"
+        if info.enabled
+        else f"<b>off</b> for the model — {esc(OFF_HINT.removeprefix('off: '))}"
+    )
+    return (
+        f'<div class="snb-title">{esc(info.name)} {state_badge(info.state)}</div>'
+        f'<div class="snb-muted">transport <b>{esc(info.transport)}</b> · <b>{info.tool_count}</b> tools · '
+        f"{offered}</div>"
+        '<div class="snb-muted">Call runs a tool in this kernel as your own action (recorded as a manual '
+        "call), the way the agent's <code>run_python</code> runs after you approve it.</div>"
+    )
 
 
 def retry_hint(name: str, state: str) -> str:
@@ -161,11 +180,22 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         header.add_class("snb-card")
         super().__init__([header, self.tabs], layout=w.Layout(width="100%"))
         self.add_class(f"snb-server-{name}")
+        self.builtin = False
+
+    def _as_builtin(self) -> None:
+        """A group served in process: nothing to restart, disconnect, read stderr of, or list resources of."""
+        self.builtin = True
+        for hidden in (self.restart_button, self.disconnect_button, self.stderr):
+            hidden.layout.display = "none"
+        for view, kind in ((self.resources, "resources"), (self.prompts, "prompts")):
+            view.value = f'<span class="snb-muted">The built-in {esc(self.name)} group offers no {kind}.</span>'
 
     # --- snapshot -> widgets --------------------------------------------------------------------
 
     def update(self, info: Any | None, tools: Sequence[ToolSpec]) -> None:
         self.info = info
+        if isinstance(info, BuiltinInfo) and not self.builtin:
+            self._as_builtin()
         self.card.value = card_html(self.name, info)
         state = None if info is None else str(_get(info, "state", ""))
         if state == "connected" and not self.catalogued and self.asked_catalogue:
@@ -206,6 +236,8 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         panel = self.tool_panels.get(spec.name)
         if panel is None or panel.spec != spec:
             panel = ToolPanel(self.state, spec, on_called=self.on_changed, history=self.get_history)
+            if self.builtin:  # `%mcp call` reaches MCP servers only: no line to copy for a built-in tool
+                panel.copy_button.layout.display = "none"
             self.tool_panels = {**self.tool_panels, spec.name: panel}
         self.tool_detail.children = (panel,)
 
@@ -217,6 +249,8 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         Listing goes through the hub, which restarts a crashed server on use: opening the inspector
         must not do that as a side effect, so a server that is not connected is listed when it is."""
         self.asked_catalogue = True
+        if self.builtin:
+            return
         state = None if self.info is None else str(_get(self.info, "state", ""))
         if state != "connected":
             why = "disconnected" if state is None else state
