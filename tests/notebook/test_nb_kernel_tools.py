@@ -144,6 +144,17 @@ def test_mcp_tools_lists_the_group(ip: Any) -> None:
     assert ip.state.registry.native == []  # the group is not counted as the notebook's own tools
 
 
+def test_mcp_call_reaches_the_group_by_hand(ip: Any) -> None:
+    ip.run("threshold = 42")
+    out = ip.line("mcp", "call kernel.get_value name=threshold")
+    assert "42" in out.text
+    assert not out.result.is_error
+    with pytest.raises(UsageError, match="server 'kernel' has no tool 'nope'; its tools: list_variables"):
+        ip.line("mcp", "call kernel.nope")
+    recorded = ip.state.require_history().tool_calls()
+    assert recorded[["server", "tool", "approval"]].values.tolist()[-1] == ["kernel", "get_value", "manual"]
+
+
 def test_the_registry_offers_a_group_only_to_its_own_patterns() -> None:
     registry = ToolRegistry()
 

@@ -352,10 +352,16 @@ class CallOutput:
 def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one)."""
     offered = [s for s in _mcp_tools(state) if s.server == target.server]
-    for spec in offered:
+    group: list[ToolSpec] = []
+    if not offered:  # a built-in group (kernel), registered as `%mcp tools` does
+        state.register_notebook_tools()
+        group = [s for s in state.registry.grouped if s.server == target.server]
+    for spec in offered or group:
         if target.tool in (spec.original_name, spec.name) or spec.name == f"{target.server}__{target.tool}":
             return spec
-    _server(state, target.server)  # an unknown server gets its own message (checked last: it costs a snapshot)
+    offered = offered or group
+    if not group:
+        _server(state, target.server)  # an unknown server gets its own message (checked last: it costs a snapshot)
     names = ", ".join(s.original_name or s.name for s in offered) or "none"
     raise UsageError(
         f"%mcp call: server {target.server!r} has no tool {target.tool!r}; its tools: {names} "
