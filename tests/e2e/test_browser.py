@@ -1,7 +1,7 @@
 """The MCP inspector in a real browser: JupyterLab + headless Chromium (Playwright) + the demo MCP server.
 
 Runs notebooks/tool_inspection.ipynb (a copy, in a temporary root) with "Run All Cells", picks the demo
-server's `echo` tool in the inspector, tries an invalid input (flagged, nothing sent), then a valid
+server's `describe_table` tool in the inspector, tries an invalid input (flagged, nothing sent), then a valid
 one (result rendered), and saves a screenshot under tests/e2e/artifacts/. Then "Run All Cells" of a
 33-cell notebook (10 %%synapse, 10 %mcp call, 10 plain cells after the setup) must run every cell.
 """
@@ -226,9 +226,9 @@ def test_inspector_calls_a_demo_tool_in_jupyterlab(lab: Lab) -> None:
             expect(server.locator(".snb-state-connected")).to_be_visible(timeout=30_000)
             # the kernel is the venv's interpreter: the demo server was started with its sys.executable
             expect(server.locator(".snb-card").first).to_contain_text(f"{sys.executable} -m synapse_nb")
-            server.locator(".snb-tool-list select").select_option(label="echo")
-            tool = server.locator(".snb-tool").filter(has=page.locator("code", has_text="demo__echo"))
-            text = tool.locator(".snb-field-text textarea, .snb-field-text input").first
+            server.locator(".snb-tool-list select").select_option(label="describe_table")
+            tool = server.locator(".snb-tool").filter(has=page.locator("code", has_text="demo__describe_table"))
+            text = tool.locator(".snb-field-table textarea, .snb-field-table input").first
             call = tool.locator("button.snb-call")
             result = tool.locator(".snb-result")
 
@@ -239,11 +239,11 @@ def test_inspector_calls_a_demo_tool_in_jupyterlab(lab: Lab) -> None:
             expect(tool.locator(".snb-call-status")).to_contain_text("nothing was sent")
             expect(result).to_have_text("")  # no "calling ..." and no result: the call never started
 
-            text.fill("hello from the browser")
+            text.fill("products")
             expect(tool.locator(".snb-field-error").first).to_have_text("")
             call.click()
             expect(result.locator(".snb-result-status")).to_contain_text("ok", timeout=30_000)
-            expect(result).to_contain_text("hello from the browser")
+            expect(result).to_contain_text("unit_price")  # the products table's columns
             page.screenshot(path=str(ARTIFACTS / "inspector.png"), full_page=True)
             inspector.screenshot(path=str(ARTIFACTS / "inspector-widget.png"))
         except BaseException:  # also pytest.fail's: keep a picture of what the page showed
