@@ -85,7 +85,11 @@ class MessageAdded:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LlmCallFinished:
-    """One request to the model finished, successfully or not."""
+    """One request to the model finished, successfully or not.
+
+    `origin` is None for the agent's own calls and `sampling:SERVER` when an MCP server asked for it
+    (sampling/createMessage); `tool_call_id` is then the tool call during which the server asked, if known.
+    """
 
     session_id: str
     llm_call_id: str
@@ -97,6 +101,8 @@ class LlmCallFinished:
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
     error: str | None = None
+    origin: str | None = None
+    tool_call_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -138,7 +138,7 @@ def _tool_call_row(e: ToolCallFinished) -> dict[str, Any]:
 def _llm_call_row(e: LlmCallFinished) -> dict[str, Any]:
     return {
         "llm_call_id": e.llm_call_id,
-        "session_id": e.session_id,
+        "session_id": e.session_id or None,  # empty: a server's sampling request outside any session
         "provider": e.provider,
         "model": e.model,
         "started_at": timestamp(e.started_at),
@@ -148,6 +148,8 @@ def _llm_call_row(e: LlmCallFinished) -> dict[str, Any]:
         "output_tokens": e.usage.output_tokens,
         "stop_reason": e.stop_reason,
         "error": e.error,
+        "origin": e.origin,
+        "tool_call_id": e.tool_call_id,
     }
 
 

@@ -71,6 +71,8 @@ COLUMNS: dict[str, dict[str, Kind]] = {
         "output_tokens": "int",
         "stop_reason": "str",
         "error": "str",
+        "origin": "str",
+        "tool_call_id": "str",
     },
     "turns": {
         "turn_id": "str",

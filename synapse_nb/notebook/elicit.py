@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextvars
+import datetime as _dt
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,11 +23,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from IPython.core.error import StdinNotImplementedError
 
 from ..errors import SynapseError
-from ..events import ServerEvent
+from ..events import LlmCallFinished, ServerEvent, utcnow
 from ..mcp_client.elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation
 from ..mcp_client.handlers import ClientHandlers
 from ..mcp_client.sampling import SamplingReply, SamplingRequest
-from ..protocols import Completion
+from ..protocols import Completion, Provider
+from ..types import Usage
 from . import elicit_card as cards
 
 if TYPE_CHECKING:
@@ -145,7 +148,11 @@ class NotebookAnswers:
         return approved
 
     async def sample(self, request: SamplingRequest) -> SamplingReply:
-        """The kernel's current model answers (the server's model hints are advisory and not followed)."""
+        """The kernel's current model answers (the server's model hints are advisory and not followed).
+
+        The call is recorded as an LLM call with origin `sampling:SERVER`, in the session of the tool
+        call running on that server (and tied to it) when there is one.
+        """
         from IPython.core.error import UsageError
 
         try:
@@ -153,17 +160,44 @@ class NotebookAnswers:
         except UsageError as exc:
             raise SynapseError(str(exc)) from None
         completion: Completion | None = None
-        async for chunk in provider.stream(list(request.messages), system=request.system_prompt):
-            if isinstance(chunk, Completion):
-                completion = chunk
-        if completion is None:
-            raise SynapseError(f"the model {provider.name}:{provider.model} ended without an answer")
+        started_at, t0 = utcnow(), time.perf_counter()
+        ttft: float | None = None
+        error: str | None = "cancelled"
+        try:
+            async for chunk in provider.stream(list(request.messages), system=request.system_prompt):
+                if ttft is None:
+                    ttft = (time.perf_counter() - t0) * 1000
+                if isinstance(chunk, Completion):
+                    completion = chunk
+            if completion is None:
+                raise SynapseError(f"the model {provider.name}:{provider.model} ended without an answer")
+            error = None
+        except Exception as exc:
+            error = str(exc) or type(exc).__name__
+            raise
+        finally:
+            self._record_sampling(request.server, provider, started_at, t0, ttft, completion, error)
         text = completion.message.content
         model = f"{provider.name}:{provider.model}"
         self._in_cell(lambda: self.state.publish(cards.answered(
             "sampling request", request.server, f"answered by {model}", ok=True, detail=text[:2000]), None, False))
         stop = "maxTokens" if completion.stop_reason in ("max_tokens", "length") else "endTurn"
         return SamplingReply(text=text, model=model, stop_reason=stop)
+
+    def _record_sampling(self, server: str, provider: Provider, started_at: _dt.datetime, t0: float,
+                         ttft: float | None, completion: Completion | None, error: str | None) -> None:
+        running = self.state.running_call(server)
+        if running is not None and not running[2]:
+            return  # the tool call that caused it belongs to a turn run with --no-history
+        session_id, tool_call_id = running[:2] if running is not None else ("", None)
+        self.state.record(LlmCallFinished(
+            session_id=session_id, llm_call_id=uuid.uuid4().hex, provider=provider.name, model=provider.model,
+            started_at=started_at, duration_ms=(time.perf_counter() - t0) * 1000,
+            ttft_ms=completion.ttft_ms if completion is not None and completion.ttft_ms is not None else ttft,
+            usage=completion.usage if completion is not None else Usage(),
+            stop_reason=completion.stop_reason if completion is not None else None, error=error,
+            origin=f"sampling:{server}", tool_call_id=tool_call_id or None,
+        ))
 
     def _model_name(self) -> str:
         try:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ..errors import SynapseError
-from ..events import Event, ServerEvent, SessionStarted, ToolCallFinished, utcnow
+from ..events import Event, ServerEvent, SessionStarted, ToolCallFinished, ToolCallStarted, utcnow
 from ..types import ToolCall, ToolResult
 from .output import Publisher, ipython_publisher
 from .runner import CANCEL_GRACE, Runner
@@ -89,6 +89,9 @@ class SynapseState:
         self._secrets: list[str] = []
         self._session_events: dict[str, SessionStarted] = {}
         self._recorded_sessions: set[str] = set()
+        # server -> the tool call running on it (session id, call id, recorded?): a sampling request
+        # the server sends meanwhile is recorded as caused by that call (notebook/elicit.py).
+        self._running_calls: dict[str, tuple[str, str, bool]] = {}
         self._session_counter = 1
         self.magics: Any = None  # the SynapseMagics instance (set by extension.load)
         self.kernel: KernelTools | None = None  # the `kernel__*` tool group (set by extension.load)
@@ -217,9 +220,18 @@ class SynapseState:
         """
         return lambda event: self._sink(event, enabled=enabled)
 
+    def running_call(self, server: str) -> tuple[str, str, bool] | None:
+        """The tool call running on `server` now: (session id, tool call id, recorded?), or None."""
+        return self._running_calls.get(server)
+
     def _sink(self, event: Event, *, enabled: bool) -> None:
         if isinstance(event, SessionStarted):
             self._session_events[event.session_id] = event
+        elif isinstance(event, ToolCallStarted) and event.server is not None:
+            self._running_calls[event.server] = (event.session_id, event.call.id, enabled)
+        elif (isinstance(event, ToolCallFinished) and event.server is not None
+              and self._running_calls.get(event.server, ("", "", True))[1] == event.call.id):
+            del self._running_calls[event.server]
         if not enabled:
             return
         session_id = getattr(event, "session_id", None)
@@ -241,6 +253,10 @@ class SynapseState:
         started_at, started = utcnow(), time.perf_counter()
         result: ToolResult | None = None
         error: str | None = "cancelled"
+        agent = self.sessions.get(self.current)
+        if spec.server is not None:
+            self._running_calls[spec.server] = (
+                agent.session_id if agent is not None and agent.messages else "", call.id, True)
         try:
             if grouped:
                 result = await self.registry.call(qualified_name, arguments)

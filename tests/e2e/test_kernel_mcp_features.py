@@ -116,6 +116,14 @@ def test_sampling_is_approved_through_stdin_and_answered_by_the_kernels_model(ke
     assert "✓ sampling request from everything: approved for scripted:sampler.json" in text
     assert "✓ sampling request from everything: answered by scripted:sampler.json" in text
     assert '"text": "a scripted reply"' in text  # what the server got back, in the tool's result
+    recorded = kernel.ok(
+        "import synapse_nb\n_h = synapse_nb.history()\n"
+        "print(_h.sql('SELECT origin FROM llm_calls WHERE origin IS NOT NULL').origin.tolist())\n"
+        "print(_h.sql('SELECT count(*) FROM llm_calls l JOIN tool_calls t USING (tool_call_id) "
+        "WHERE t.tool = \\'trigger-sampling-request\\'').iloc[0, 0])"
+    )
+    # one LLM call made for the server (the agent's own have no origin), tied to the tool call that caused it
+    assert recorded.stdout.splitlines() == ["['sampling:everything']", "1"]
     no = kernel.execute(call, allow_stdin=True, answer=lambda prompt: "n")
     assert "⊘ sampling request from everything: refused" in no.text()
     assert "a scripted reply" not in no.text()

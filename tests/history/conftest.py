@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from synapse_nb.history.catalog import load_migrations
+from synapse_nb.history.catalog import known_version, load_migrations
 from synapse_nb.history.store import HistoryStore
 
 
@@ -27,10 +27,10 @@ def store(db_path: Path) -> Iterator[HistoryStore]:
 
 @pytest.fixture
 def newer(tmp_path: Path) -> Path:
-    """The migrations of a newer synapse_nb (for `migrations=`): the installed ones plus a 0004 adding a column."""
+    """The migrations of a newer synapse_nb (for `migrations=`): the installed ones plus the next (adds a column)."""
     d = tmp_path / "newer-migrations"
     d.mkdir()
     for m in load_migrations():
         shutil.copy(m.path, d)
-    (d / "0004_tool_call_cost.sql").write_text("ALTER TABLE tool_calls ADD COLUMN cost DOUBLE;\n")
+    (d / f"{known_version() + 1:04d}_tool_call_cost.sql").write_text("ALTER TABLE tool_calls ADD COLUMN cost DOUBLE;\n")
     return d

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from history_events import raw, tool_call
 
+from synapse_nb.history.catalog import known_version
 from synapse_nb.history.reader import History
 from synapse_nb.history.recorder import Recorder
 from synapse_nb.history.spool import _NAME, SEAL, _host, is_abandoned, spool_dir
@@ -46,7 +47,7 @@ def _lines(tag: str, n: int, start: int = 0) -> bytes:
 def _spool(db: Path, pid: int, data: bytes, *, host: str | None = None) -> Path:
     directory = spool_dir(db)
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{host or _host()}-{pid}-{uuid.uuid4().hex[:12]}.v3.jsonl"
+    path = directory / f"{host or _host()}-{pid}-{uuid.uuid4().hex[:12]}.v{known_version()}.jsonl"
     path.write_bytes(data)  # no flock held: what a live writer's file looks like where flock is a no-op
     return path
 
@@ -121,4 +122,4 @@ def test_spool_names_carry_host_and_pid(store: HistoryStore) -> None:
     assert store.spool_path is not None
     m = _NAME.match(store.spool_path.name)
     assert m is not None
-    assert (m["host"], int(m["pid"]), int(m["version"])) == (_host(), os.getpid(), 3)
+    assert (m["host"], int(m["pid"]), int(m["version"])) == (_host(), os.getpid(), known_version())

@@ -14,7 +14,9 @@ from synapse_nb.history.migrate import known_version, load_migrations, migrate, 
 from synapse_nb.history.schema import COLUMNS
 from synapse_nb.history.store import HistoryStore
 
-EXPECTED = [(1, "sessions_messages"), (2, "tool_columns"), (3, "turns")]
+EXPECTED = [(1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin")]
+LATEST = known_version()  # the newest migration in the source tree
+NEXT = f"{LATEST + 1:04d}"  # the file name prefix of a migration newer than any installed
 
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, str]:
@@ -28,7 +30,7 @@ def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
 def test_source_tree_migrations_are_found(repo_root: Path) -> None:
     assert migrations_dir() == repo_root / "migrations"
     assert [(m.version, m.name) for m in load_migrations()] == EXPECTED
-    assert known_version() == 3
+    assert known_version() == EXPECTED[-1][0]
 
 
 def test_a_fresh_file_gets_every_migration(db_path: Path) -> None:
@@ -77,7 +79,7 @@ def test_the_first_schema_upgrades_with_its_rows_kept(tmp_path: Path, db_path: P
         con.execute(
             "INSERT INTO messages (message_id, session_id, seq, role, content) VALUES ('m', 's', 0, 'user', 'hi')"
         )
-        assert [m.version for m in migrate(con)] == [2, 3]
+        assert [m.version for m in migrate(con)] == list(range(2, LATEST + 1))
         assert con.execute("SELECT content, tool_calls, tool_results FROM messages").fetchall() == [("hi", None, None)]
 
 
@@ -101,43 +103,44 @@ def _migrations(tmp_path: Path, extra: dict[str, str]) -> Path:
     ids=["runtime-error", "parse-error"],
 )
 def test_a_failing_migration_is_rolled_back_and_named(tmp_path: Path, db_path: Path, bad_sql: str) -> None:
-    directory = _migrations(tmp_path, {"0004_broken.sql": bad_sql})
+    directory = _migrations(tmp_path, {f"{NEXT}_broken.sql": bad_sql})
     with pytest.raises(MigrationError) as info:
         HistoryStore.open(db_path, strict=True, migrations=directory)
-    assert "0004_broken.sql" in str(info.value)
-    assert info.value.version == 4
+    assert f"{NEXT}_broken.sql" in str(info.value)
+    assert info.value.version == LATEST + 1
     assert info.value.name == "broken"
     assert "nothing of it was applied" in str(info.value)
     with duckdb.connect(str(db_path), read_only=True) as con:
-        assert [r[0] for r in con.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()] == [1, 2, 3]
+        versions = [r[0] for r in con.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()]
+        assert versions == list(range(1, LATEST + 1))
         assert "half_done" not in _tables(con)
         assert "extra" not in _columns(con, "messages")
     store = HistoryStore.open(db_path, migrations=directory)  # not strict: returns at once, then unavailable
     assert store.wait_open(timeout=30)
     assert not store.available
     assert store.problem is not None
-    assert "0004_broken.sql" in store.problem
+    assert f"{NEXT}_broken.sql" in store.problem
 
 
 def test_a_fixed_migration_applies_on_the_next_open(tmp_path: Path, db_path: Path) -> None:
-    directory = _migrations(tmp_path, {"0004_extra.sql": "SELECT * FROM missing;"})
+    directory = _migrations(tmp_path, {f"{NEXT}_extra.sql": "SELECT * FROM missing;"})
     broken = HistoryStore.open(db_path, migrations=directory)
     assert broken.wait_open(timeout=30)
     assert not broken.available
-    (directory / "0004_extra.sql").write_text("ALTER TABLE messages ADD COLUMN extra INTEGER;")
+    (directory / f"{NEXT}_extra.sql").write_text("ALTER TABLE messages ADD COLUMN extra INTEGER;")
     HistoryStore.open(db_path, strict=True, migrations=directory).close()
     with duckdb.connect(str(db_path), read_only=True) as con:
         assert "extra" in _columns(con, "messages")
 
 
 def test_a_file_from_a_newer_version_is_refused_and_left_untouched(tmp_path: Path, db_path: Path) -> None:
-    directory = _migrations(tmp_path, {"0009_future.sql": "CREATE TABLE future (a INTEGER);"})
+    directory = _migrations(tmp_path, {f"{LATEST + 5:04d}_future.sql": "CREATE TABLE future (a INTEGER);"})
     HistoryStore.open(db_path, strict=True, migrations=directory).close()
     digest = hashlib.sha256(db_path.read_bytes()).hexdigest()
     listing = sorted(p.relative_to(db_path.parent) for p in db_path.parent.rglob("*"))
     with pytest.raises(SchemaTooNewError) as info:
         HistoryStore.open(db_path, strict=True)
-    assert (info.value.file_version, info.value.known_version) == (9, 3)
+    assert (info.value.file_version, info.value.known_version) == (LATEST + 5, LATEST)
     assert str(db_path) in str(info.value)
     assert "upgrade synapse_nb" in str(info.value)
     assert sorted(p.relative_to(db_path.parent) for p in db_path.parent.rglob("*")) == listing  # strict: no spool
@@ -147,7 +150,7 @@ def test_a_file_from_a_newer_version_is_refused_and_left_untouched(tmp_path: Pat
     assert store.available
     assert store.problem is None
     assert store.paused is not None
-    assert "schema version 9, newer than the 3" in store.paused
+    assert f"schema version {LATEST + 5}, newer than the {LATEST}" in store.paused
     assert "upgrade synapse_nb" in store.paused
     store.record(object())  # type: ignore[arg-type]  # a no-op, not an error
     from synapse_nb.history.reader import History

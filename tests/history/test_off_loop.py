@@ -106,5 +106,6 @@ def test_migration_files_are_read_once_per_process(tmp_path: Path, db_path: Path
             store.flush()
         store.history().sessions()
     assert catalog.load_migrations(directory) is first  # the same parsed tuple: no file was read again
-    (directory / "0004_more.sql").write_text("ALTER TABLE sessions ADD COLUMN extra INTEGER;\n")
-    assert [m.version for m in catalog.load_migrations(directory)] == [1, 2, 3, 4]  # a new file is seen
+    latest = catalog.known_version(directory)
+    (directory / f"{latest + 1:04d}_more.sql").write_text("ALTER TABLE sessions ADD COLUMN extra INTEGER;\n")
+    assert [m.version for m in catalog.load_migrations(directory)] == list(range(1, latest + 2))  # a new file is seen

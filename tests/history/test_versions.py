@@ -17,9 +17,12 @@ import pytest
 from history_events import raw, tool_call
 
 from synapse_nb.errors import SchemaTooNewError
+from synapse_nb.history.catalog import known_version
 from synapse_nb.history.reader import History
 from synapse_nb.history.spool import spool_dir
 from synapse_nb.history.store import HistoryStore
+
+LATEST = known_version()  # what the driven ("older") process knows; `newer` adds LATEST + 1
 
 HERE = Path(__file__).resolve().parent
 
@@ -72,22 +75,22 @@ def _versions(db: Path) -> list[int]:
 def test_an_older_kernel_keeps_spooling_writes_nothing_and_loses_nothing(
     repo_root: Path, db_path: Path, newer: Path
 ) -> None:
-    old = Driven(repo_root, db_path)  # knows schema 3
+    old = Driven(repo_root, db_path)  # knows schema LATEST
     try:
         old("record old 0 5")
         assert old("flush")["paused"] is None
         assert raw(db_path, "SELECT count(*) FROM tool_calls") == [(5,)]
 
-        # A newer synapse_nb (schema 4) opens the file: it migrates it and writes its own events.
+        # A newer synapse_nb (schema LATEST + 1) opens the file: it migrates it and writes its own events.
         with HistoryStore.open(db_path, strict=True, migrations=newer) as new:
             new.record(tool_call("new", 0))
-        assert _versions(db_path) == [1, 2, 3, 4]
+        assert _versions(db_path) == list(range(1, LATEST + 2))
 
         old("record old 5 10")
-        state = old("flush")  # its next ingest finds schema 4: it stops ingesting, and says why
+        state = old("flush")  # its next ingest finds schema LATEST + 1: it stops ingesting, and says why
         assert state["available"] is True
         assert state["problem"] is None
-        assert "schema version 4, newer than the 3 this synapse_nb knows" in state["paused"]
+        assert f"schema version {LATEST + 1}, newer than the {LATEST} this synapse_nb knows" in state["paused"]
         assert "upgrade synapse_nb" in state["paused"]
         assert sorted(r[0] for r in raw(db_path, "SELECT tool_call_id FROM tool_calls")) == sorted(
             _ids("new", 0, 1) + _ids("old", 0, 5)
@@ -110,7 +113,7 @@ def test_an_older_kernel_keeps_spooling_writes_nothing_and_loses_nothing(
         assert list(spool_dir(db_path).iterdir()) == []
         ids = [r[0] for r in raw(db_path, "SELECT tool_call_id FROM tool_calls")]
         assert sorted(ids) == sorted(_ids("new", 0, 1) + _ids("old", 0, 15))  # everything, once
-        assert _versions(db_path) == [1, 2, 3, 4]
+        assert _versions(db_path) == list(range(1, LATEST + 2))
         assert raw(db_path, "SELECT count(*) FROM tool_calls WHERE cost IS NOT NULL") == [(0,)]
     finally:
         old.kill()
@@ -124,7 +127,7 @@ def test_an_older_kernel_opening_a_newer_file_spools_from_the_start(
     try:
         old("record old 0 3")
         state = old("flush")
-        assert "schema version 4" in state["paused"]
+        assert f"schema version {LATEST + 1}" in state["paused"]
         assert state["available"] is True
         old.close()
     finally:
@@ -145,8 +148,8 @@ def test_a_newer_reader_reads_an_older_file_without_migrating_it(
         old("record old 4 6")  # spooled, not ingested yet
         h = History(db_path, migrations=newer)
         assert sorted(h.tool_calls().tool_call_id) == _ids("old", 0, 6)
-        assert h.sql("SELECT max(version) AS v FROM schema_migrations").v[0] == 3
-        assert _versions(db_path) == [1, 2, 3]  # read, not migrated: the older kernel goes on writing
+        assert h.sql("SELECT max(version) AS v FROM schema_migrations").v[0] == LATEST
+        assert _versions(db_path) == list(range(1, LATEST + 1))  # read, not migrated: the older kernel goes on writing
         old("record old 6 7")
         assert old("flush")["paused"] is None
         assert raw(db_path, "SELECT count(*) FROM tool_calls") == [(7,)]
@@ -159,15 +162,15 @@ def test_an_ingester_leaves_spools_of_a_newer_schema_alone(db_path: Path, newer:
     HistoryStore.open(db_path, strict=True).close()
     directory = spool_dir(db_path)
     directory.mkdir(exist_ok=True)
-    future = directory / f"otherhost-1-{'a' * 12}.v4.jsonl"
-    future.write_bytes(b'{"t":"tool_calls","r":{"tool_call_id":"from-v4","cost":1.5}}\n')
+    future = directory / f"otherhost-1-{'a' * 12}.v{LATEST + 1}.jsonl"
+    future.write_bytes(b'{"t":"tool_calls","r":{"tool_call_id":"from-newer","cost":1.5}}\n')
     with HistoryStore.open(db_path, strict=True) as store:
         store.flush()
-        assert "from-v4" not in set(store.history().tool_calls().tool_call_id)
+        assert "from-newer" not in set(store.history().tool_calls().tool_call_id)
     assert future.exists()
     with HistoryStore.open(db_path, strict=True, migrations=newer) as new:  # newer code takes it in
         new.flush()
-    assert raw(db_path, "SELECT tool_call_id FROM tool_calls") == [("from-v4",)]
+    assert raw(db_path, "SELECT tool_call_id FROM tool_calls") == [("from-newer",)]
     assert not future.exists()
-    with pytest.raises(SchemaTooNewError, match="newer than the 3 this synapse_nb knows"):
+    with pytest.raises(SchemaTooNewError, match=f"newer than the {LATEST} this synapse_nb knows"):
         History(db_path).tool_calls()  # and an older reader says, in one line, why it cannot show it

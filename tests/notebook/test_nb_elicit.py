@@ -6,6 +6,7 @@ real server and a real stdin channel, is tests/e2e/test_kernel_mcp_features.py.
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 
@@ -83,6 +84,10 @@ def test_a_url_is_a_link_confirmed_with_enter(ip: Shell) -> None:
     assert ip.state.runner.run(NotebookAnswers(ip.state).elicit(url)).action == "decline"
 
 
+def call_started() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
 def _request() -> SamplingRequest:
     return SamplingRequest("srv", (Message.user("context: summarise this"),), max_tokens=20, system_prompt="be brief")
 
@@ -102,6 +107,35 @@ def test_sampling_needs_a_yes_and_the_kernels_model_answers(ip: Shell, tmp_path:
     text = ip.published.text()
     assert "⊘ sampling request from srv: refused" in text
     assert f"✓ sampling request from srv: answered by scripted:{script}: a summary" in text
+
+
+def test_a_sampling_answer_is_recorded_as_an_llm_call_tied_to_the_running_tool_call(ip: Shell, tmp_path: Path) -> None:
+    import synapse_nb
+    from synapse_nb.events import ToolCallFinished, ToolCallStarted
+    from synapse_nb.types import ToolCall
+
+    script = tmp_path / "sampler.json"
+    script.write_text(json.dumps([{"match": "summarise", "answer": "a summary"}]))
+    ip.state.model = f"scripted:{script}"
+    answers = NotebookAnswers(ip.state)
+    ip.state.runner.run(answers.sample(_request()))  # no tool call running on srv: no cause known
+    call = ToolCall("call-1", "srv__summarise", {})
+    sink = ip.state.history_sink(True)
+    sink(ToolCallStarted(session_id="s1", call=call, server="srv", tool="summarise", approval="auto"))
+    ip.state.runner.run(answers.sample(_request()))
+    sink(ToolCallFinished(session_id="s1", call=call, server="srv", tool="summarise", approval="auto",
+                          started_at=call_started(), duration_ms=1.0))
+    assert ip.state.running_call("srv") is None
+    ip.state.store.flush()
+    rows = synapse_nb.history().sql(
+        "SELECT origin, tool_call_id, session_id, model FROM llm_calls "
+        "ORDER BY started_at")
+    assert rows.origin.tolist() == ["sampling:srv"] * 2
+    assert rows.tool_call_id.isna().tolist() == [True, False]  # the first had no tool call running
+    assert rows.tool_call_id.tolist()[1] == "call-1"
+    assert rows.session_id.isna().tolist() == [True, False]
+    assert rows.session_id.tolist()[1] == "s1"
+    assert rows.model.tolist() == [str(script)] * 2
 
 
 def test_sampling_without_stdin_is_refused(ip: Shell) -> None:
