@@ -1,0 +1,114 @@
+"""The inspector against the npm reference server (server-everything over stdio): its log ring, live."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from synapse_nb.events import Event, ServerEvent
+from synapse_nb.mcp_client.hub import McpHub
+from synapse_nb.mcp_client.logs import level_at_least
+from synapse_nb.notebook.runner import Runner
+from synapse_nb.notebook.widgets import Inspector
+
+EVERYTHING = (Path(__file__).resolve().parents[3] / ".tools" / "node_modules" / "@modelcontextprotocol"
+              / "server-everything" / "dist" / "index.js")
+TIMEOUT = 60
+
+
+@dataclass
+class State:
+    """The facade as the notebook layer builds it, without IPython: a hub, a runner, its server events."""
+
+    runner: Runner
+    hub: McpHub = field(init=False)
+    listeners: list[Callable[[Event], None]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.hub = McpHub(on_event=self.emit)
+
+    def emit(self, event: Event) -> None:
+        for listener in list(self.listeners):
+            listener(event)
+
+    def on_server_event(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        self.listeners.append(listener)
+        return lambda: self.listeners.remove(listener)
+
+    def history(self) -> Any:
+        return None
+
+    async def call_tool(self, qualified: str, arguments: Any) -> Any:
+        return await self.hub.call(qualified, arguments)
+
+
+@pytest.fixture
+def everything() -> Iterator[State]:
+    node = shutil.which("node")
+    if node is None or not EVERYTHING.is_file():  # the setup is broken: fail, don't skip
+        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
+                    "(or node is missing): run `make tools`")
+    loop = asyncio.new_event_loop()
+    state = State(Runner(loop))
+    # warnings and above only: every simulated message then is one the hub reports as a `log` event
+    state.runner.run(state.hub.connect("everything", command=node, args=[str(EVERYTHING), "stdio"],
+                                       log_level="warning"), timeout=TIMEOUT)
+    try:
+        yield state
+    finally:
+        state.runner.run(state.hub.aclose(), timeout=30)
+        loop.close()
+
+
+def wait_for_event(state: State, name: str) -> ServerEvent:
+    """Drive the runner's loop until the hub reports server event `name` (listeners added before run first)."""
+    seen: asyncio.Future[ServerEvent] = state.runner.loop.create_future()
+
+    def listener(event: Event) -> None:
+        if isinstance(event, ServerEvent) and event.event == name and not seen.done():
+            seen.set_result(event)
+
+    unsubscribe = state.on_server_event(listener)
+    try:
+        return state.runner.run(asyncio.wait_for(seen, TIMEOUT))
+    finally:
+        unsubscribe()
+
+
+def test_log_ring_follows_log_events_and_filters_by_level(everything: State) -> None:
+    ins = Inspector(everything, "everything")
+    panel = ins.panels["everything"]
+    assert panel.logs.titles == ("logs (0 messages at debug or above)",)
+    assert "No log messages from everything" in panel.log_view.view.value
+    everything.runner.run(everything.hub.call("everything__toggle-simulated-logging", {}), timeout=TIMEOUT)
+    try:
+        event = wait_for_event(everything, "log")  # the inspector's own listener re-read the hub first
+    finally:
+        everything.runner.run(everything.hub.call("everything__toggle-simulated-logging", {}), timeout=TIMEOUT)
+    entries = everything.hub.logs("everything", level="debug")
+    assert entries
+    assert all(level_at_least(e.level, "warning") for e in entries)
+    assert panel.log_view.count >= 1
+    assert isinstance(event.detail, dict)
+    assert str(event.detail["message"]) in panel.log_view.view.value
+    assert panel.logs.titles[0].startswith(f"logs ({panel.log_view.count} message")
+    # the filter re-reads the ring at the chosen level
+    panel.log_view.level.value = "emergency"
+    severe = everything.hub.logs("everything", level="emergency")
+    assert panel.log_view.count == len(severe)
+    assert panel.logs.titles == (f"logs ({len(severe)} message{'s' if len(severe) != 1 else ''} "
+                                 "at emergency or above)",)
+    if not severe:
+        assert "at emergency or above" in panel.log_view.view.value
+    mild = [e for e in entries if e.level != "emergency"]
+    for entry in mild:
+        assert entry.text not in panel.log_view.view.value
+    panel.log_view.level.value = "debug"
+    assert panel.log_view.count == len(everything.hub.logs("everything", level="debug"))
+    ins.close()
