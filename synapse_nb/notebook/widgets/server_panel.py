@@ -213,6 +213,7 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         )
         if not self.builtin:
             self._refresh_logs()
+            self.resource_browser.show_updates(self._resource_updates())
         tools = tuple(tools)
         if tools != self.tools:
             self.tools = tools
@@ -321,6 +322,12 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
                 self.on_changed()  # re-reads the hub; update() lists the catalogue of a running server
             elif verb == "restart":
                 self.load_catalogue()
+
+    def _resource_updates(self) -> list[str]:
+        """URIs of this server's `resources/updated` notifications, as the notebook keeps them for
+        `%mcp subscribe` (the facade's optional `answers.updates`: (server, uri) pairs, oldest first)."""
+        updates = getattr(getattr(self.state, "answers", None), "updates", None) or ()
+        return [uri for server, uri in updates if server == self.name]
 
     def _refresh_logs(self) -> None:
         """Re-read the log ring; the accordion's title counts what is shown at the chosen level."""

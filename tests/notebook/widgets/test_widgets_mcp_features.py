@@ -1,4 +1,4 @@
-"""The inspector against the npm reference server (server-everything over stdio): its log ring, live."""
+"""The inspector against the npm reference server (server-everything over stdio): log ring, subscriptions."""
 
 from __future__ import annotations
 
@@ -48,17 +48,20 @@ class State:
         return await self.hub.call(qualified, arguments)
 
 
-@pytest.fixture
-def everything() -> Iterator[State]:
+def node_args() -> dict[str, Any]:
     node = shutil.which("node")
     if node is None or not EVERYTHING.is_file():  # the setup is broken: fail, don't skip
         pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
                     "(or node is missing): run `make tools`")
+    return {"command": node, "args": [str(EVERYTHING), "stdio"]}
+
+
+@pytest.fixture
+def everything() -> Iterator[State]:
     loop = asyncio.new_event_loop()
     state = State(Runner(loop))
     # warnings and above only: every simulated message then is one the hub reports as a `log` event
-    state.runner.run(state.hub.connect("everything", command=node, args=[str(EVERYTHING), "stdio"],
-                                       log_level="warning"), timeout=TIMEOUT)
+    state.runner.run(state.hub.connect("everything", **node_args(), log_level="warning"), timeout=TIMEOUT)
     try:
         yield state
     finally:
@@ -66,7 +69,7 @@ def everything() -> Iterator[State]:
         loop.close()
 
 
-def wait_for_event(state: State, name: str) -> ServerEvent:
+def wait_for_event(state: Any, name: str) -> ServerEvent:
     """Drive the runner's loop until the hub reports server event `name` (listeners added before run first)."""
     seen: asyncio.Future[ServerEvent] = state.runner.loop.create_future()
 
@@ -112,3 +115,49 @@ def test_log_ring_follows_log_events_and_filters_by_level(everything: State) -> 
     panel.log_view.level.value = "debug"
     assert panel.log_view.count == len(everything.hub.logs("everything", level="debug"))
     ins.close()
+
+
+def settle(runner: Runner, tasks: list[Any]) -> None:
+    """Run the panel's spawned tasks to their end on the runner's loop (which runs only while the test drives it)."""
+    runner.run(asyncio.wait_for(asyncio.gather(*tasks), TIMEOUT))
+
+
+def test_subscribe_button_shows_resource_updates(clean_env: Any) -> None:
+    """With the notebook's own facade: the updates `%mcp subscribe` lists are the ones the inspector shows."""
+    from synapse_nb.notebook.state import SynapseState
+
+    loop = asyncio.new_event_loop()
+    state = SynapseState(None, runner=Runner(loop))
+    try:
+        state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
+        ins = Inspector(state, "everything")
+        panel = ins.panels["everything"]
+        settle(state.runner, panel.tasks)  # the catalogue
+        browser = panel.resource_browser
+        uri = str(browser.choice.value)
+        assert uri
+        assert browser.subscribe_button.description == "Subscribe"
+        assert browser.updates.value == ""
+        browser.subscribe_button.click()
+        settle(state.runner, panel.tasks)
+        assert browser.subscribed == {uri}
+        assert "subscribed to" in browser.output.value
+        assert browser.subscribe_button.description == "Unsubscribe"
+        state.runner.run(state.hub.call("everything__toggle-subscriber-updates", {}), timeout=TIMEOUT)
+        try:
+            event = wait_for_event(state, "resource_updated")
+        finally:
+            state.runner.run(state.hub.call("everything__toggle-subscriber-updates", {}), timeout=TIMEOUT)
+        assert event.detail == {"uri": uri}
+        assert state.answers is not None
+        assert ("everything", uri) in state.answers.updates
+        assert f"⟳ <code>{uri}</code> updated" in browser.updates.value
+        browser.subscribe_button.click()
+        settle(state.runner, panel.tasks)
+        assert browser.subscribed == set()
+        assert browser.subscribe_button.description == "Subscribe"
+        assert "unsubscribed from" in browser.output.value
+        ins.close()
+    finally:
+        state.close()
+        loop.close()
