@@ -1,4 +1,4 @@
-"""The inspector against the npm reference server (server-everything over stdio): log ring, subscriptions."""
+"""Inspector widgets against the npm reference server (server-everything, stdio): logs, subscriptions, elicitation."""
 
 from __future__ import annotations
 
@@ -9,13 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ipywidgets as w
 import pytest
 
 from synapse_nb.events import Event, ServerEvent
+from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
+from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.logs import level_at_least
 from synapse_nb.notebook.runner import Runner
 from synapse_nb.notebook.widgets import Inspector
+from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 
 EVERYTHING = (Path(__file__).resolve().parents[3] / ".tools" / "node_modules" / "@modelcontextprotocol"
               / "server-everything" / "dist" / "index.js")
@@ -161,3 +165,69 @@ def test_subscribe_button_shows_resource_updates(clean_env: Any) -> None:
     finally:
         state.close()
         loop.close()
+
+
+class Shown:
+    """An elicitation handler that answers through an ElicitationWidget, as a background run does."""
+
+    def __init__(self) -> None:
+        self.widgets: list[ElicitationWidget] = []
+        self.event = asyncio.Event()
+
+    async def __call__(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+        widget = ElicitationWidget(request, asyncio.get_running_loop())
+        self.widgets.append(widget)
+        self.event.set()
+        return await widget.wait()
+
+    def next(self, runner: Runner) -> ElicitationWidget:
+        runner.run(asyncio.wait_for(self.event.wait(), TIMEOUT))
+        self.event.clear()
+        return self.widgets[-1]
+
+
+@pytest.fixture
+def asking() -> Iterator[tuple[Runner, McpHub, Shown]]:
+    loop = asyncio.new_event_loop()
+    runner, shown = Runner(loop), Shown()
+    hub = McpHub(handlers=ClientHandlers(elicit=shown))
+    runner.run(hub.connect("everything", **node_args()), timeout=TIMEOUT)
+    try:
+        yield runner, hub, shown
+    finally:
+        runner.run(hub.aclose(), timeout=30)
+        loop.close()
+
+
+def test_elicitation_form_widget_answers_with_defaults(asking: tuple[Runner, McpHub, Shown]) -> None:
+    runner, hub, shown = asking
+    call = runner.spawn(hub.call("everything__trigger-elicitation-request", {}))
+    widget = shown.next(runner)
+    assert widget.form is not None
+    assert widget.accept_button.description == "Submit"
+    widget.accept_button.click()  # "name" is required and has no default: refused in the widget, not sent
+    assert not widget.done.done()
+    assert "snb-err" in widget.status.value
+    widget.form.load({"name": "Ada"})
+    widget.accept_button.click()
+    result = runner.run(asyncio.wait_for(call, TIMEOUT))
+    assert "- Name: Ada" in result.text
+    assert "- Favorite Integer: 42" in result.text  # the schema's default, applied by ElicitationForm.answer
+    assert "accepted: name=Ada" in widget.status.value
+    assert widget.accept_button.disabled
+
+
+def test_url_elicitation_widget_shows_the_link_and_declines(asking: tuple[Runner, McpHub, Shown]) -> None:
+    runner, hub, shown = asking
+    url = "https://example.com/sign-in"
+    call = runner.spawn(hub.call("everything__trigger-url-elicitation", {"url": url, "message": "Sign in please"}))
+    widget = shown.next(runner)
+    assert widget.form is None
+    assert widget.accept_button.description == "Done"
+    html = "".join(c.value for c in widget.children if isinstance(c, w.HTML))
+    assert f'href="{url}"' in html
+    assert "Sign in please" in html
+    widget.decline_button.click()
+    result = runner.run(asyncio.wait_for(call, TIMEOUT))
+    assert "declined to open the URL" in result.text
+    assert "declined" in widget.status.value
