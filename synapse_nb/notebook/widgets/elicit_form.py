@@ -39,8 +39,9 @@ class ElicitationWidget(w.VBox):  # type: ignore[misc]
                        f'<div class="snb-tool-description">{esc(request.message)}</div>')
         body: list[w.Widget] = [title]
         if isinstance(request, UrlElicitation):
+            clickable = request.url.lower().startswith(("https://", "http://"))  # never javascript: and the like
             body.append(w.HTML(f'<a href="{esc(request.url)}" target="_blank" rel="noopener noreferrer">'
-                               f"{esc(request.url)}</a>"))
+                               f"{esc(request.url)}</a>" if clickable else f"<code>{esc(request.url)}</code>"))
         else:
             self.form = ToolForm(request.schema)
             body.append(self.form)
