@@ -72,12 +72,15 @@ class NotebookAnswers:
 
         widget = ElicitationWidget(request, asyncio.get_running_loop())
         self.asking.append(widget)
+        # open inspectors show it too (not recorded: the hub records the answer as an `elicitation` event)
+        self.state.tell_panels(ServerEvent(server=request.server, event="elicitation_asked"))
         try:
             bundle: dict[str, Any] = widget._repr_mimebundle_()
             self._in_cell(lambda: self.state.publish(bundle, None, False))
             return await widget.wait()
         finally:
             self.asking.remove(widget)
+            self.state.tell_panels(ServerEvent(server=request.server, event="elicitation_answered"))
 
     def _elicit(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
         card_id = uuid.uuid4().hex

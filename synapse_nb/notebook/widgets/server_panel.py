@@ -180,7 +180,8 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         buttons = w.HBox(
             [self.restart_button, self.disconnect_button, self.action_status], layout=w.Layout(align_items="center")
         )
-        header = w.VBox([self.card, buttons, self.stderr, self.logs])
+        self.asking = w.VBox()  # the server's questions waiting for an answer (ElicitationWidgets)
+        header = w.VBox([self.card, buttons, self.asking, self.stderr, self.logs])
         header.add_class("snb-card")
         super().__init__([header, self.tabs], layout=w.Layout(width="100%"))
         self.add_class(f"snb-server-{name}")
@@ -214,6 +215,9 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         if not self.builtin:
             self._refresh_logs()
             self.resource_browser.show_updates(self._resource_updates())
+            asking = tuple(self._asking())
+            if asking != tuple(self.asking.children):
+                self.asking.children = asking
         tools = tuple(tools)
         if tools != self.tools:
             self.tools = tools
@@ -328,6 +332,11 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         `%mcp subscribe` (the facade's optional `answers.updates`: (server, uri) pairs, oldest first)."""
         updates = getattr(getattr(self.state, "answers", None), "updates", None) or ()
         return [uri for server, uri in updates if server == self.name]
+
+    def _asking(self) -> list[Any]:
+        """This server's elicitation widgets waiting for an answer (the facade's optional `answers.asking`)."""
+        asking = getattr(getattr(self.state, "answers", None), "asking", None) or ()
+        return [widget for widget in asking if getattr(widget.request, "server", None) == self.name]
 
     def _refresh_logs(self) -> None:
         """Re-read the log ring; the accordion's title counts what is shown at the chosen level."""

@@ -73,8 +73,11 @@ def everything() -> Iterator[State]:
         loop.close()
 
 
-def wait_for_event(state: Any, name: str) -> ServerEvent:
-    """Drive the runner's loop until the hub reports server event `name` (listeners added before run first)."""
+def wait_for_event(state: Any, name: str, *, foreground: bool = True) -> ServerEvent:
+    """Drive the runner's loop until the hub reports server event `name` (listeners added before run first).
+
+    `foreground=False` drives the loop as the kernel does between cells (no cell waits: `runner.foreground`
+    is false), as when a call was made from the inspector."""
     seen: asyncio.Future[ServerEvent] = state.runner.loop.create_future()
 
     def listener(event: Event) -> None:
@@ -83,6 +86,8 @@ def wait_for_event(state: Any, name: str) -> ServerEvent:
 
     unsubscribe = state.on_server_event(listener)
     try:
+        if not foreground:
+            return state.runner.loop.run_until_complete(asyncio.wait_for(seen, TIMEOUT))
         return state.runner.run(asyncio.wait_for(seen, TIMEOUT))
     finally:
         unsubscribe()
@@ -231,3 +236,35 @@ def test_url_elicitation_widget_shows_the_link_and_declines(asking: tuple[Runner
     result = runner.run(asyncio.wait_for(call, TIMEOUT))
     assert "declined to open the URL" in result.text
     assert "declined" in widget.status.value
+
+
+def test_a_form_asked_during_an_inspector_call_shows_in_the_panel(clean_env: Any) -> None:
+    """The notebook's own answers: a call made from the inspector (no cell waits) gets the widget form,
+    in the cell and in the server's panel, and the panel drops it once answered."""
+    from synapse_nb.notebook.state import SynapseState
+
+    loop = asyncio.new_event_loop()
+    state = SynapseState(None, runner=Runner(loop))
+    state.live = True  # as in a kernel; there is no shell, so the widget's bundle is published directly
+    published: list[dict[str, Any]] = []
+    state.publish = lambda bundle, display_id, update: published.append(dict(bundle))
+    try:
+        state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
+        ins = Inspector(state, "everything")
+        panel = ins.panels["everything"]
+        assert panel.asking.children == ()
+        call = state.runner.spawn(state.call_tool("everything__trigger-elicitation-request", {}))
+        wait_for_event(state, "elicitation_asked", foreground=False)
+        (widget,) = panel.asking.children
+        assert isinstance(widget, ElicitationWidget)
+        assert any("application/vnd.jupyter.widget-view+json" in b for b in published)
+        assert widget.form is not None
+        widget.form.load({"name": "Grace"})
+        widget.accept_button.click()
+        result = loop.run_until_complete(asyncio.wait_for(call, TIMEOUT))
+        assert "- Name: Grace" in result.text
+        assert panel.asking.children == ()
+        ins.close()
+    finally:
+        state.close()
+        loop.close()
