@@ -268,3 +268,29 @@ def test_a_form_asked_during_an_inspector_call_shows_in_the_panel(clean_env: Any
     finally:
         state.close()
         loop.close()
+
+
+def test_a_cancelled_call_closes_its_question() -> None:
+    """The waiting call gives up (an interrupt, a cancelled background run): the widget stops taking answers."""
+    from synapse_nb.mcp_client.elicitation import parse_form
+
+    loop = asyncio.new_event_loop()
+    try:
+        widget = ElicitationWidget(parse_form("srv", "Name?", {"type": "object", "properties": {
+            "name": {"type": "string"}}, "required": ["name"]}), loop)
+
+        async def give_up() -> None:
+            waiting = asyncio.ensure_future(widget.wait())
+            await asyncio.sleep(0)  # a turn for the task to start waiting (ordering, not timing)
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+
+        loop.run_until_complete(give_up())
+        assert widget.done.result().action == "cancel"
+        assert "cancelled (the call ended before an answer)" in widget.status.value
+        assert widget.accept_button.disabled
+        widget.decline_button.click()  # too late: nothing changes
+        assert widget.done.result().action == "cancel"
+    finally:
+        loop.close()
