@@ -4,8 +4,9 @@
 waits on it (a `%mcp call`, a `%%synapse` turn); the SDK runs the callback in the connection's task,
 which was started by an earlier cell, so cards, notes and input requests are sent in the context of
 the cell the kernel is running now (its parent message), or they would land in the connecting cell.
-Where nobody can answer (no stdin: nbclient, papermill, a frontend without input) a form or URL is
-declined and sampling refused, with a note in the cell.
+Where no cell waits on stdin (a `--background` run, a call from the inspector) a form or URL is a widget
+in the cell (widgets/elicit_form.py). Where nobody can answer (no stdin: nbclient, papermill, a frontend
+without input) a form or URL is declined and sampling refused, with a note in the cell.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class NotebookAnswers:
     def __init__(self, state: SynapseState) -> None:
         self.state = state
         self.updates: list[tuple[str, str]] = []  # (server, uri) of resource updates, oldest first
+        self.asking: list[Any] = []  # the ElicitationWidgets waiting for an answer now
 
     def handlers(self) -> ClientHandlers:
         """The hub's handlers for this kernel: stdin questions, the kernel's model, updates shown and recorded."""
@@ -62,7 +64,26 @@ class NotebookAnswers:
     # -- elicitation
 
     async def elicit(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+        if self.state.live and not self.state.runner.foreground:
+            return await self._elicit_by_widget(request)
         return self._in_cell(lambda: self._elicit(request))
+
+    async def _elicit_by_widget(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+        """No cell waits on stdin (a background run, a call from the inspector): a widget form or link,
+        shown in the cell the kernel runs now, answers; the call waits for it (or is cancelled)."""
+        from .widgets.elicit_form import ElicitationWidget
+
+        widget = ElicitationWidget(request, asyncio.get_running_loop())
+        self.asking.append(widget)
+        # open inspectors show it too (not recorded: the hub records the answer as an `elicitation` event)
+        self.state.tell_panels(ServerEvent(server=request.server, event="elicitation_asked"))
+        try:
+            bundle: dict[str, Any] = widget._repr_mimebundle_()
+            self._in_cell(lambda: self.state.publish(bundle, None, False))
+            return await widget.wait()
+        finally:
+            self.asking.remove(widget)
+            self.state.tell_panels(ServerEvent(server=request.server, event="elicitation_answered"))
 
     def _elicit(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
         card_id = uuid.uuid4().hex

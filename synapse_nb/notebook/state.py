@@ -197,11 +197,15 @@ class SynapseState:
         """The history sink (used by the hub): records everything; server events also go to open panels."""
         self._sink(event, enabled=True)
         if isinstance(event, ServerEvent):
-            for listener in list(self._server_listeners):
-                try:
-                    listener(event)
-                except Exception:  # a widget's listener must not break the hub
-                    logger.exception("a server event listener failed")
+            self.tell_panels(event)
+
+    def tell_panels(self, event: ServerEvent) -> None:
+        """Give open panels a ServerEvent without recording it (e.g. a question waiting for an answer)."""
+        for listener in list(self._server_listeners):
+            try:
+                listener(event)
+            except Exception:  # a widget's listener must not break the hub
+                logger.exception("a server event listener failed")
 
     def on_server_event(self, listener: EventSink) -> Callable[[], None]:
         """Call `listener` with every ServerEvent (the inspector's panels); returns the unsubscribe function."""

@@ -14,7 +14,7 @@ import pytest
 from conftest import Shell
 from IPython.core.error import StdinNotImplementedError, UsageError
 
-from synapse_nb.mcp_client.elicitation import ElicitationForm, UrlElicitation, parse_form
+from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation, parse_form
 from synapse_nb.mcp_client.sampling import SamplingRequest
 from synapse_nb.notebook.args import parse_connect
 from synapse_nb.notebook.commands.mcp_features import parse_logs
@@ -182,15 +182,32 @@ def test_feature_magics_check_their_words(ip: Shell) -> None:
         ip.line("mcp", "logs nobody")
 
 
-def test_with_no_cell_waiting_nobody_is_asked(ip: Shell) -> None:
-    """A background run's tool elicits while no cell blocks: an input request would hang the kernel."""
+def test_with_no_cell_waiting_a_widget_form_asks(ip: Shell) -> None:
+    """A background run's tool elicits while no cell blocks: an input request would hang the kernel, so the
+    form is a widget in the cell, answered through ElicitationForm.answer (defaults applied)."""
     import asyncio
 
-    ip.answers[:] = ["a"]
-    answer = asyncio.run(NotebookAnswers(ip.state).elicit(form()))  # not through the runner: no foreground cell
-    assert answer.action == "decline"
+    answers = NotebookAnswers(ip.state)
+
+    async def ask_and_fill() -> ElicitationAnswer:
+        asking = asyncio.ensure_future(answers.elicit(form()))  # not through the runner: no foreground cell
+        for _ in range(20):  # let the task run up to its wait on the widget (no timing: it only needs turns)
+            if answers.asking:
+                break
+            await asyncio.sleep(0)
+        (widget,) = answers.asking
+        assert widget.form is not None
+        widget.form.load({"name": "Ada"})
+        widget.accept_button.click()
+        return await asking
+
+    answer = asyncio.run(ask_and_fill())
+    assert answer.action == "accept"
+    assert answer.content == {"name": "Ada", "age": 30}
     assert ip.prompts == []
-    assert "no one can answer here (no stdin: a frontend without input, or a background run)" in ip.published.text()
+    assert answers.asking == []
+    (bundle, _, _), *_ = ip.published.items
+    assert "application/vnd.jupyter.widget-view+json" in bundle
 
 
 def test_an_interrupt_at_a_question_cancels_it(ip: Shell) -> None:

@@ -43,6 +43,7 @@ STYLE = """<style>
 .snb-b-grey{background:#eaeef2;color:#424a53;border-color:#d0d7de}
 .snb-dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:5px}
 .snb-err{color:#cf222e}
+.snb-warn{color:#9a6700}
 .snb-ok{color:#1a7f37}
 .snb-field-error{color:#cf222e;font-size:12px;min-height:0}
 .snb-tool-description{margin:4px 0 8px;white-space:pre-wrap}

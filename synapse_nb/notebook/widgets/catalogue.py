@@ -1,4 +1,4 @@
-"""A server's resources and prompts in the inspector: listed, and read or fetched with one click."""
+"""A server's resources and prompts in the inspector: listed, read or fetched with one click, resources watched."""
 
 from __future__ import annotations
 
@@ -86,19 +86,72 @@ class _Browser(w.VBox):  # type: ignore[misc]
 
 
 class ResourceBrowser(_Browser):
-    """Resources of one server; Read shows the chosen one's contents (`hub.read_resource`)."""
+    """Resources of one server; Read shows the chosen one's contents (`hub.read_resource`); Subscribe asks
+    the server for its updates (`hub.subscribe`), which `show_updates` lists as they arrive."""
 
     def __init__(self, hub: Any, server: str, spawn: Callable[[Any], Any], on_loop: Callable[..., None]) -> None:
         self.hub, self.server = hub, server
+        self.subscribed: set[str] = set()
         super().__init__("Read", "book", spawn, on_loop)
+        self.subscribe_button = w.Button(description="Subscribe", icon="bell", layout=w.Layout(width="auto"),
+                                         tooltip="Show updates the server sends for this resource")
+        self.subscribe_button.on_click(lambda _b: on_loop(self._subscribe_clicked))
+        self.choice.observe(lambda _c: on_loop(self._label_subscribe), "value")
+        self.controls.children = (*self.controls.children, self.subscribe_button)
+        self.updates = w.HTML()
+        self.children = (self.listing, self.controls, self.updates, self.output)
 
     def show(self, resources: Sequence[Any]) -> None:
         self.offer([(str(_get(r, "name") or _get(r, "uri")), str(_get(r, "uri"))) for r in resources])
+
+    def show_updates(self, uris: Sequence[str]) -> None:
+        """The `resources/updated` notifications received from this server, newest last (the last 20)."""
+        if not uris and not self.subscribed:
+            self.updates.value = ""
+            return
+        watching = ", ".join(f"<code>{esc(u)}</code>" for u in sorted(self.subscribed)) or "nothing"
+        head = f'<div class="snb-muted">subscribed to {watching} · {len(uris)} update{"s" if len(uris) != 1 else ""}'
+        lines = "".join(f"<div>⟳ <code>{esc(u)}</code> updated</div>" for u in uris[-20:])
+        self.updates.value = f"{head}</div>{lines}"
 
     def _clicked(self) -> None:
         uri = self.choice.value
         if uri:
             self.spawn(self._show(f"reading {uri}", lambda: self.hub.read_resource(self.server, uri), blocks_html))
+
+    def _label_subscribe(self) -> None:
+        on = self.choice.value in self.subscribed
+        self.subscribe_button.description = "Unsubscribe" if on else "Subscribe"
+        self.subscribe_button.icon = "bell-slash" if on else "bell"
+
+    def _subscribe_clicked(self) -> None:
+        uri = self.choice.value
+        if uri:
+            self.subscribe_button.disabled = True
+            self.spawn(self._toggle_subscription(str(uri)))
+
+    async def _toggle_subscription(self, uri: str) -> None:
+        on = uri not in self.subscribed
+        verb = "subscribing to" if on else "unsubscribing from"
+        self.output.value = f'<span class="snb-muted">{SPINNER} {verb} {esc(uri)} …</span>'
+        try:
+            await (self.hub.subscribe if on else self.hub.unsubscribe)(self.server, uri)
+        except SynapseError as exc:
+            self.output.value = f'<span class="snb-err">{esc(exc)}</span>'
+        except Exception as exc:  # a background widget task: show and log
+            logger.exception("%s %s failed", verb, uri)
+            self.output.value = f'<span class="snb-err">{esc(type(exc).__name__)}: {esc(exc)}</span>'
+        else:
+            if on:
+                self.subscribed.add(uri)
+                done = f"✓ subscribed to <code>{esc(uri)}</code>; its updates show above"
+            else:
+                self.subscribed.discard(uri)
+                done = f"✓ unsubscribed from <code>{esc(uri)}</code>"
+            self.output.value = f'<span class="snb-ok">{done}</span>'
+        finally:
+            self.subscribe_button.disabled = False
+            self._label_subscribe()
 
 
 class PromptBrowser(_Browser):

@@ -54,7 +54,8 @@ class StateLike(Protocol):
     """The facade the notebook layer hands to `inspector()`.
 
     Optionally also `on_server_event(listener) -> unsubscribe`: the hub's ServerEvents, so open
-    panels follow restarts and crashes (SynapseState has it; a facade without it is re-read on Refresh).
+    panels follow restarts and crashes (SynapseState has it; a facade without it is re-read on Refresh),
+    and `answers.updates`: the (server, uri) resource updates received, shown in the resources tab.
     """
 
     @property

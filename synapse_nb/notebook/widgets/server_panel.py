@@ -1,4 +1,4 @@
-"""ServerPanel: one MCP server in the inspector: status card, restart/disconnect, stderr, tools, resources, prompts."""
+"""ServerPanel: one MCP server in the inspector: card, restart, stderr and logs, tools, resources, prompts."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ._threads import call_on, kernel_loop
 from .catalogue import PromptBrowser, ResourceBrowser
 from .facade import HistoryLike, StateLike
 from .kernel_group import OFF_HINT, BuiltinInfo
+from .log_view import LogView
 from .tool_panel import ToolPanel
 
 __all__ = ["ServerPanel", "card_html", "prompts_html", "resources_html"]
@@ -153,6 +154,9 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         self.action_status = w.HTML()
         self.stderr_view = w.HTML()
         self.stderr = w.Accordion([self.stderr_view], titles=("stderr",), selected_index=None)
+        self.log_view = LogView(name, self._read_logs, self._on_loop)
+        self.logs = w.Accordion([self.log_view], titles=("logs",), selected_index=None)
+        self.log_view.level.observe(lambda _c: self._on_loop(self._refresh_logs), "value")
         self.tool_list = w.Select(options=[], rows=10, layout=w.Layout(width="210px", min_width="210px"))
         self.tool_list.add_class("snb-tool-list")
         self.tool_list.observe(lambda _c: self._on_loop(self._show_tool), "value")
@@ -176,7 +180,8 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         buttons = w.HBox(
             [self.restart_button, self.disconnect_button, self.action_status], layout=w.Layout(align_items="center")
         )
-        header = w.VBox([self.card, buttons, self.stderr])
+        self.asking = w.VBox()  # the server's questions waiting for an answer (ElicitationWidgets)
+        header = w.VBox([self.card, buttons, self.asking, self.stderr, self.logs])
         header.add_class("snb-card")
         super().__init__([header, self.tabs], layout=w.Layout(width="100%"))
         self.add_class(f"snb-server-{name}")
@@ -185,7 +190,7 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
     def _as_builtin(self) -> None:
         """A group served in process: nothing to restart, disconnect, read stderr of, or list resources of."""
         self.builtin = True
-        for hidden in (self.restart_button, self.disconnect_button, self.stderr):
+        for hidden in (self.restart_button, self.disconnect_button, self.stderr, self.logs):
             hidden.layout.display = "none"
         for view, kind in ((self.resources, "resources"), (self.prompts, "prompts")):
             view.value = f'<span class="snb-muted">The built-in {esc(self.name)} group offers no {kind}.</span>'
@@ -207,6 +212,12 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         self.stderr_view.value = (
             f'<div class="snb-pre">{esc(tail)}</div>' if lines else '<span class="snb-muted">(nothing on stderr)</span>'
         )
+        if not self.builtin:
+            self._refresh_logs()
+            self.resource_browser.show_updates(self._resource_updates())
+            asking = tuple(self._asking())
+            if asking != tuple(self.asking.children):
+                self.asking.children = asking
         tools = tuple(tools)
         if tools != self.tools:
             self.tools = tools
@@ -315,6 +326,28 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
                 self.on_changed()  # re-reads the hub; update() lists the catalogue of a running server
             elif verb == "restart":
                 self.load_catalogue()
+
+    def _resource_updates(self) -> list[str]:
+        """URIs of this server's `resources/updated` notifications, as the notebook keeps them for
+        `%mcp subscribe` (the facade's optional `answers.updates`: (server, uri) pairs, oldest first)."""
+        updates = getattr(getattr(self.state, "answers", None), "updates", None) or ()
+        return [uri for server, uri in updates if server == self.name]
+
+    def _asking(self) -> list[Any]:
+        """This server's elicitation widgets waiting for an answer (the facade's optional `answers.asking`)."""
+        asking = getattr(getattr(self.state, "answers", None), "asking", None) or ()
+        return [widget for widget in asking if getattr(widget.request, "server", None) == self.name]
+
+    def _refresh_logs(self) -> None:
+        """Re-read the log ring; the accordion's title counts what is shown at the chosen level."""
+        self.log_view.refresh()
+        shown, level = self.log_view.count, self.log_view.level.value
+        self.logs.titles = (f"logs ({shown} message{'s' if shown != 1 else ''} at {level} or above)",)
+
+    def _read_logs(self, n: int, level: str) -> Sequence[Any]:
+        """The hub's log ring of this server (a hub without `logs`, like a test fake's, has none)."""
+        read = getattr(self.state.hub, "logs", None)
+        return list(read(self.name, n, level=level)) if callable(read) else []
 
     def _on_loop(self, fn: Callable[..., None], *args: Any) -> None:
         call_on(kernel_loop(self.state.runner), fn, *args)

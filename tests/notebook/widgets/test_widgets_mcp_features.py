@@ -1,0 +1,296 @@
+"""Inspector widgets against the npm reference server (server-everything, stdio): logs, subscriptions, elicitation."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+import pytest
+
+from synapse_nb.events import Event, ServerEvent
+from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
+from synapse_nb.mcp_client.handlers import ClientHandlers
+from synapse_nb.mcp_client.hub import McpHub
+from synapse_nb.mcp_client.logs import level_at_least
+from synapse_nb.notebook.runner import Runner
+from synapse_nb.notebook.widgets import Inspector
+from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
+
+EVERYTHING = (Path(__file__).resolve().parents[3] / ".tools" / "node_modules" / "@modelcontextprotocol"
+              / "server-everything" / "dist" / "index.js")
+TIMEOUT = 60
+
+
+@dataclass
+class State:
+    """The facade as the notebook layer builds it, without IPython: a hub, a runner, its server events."""
+
+    runner: Runner
+    hub: McpHub = field(init=False)
+    listeners: list[Callable[[Event], None]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.hub = McpHub(on_event=self.emit)
+
+    def emit(self, event: Event) -> None:
+        for listener in list(self.listeners):
+            listener(event)
+
+    def on_server_event(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        self.listeners.append(listener)
+        return lambda: self.listeners.remove(listener)
+
+    def history(self) -> Any:
+        return None
+
+    async def call_tool(self, qualified: str, arguments: Any) -> Any:
+        return await self.hub.call(qualified, arguments)
+
+
+def node_args() -> dict[str, Any]:
+    node = shutil.which("node")
+    if node is None or not EVERYTHING.is_file():  # the setup is broken: fail, don't skip
+        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
+                    "(or node is missing): run `make tools`")
+    return {"command": node, "args": [str(EVERYTHING), "stdio"]}
+
+
+@pytest.fixture
+def everything() -> Iterator[State]:
+    loop = asyncio.new_event_loop()
+    state = State(Runner(loop))
+    # warnings and above only: every simulated message then is one the hub reports as a `log` event
+    state.runner.run(state.hub.connect("everything", **node_args(), log_level="warning"), timeout=TIMEOUT)
+    try:
+        yield state
+    finally:
+        state.runner.run(state.hub.aclose(), timeout=30)
+        loop.close()
+
+
+def wait_for_event(state: Any, name: str, *, foreground: bool = True) -> ServerEvent:
+    """Drive the runner's loop until the hub reports server event `name` (listeners added before run first).
+
+    `foreground=False` drives the loop as the kernel does between cells (no cell waits: `runner.foreground`
+    is false), as when a call was made from the inspector."""
+    seen: asyncio.Future[ServerEvent] = state.runner.loop.create_future()
+
+    def listener(event: Event) -> None:
+        if isinstance(event, ServerEvent) and event.event == name and not seen.done():
+            seen.set_result(event)
+
+    unsubscribe = state.on_server_event(listener)
+    try:
+        if not foreground:
+            return state.runner.loop.run_until_complete(asyncio.wait_for(seen, TIMEOUT))
+        return state.runner.run(asyncio.wait_for(seen, TIMEOUT))
+    finally:
+        unsubscribe()
+
+
+def test_log_ring_follows_log_events_and_filters_by_level(everything: State) -> None:
+    ins = Inspector(everything, "everything")
+    panel = ins.panels["everything"]
+    assert panel.logs.titles == ("logs (0 messages at debug or above)",)
+    assert "No log messages from everything" in panel.log_view.view.value
+    everything.runner.run(everything.hub.call("everything__toggle-simulated-logging", {}), timeout=TIMEOUT)
+    try:
+        event = wait_for_event(everything, "log")  # the inspector's own listener re-read the hub first
+    finally:
+        everything.runner.run(everything.hub.call("everything__toggle-simulated-logging", {}), timeout=TIMEOUT)
+    entries = everything.hub.logs("everything", level="debug")
+    assert entries
+    assert all(level_at_least(e.level, "warning") for e in entries)
+    assert panel.log_view.count >= 1
+    assert isinstance(event.detail, dict)
+    assert str(event.detail["message"]) in panel.log_view.view.value
+    assert panel.logs.titles[0].startswith(f"logs ({panel.log_view.count} message")
+    # the filter re-reads the ring at the chosen level
+    panel.log_view.level.value = "emergency"
+    severe = everything.hub.logs("everything", level="emergency")
+    assert panel.log_view.count == len(severe)
+    assert panel.logs.titles == (f"logs ({len(severe)} message{'s' if len(severe) != 1 else ''} "
+                                 "at emergency or above)",)
+    if not severe:
+        assert "at emergency or above" in panel.log_view.view.value
+    mild = [e for e in entries if e.level != "emergency"]
+    for entry in mild:
+        assert entry.text not in panel.log_view.view.value
+    panel.log_view.level.value = "debug"
+    assert panel.log_view.count == len(everything.hub.logs("everything", level="debug"))
+    ins.close()
+
+
+def settle(runner: Runner, tasks: list[Any]) -> None:
+    """Run the panel's spawned tasks to their end on the runner's loop (which runs only while the test drives it)."""
+    runner.run(asyncio.wait_for(asyncio.gather(*tasks), TIMEOUT))
+
+
+def test_subscribe_button_shows_resource_updates(clean_env: Any) -> None:
+    """With the notebook's own facade: the updates `%mcp subscribe` lists are the ones the inspector shows."""
+    from synapse_nb.notebook.state import SynapseState
+
+    loop = asyncio.new_event_loop()
+    state = SynapseState(None, runner=Runner(loop))
+    try:
+        state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
+        ins = Inspector(state, "everything")
+        panel = ins.panels["everything"]
+        settle(state.runner, panel.tasks)  # the catalogue
+        browser = panel.resource_browser
+        uri = str(browser.choice.value)
+        assert uri
+        assert browser.subscribe_button.description == "Subscribe"
+        assert browser.updates.value == ""
+        browser.subscribe_button.click()
+        settle(state.runner, panel.tasks)
+        assert browser.subscribed == {uri}
+        assert "subscribed to" in browser.output.value
+        assert browser.subscribe_button.description == "Unsubscribe"
+        state.runner.run(state.hub.call("everything__toggle-subscriber-updates", {}), timeout=TIMEOUT)
+        try:
+            event = wait_for_event(state, "resource_updated")
+        finally:
+            state.runner.run(state.hub.call("everything__toggle-subscriber-updates", {}), timeout=TIMEOUT)
+        assert event.detail == {"uri": uri}
+        assert state.answers is not None
+        assert ("everything", uri) in state.answers.updates
+        assert f"⟳ <code>{uri}</code> updated" in browser.updates.value
+        browser.subscribe_button.click()
+        settle(state.runner, panel.tasks)
+        assert browser.subscribed == set()
+        assert browser.subscribe_button.description == "Subscribe"
+        assert "unsubscribed from" in browser.output.value
+        ins.close()
+    finally:
+        state.close()
+        loop.close()
+
+
+class Shown:
+    """An elicitation handler that answers through an ElicitationWidget, as a background run does."""
+
+    def __init__(self) -> None:
+        self.widgets: list[ElicitationWidget] = []
+        self.event = asyncio.Event()
+
+    async def __call__(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+        widget = ElicitationWidget(request, asyncio.get_running_loop())
+        self.widgets.append(widget)
+        self.event.set()
+        return await widget.wait()
+
+    def next(self, runner: Runner) -> ElicitationWidget:
+        runner.run(asyncio.wait_for(self.event.wait(), TIMEOUT))
+        self.event.clear()
+        return self.widgets[-1]
+
+
+@pytest.fixture
+def asking() -> Iterator[tuple[Runner, McpHub, Shown]]:
+    loop = asyncio.new_event_loop()
+    runner, shown = Runner(loop), Shown()
+    hub = McpHub(handlers=ClientHandlers(elicit=shown))
+    runner.run(hub.connect("everything", **node_args()), timeout=TIMEOUT)
+    try:
+        yield runner, hub, shown
+    finally:
+        runner.run(hub.aclose(), timeout=30)
+        loop.close()
+
+
+def test_elicitation_form_widget_answers_with_defaults(asking: tuple[Runner, McpHub, Shown]) -> None:
+    runner, hub, shown = asking
+    call = runner.spawn(hub.call("everything__trigger-elicitation-request", {}))
+    widget = shown.next(runner)
+    assert widget.form is not None
+    assert widget.accept_button.description == "Submit"
+    widget.accept_button.click()  # "name" is required and has no default: refused in the widget, not sent
+    assert not widget.done.done()
+    assert "snb-err" in widget.status.value
+    widget.form.load({"name": "Ada"})
+    widget.accept_button.click()
+    result = runner.run(asyncio.wait_for(call, TIMEOUT))
+    assert "- Name: Ada" in result.text
+    assert "- Favorite Integer: 42" in result.text  # the schema's default, applied by ElicitationForm.answer
+    assert "accepted: name=Ada" in widget.status.value
+    assert widget.accept_button.disabled
+
+
+def test_url_elicitation_widget_shows_the_link_and_declines(asking: tuple[Runner, McpHub, Shown]) -> None:
+    runner, hub, shown = asking
+    url = "https://example.com/sign-in"
+    call = runner.spawn(hub.call("everything__trigger-url-elicitation", {"url": url, "message": "Sign in please"}))
+    widget = shown.next(runner)
+    assert widget.form is None
+    assert widget.accept_button.description == "Done"
+    html = "".join(c.value for c in widget.children if isinstance(c, w.HTML))
+    assert f'href="{url}"' in html
+    assert "Sign in please" in html
+    widget.decline_button.click()
+    result = runner.run(asyncio.wait_for(call, TIMEOUT))
+    assert "declined to open the URL" in result.text
+    assert "declined" in widget.status.value
+
+
+def test_a_form_asked_during_an_inspector_call_shows_in_the_panel(clean_env: Any) -> None:
+    """The notebook's own answers: a call made from the inspector (no cell waits) gets the widget form,
+    in the cell and in the server's panel, and the panel drops it once answered."""
+    from synapse_nb.notebook.state import SynapseState
+
+    loop = asyncio.new_event_loop()
+    state = SynapseState(None, runner=Runner(loop))
+    state.live = True  # as in a kernel; there is no shell, so the widget's bundle is published directly
+    published: list[dict[str, Any]] = []
+    state.publish = lambda bundle, display_id, update: published.append(dict(bundle))
+    try:
+        state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
+        ins = Inspector(state, "everything")
+        panel = ins.panels["everything"]
+        assert panel.asking.children == ()
+        call = state.runner.spawn(state.call_tool("everything__trigger-elicitation-request", {}))
+        wait_for_event(state, "elicitation_asked", foreground=False)
+        (widget,) = panel.asking.children
+        assert isinstance(widget, ElicitationWidget)
+        assert any("application/vnd.jupyter.widget-view+json" in b for b in published)
+        assert widget.form is not None
+        widget.form.load({"name": "Grace"})
+        widget.accept_button.click()
+        result = loop.run_until_complete(asyncio.wait_for(call, TIMEOUT))
+        assert "- Name: Grace" in result.text
+        assert panel.asking.children == ()
+        ins.close()
+    finally:
+        state.close()
+        loop.close()
+
+
+def test_a_cancelled_call_closes_its_question() -> None:
+    """The waiting call gives up (an interrupt, a cancelled background run): the widget stops taking answers."""
+    from synapse_nb.mcp_client.elicitation import parse_form
+
+    loop = asyncio.new_event_loop()
+    try:
+        widget = ElicitationWidget(parse_form("srv", "Name?", {"type": "object", "properties": {
+            "name": {"type": "string"}}, "required": ["name"]}), loop)
+
+        async def give_up() -> None:
+            waiting = asyncio.ensure_future(widget.wait())
+            await asyncio.sleep(0)  # a turn for the task to start waiting (ordering, not timing)
+            waiting.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await waiting
+
+        loop.run_until_complete(give_up())
+        assert widget.done.result().action == "cancel"
+        assert "cancelled (the call ended before an answer)" in widget.status.value
+        assert widget.accept_button.disabled
+        widget.decline_button.click()  # too late: nothing changes
+        assert widget.done.result().action == "cancel"
+    finally:
+        loop.close()
