@@ -7,7 +7,7 @@
 
 Data tools: list_tables, describe_table, query, summarize_column (read-only), drop_table (destructive
 by its annotations; it only pretends). Test tools, only with `--test-tools` (`build_server(test_tools=True)`)
-so that a user's tool list shows the shop alone: echo, sleep, fail, crash, garbage, image, large, env,
+so that a user's tool list shows the shop alone: echo, sleep, progress, fail, crash, garbage, image, large, env,
 add_tool, cancellations. Resource `demo://schema`; prompt `explore_table`. The tables (products,
 customers, orders) load from the CSV files in `demo_data/` into an in-memory SQLite database.
 """
@@ -297,6 +297,16 @@ def _add_test_tools(server: MCPServer, shop: _Shop, wire_fd: int) -> None:
             raise
         return f"slept {seconds:g} s"
 
+    @server.tool(annotations=_TEST, structured_output=False)
+    async def progress(steps: int, seconds: float, ctx: Context) -> str:
+        """Take `steps` steps of `seconds` each (at most 1000, an hour in all), reporting progress with a message."""
+        steps = max(1, min(steps, 1000))
+        pause = min(max(seconds, 0.0), 3600.0 / steps)
+        for step in range(1, steps + 1):
+            await anyio.sleep(pause)
+            await ctx.report_progress(step, steps, f"step {step} of {steps}")
+        return f"took {steps} steps"
+
     @server.tool(annotations=_TEST)
     def cancellations() -> int:
         """How many sleep calls were cancelled by the client so far."""
@@ -362,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port for --http / --sse (default 8765)")
     parser.add_argument("--test-tools", action="store_true",
-                        help="also offer the test tools (echo, sleep, fail, crash, garbage, image, large, ...)")
+                        help="also offer the test tools (echo, sleep, progress, fail, crash, large, ...)")
     options = parser.parse_args(argv)
     if options.http or options.sse:
         server = build_server(test_tools=options.test_tools)

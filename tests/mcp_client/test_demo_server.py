@@ -21,7 +21,9 @@ from synapse_nb.mcp_client import demo_server
 from synapse_nb.mcp_client.demo_server import build_server, load_database
 
 SHOP_TOOLS = {"list_tables", "describe_table", "query", "summarize_column", "drop_table"}
-TEST_TOOLS = {"echo", "sleep", "cancellations", "fail", "crash", "garbage", "image", "large", "env", "add_tool"}
+TEST_TOOLS = {
+    "echo", "sleep", "progress", "cancellations", "fail", "crash", "garbage", "image", "large", "env", "add_tool",
+}
 
 
 async def call(name: str, args: dict[str, Any] | None = None) -> mt.CallToolResult:
@@ -187,3 +189,16 @@ def test_wheel_carries_the_demo_data(tmp_path: Path, repo_root: Path) -> None:
     for table in ("products", "customers", "orders"):
         assert f"synapse_nb/mcp_client/demo_data/{table}.csv" in files
     assert "synapse_nb/mcp_client/demo_server.py" in files
+
+
+@pytest.mark.anyio
+async def test_progress_reports_each_step_with_a_message() -> None:
+    reports: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reports.append((progress, total, message))
+
+    async with Client(build_server(test_tools=True)) as client:
+        result = await client.call_tool("progress", {"steps": 3, "seconds": 0}, progress_callback=on_progress)
+    assert text(result) == "took 3 steps"
+    assert reports == [(1, 3, "step 1 of 3"), (2, 3, "step 2 of 3"), (3, 3, "step 3 of 3")]
