@@ -133,7 +133,8 @@ def test_a_server_that_fails_to_start_says_why_and_shows_its_stderr(ip: Any) -> 
     with pytest.raises(UsageError, match="bad failed to start"):
         ip.line("mcp", line)
     assert "no config here" in ip.published.text()
-    assert ip.line("mcp", "list").state.tolist() == ["failed"]
+    assert ip.line("mcp", "list").state.tolist() == ["failed — %mcp restart bad to retry"]
+    assert "bad (failed — %mcp restart bad to retry, 0 tools)" in repr(ip.line("synapse", "status"))
 
 
 def test_header_secrets_are_never_shown_or_recorded(ip: Any) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "list_servers",
     "restart",
     "restart_async",
+    "state_words",
     "tools",
 ]
 
@@ -243,7 +244,7 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
         return None
     rows = [
         {
-            "server": s.name, "transport": s.transport, "state": s.state, "tools": s.tool_count, "pid": s.pid,
+            "server": s.name, "transport": s.transport, "state": state_words(s), "tools": s.tool_count, "pid": s.pid,
             "restarts": s.restarts, "endpoint": s.command or s.url or "", "last_error": s.last_error,
         }
         for s in servers
@@ -251,6 +252,12 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
     frame = pd.DataFrame(rows, columns=list(SERVER_COLUMNS))
     frame["pid"] = frame["pid"].astype("Int64")
     return frame
+
+
+def state_words(info: ServerInfo) -> str:
+    """`connected`, or what a server that is not running is and the command that gets it going
+    (`failed — %mcp restart bad to retry`): a listing never leaves a dead server looking usable."""
+    return info.state if info.usable else info.status.replace("`", "")
 
 
 def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:

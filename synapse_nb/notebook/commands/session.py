@@ -76,7 +76,9 @@ def status(state: SynapseState, settings: Settings) -> Status:
     except SynapseError as exc:
         model_line = f"{state.model or settings.model} (unusable: {exc})"
     agent = state.sessions.get(state.current)
-    servers = tuple((s.name, s.state, s.tool_count) for s in state.hub.servers) if state.has_hub else ()
+    from .mcp import state_words
+
+    servers = tuple((s.name, state_words(s), s.tool_count) for s in state.hub.servers) if state.has_hub else ()
     store = state.store if state.has_store else None
     from ...config import history_path
 
