@@ -38,7 +38,9 @@ SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAM
 START_TIMEOUT = 90.0  # seconds for JupyterLab to answer
 KERNEL_TIMEOUT_MS = 120_000  # a kernel start on a loaded machine
 CELL_TIMEOUT_MS = 60_000
-DEMO = "{sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"  # expanded by the kernel's IPython
+# The demo server run from this checkout (the SDK starts stdio servers without PYTHONPATH; `-m` imports from
+# the working directory first). `{sys.executable}` is expanded by the kernel's IPython.
+DEMO = f"--cwd {REPO} -- {{sys.executable}} -m synapse_nb.mcp_client.demo_server --test-tools"
 
 # Code points shown as emoji (Unicode's Emoji_Presentation, the blocks that hold them) plus the media symbols
 # the issue saw as empty boxes (⏳ ⏹ ...), the emoji variation selector and the zero-width joiner. Text
@@ -215,8 +217,10 @@ class NotebookPage:
         self.name = name
 
     @classmethod
-    def open(cls, browser: Any, lab: Lab, name: str, *, kernel: bool = True) -> NotebookPage:
-        page = browser.new_page(viewport={"width": 1400, "height": 1300})
+    def open(cls, browser: Any, lab: Lab, name: str, *, kernel: bool = True, height: int = 1300) -> NotebookPage:
+        """Open the notebook in a new page (`height`: the viewport's, which bounds element screenshots);
+        with `kernel`, wait until its kernel is up."""
+        page = browser.new_page(viewport={"width": 1400, "height": height})
         page.goto(lab.notebook_url(name), timeout=60_000)
         page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=60_000)
         notebook = cls(page, name)
@@ -241,11 +245,12 @@ class NotebookPage:
         return self.cell(i).locator(".jp-OutputArea").first
 
     def run(self, i: int, *, wait: bool = True, timeout: float = CELL_TIMEOUT_MS) -> Any:
-        """Run cell i (select it, Shift+Enter); with `wait`, until its prompt shows an execution count."""
+        """Run cell i (select it, Ctrl+Enter: no new cell is added after the last); with `wait`, until its
+        prompt shows an execution count."""
         cell = self.cell(i)
         cell.locator(".jp-InputPrompt").click()
         self.page.keyboard.press("Escape")
-        self.page.keyboard.press("Shift+Enter")
+        self.page.keyboard.press("Control+Enter")
         prompt = cell.locator(".jp-InputPrompt")
         if wait:
             self.wait_done(i, timeout)

@@ -42,8 +42,8 @@ CELLS = [
     "import sys",                                      # 0
     "%load_ext synapse_nb",                            # 1
     f"%mcp connect bad -- {BAD}",                      # 2
-    f"%mcp connect demo -- {DEMO}",                    # 3
-    f"%mcp connect demo -- {DEMO}",                    # 4 the same config again
+    f"%mcp connect demo {DEMO}",                    # 3
+    f"%mcp connect demo {DEMO}",                    # 4 the same config again
     "%mcp list",                                       # 5
     "%synapse status",                                 # 6
     "%mcp inspect",                                    # 7 inspector A

@@ -1,0 +1,293 @@
+"""`%%synapse` turns in JupyterLab in Chromium, against tests/llm_server.py (a local OpenAI-compatible server)
+and the demo MCP server (issue 12).
+
+One JupyterLab for the module, one notebook driven cell by cell. While work runs: tool-call arguments show
+as they stream, then `running demo__progress · N s` ticks with a progress bar carrying the server's
+message, and JupyterLab's interrupt ends the cell with one "cancelled" line; `%mcp call` ticks "calling
+demo.sleep … N s" and is interrupted the same way. The tool-call block: a bordered, tinted container
+with a gap before the answer, a table with a "raw" toggle, a big result and a long answer capped with
+"show all", colours (cancelled neutral, denied grey, only errors red), no emoji. The approval card above
+the input box, answered in the browser. The trace counts only real errors and groups manual calls.
+`%synapse QUESTION?`, `--format code` and `CallOutput.df`. Every state is screenshotted into
+tests/e2e/artifacts/ and asserted from the DOM.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_lab import (
+    DEMO,
+    Lab,
+    NotebookPage,
+    css,
+    emoji_in,
+    error_lines,
+    failure_shot,
+    open_browser,
+    rgb,
+    start_lab,
+    write_notebook,
+)
+from llm_server import LlmServer, call, text, tool_calls
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
+PROGRESS_ARGS = {"steps": 400, "seconds": 0.25}
+LONG_ANSWER = "Here is what I found:\n\n" + "\n".join(f"- finding number {i}" for i in range(1, 71))
+CODE_ANSWER = (
+    "The query:\n\n```sql\nSELECT customer_id, COUNT(*) FROM orders GROUP BY customer_id\n```\n\n"
+    "The same in Python:\n\n```python\norders_per_customer = {'c1': 3}\nprint('orders per customer')\n```\n"
+)
+CELLS = [
+    "import sys",                                                       # 0
+    "%load_ext synapse_nb",                                             # 1
+    f"%mcp connect demo {DEMO}",                                     # 2
+    "%%synapse\nRun the long job.",                                     # 3 progress, interrupted
+    "%mcp call demo.sleep seconds=120",                                 # 4 interrupted
+    "%%synapse\nShow me everything.",                                   # 5 table, big, error, denied
+    "%mcp call demo.echo text=by-hand",                                 # 6
+    "%synapse inspect",                                                 # 7 the trace
+    "out = %mcp call demo.query sql=\"SELECT category, COUNT(*) AS n FROM products GROUP BY category\"\nout.df",
+    "%synapse What tables are there?",                                  # 9
+    "%%synapse --format code\nCount the orders per customer.",          # 10
+]
+NEUTRAL, GREY, RED = rgb("#57606a"), rgb("#6e7781"), rgb("#cf222e")
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[LlmServer]:
+    with LlmServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory, llm: LlmServer) -> Iterator[Lab]:
+    env = {"SYNAPSE_MODEL": "openai:gpt-e2e", "OPENAI_API_KEY": "sk-e2e-not-a-real-key",
+           "OPENAI_BASE_URL": llm.openai_base_url}
+    with start_lab(tmp_path_factory.mktemp("lab-turns"), env) as lab:
+        yield lab
+
+
+@pytest.fixture(scope="module")
+def browser(lab: Lab) -> Iterator[Any]:
+    with open_browser() as browser:
+        yield browser
+
+
+def test_turns_while_running_finished_and_traced(lab: Lab, browser: Any, llm: LlmServer) -> None:
+    name = write_notebook(lab.root / "turns.ipynb", CELLS)
+    nb = NotebookPage.open(browser, lab, name, height=2400)  # tall: the expanded tool blocks fit a screenshot
+    with failure_shot(nb, "turns"):
+        for i in range(3):
+            nb.run(i)
+        _while_work_runs(nb, llm)
+        _the_tool_call_block_and_approval(nb, llm)
+        _trace(nb)
+        _small_things(nb, llm)
+        text = nb.page.locator(".jp-Notebook").inner_text()
+        assert emoji_in(text) == [], emoji_in(text)
+
+
+def _while_work_runs(nb: NotebookPage, llm: LlmServer) -> None:
+    expect, page = nb.expect, nb.page
+    # the arguments stream slowly (8 pieces, 0.3 s apart): they show in the tool block as they arrive
+    llm.queue(tool_calls(call("demo__progress", PROGRESS_ARGS), pieces=8).paced(0.3))
+    cell = nb.run(3, wait=False)
+    streaming = cell.locator(".snb-call-streaming")
+    expect(streaming.locator("code")).to_contain_text('demo__progress({"', timeout=30_000)
+    seen = page.wait_for_function(
+        """(cell) => {
+            const code = cell.querySelector('.snb-call-streaming code');
+            window.__streamed = window.__streamed || [];
+            if (code && !window.__streamed.includes(code.textContent)) window.__streamed.push(code.textContent);
+            return window.__streamed.length >= 2 ? window.__streamed : false;
+        }""",
+        arg=cell.element_handle(), timeout=30_000,
+    ).json_value()
+    full = json.dumps(PROGRESS_ARGS)
+    assert all(s.startswith("demo__progress(") for s in seen), seen
+    assert any(len(s) < len(f"demo__progress({full})") for s in seen), seen  # a part, before the whole
+    expect(streaming.locator(".snb-outcome")).to_have_text(re.compile("receiving arguments|waiting to run"))
+    nb.shot("turn-arguments-streaming", cell)
+
+    # running: the elapsed time ticks (the text changes, no sleeps), a progress bar with the server's message
+    activity = cell.locator(".snb-activity")
+    expect(activity).to_have_text(re.compile(r"running demo__progress · \d+(\.\d)? m?s"), timeout=30_000)
+    first = activity.inner_text()
+    expect(activity).not_to_have_text(first, timeout=10_000)
+    expect(activity).to_have_text(re.compile(r"running demo__progress · \d+(\.\d)? m?s"))
+    block = cell.locator(".snb-call-running")
+    expect(block.locator("code")).to_have_text("demo__progress(steps=400, seconds=0.25)")
+    expect(block.locator(".snb-progress progress")).to_have_count(1)
+    expect(block.locator(".snb-progress")).to_contain_text(re.compile(r"\d+% step \d+ of 400"), timeout=15_000)
+    message = block.locator(".snb-progress").inner_text()
+    expect(block.locator(".snb-progress")).not_to_have_text(message, timeout=10_000)  # it moves on
+    assert "thinking" not in cell.inner_text()
+    nb.shot("turn-running-with-progress", cell)
+
+    # JupyterLab's interrupt: one line, no traceback; the call shows cancelled, in a neutral colour
+    nb.interrupt()
+    nb.wait_done(3)
+    assert error_lines(cell) == [
+        "KeyboardInterrupt: the turn was cancelled; servers stay connected and the transcript so far is kept "
+        "(see _synapse)"
+    ], error_lines(cell)
+    cancelled = cell.locator(".snb-call-cancelled .snb-outcome")
+    expect(cancelled).to_have_text(re.compile(r"^■ cancelled after \d"))
+    assert css(cancelled, "color") == NEUTRAL
+    nb.shot("turn-interrupted", cell)
+
+    # %mcp call ticks "calling demo.sleep … N s"; an interrupt gives the same one line
+    cell = nb.run(4, wait=False)
+    out = nb.output(4)
+    expect(out).to_have_text(re.compile(r"calling demo\.sleep … \d+(\.\d)? m?s"), timeout=30_000)
+    first = out.inner_text()
+    expect(out).not_to_have_text(first, timeout=10_000)
+    nb.shot("mcp-call-ticking", cell)
+    nb.interrupt()
+    nb.wait_done(4)
+    assert error_lines(cell) == [
+        "KeyboardInterrupt: the call of demo.sleep was cancelled; the server stays connected"
+    ], error_lines(cell)
+    expect(out).not_to_contain_text("calling demo.sleep")
+    nb.shot("mcp-call-interrupted", cell)
+
+
+def _the_tool_call_block_and_approval(nb: NotebookPage, llm: LlmServer) -> None:
+    expect, page = nb.expect, nb.page
+    llm.queue(
+        tool_calls(
+            call("demo__query", {"sql": "SELECT product_id, name, unit_price FROM products LIMIT 5"}),
+            call("demo__large", {"kb": 4}),
+            call("demo__fail", {"message": "the disk is on fire"}),
+            call("demo__drop_table", {"table": "orders"}),
+        ),
+        text(LONG_ANSWER),
+    )
+    cell = nb.run(5, wait=False)
+    # the approval question: a card above the input box, with tool, server, arguments, badge and answers
+    card = cell.locator(".snb-approval-card")
+    expect(card).to_be_visible(timeout=30_000)
+    expect(card).to_contain_text("Approve this tool call? demo__drop_table on server demo")
+    expect(card.locator(".snb-badge-destructive")).to_have_text("destructive")
+    expect(card.locator("pre")).to_contain_text('"table": "orders"')
+    for line in ("y yes: run this call once", "n no: do not run it; the model is told it was denied",
+                 "a always: run it, and allow this tool without asking for the rest of the session"):
+        expect(card.locator("li", has_text=line[:5])).to_contain_text(line)
+    box = cell.locator("input.jp-Stdin-input")
+    expect(box).to_be_visible()
+    expect(cell.locator(".jp-Stdin")).to_contain_text("allow demo__drop_table? [y/n/a]")
+    card_box, input_box = card.bounding_box(), box.bounding_box()
+    assert card_box is not None
+    assert input_box is not None
+    assert card_box["y"] + card_box["height"] <= input_box["y"], (card_box, input_box)
+    nb.shot("approval-card", cell)
+    nb.answer(5, "n")
+    nb.wait_done(5)
+    expect(cell.locator(".snb-answered")).to_contain_text("demo__drop_table denied")
+    assert error_lines(cell) == []
+
+    blocks = cell.locator("div.snb-turn-tool")
+    expect(blocks).to_have_count(4)
+    for summary in cell.locator("details.snb-turn-tool > summary").all():
+        summary.click()
+    # expanded: a bordered, tinted container, and a clear gap before the answer
+    body = cell.locator(".snb-tool-body").first
+    assert css(body, "border-top-width") == "1px"
+    assert css(body, "border-left-width") == "3px"
+    assert css(body, "background-color") == "rgba(175, 184, 193, 0.12)"
+    last_block = blocks.last.bounding_box()
+    answer = cell.locator(".jp-RenderedMarkdown p", has_text="Here is what I found").bounding_box()
+    assert last_block is not None
+    assert answer is not None
+    assert answer["y"] - (last_block["y"] + last_block["height"]) >= 10, (last_block, answer)
+
+    # a tabular result is a table, with its raw text one click away
+    query = cell.locator("div.snb-call-ok", has_text="demo__query")
+    expect(query.locator("table.snb-tbl thead th")).to_have_text(["product_id", "name", "unit_price"])
+    expect(query.locator("table.snb-tbl tbody tr")).to_have_count(5)
+    raw = query.locator("details.snb-raw")
+    expect(raw.locator("pre")).to_be_hidden()
+    raw.locator("summary").click()
+    expect(raw.locator("pre")).to_contain_text("| product_id | name | unit_price |")
+    nb.shot("tool-block-table-and-raw", query)
+
+    # a big result: capped in a scroll box, "show all" lifts the cap
+    large = cell.locator("div.snb-call-ok", has_text="demo__large")
+    capped = large.locator("pre.snb-cap")
+    assert css(capped, "overflow-y") == "auto"
+    assert css(capped, "max-height") != "none"
+    expect(large.locator("details.snb-all > summary")).to_have_text(re.compile(r"show all \(\d+ lines\)"))
+    nb.shot("tool-block-big-result-capped", large)
+    large.locator("details.snb-all > summary").click()
+    assert css(capped, "max-height") == "none"
+    large.locator("details.snb-all > summary").click()  # capped again, for the picture of the whole turn
+
+    # only a real error is red; denied is grey; the cancelled call above is neutral
+    failed = cell.locator("div.snb-call-error", has_text="demo__fail")
+    assert css(failed.locator(".snb-outcome"), "color") == RED
+    expect(failed).to_contain_text("the disk is on fire")
+    denied = cell.locator("div.snb-call-denied", has_text="demo__drop_table")
+    expect(denied.locator(".snb-outcome")).to_have_text("⊘ denied")
+    assert css(denied.locator(".snb-outcome"), "color") == GREY
+    assert css(query.locator(".snb-outcome"), "color") != RED
+    # the long answer: capped with "show all"
+    expect(cell.locator(".snb-answer-cap")).to_contain_text("finding number 1")
+    expect(cell.locator("details.snb-all > summary").last).to_contain_text("show all (72 lines)")
+    page.keyboard.press("Escape")
+    nb.shot("tool-blocks-expanded", cell)
+
+
+def _trace(nb: NotebookPage) -> None:
+    expect = nb.expect
+    nb.run(6)
+    expect(nb.output(6)).to_contain_text("by-hand")
+    nb.run(7)
+    trace = nb.output(7).locator(".snb-trace")
+    expect(trace).to_be_visible(timeout=30_000)
+    # one real error (demo__fail): the cancelled calls and the denied one are not counted as errors
+    expect(trace.locator(".snb-title")).to_contain_text("1 error")
+    expect(trace.locator(".snb-title")).not_to_contain_text("errors")
+    manual = trace.locator(".snb-group-manual")
+    expect(manual).to_have_text("Manual calls")
+    spans = trace.locator("details.snb-span-tool")
+    expect(spans.filter(has_text="demo.echo")).to_have_count(1)
+    expect(spans.filter(has_text="demo.sleep").locator(".snb-badge")).to_have_text("cancelled")
+    expect(spans.filter(has_text="demo.drop_table").locator(".snb-badge")).to_have_text("denied")
+    expect(spans.filter(has_text="demo.fail").locator(".snb-badge")).to_have_text("error")
+    # the manual calls come after the turns, in their own group, not under the turn before them
+    order = trace.locator(".snb-turn").all_inner_texts()
+    assert [o.split(" ", 2)[:2] for o in order[:2]] == [["Turn", "1"], ["Turn", "2"]], order
+    assert order[-1] == "Manual calls", order
+    nb.shot("trace", trace)
+
+
+def _small_things(nb: NotebookPage, llm: LlmServer) -> None:
+    expect = nb.expect
+    # CallOutput.df: the tool's table as a DataFrame
+    nb.run(8)
+    frame = nb.output(8).locator("table.dataframe")
+    expect(frame.locator("thead th")).to_contain_text(["category", "n"])
+    expect(frame.locator("tbody tr")).to_have_count(5)
+    nb.shot("call-output-df", nb.cell(8))
+
+    # `%synapse QUESTION?` asks the agent (not IPython's `?` help)
+    llm.queue(text("There are three tables: products, customers and orders."))
+    nb.run(9)
+    expect(nb.output(9)).to_contain_text("There are three tables: products, customers and orders.")
+    expect(nb.output(9)).not_to_contain_text("not found")
+    nb.shot("synapse-question", nb.cell(9))
+
+    # --format code: the first Python block goes into a new cell below (never the SQL), and it says so
+    llm.queue(text(CODE_ANSWER))
+    nb.run(10)
+    expect(nb.output(10)).to_contain_text("inserted a cell below with the answer's Python code")
+    inserted = nb.cell(11).locator(".jp-InputArea-editor")
+    expect(inserted).to_contain_text("orders_per_customer = {'c1': 3}")
+    expect(inserted).not_to_contain_text("SELECT")
+    nb.shot("format-code-inserted", nb.page.locator(".jp-Notebook"))
