@@ -9,42 +9,20 @@ one (result rendered), and saves a screenshot under tests/e2e/artifacts/. Then "
 from __future__ import annotations
 
 import json
-import os
-import secrets
 import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_lab import ARTIFACTS, CHROMIUM_ARGS, REPO, Lab, chromium_path, error_lines, start_lab
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 NOTEBOOK = REPO / "notebooks" / "tool_inspection.ipynb"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
-]
-SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY", "MCP_URL", "SYNAPSE_MODEL")
-START_TIMEOUT = 90.0  # seconds for JupyterLab to answer
 RUN_TIMEOUT_MS = 120_000  # kernel start + all cells + the demo server's handshake
-
-
-def chromium_path() -> str:
-    """The system Chromium (never a downloaded one); a clear failure says how to get it."""
-    path = os.environ.get("SYNAPSE_CHROMIUM", "/usr/bin/chromium")
-    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        pytest.fail(f"Chromium not found at {path}: run `make browser` (or set SYNAPSE_CHROMIUM=/path/to/chromium)")
-    return path
 
 
 def fallback_notebook() -> dict[str, Any]:
@@ -69,109 +47,11 @@ def fallback_notebook() -> dict[str, Any]:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class Lab:
-    url: str
-    token: str
-    root: Path
-    log: Path
-    proc: subprocess.Popen[bytes]
-
-    def notebook_url(self, name: str) -> str:
-        # a fresh workspace, so no layout from an earlier run is restored
-        return f"{self.url}/lab/workspaces/e2e-{secrets.token_hex(4)}/tree/{name}?reset&token={self.token}"
-
-    def log_tail(self, lines: int = 40) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-
-
-def _wait_until_up(lab: Lab, timeout: float) -> None:
-    """Poll the status endpoint (each try bounded) until it answers, the process dies, or time runs out."""
-    deadline = time.monotonic() + timeout
-    request = urllib.request.Request(f"{lab.url}/api/status", headers={"Authorization": f"token {lab.token}"})
-    while time.monotonic() < deadline:
-        if lab.proc.poll() is not None:
-            pytest.fail(f"JupyterLab exited with {lab.proc.returncode}:\n{lab.log_tail()}")
-        try:
-            with urllib.request.urlopen(request, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        try:
-            lab.proc.wait(timeout=0.25)  # doubles as the pause between tries, and notices a crash at once
-        except subprocess.TimeoutExpired:
-            pass
-    pytest.fail(f"JupyterLab did not answer within {timeout:.0f} s:\n{lab.log_tail()}")
-
-
-def _write_settings(settings: Path) -> None:
-    """Start the notebook's kernel without asking, and never fetch news (no network beyond loopback)."""
-    values = {
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"autoStartDefaultKernel": True},
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-            "fetchNews": "false", "checkForUpdates": False,
-        },
-    }
-    for rel, value in values.items():
-        path = settings / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(value))
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """JupyterLab from this venv on 127.0.0.1, a free port, a token, private config/data/runtime dirs."""
-    chromium_path()  # no browser, no point starting the server
-    base = tmp_path_factory.mktemp("lab")
-    dirs = {name: base / name for name in ("config", "data", "runtime", "ipython", "home", "root", "settings")}
-    for d in dirs.values():
-        d.mkdir()
-    _write_settings(dirs["settings"])
-    env = {k: v for k, v in os.environ.items() if k not in SECRET_VARS and not k.startswith("JUPYTER")}
-    env.update(
-        JUPYTER_CONFIG_DIR=str(dirs["config"]),
-        JUPYTER_DATA_DIR=str(dirs["data"]),
-        JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
-        JUPYTER_PLATFORM_DIRS="1",
-        JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
-        JUPYTERLAB_WORKSPACES_DIR=str(dirs["data"] / "workspaces"),
-        IPYTHONDIR=str(dirs["ipython"]),
-        XDG_CONFIG_HOME=str(dirs["home"] / ".config"),
-        XDG_DATA_HOME=str(dirs["home"] / ".local" / "share"),
-        SYNAPSE_DB=str(base / "history.duckdb"),
-        PYTHONUNBUFFERED="1",
-    )
-    env.pop("SYNAPSE_MCP_CONFIG", None)
-    # The kernel spec `python3` says "python": jupyter_client runs it with this very interpreter (the venv's).
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    port, token = _free_port(), secrets.token_hex(16)
-    log = base / "jupyterlab.log"
-    cmd = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={dirs['root']}",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=dirs["root"], env=env, stdout=out, stderr=subprocess.STDOUT)
-    lab = Lab(f"http://127.0.0.1:{port}", token, dirs["root"], log, proc)
-    try:
-        _wait_until_up(lab, START_TIMEOUT)
+    """JupyterLab from this venv on 127.0.0.1 (see browser_lab.start_lab)."""
+    with start_lab(tmp_path_factory.mktemp("lab")) as lab:
         yield lab
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 def _place_notebook(root: Path) -> str:
@@ -190,11 +70,8 @@ def _notebook_state(page: Any) -> str:
     for cell in page.locator(".jp-Notebook .jp-CodeCell").all():
         prompt = cell.locator(".jp-InputPrompt").inner_text().strip()
         source = cell.locator(".jp-InputArea-editor").inner_text().strip().splitlines()
-        errors = cell.locator(", ".join(
-            f'.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.{kind}"]' for kind in ("stderr", "error")
-        )).all_inner_texts()
         lines.append(f"{prompt} {source[-1] if source else ''}")
-        lines += [f"    {line}" for text in errors for line in text.strip().splitlines()[:6]]
+        lines += [f"    {line}" for line in error_lines(cell)[:6]]
     return "\n".join(lines)
 
 
