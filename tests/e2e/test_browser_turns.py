@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from browser_lab import (
+    ARTIFACTS,
     DEMO,
     Lab,
     NotebookPage,
@@ -54,7 +55,9 @@ CELLS = [
     "%synapse inspect",                                                 # 7 the trace
     "out = %mcp call demo.query sql=\"SELECT category, COUNT(*) AS n FROM products GROUP BY category\"\nout.df",
     "%synapse What tables are there?",                                  # 9
-    "%%synapse --format code\nCount the orders per customer.",          # 10
+    "%%synapse --background\nA quick one in the background.",           # 10 run controls
+    "(await _synapse).text",                                            # 11
+    "%%synapse --format code\nCount the orders per customer.",          # 12 inserts cell 13
 ]
 NEUTRAL, GREY, RED = rgb("#57606a"), rgb("#6e7781"), rgb("#cf222e")
 
@@ -91,6 +94,7 @@ def test_turns_while_running_finished_and_traced(lab: Lab, browser: Any, llm: Ll
         _small_things(nb, llm)
         text = nb.page.locator(".jp-Notebook").inner_text()
         assert emoji_in(text) == [], emoji_in(text)
+        _saved_snapshots(nb, lab, browser)
 
 
 def _while_work_runs(nb: NotebookPage, llm: LlmServer) -> None:
@@ -283,11 +287,54 @@ def _small_things(nb: NotebookPage, llm: LlmServer) -> None:
     expect(nb.output(9)).not_to_contain_text("not found")
     nb.shot("synapse-question", nb.cell(9))
 
+    # a background run: its controls (a widget) end showing how the run ended
+    llm.queue(text("done in the background"))
+    nb.run(10)
+    nb.run(11)
+    expect(nb.output(11)).to_contain_text("'done in the background'")
+    controls = nb.output(10).locator(".snb-run-controls")
+    expect(controls.locator(".snb-run-status")).to_contain_text("finished", timeout=30_000)
+    expect(controls.get_by_role("button", name="Stop")).to_be_hidden()  # nothing left to stop
+    nb.shot("background-run-controls", nb.cell(10))
+
     # --format code: the first Python block goes into a new cell below (never the SQL), and it says so
     llm.queue(text(CODE_ANSWER))
-    nb.run(10)
-    expect(nb.output(10)).to_contain_text("inserted a cell below with the answer's Python code")
-    inserted = nb.cell(11).locator(".jp-InputArea-editor")
+    nb.run(12)
+    expect(nb.output(12)).to_contain_text("inserted a cell below with the answer's Python code")
+    inserted = nb.cell(13).locator(".jp-InputArea-editor")
     expect(inserted).to_contain_text("orders_per_customer = {'c1': 3}")
     expect(inserted).not_to_contain_text("SELECT")
     nb.shot("format-code-inserted", nb.page.locator(".jp-Notebook"))
+
+
+def _saved_snapshots(nb: NotebookPage, lab: Lab, browser: Any) -> None:
+    """Saved, the trace and the run controls carry a static snapshot beside the widget view: what a page
+    without the widget manager (GitHub, nbviewer) renders, never the widget's repr."""
+    expect = nb.expect
+    nb.page.locator(".jp-Notebook").first.click()
+    nb.page.keyboard.press("Control+s")
+    expect(nb.page.locator(".lm-TabBar-tab.jp-mod-dirty")).to_have_count(0, timeout=30_000)  # saved
+    cells = json.loads((lab.root / "turns.ipynb").read_text())["cells"]
+    widgets = {
+        i: o["data"] for i, c in enumerate(cells) for o in c.get("outputs", ())
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    }
+    assert set(widgets) == {7, 10}, sorted(widgets)
+    trace, controls = widgets[7], widgets[10]
+    for data in (trace, controls):
+        assert "(children=" not in "".join(data["text/plain"]) + "".join(data["text/html"])
+    plain = "".join(trace["text/plain"])
+    assert plain.startswith("Session "), plain
+    assert ", 1 error" in plain.splitlines()[0], plain
+    assert "Manual calls" in plain, plain
+    assert "".join(controls["text/plain"]).startswith("background run: finished"), controls["text/plain"]
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    try:
+        page.set_content(f"<!doctype html><meta charset=utf-8><body>{''.join(trace['text/html'])}</body>")
+        snapshot = page.locator(".snb-trace")
+        expect(snapshot.locator(".snb-title")).to_contain_text("1 error")
+        expect(snapshot.locator(".snb-group-manual")).to_have_text("Manual calls")
+        expect(snapshot.locator("details.snb-span-tool").filter(has_text="demo.fail")).to_contain_text("error")
+        page.screenshot(path=str(ARTIFACTS / "saved-trace-snapshot.png"), full_page=True)
+    finally:
+        page.close()
