@@ -264,6 +264,10 @@ def _trace(nb: NotebookPage) -> None:
     expect(spans.filter(has_text="demo.sleep").locator(".snb-badge")).to_have_text("cancelled")
     expect(spans.filter(has_text="demo.drop_table").locator(".snb-badge")).to_have_text("denied")
     expect(spans.filter(has_text="demo.fail").locator(".snb-badge")).to_have_text("error")
+    bars = {tool: css(spans.filter(has_text=tool).locator(".snb-bar"), "background-color")
+            for tool in ("demo.fail", "demo.sleep", "demo.drop_table", "demo.echo")}
+    assert bars == {"demo.fail": RED, "demo.sleep": GREY, "demo.drop_table": rgb("#afb8c1"),
+                    "demo.echo": rgb("#0969da")}, bars  # only the real error is red
     # the manual calls come after the turns, in their own group, not under the turn before them
     order = trace.locator(".snb-turn").all_inner_texts()
     assert [o.split(" ", 2)[:2] for o in order[:2]] == [["Turn", "1"], ["Turn", "2"]], order
