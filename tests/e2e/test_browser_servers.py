@@ -252,8 +252,8 @@ def _resources_and_prompts(nb: NotebookPage, inspector: Any) -> None:
 
 def test_the_committed_tool_inspection_notebook_reads_well_without_running_it(lab: Lab, browser: Any) -> None:
     """Opened in JupyterLab without running a cell, the inspector's output shows servers, tools and recent
-    calls (the widget restored from the saved state, and the static snapshot saved beside it, which is
-    what GitHub and nbviewer show), never the widget's repr."""
+    calls, never the widget's repr: JupyterLab does not trust a notebook it did not run, so it renders the
+    static snapshot saved beside the widget view, as GitHub and nbviewer do."""
     source = REPO / "notebooks" / "tool_inspection.ipynb"
     shutil.copyfile(source, lab.root / "saved_tool_inspection.ipynb")
     saved = json.loads(source.read_text())
@@ -264,16 +264,19 @@ def test_the_committed_tool_inspection_notebook_reads_well_without_running_it(la
     expect, page = nb.expect, nb.page
     with failure_shot(nb, "saved-notebook"):
         notebook = page.locator(".jp-Notebook")
-        inspector = notebook.locator(".snb-inspector").first
+        # the text/html snapshot rendered, not the widget view
+        inspector = notebook.locator('.jp-OutputArea-output[data-mime-type="text/html"] .snb-inspector').first
         expect(inspector).to_be_visible(timeout=60_000)
         expect(inspector).to_contain_text("demo")
         expect(inspector).to_contain_text("describe_table")
+        expect(inspector).to_contain_text("Recent calls")
+        expect(inspector).to_contain_text("demo.query")
         text = notebook.inner_text()
         for bad in ("Inspector(children=", "Error displaying widget", "model not found"):
             assert bad not in text, bad
         nb.shot("saved-notebook-inspector", inspector)
 
-        # the snapshot beside the widget view: what a page without the widget manager renders
+        # the snapshot alone, as a page without JupyterLab's styles renders it
         html = "".join(snapshots[-1]["text/html"])
         plain = "".join(snapshots[-1]["text/plain"])
         assert "Inspector(children=" not in html + plain
