@@ -6,6 +6,10 @@ publisher DB LAKE TAG ROUNDS N READY   once READY exists: ROUNDS times, record N
 querier LAKE STOP READY                query the (existing) lake in a loop (touching READY after the first query)
                                        until STOP exists; print queries, errors, and any query that saw a
                                        tool call twice or fewer rows than an earlier query
+recorder DB TAG ROUNDS N DONE          ROUNDS times record N tool calls of session TAG into DB (a store
+                                       opened and closed each round), then touch DONE
+republisher DB LAKE DONE               publish DB to LAKE again and again until a publish that started
+                                       after DONE existed; print the tool calls each publish reported
 crash DB LAKE POINT                    publish DB to LAKE but die (os._exit, like a SIGKILL: no cleanup)
                                        at POINT: `claimed` (watermark pending, nothing written),
                                        `written` (temporary parts written, none renamed), `placed-one` (one
@@ -76,6 +80,26 @@ def querier(dest: str, stop: str, ready: str) -> None:
     print(json.dumps({"queries": queries, "errors": errors, "bad": bad, "last": last}), flush=True)
 
 
+def recorder(db: str, tag: str, rounds: int, n: int, done: str) -> None:
+    i = 0
+    for _ in range(rounds):
+        with HistoryStore.open(db, strict=True) as store:
+            for _ in range(n):
+                store.record(tool_call(tag, i, when=when(i)))
+                i += 1
+    Path(done).touch()
+
+
+def republisher(db: str, dest: str, done: str) -> None:
+    reports: list[int] = []
+    while True:
+        last = Path(done).exists()
+        reports.append(History(db).publish(dest).rows["tool_calls"])
+        if last:
+            break
+    print(json.dumps(reports), flush=True)
+
+
 def crash(db: str, dest: str, point: str) -> None:
     def die(*_args: Any, **_kwargs: Any) -> None:
         os._exit(17)
@@ -109,6 +133,10 @@ if __name__ == "__main__":
         publisher(args[0], args[1], args[2], int(args[3]), int(args[4]), args[5])
     elif mode == "querier":
         querier(args[0], args[1], args[2])
+    elif mode == "recorder":
+        recorder(args[0], args[1], int(args[2]), int(args[3]), args[4])
+    elif mode == "republisher":
+        republisher(args[0], args[1], args[2])
     elif mode == "crash":
         crash(args[0], args[1], args[2])
     else:

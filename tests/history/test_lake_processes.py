@@ -14,6 +14,7 @@ import pytest
 
 import synapse_nb
 from synapse_nb.history.lake_dir import ensure_lake, parse_part, relation_files
+from synapse_nb.history.reader import History
 
 HERE = Path(__file__).resolve().parent
 ROUNDS = 8
@@ -81,3 +82,21 @@ def test_three_publishers_and_a_querier_lose_nothing_and_double_nothing(repo_roo
         ).fetchall()
     assert n == distinct == len(expected)
     assert seen["last"] <= len(expected)
+
+
+def test_two_kernels_publishing_one_history_file_at_once_double_nothing(repo_root: Path, tmp_path: Path) -> None:
+    """Each may find the other's claimed range pending and redo it: same names, same rows, so still exact."""
+    db, lake, done = tmp_path / "shared.duckdb", tmp_path / "lake", tmp_path / "done"
+    recorder = _spawn(repo_root, "recorder", str(db), "k", str(ROUNDS), str(N), str(done))
+    publishers = [_spawn(repo_root, "republisher", str(db), str(lake), str(done)) for _ in range(2)]
+    _finish(recorder)
+    reports = [json.loads(_finish(p)) for p in publishers]
+
+    expected = {f"k-c{i}" for i in range(ROUNDS * N)}
+    ids = [i for f in relation_files(lake, "tool_calls")
+           for i in pq.read_table(f, columns=["tool_call_id"]).column("tool_call_id").to_pylist()]
+    assert len(ids) == len(expected)
+    assert set(ids) == expected
+    assert sum(map(sum, reports)) >= len(expected)  # a redone range is reported by both publishers
+    assert History(db).publish(lake).total == 0  # both finished with everything published
+    assert not list(lake.rglob("*.tmp"))
