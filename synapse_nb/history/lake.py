@@ -63,7 +63,7 @@ STALE_TMP_SECONDS = 3600.0  # a temporary part this old was left by a crashed pu
 
 @dataclass(frozen=True, slots=True)
 class Published:
-    """What one `publish` added to the lake: rows per relation and the part files written."""
+    """What one `publish` wrote: rows per relation and part files (a range redone after a crash counts again)."""
 
     dest: Path
     rows: dict[str, int]
