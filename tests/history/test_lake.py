@@ -317,3 +317,11 @@ def test_the_lake_is_read_by_duckdb_pyarrow_and_polars(db_path: Path, tmp_path: 
     assert frame.schema["started_at"] == pl.Datetime("us")
     per_session = dict(frame.group_by("session_id").len().iter_rows())
     assert per_session == {"a": 21, "b": 15}
+
+
+def test_every_relation_numbers_its_rows_for_the_lake(db_path: Path) -> None:
+    """Guards later migrations: a table rebuilt without `_seq DEFAULT nextval('_lake_seq')` could not be published."""
+    HistoryStore.open(db_path, strict=True).close()
+    defaults = dict(raw(db_path, "SELECT table_name, column_default FROM duckdb_columns() WHERE column_name = '_seq'"))
+    assert set(defaults) == set(RELATIONS)
+    assert all("nextval('_lake_seq')" in str(d) for d in defaults.values()), defaults
