@@ -1,5 +1,8 @@
 """The history layer: HistoryStore (store.py) records events; History (reader.py) reads them back.
 
+`History.publish(DIR)` appends a history file to a shared Parquet lake (lake.py); `history(DIR)` of
+such a lake returns a read-only Lake (lake_reader.py) with the same methods.
+
 `synapse_nb.history(path)` is the public reader function, but `synapse_nb.history` is also the name
 of this package, and once any of its modules is imported Python binds that name to the package. So
 the package itself is callable and forwards to `reader.history`: `synapse_nb.history()` works

@@ -41,6 +41,8 @@ from .transcript import messages_from_rows
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .lake import Published
+
 __all__ = ["History", "history"]
 
 logger = logging.getLogger("synapse_nb.history")
@@ -53,7 +55,17 @@ When = _dt.datetime | _dt.date | str | None
 
 
 def history(path: str | Path | None = None) -> History:
-    """The recorded history in `path` (default: the file `SYNAPSE_DB` names, see config.history_path)."""
+    """The recorded history in `path` (default: the file `SYNAPSE_DB` names, see config.history_path).
+
+    A lake directory (written by `History.publish`) opens read-only as a `Lake`, with the same methods.
+    """
+    if path is not None:
+        from .lake_dir import is_lake
+
+        if is_lake(Path(path).expanduser()):
+            from .lake_reader import Lake
+
+            return Lake(path)
     return History(path)
 
 
@@ -154,13 +166,18 @@ class History:
         cond = f" WHERE {' AND '.join(where)}" if where else ""
         if limit is None:
             return self.sql(f"SELECT * FROM {relation}{cond} ORDER BY {order}", params)
-        # Top-N on each side of the union: DuckDB does not push it through the view's UNION ALL.
         top = f"ORDER BY {time_col} DESC LIMIT {int(limit)}"
+        query, params = self._newest(relation, cond, top, params)
+        return self.sql(f"SELECT * FROM ({query}) ORDER BY {order}", params)
+
+    def _newest(self, relation: str, cond: str, top: str, params: list[Any]) -> tuple[str, list[Any]]:
+        """The query of a relation's newest rows (`top`) matching `cond`, and its parameters."""
+        # Top-N on each side of the union: DuckDB does not push it through the view's UNION ALL.
         query = (
             f"SELECT * FROM ((SELECT * FROM _file_{relation}{cond} {top}) UNION ALL BY NAME "
             f"(SELECT * FROM temp.main._pending_{relation}{cond} {top})) {top}"
         )
-        return self.sql(f"SELECT * FROM ({query}) ORDER BY {order}", params + params)
+        return query, params + params
 
     # ---- SQL and export ------------------------------------------------------------------------
 
@@ -191,6 +208,16 @@ class History:
                 run(con, f"COPY (SELECT * FROM {relation}) TO '{_quote(target)}' (FORMAT parquet)")
                 written.append(target)
         return written
+
+    def publish(self, dest: str | Path) -> Published:
+        """Append everything not yet published to the shared Parquet lake `dest` (a directory); see lake.py.
+
+        Exactly once, safe with many kernels and users publishing into `dest` at the same time; returns
+        the rows added per relation. Open the lake with `synapse_nb.history(dest)`.
+        """
+        from .lake import publish
+
+        return publish(self.path, dest, migrations=self._migrations, timeout=self.timeout)
 
     @property
     def known_version(self) -> int:
@@ -365,7 +392,8 @@ def _file_select(relation: str, present: list[str] | None) -> str:
         nulls = ", ".join(f'NULL::{SQL_TYPE[k]} AS "{c}"' for c, k in COLUMNS[relation].items())
         return f"SELECT {nulls} LIMIT 0"
     known = [f'"{c}"' if c in present else f'NULL::{SQL_TYPE[k]} AS "{c}"' for c, k in COLUMNS[relation].items()]
-    newer = [f'"{c}"' for c in present if c not in COLUMNS[relation]]
+    # `_`-columns are bookkeeping (the lake's `_seq`, migration 0007), not history.
+    newer = [f'"{c}"' for c in present if c not in COLUMNS[relation] and not c.startswith("_")]
     return f"SELECT {', '.join(known + newer)} FROM hist.main.{relation}"
 
 

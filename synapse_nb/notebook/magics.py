@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class, no_var_expand
-from traitlets import Bool, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
 from .args import (
     APPROVE_MODES,
@@ -34,6 +35,7 @@ from .args import (
 )
 from .commands import ask as ask_cmd
 from .commands import help as help_text
+from .commands import lake as lake_cmd
 from .commands import mcp as mcp_cmd
 from .commands import mcp_features, mcp_read
 from .commands import session as session_cmd
@@ -73,9 +75,28 @@ class SynapseMagics(Magics):
         False, help="Offer the kernel__* tools (variables, DataFrames, recent cells, run_python) in every cell"
     ).tag(config=True)
 
+    publish_to = Unicode(
+        "", help="A lake directory to publish the history to in the background after each turn; empty: off"
+    ).tag(config=True)
+
     def __init__(self, shell: Any, state: SynapseState) -> None:
         super().__init__(shell=shell)
         self.state = state
+        if self.publish_to:  # set from the config before the state was here
+            lake_cmd.publish_to(state, self.publish_to)
+
+    @validate("publish_to")
+    def _valid_publish_to(self, proposal: Mapping[str, Any]) -> str:
+        value = str(proposal["value"]).strip()
+        if value and Path(value).expanduser().is_file():
+            raise TraitError(f"SynapseMagics.publish_to must be a directory (a lake), not the file {value!r}")
+        return value
+
+    @observe("publish_to")
+    def _publish_to_changed(self, change: Mapping[str, Any]) -> None:
+        state = getattr(self, "state", None)
+        if state is not None:
+            lake_cmd.publish_to(state, str(change["new"]))
 
     @validate("approve")
     def _valid_approve(self, proposal: Mapping[str, Any]) -> str:
@@ -195,7 +216,8 @@ class SynapseMagics(Magics):
                 raise UsageError("%synapse ask: missing question, e.g. %synapse ask What tables are there?")
             return self._ask("", rest, AskOptions())
         if sub == "sql":
-            return session_cmd.sql(state, rest)
+            lake, query = lake_cmd.split_lake(rest, "%synapse sql")
+            return lake_cmd.sql(lake, query) if lake is not None else session_cmd.sql(state, query)
         if sub not in SYNAPSE_SUBCOMMANDS:
             if sub.startswith("-"):
                 raise UsageError(
@@ -241,14 +263,17 @@ class SynapseMagics(Magics):
     @no_var_expand
     @cell_magic
     def synapse_sql(self, line: str, cell: str) -> Any:
-        """`%%synapse_sql [--out NAME]` + SQL over the history file: a DataFrame."""
+        """`%%synapse_sql [--out NAME] [--lake DIR]` + SQL over the history file (or a lake): a DataFrame."""
         words = split(line, "%%synapse_sql")
-        out = None
-        if words:
-            if len(words) != 2 or words[0] != "--out" or not words[1].isidentifier():
-                raise UsageError("%%synapse_sql: the only option is --out NAME, e.g. %%synapse_sql --out df")
-            out = words[1]
-        frame = session_cmd.sql(self.state, cell)
+        options: dict[str, str] = {}
+        while words:
+            option, value = words[0], words[1] if len(words) > 1 else ""
+            if option not in ("--out", "--lake") or not value or (option == "--out" and not value.isidentifier()):
+                raise UsageError("%%synapse_sql: options are --out NAME and --lake DIR, e.g. %%synapse_sql --out df")
+            options[option] = value
+            words = words[2:]
+        out, lake = options.get("--out"), options.get("--lake")
+        frame = lake_cmd.sql(lake, cell) if lake is not None else session_cmd.sql(self.state, cell)
         if out:
             self._ns[out] = frame
         return frame

@@ -19,7 +19,17 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ..errors import SynapseError
-from ..events import Event, ServerEvent, SessionStarted, ToolCallFinished, ToolCallStarted, utcnow
+from ..events import (
+    Event,
+    ServerEvent,
+    SessionStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+    utcnow,
+)
 from ..types import ToolCall, ToolResult
 from .output import Publisher, ipython_publisher
 from .runner import CANCEL_GRACE, Runner
@@ -28,6 +38,7 @@ if TYPE_CHECKING:
     from ..agent.approval import ApprovalPolicy
     from ..agent.orchestrator import Agent
     from ..agent.tools import ToolRegistry
+    from ..history.lake_background import LakePublisher
     from ..history.reader import History
     from ..history.store import HistoryStore
     from ..mcp_client.hub import McpHub
@@ -83,6 +94,7 @@ class SynapseState:
         self._hub: McpHub | None = None
         self.answers: NotebookAnswers | None = None  # answers servers' questions (built with the hub)
         self._store: HistoryStore | None = None
+        self.lake_publisher: LakePublisher | None = None  # `publish_to`: publishes after each turn
         self._registry: ToolRegistry | None = None
         self._policy: ApprovalPolicy | None = None
         self._providers: ProviderCache | None = None
@@ -246,6 +258,8 @@ class SynapseState:
                 if started is not event:
                     self.store.record(started)
         self.store.record(event)
+        if self.lake_publisher is not None and isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
+            self.lake_publisher.request()  # sets an event: the publish runs on the publisher's thread
 
     async def call_tool(self, qualified_name: str, arguments: Mapping[str, Any]) -> ToolResult:
         """Run one MCP tool by hand (`%mcp call`, the inspector's Call) and record it as the agent's calls
@@ -379,8 +393,7 @@ class SynapseState:
             self.runner.run(self.aclose(), timeout=30)
         except BaseException:  # unload must finish even if closing is interrupted or times out
             logger.exception("closing synapse_nb did not finish cleanly")
-        if self._store is not None:
-            self._store.close()
+        self._close_history()
 
     async def _teardown(self) -> None:
         me = asyncio.current_task()
@@ -392,6 +405,12 @@ class SynapseState:
                 await self.aclose()
         except BaseException:  # the store is closed whatever happened to the servers
             logger.exception("closing synapse_nb did not finish cleanly")
+        self._close_history()
+
+    def _close_history(self) -> None:
+        if self.lake_publisher is not None:
+            self.lake_publisher.close()
+            self.lake_publisher = None
         if self._store is not None:
             self._store.close()
 

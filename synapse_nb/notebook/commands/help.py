@@ -46,6 +46,7 @@ SYNAPSE_HELP = """\
   session switch NAME        continue session NAME (resumed from the history file if recorded)
   history [-n N]             the last N turns (DataFrame)
   sql QUERY                  SQL over the history (DataFrame); multi-line: %%synapse_sql
+  sql --lake DIR QUERY       the same over a shared lake (SynapseMagics.publish_to publishes to one)
   inspect                    trace widget of the current session
   reset                      forget the current conversation (the next cell starts a new session)
   help                       this help
