@@ -43,7 +43,9 @@ from .state import Settings, SynapseState
 
 __all__ = ["MCP_SUBCOMMANDS", "SYNAPSE_SUBCOMMANDS", "Pending", "SynapseMagics"]
 
-SYNAPSE_SUBCOMMANDS = ("status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help")
+SYNAPSE_SUBCOMMANDS = (
+    "status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help", "record", "replay",
+)
 MCP_SUBCOMMANDS = (
     "connect", "list", "tools", "call", "disconnect", "restart", "inspect", "read", "prompt", "logs", "roots",
     "subscribe", "unsubscribe", "help",
@@ -202,6 +204,11 @@ class SynapseMagics(Magics):
                     f"%synapse: unknown option {sub}; options go on a %%synapse cell's first line (%%synapse --help)"
                 )
             return self._ask("", line.strip(), AskOptions())  # `%synapse What tables are there?`
+        if sub in ("record", "replay"):  # notebook/tape.py; `{path}` / `$path` expand as on other magic lines
+            from .tape import command as tape_command
+
+            print(tape_command(state, sub, split(expand(rest, self._ns), f"%synapse {sub}")))
+            return None
         words = split(rest, f"%synapse {sub}")
         if sub == "model":
             _at_most(words, 1, "%synapse model [ID]")
