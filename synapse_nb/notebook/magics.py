@@ -183,6 +183,8 @@ class SynapseMagics(Magics):
     def _subcommand(self, line: str) -> Any:
         sub, _, rest = line.strip().partition(" ")
         rest = rest.strip()
+        if sub.startswith(("$", "{")) and expand(sub, self._ns) in ("record", "replay"):
+            sub = expand(sub, self._ns)  # `%synapse $MODE PATH` (notebooks/replay_demo.ipynb records and replays)
         state, settings = self.state, self.settings()
         if sub in ("", "status"):
             return session_cmd.status(state, settings)
