@@ -179,3 +179,11 @@ def test_synapse_replay_in_the_environment_turns_replay_on_at_load(
     ip.line("unload_ext", "synapse_nb")
     ip.line("load_ext", "synapse_nb")
     assert "set SYNAPSE_RECORD or SYNAPSE_REPLAY, not both" in capsys.readouterr().out
+
+
+def test_status_says_what_is_recorded_or_replayed(ip: Any, tmp_path: Path) -> None:
+    assert "record/replay" not in repr(ip.line("synapse", "status"))
+    ip.line("synapse", f"record {tmp_path / 'c.jsonl'}")
+    assert f"record/replay  record: {tmp_path / 'c.jsonl'} (recorded to c.jsonl)" in repr(ip.line("synapse", "status"))
+    ip.line("synapse", "record off")
+    assert "record/replay" not in repr(ip.line("synapse", "status"))
