@@ -9,7 +9,6 @@ import pytest
 
 from synapse_nb.cassette import (
     FORMAT,
-    Cassette,
     CassetteWriter,
     ToolsDigest,
     build_request,
@@ -17,6 +16,7 @@ from synapse_nb.cassette import (
     replay_chunks,
     response_record,
 )
+from synapse_nb.cassette_reader import Cassette
 from synapse_nb.errors import CassetteError, ReplayMismatchError
 from synapse_nb.masking import MASK, SecretMask
 from synapse_nb.protocols import Completion, TextChunk, ToolCallChunk

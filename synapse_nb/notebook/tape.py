@@ -24,7 +24,8 @@ from ..types import ToolCall, ToolResult
 from .state import SynapseState, usage_error
 
 if TYPE_CHECKING:
-    from ..cassette import Cassette, CassetteWriter
+    from ..cassette import CassetteWriter
+    from ..cassette_reader import Cassette
     from ..masking import SecretMask
     from ..protocols import Provider, ToolAnswer
 
@@ -114,7 +115,7 @@ def record(state: SynapseState, path: str) -> str:
 
 def replay(state: SynapseState, path: str, *, live_tools: bool = False) -> str:
     """Replay `path` from now on; stops a recording or replay that was on."""
-    from ..cassette import Cassette
+    from ..cassette_reader import Cassette
 
     mask = _mask(state)
     try:

@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from ..cassette import (
-    Cassette,
     CassetteWriter,
     build_request,
     chunk_record,
@@ -25,6 +24,7 @@ from ..cassette import (
     replay_chunks,
     response_record,
 )
+from ..cassette_reader import Cassette
 from ..protocols import Completion, Provider, ProviderChunk
 from ..types import Message, ToolSpec
 from .registry import PROVIDERS, model_info

@@ -8,7 +8,8 @@ import pytest
 from llm_server import LlmServer, call, text, tool_calls
 from provider_support import PLANTED_KEY, MakeProvider
 
-from synapse_nb.cassette import Cassette, CassetteWriter
+from synapse_nb.cassette import CassetteWriter
+from synapse_nb.cassette_reader import Cassette
 from synapse_nb.errors import ReplayMismatchError
 from synapse_nb.masking import SecretMask
 from synapse_nb.protocols import Completion, Provider, ProviderChunk
