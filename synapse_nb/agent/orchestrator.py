@@ -74,8 +74,9 @@ class Agent:
     `messages` is the transcript (without the system prompt, which is sent separately); it survives
     failed and cancelled turns in a state the next request can be built from.
 
-    `tool_answer`, when set (a replayed cassette), answers tool calls instead of running them; a
-    provider with a true `replays` attribute (providers/replay.py) marks turns and calls as replayed.
+    `tool_answer`, when set (a replayed cassette), answers tool calls instead of running them, without
+    asking approval (their approval is recorded as "replayed"); a provider with a true `replays`
+    attribute (providers/replay.py) marks turns and LLM calls as replayed.
     """
 
     def __init__(
@@ -349,6 +350,8 @@ class Agent:
             for c in calls:
                 if c.spec is None:
                     c.refusal = self._unknown_tool(c.call.name, offered)
+                elif self.tool_answer is not None:
+                    c.approval = "replayed"  # the cassette answers as it was decided then: no one is asked
                 else:
                     c.approval, c.refusal = await self._approve(c.spec, c.call)
             for c in calls:

@@ -24,7 +24,7 @@ FAKE_KEY = "sk-fake-replay-test-0123456789abcdef"
 HEADER = "hdr-secret-value-7c1f0e9a"  # as `%mcp connect ... --header` registers it
 ENV_SECRET = "env-token-value-3b8d2a6f"
 SECRETS = (FAKE_KEY, HEADER, ENV_SECRET)
-RECORD = "synapse --model openai:gpt-test --session rec"
+RECORD = "synapse --model openai:gpt-test --session rec --approve auto"
 REPLAY = "synapse --model openai:gpt-test --session rep"
 FIRST = "Look up x."
 SECOND = "And then?"
@@ -32,7 +32,7 @@ SECOND = "And then?"
 TOOL = '''
 import os, synapse_nb
 lookups = []
-@synapse_nb.tool
+@synapse_nb.tool(annotations={"destructiveHint": True})  # asks approval before it runs
 def lookup(q: str) -> str:
     """Look something up."""
     lookups.append(q)
@@ -89,7 +89,8 @@ def test_a_recorded_notebook_replays_offline_with_the_same_answers(
         ip.cell(REPLAY, prompt)
         replayed.append(ip.ns["_synapse"].text)
     assert [a.replace(FAKE_KEY, "[REDACTED]") for a in answers] == replayed
-    assert ip.ns["lookups"] == ["x"]  # answered from the cassette, not run
+    assert ip.ns["lookups"] == ["x"]  # answered from the cassette, not run ...
+    assert ip.prompts == []  # ... so no one was asked to approve it
     assert "replayed from c.jsonl" in ip.published.text()
     assert len(server.requests) == served
 
@@ -97,6 +98,7 @@ def test_a_recorded_notebook_replays_offline_with_the_same_answers(
     turns = h.sql("SELECT s.name, t.replayed FROM turns t JOIN sessions s USING (session_id) ORDER BY t.started_at")
     assert turns.values.tolist() == [["rec", False], ["rec", False], ["rep", True], ["rep", True]]
     assert h.sql("SELECT count(*) AS n FROM llm_calls WHERE replayed").n[0] == 3
+    assert h.tool_calls().approval.tolist() == ["auto", "replayed"]
 
     with pytest.raises(UsageError) as caught:
         ip.cell(REPLAY, "Something I never asked.")
@@ -105,7 +107,7 @@ def test_a_recorded_notebook_replays_offline_with_the_same_answers(
     assert "\n" not in message
 
     ip.line("synapse", f"replay {path} --live-tools")
-    ip.cell(REPLAY.replace("rep", "live"), FIRST)
+    ip.cell(REPLAY.replace("rep", "live") + " --approve auto", FIRST)
     assert ip.ns["lookups"] == ["x", "x"]  # run live; its result masks to what was recorded
     assert ip.ns["_synapse"].text == replayed[0]
     ip.line("synapse", "replay off")
