@@ -31,16 +31,20 @@ def offline_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in OFFLINE_UNSET}
 
 
-def execute(path: Path, out: Path | None = None, *, timeout: int = 300) -> Path:
-    """Run every cell of `path` in a fresh kernel (cwd: the notebook's folder); save to `out` (default: in place)."""
+def execute(path: Path, out: Path | None = None, *, timeout: int = 300, env: dict[str, str] | None = None) -> Path:
+    """Run every cell of `path` in a fresh kernel (cwd: the notebook's folder); save to `out` (default: in place).
+
+    `env` adds variables to the offline environment (scripts/record_replay_demo.py records against a local server).
+    """
     import nbformat
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
     saved = dict(os.environ)
+    kernel_env = {**offline_env(), **(env or {})}  # taken before the clear below (offline_env reads os.environ)
     os.environ.clear()
-    os.environ.update(offline_env())
+    os.environ.update(kernel_env)
     try:
         with tempfile.TemporaryDirectory(prefix="synapse-kernel-") as sockets:
             # IPC sockets in a private folder: local-only, and no "TCP without encryption" warning.

@@ -19,8 +19,10 @@
     │   ├── ProviderUnavailableError 5xx / overloaded after bounded retries
     │   ├── ProviderTimeout         connect or read timeout
     │   └── StreamError             the stream broke half way or did not parse
-    └── AgentError                  the tool-call loop could not finish
-        └── MaxIterationsError      the model kept asking for tools (iterations)
+    ├── AgentError                  the tool-call loop could not finish
+    │   └── MaxIterationsError      the model kept asking for tools (iterations)
+    └── CassetteError               a record/replay cassette cannot be read or written (path, line)
+        └── ReplayMismatchError     a request is not in the cassette (index of the first differing message)
 
 Messages are one line that names the problem and, where there is one, the fix. Errors carry their
 context as attributes so callers never parse the text.
@@ -31,6 +33,7 @@ from __future__ import annotations
 __all__ = [
     "AgentError",
     "AuthenticationError",
+    "CassetteError",
     "ConfigError",
     "HistoryError",
     "MaxIterationsError",
@@ -41,6 +44,7 @@ __all__ = [
     "ProviderTimeout",
     "ProviderUnavailableError",
     "RateLimitError",
+    "ReplayMismatchError",
     "SchemaTooNewError",
     "ServerCrashedError",
     "ServerDownError",
@@ -193,3 +197,24 @@ class MaxIterationsError(AgentError):
     def __init__(self, message: str, *, iterations: int) -> None:
         super().__init__(message)
         self.iterations = iterations
+
+
+class CassetteError(SynapseError):
+    """A record/replay cassette cannot be read or written (see synapse_nb/cassette.py)."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+
+
+class ReplayMismatchError(CassetteError):
+    """A model request (or tool call) being replayed is not in the cassette.
+
+    `message_index` is the 0-based index of the first message that differs from the nearest recorded
+    request (None when the messages agree and the system prompt, tools or parameters differ).
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, message_index: int | None = None) -> None:
+        super().__init__(message, path=path)
+        self.message_index = message_index

@@ -58,6 +58,7 @@ class TurnStarted:
     prompt: str
     model: str
     at: _dt.datetime = field(default_factory=utcnow)
+    replayed: bool = False  # answered from a cassette (record/replay), not by the model
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +104,11 @@ class LlmCallFinished:
     error: str | None = None
     origin: str | None = None
     tool_call_id: str | None = None
+    # Record/replay (synapse_nb/cassette.py): what the request held besides the transcript (system, params,
+    # tools digest and names, how many transcript messages), so a cassette can be exported from the history;
+    # and whether a cassette answered it.
+    request: Mapping[str, Any] | None = None
+    replayed: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

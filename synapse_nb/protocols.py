@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .events import Event
-from .types import Message, ToolResult, ToolSpec, Usage
+from .types import Message, ToolCall, ToolResult, ToolSpec, Usage
 
 __all__ = [
     "ApprovalCallback",
@@ -18,6 +18,7 @@ __all__ = [
     "ProviderChunk",
     "TextChunk",
     "ToolCallChunk",
+    "ToolAnswer",
     "ToolSource",
 ]
 
@@ -96,3 +97,7 @@ EventSink = Callable[[Event], None]
 
 ApprovalCallback = Callable[[ToolSpec, Mapping[str, Any]], Awaitable[str]]
 """Asks the user whether a tool call may run: returns "yes", "no" or "always"."""
+
+ToolAnswer = Callable[[ToolCall], Awaitable[tuple[ToolResult | None, str | None, float] | None]]
+"""Answers a tool call without running it (a replayed cassette): (result, error line, duration ms), or
+None to run the tool as usual."""

@@ -15,6 +15,8 @@ Replies (tests/llm_replies.py, re-exported here) are wire-neutral: `text`, `tool
 `.gated(gate)` (hold the stream after the first content event until the test opens the gate),
 `.cut()` (drop the connection half way) and `.held(gate)` (hold before the status line: slow first byte).
 When nothing is queued, `server.responder` (a function of the request) answers, else a 400 that says so.
+`LlmServer(latency=0.2)` (or `--latency 0.2`) waits that long before answering each model request, like
+a model's time to first byte (the replay benchmark records against it).
 
 Standalone, for kernel end-to-end tests:
     python tests/llm_server.py --port 0 --script replies.json [--log requests.jsonl] [--cycle]
@@ -135,6 +137,8 @@ class _Handler(BaseHTTPRequestHandler):
         request = RecordedRequest(self.command, self.path, headers, body, wire, time.monotonic(), f"{host}:{port}")
         owner = self.server.owner
         reply = owner._take(request)
+        if wire is not None and owner.latency > 0:
+            time.sleep(owner.latency)  # the simulated model's time to first byte, not synchronisation
         if wire is None:
             self._send_json(404, {"error": {"message": f"llm_server: no endpoint {self.path}", "type": "not_found"}})
             return
@@ -209,11 +213,12 @@ class _HttpServer(ThreadingHTTPServer):
 class LlmServer:
     """The server: start with `with LlmServer() as server:` (or start()/stop()); thread-safe queue and log."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("llm_server only listens on the loopback address")
         self._host = host
         self._port = port
+        self.latency = latency  # seconds before each model request is answered
         self._lock = threading.Condition()
         self._queue: collections.deque[Reply] = collections.deque()
         self._requests: list[RecordedRequest] = []
@@ -330,9 +335,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--script", type=Path, help="JSON list of replies, served in order")
     parser.add_argument("--cycle", action="store_true", help="start the script again when it runs out")
     parser.add_argument("--log", type=Path, help="append every request as one JSON line to this file")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before answering each request")
     args = parser.parse_args(argv)
     script = list(_iter_script(args.script)) if args.script else []
-    server = LlmServer(port=args.port)
+    server = LlmServer(port=args.port, latency=args.latency)
     if args.cycle and script:
         cycle = itertools.cycle(script)
         server.responder = lambda _request: next(cycle)

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..cassette import ToolsDigest, provider_params
 from ..errors import AgentError, MaxIterationsError, StreamError, SynapseError
 from ..events import (
     Event,
@@ -29,7 +30,16 @@ from ..events import (
     TurnStarted,
     utcnow,
 )
-from ..protocols import ApprovalCallback, Completion, EventSink, Provider, ProviderChunk, TextChunk, ToolCallChunk
+from ..protocols import (
+    ApprovalCallback,
+    Completion,
+    EventSink,
+    Provider,
+    ProviderChunk,
+    TextChunk,
+    ToolAnswer,
+    ToolCallChunk,
+)
 from ..types import Message, ToolCall, ToolResult, ToolSpec, Usage
 from .approval import ApprovalPolicy
 from .result import TurnResult, turn_result
@@ -63,6 +73,10 @@ class Agent:
 
     `messages` is the transcript (without the system prompt, which is sent separately); it survives
     failed and cancelled turns in a state the next request can be built from.
+
+    `tool_answer`, when set (a replayed cassette), answers tool calls instead of running them, without
+    asking approval (their approval is recorded as "replayed"); a provider with a true `replays`
+    attribute (providers/replay.py) marks turns and LLM calls as replayed.
     """
 
     def __init__(
@@ -106,6 +120,8 @@ class Agent:
         self._system_recorded: str | None = None
         self._running = False
         self._broken_sinks: set[int] = set()
+        self.tool_answer: ToolAnswer | None = None
+        self._tools_digest = ToolsDigest()
 
     @property
     def running(self) -> bool:
@@ -198,7 +214,10 @@ class Agent:
                 session_id=self.session_id, name=self.session_name or f"session-{self.session_id[:8]}",
                 model=self.model_id, notebook=self.notebook, kernel_id=self.kernel_id,
             ))
-        emit(TurnStarted(session_id=self.session_id, turn_id=turn_id, prompt=text, model=self.model_id))
+        emit(TurnStarted(
+            session_id=self.session_id, turn_id=turn_id, prompt=text, model=self.model_id,
+            replayed=getattr(self.provider, "replays", False) is True,
+        ))
         if self.system and self.system != self._system_recorded:
             self._system_recorded = self.system
             self._add(Message.system(self.system), emit, transcript=False)
@@ -261,6 +280,11 @@ class Agent:
         t0 = time.perf_counter()
         ttft: float | None = None
         completion: Completion | None = None
+        # Cheap (the tools digest is cached): what the history needs to export this call to a cassette.
+        request = {
+            "system": self.system or None, "params": provider_params(self.provider),
+            "tools": self._tools_digest(specs), "tool_names": [s.name for s in specs], "messages": len(self.messages),
+        }
 
         def finished(error: str | None = None) -> None:
             emit(LlmCallFinished(
@@ -269,6 +293,7 @@ class Agent:
                 ttft_ms=(completion.ttft_ms if completion and completion.ttft_ms is not None else ttft),
                 usage=completion.usage if completion else Usage(),
                 stop_reason=completion.stop_reason if completion else None, error=error,
+                request=request, replayed=getattr(self.provider, "replays", False) is True,
             ))
 
         stream: AsyncIterator[ProviderChunk] | None = None
@@ -325,6 +350,8 @@ class Agent:
             for c in calls:
                 if c.spec is None:
                     c.refusal = self._unknown_tool(c.call.name, offered)
+                elif self.tool_answer is not None:
+                    c.approval = "replayed"  # the cassette answers as it was decided then: no one is asked
                 else:
                     c.approval, c.refusal = await self._approve(c.spec, c.call)
             for c in calls:
@@ -386,6 +413,10 @@ class Agent:
             ))
 
         t0 = time.perf_counter()
+        if self.tool_answer is not None:
+            answered = await self.tool_answer(call)
+            if answered is not None:
+                return answered
         try:
             result = await self.tools.call(call.name, call.arguments, timeout=self.tool_timeout, on_progress=progress)
         except SynapseError as exc:

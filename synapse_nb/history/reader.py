@@ -219,6 +219,13 @@ class History:
 
         return publish(self.path, dest, migrations=self._migrations, timeout=self.timeout)
 
+    def export_cassette(self, session: str, path: str | Path) -> Path:
+        """Write a recorded session (name or id prefix) as a record/replay cassette at `path`, for
+        `%synapse replay PATH` (see history/cassette_export.py); returns the path."""
+        from .cassette_export import export_cassette
+
+        return export_cassette(self, session, path)
+
     @property
     def known_version(self) -> int:
         """The newest schema version this code knows (newer files are refused; newer spools skipped)."""

@@ -150,6 +150,8 @@ def _llm_call_row(e: LlmCallFinished) -> dict[str, Any]:
         "error": e.error,
         "origin": e.origin,
         "tool_call_id": e.tool_call_id,
+        "request": dict(e.request) if e.request is not None else None,
+        "replayed": e.replayed,
     }
 
 
@@ -181,4 +183,5 @@ def _turn_row(e: TurnFinished | TurnFailed | TurnCancelled, start: TurnStarted |
         "error": error,
         "model": start.model if start is not None else None,
         "error_type": error_type,
+        "replayed": start.replayed if start is not None else None,
     }

@@ -73,6 +73,8 @@ COLUMNS: dict[str, dict[str, Kind]] = {
         "error": "str",
         "origin": "str",
         "tool_call_id": "str",
+        "request": "json",
+        "replayed": "bool",
     },
     "turns": {
         "turn_id": "str",
@@ -87,6 +89,7 @@ COLUMNS: dict[str, dict[str, Kind]] = {
         "error": "str",
         "model": "str",
         "error_type": "str",
+        "replayed": "bool",
     },
     "server_events": {
         "server": "str",

@@ -40,7 +40,28 @@ def load(shell: Any) -> SynapseState:
     state.kernel = KernelTools(shell, secrets=lambda: state.secrets)
     state.kernel.watch()  # from now on, so `kernel__recent_cells` sees the cells before the first question
     _transformers(shell, add=True)
+    _tape_from_env(state)
     return state
+
+
+def _tape_from_env(state: SynapseState) -> None:
+    """SYNAPSE_RECORD / SYNAPSE_REPLAY turn record or replay on at load, saying so in one line (a bad
+    value is reported in one line too, and loading goes on without it)."""
+    import os
+
+    if not (os.environ.get("SYNAPSE_RECORD", "").strip() or os.environ.get("SYNAPSE_REPLAY", "").strip()):
+        return
+    from IPython.core.error import UsageError
+
+    from .tape import from_env
+
+    try:
+        said = from_env(state)
+    except UsageError as exc:
+        print(f"synapse_nb: {exc}")
+        return
+    if said:
+        print(f"synapse_nb: {said}")
 
 
 def _transformers(shell: Any, *, add: bool) -> None:

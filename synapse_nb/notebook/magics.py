@@ -45,7 +45,9 @@ from .state import Settings, SynapseState
 
 __all__ = ["MCP_SUBCOMMANDS", "SYNAPSE_SUBCOMMANDS", "Pending", "SynapseMagics"]
 
-SYNAPSE_SUBCOMMANDS = ("status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help")
+SYNAPSE_SUBCOMMANDS = (
+    "status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help", "record", "replay",
+)
 MCP_SUBCOMMANDS = (
     "connect", "list", "tools", "call", "disconnect", "restart", "inspect", "read", "prompt", "logs", "roots",
     "subscribe", "unsubscribe", "help",
@@ -202,6 +204,8 @@ class SynapseMagics(Magics):
     def _subcommand(self, line: str) -> Any:
         sub, _, rest = line.strip().partition(" ")
         rest = rest.strip()
+        if sub.startswith(("$", "{")) and expand(sub, self._ns) in ("record", "replay"):
+            sub = expand(sub, self._ns)  # `%synapse $MODE PATH` (notebooks/replay_demo.ipynb records and replays)
         state, settings = self.state, self.settings()
         if sub in ("", "status"):
             return session_cmd.status(state, settings)
@@ -224,6 +228,11 @@ class SynapseMagics(Magics):
                     f"%synapse: unknown option {sub}; options go on a %%synapse cell's first line (%%synapse --help)"
                 )
             return self._ask("", line.strip(), AskOptions())  # `%synapse What tables are there?`
+        if sub in ("record", "replay"):  # notebook/tape.py; `{path}` / `$path` expand as on other magic lines
+            from .tape import command as tape_command
+
+            print(tape_command(state, sub, split(expand(rest, self._ns), f"%synapse {sub}")))
+            return None
         words = split(rest, f"%synapse {sub}")
         if sub == "model":
             _at_most(words, 1, "%synapse model [ID]")

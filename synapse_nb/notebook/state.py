@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from .elicit import NotebookAnswers
     from .kernel_tools import KernelTools
     from .result import BackgroundRun
+    from .tape import Tape
 
 __all__ = ["STATE_ATTR", "Settings", "SynapseState", "usage_error"]
 
@@ -110,6 +111,7 @@ class SynapseState:
         self.warned_history = False
         self.closed = False
         self._server_listeners: list[EventSink] = []
+        self.tape: Tape | None = None  # record or replay (notebook/tape.py); None: neither is on
 
     # -- lazily built parts
 
@@ -200,6 +202,8 @@ class SynapseState:
         self._secrets.append(value)
         if self._store is not None:
             self._store.redactor.add_secret(value)
+        if self.tape is not None:
+            self.tape.mask.add_secret(value)
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -310,7 +314,10 @@ class SynapseState:
 
         if self._providers is None:
             self._providers = ProviderCache()
+        tape = self.tape
         try:
+            if tape is not None and tape.cassette is not None:  # replaying: no key, no network
+                return tape.provider(model_id or self.model or None, None)
             provider = self._providers.get(model_id or self.model or None)
         except SynapseError as exc:
             raise usage_error(exc) from None
@@ -319,7 +326,7 @@ class SynapseState:
         # A background run may still stream through a replaced provider: close it once none runs.
         if self._providers.retired and all(run.done() for run in self.background.values()):
             self.runner.spawn(self._providers.aclose_retired(), name="synapse: close replaced providers")
-        return provider
+        return provider if tape is None else tape.provider(model_id, provider)
 
     def agent(self, name: str, provider: Provider) -> Agent:
         """The agent of a session of this kernel, created (not yet recorded) on first use."""
@@ -383,6 +390,8 @@ class SynapseState:
         if self.closed:
             return
         self.closed = True
+        if self.tape is not None:
+            self.tape.close()
         if not self.runner.can_block:
             for task in self.runner.tasks:
                 task.cancel()

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-NOTEBOOKS = ("quickstart", "tool_inspection", "history_analysis", "analyze_with_agent")
+NOTEBOOKS = ("quickstart", "tool_inspection", "history_analysis", "analyze_with_agent", "replay_demo")
 SANITIZE = REPO / "notebooks" / "nbval_sanitize.cfg"
 VARYING = re.compile(r"\b\d+(\.\d+)? ?ms\b|\bpid \d+|/tmp/|\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
 SECRETISH = re.compile(r"\bsk-[A-Za-z0-9]{8,}|Bearer [A-Za-z0-9]")
@@ -62,7 +62,8 @@ def test_saved_with_outputs_and_no_errors(name: str) -> None:
 def test_first_cell_isolates_the_run(name: str) -> None:
     first = next(c for c in load(name).cells if c.cell_type == "code")
     assert 'os.environ["SYNAPSE_DB"] = os.path.join(tempfile.mkdtemp(' in first.source
-    assert re.search(r'os.environ\["SYNAPSE_MODEL"\] = "scripted:(demo|analyst)"', first.source)
+    # Offline: the scripted model, or (replay_demo) a recorded model answered from its cassette.
+    assert re.search(r'os.environ\["SYNAPSE_MODEL"\] = "(scripted:(demo|analyst)|openai:demo-model)"', first.source)
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -102,3 +103,17 @@ def test_quickstart_shows_the_offline_agent_using_the_demo_server() -> None:
     assert "demo__query" in answer
     assert "Top products by revenue" in answer
     assert "scripted:demo (offline scripted model)" in answer
+
+
+def test_replay_demo_replays_its_cassette_which_holds_no_secret() -> None:
+    nb = load("replay_demo")
+    cassette = REPO / "notebooks" / "cassettes" / "replay_demo.jsonl"
+    lines = cassette.read_text().splitlines()
+    assert lines[0] == '{"format": "synapse_nb.cassette", "version": 1}'
+    assert SECRETISH.search(cassette.read_text()) is None
+    assert "sk-placeholder" not in cassette.read_text()  # scripts/record_replay_demo.py's key
+    asked = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%synapse")]
+    assert len(asked) == 2
+    for cell in asked:
+        assert "(replayed from replay_demo.jsonl)" in "\n".join(output_texts(cell))
+    assert "demo__query" in "\n".join(output_texts(asked[0]))

@@ -14,9 +14,9 @@ from synapse_nb.history.migrate import known_version, load_migrations, migrate, 
 from synapse_nb.history.schema import COLUMNS
 from synapse_nb.history.store import HistoryStore
 
-EXPECTED = [(1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin"), (7, "lake")]
+EXPECTED = [(1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin"), (6, "replay"), (7, "lake")]
 LATEST = known_version()  # the newest migration in the source tree
-VERSIONS = [m.version for m in load_migrations()]  # numbers may be reserved for branches not merged yet
+KNOWN = [m.version for m in load_migrations()]  # the versions in the source tree, in order
 NEXT = f"{LATEST + 1:04d}"  # the file name prefix of a migration newer than any installed
 
 
@@ -81,7 +81,7 @@ def test_the_first_schema_upgrades_with_its_rows_kept(tmp_path: Path, db_path: P
         con.execute(
             "INSERT INTO messages (message_id, session_id, seq, role, content) VALUES ('m', 's', 0, 'user', 'hi')"
         )
-        assert [m.version for m in migrate(con)] == VERSIONS[1:]
+        assert [m.version for m in migrate(con)] == KNOWN[1:]
         assert con.execute("SELECT content, tool_calls, tool_results FROM messages").fetchall() == [("hi", None, None)]
 
 
@@ -114,7 +114,7 @@ def test_a_failing_migration_is_rolled_back_and_named(tmp_path: Path, db_path: P
     assert "nothing of it was applied" in str(info.value)
     with duckdb.connect(str(db_path), read_only=True) as con:
         versions = [r[0] for r in con.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()]
-        assert versions == VERSIONS
+        assert versions == KNOWN
         assert "half_done" not in _tables(con)
         assert "extra" not in _columns(con, "messages")
     store = HistoryStore.open(db_path, migrations=directory)  # not strict: returns at once, then unavailable

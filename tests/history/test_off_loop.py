@@ -109,4 +109,4 @@ def test_migration_files_are_read_once_per_process(tmp_path: Path, db_path: Path
     latest = catalog.known_version(directory)
     (directory / f"{latest + 1:04d}_more.sql").write_text("ALTER TABLE sessions ADD COLUMN extra INTEGER;\n")
     seen = [m.version for m in catalog.load_migrations(directory)]
-    assert seen == [*(m.version for m in first), latest + 1]  # a new file is seen
+    assert seen == [m.version for m in first] + [latest + 1]  # a new file is seen

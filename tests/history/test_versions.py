@@ -23,7 +23,7 @@ from synapse_nb.history.spool import spool_dir
 from synapse_nb.history.store import HistoryStore
 
 LATEST = known_version()  # what the driven ("older") process knows; `newer` adds LATEST + 1
-VERSIONS = [m.version for m in load_migrations()]  # numbers may be reserved for branches not merged yet
+KNOWN = [m.version for m in load_migrations()]  # the versions in the source tree, in order
 
 HERE = Path(__file__).resolve().parent
 
@@ -85,7 +85,7 @@ def test_an_older_kernel_keeps_spooling_writes_nothing_and_loses_nothing(
         # A newer synapse_nb (schema LATEST + 1) opens the file: it migrates it and writes its own events.
         with HistoryStore.open(db_path, strict=True, migrations=newer) as new:
             new.record(tool_call("new", 0))
-        assert _versions(db_path) == [*VERSIONS, LATEST + 1]
+        assert _versions(db_path) == [*KNOWN, LATEST + 1]
 
         old("record old 5 10")
         state = old("flush")  # its next ingest finds schema LATEST + 1: it stops ingesting, and says why
@@ -114,7 +114,7 @@ def test_an_older_kernel_keeps_spooling_writes_nothing_and_loses_nothing(
         assert list(spool_dir(db_path).iterdir()) == []
         ids = [r[0] for r in raw(db_path, "SELECT tool_call_id FROM tool_calls")]
         assert sorted(ids) == sorted(_ids("new", 0, 1) + _ids("old", 0, 15))  # everything, once
-        assert _versions(db_path) == [*VERSIONS, LATEST + 1]
+        assert _versions(db_path) == [*KNOWN, LATEST + 1]
         assert raw(db_path, "SELECT count(*) FROM tool_calls WHERE cost IS NOT NULL") == [(0,)]
     finally:
         old.kill()
@@ -150,7 +150,7 @@ def test_a_newer_reader_reads_an_older_file_without_migrating_it(
         h = History(db_path, migrations=newer)
         assert sorted(h.tool_calls().tool_call_id) == _ids("old", 0, 6)
         assert h.sql("SELECT max(version) AS v FROM schema_migrations").v[0] == LATEST
-        assert _versions(db_path) == VERSIONS  # read, not migrated: the older kernel goes on writing
+        assert _versions(db_path) == KNOWN  # read, not migrated: the older kernel goes on writing
         old("record old 6 7")
         assert old("flush")["paused"] is None
         assert raw(db_path, "SELECT count(*) FROM tool_calls") == [(7,)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -77,3 +78,15 @@ def test_it_speaks_plain_http_too(llm_server: LlmServer) -> None:
     assert response.headers["content-type"].startswith("text/event-stream")
     assert '"partial_json": "{\\"a\\": 1}"' in response.text
     assert httpx.get(f"{llm_server.base_url}/nope").status_code == 404
+
+
+def test_latency_holds_each_model_answer_back() -> None:
+    # A lower bound only (the server sleeps at least this long): it cannot flake on a slow machine.
+    with LlmServer(latency=0.3) as server:
+        server.queue(text("late"), text("late again"))
+        for _ in range(2):
+            started = time.monotonic()
+            response = httpx.post(f"{server.openai_base_url}/chat/completions", json={"model": "x", "messages": []})
+            assert time.monotonic() - started >= 0.3
+            assert streamed_text(response.text) in ("late", "late again")
+        assert httpx.get(f"{server.base_url}/nope").status_code == 404

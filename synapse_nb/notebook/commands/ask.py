@@ -105,8 +105,11 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
     fmt = cast(Format, options.format or settings.format)  # both validated: a FORMATS value
     if fmt in FORMAT_HINTS:
         system = f"{system}\n\n{FORMAT_HINTS[fmt]}" if system else FORMAT_HINTS[fmt]
+    note = _model_note(model_id)
+    if state.tape is not None:
+        note = f"{note}, {state.tape.note}" if note else state.tape.note
     return TurnPlan(
-        prompt=prompt, session=session, model_id=model_id, model_note=_model_note(model_id), system=system,
+        prompt=prompt, session=session, model_id=model_id, model_note=note, system=system,
         tool_patterns=patterns, max_iterations=options.max_iterations or settings.max_iterations,
         max_result_chars=settings.max_result_chars,
         approve=options.approve or settings.approve or None, format=fmt, history=options.history and settings.history,
@@ -169,6 +172,8 @@ class _Turn:
             view.notes.append(KERNEL_NOTE)
         self.events: list[Event] = []
         self.sinks: list[EventSink] = [self.events.append, self.display, state.history_sink(plan.history)]
+        if state.tape is not None and state.tape.writer is not None:
+            self.sinks.append(state.tape.on_event)  # recording: tool results join the cassette
 
 
 async def ask_async(
@@ -270,6 +275,7 @@ def _prepare_agent(state: SynapseState, plan: TurnPlan) -> Agent:
     agent.max_iterations = plan.max_iterations
     agent.max_result_chars = plan.max_result_chars
     agent.tool_patterns = plan.tool_patterns
+    agent.tool_answer = state.tape.tool_answer() if state.tape is not None else None
     if plan.approve is not None:
         # One mode for every tool of this cell; "always" answers still count within the cell.
         agent.approval = ApprovalPolicy(plan.approve, tools={"*": plan.approve}, destructive=plan.approve)

@@ -49,6 +49,11 @@ SYNAPSE_HELP = """\
   sql --lake DIR QUERY       the same over a shared lake (SynapseMagics.publish_to publishes to one)
   inspect                    trace widget of the current session
   reset                      forget the current conversation (the next cell starts a new session)
+  record PATH | off          write every model exchange and tool result to a cassette (JSON lines)
+  replay PATH [--live-tools] | off
+                             answer every model request (and tool call, unless --live-tools) from a
+                             cassette: no network, no key; a request it does not hold fails the cell
+                             (SYNAPSE_RECORD / SYNAPSE_REPLAY do the same from %load_ext on)
   help                       this help
 
 %%synapse [options] + a prompt asks the agent: see %%synapse --help.

@@ -43,6 +43,7 @@ class Status:
     history_problem: str | None
     background: tuple[tuple[str, str], ...]  # (session, status)
     history_paused: str | None = None  # recorded into the spool, not written to the file (a newer schema)
+    tape: str | None = None  # record/replay, when on (notebook/tape.py)
 
     def _items(self) -> list[tuple[str, str]]:
         servers = ", ".join(f"{n} ({s}, {t} tools)" for n, s, t in self.servers) or "none (%mcp connect ...)"
@@ -51,6 +52,8 @@ class Status:
             history += f" — {self.history_paused}"
         session = self.session + (f" ({self.turns_messages} messages so far)" if self.turns_messages else " (new)")
         items = [("model", self.model), ("session", session), ("MCP servers", servers)]
+        if self.tape:
+            items.insert(1, ("record/replay", self.tape))
         if self.native_tools:
             items.append(("Python tools", str(self.native_tools)))
         items.append(("history", history))
@@ -93,6 +96,7 @@ def status(state: SynapseState, settings: Settings) -> Status:
         history_problem=store.problem if store is not None else None,
         history_paused=store.paused if store is not None else None,
         background=tuple((name, run.status) for name, run in state.background.items()),
+        tape=f"{state.tape.mode}: {state.tape.shown} ({state.tape.note})" if state.tape is not None else None,
     )
 
 
