@@ -21,7 +21,8 @@ from synapse_nb.mcp_client import demo_server
 from synapse_nb.mcp_client.demo_server import build_server, load_database
 
 SHOP_TOOLS = {"list_tables", "describe_table", "query", "summarize_column", "drop_table"}
-TEST_TOOLS = {"echo", "sleep", "cancellations", "fail", "crash", "garbage", "image", "large", "env", "add_tool"}
+TEST_TOOLS = {"echo", "sleep", "cancellations", "fail", "crash", "garbage", "image", "large", "env", "add_tool",
+              "fire", "progress", "question", "sign_in"}
 
 
 async def call(name: str, args: dict[str, Any] | None = None) -> mt.CallToolResult:
