@@ -10,10 +10,10 @@ Data tools: list_tables, describe_table, query, summarize_column (read-only), dr
 by its annotations; it only pretends). Test tools, only with `--test-tools` (`build_server(test_tools=True)`)
 so that a user's tool list shows the shop alone: echo, sleep, fail, crash, garbage, image, large, env,
 add_tool, cancellations, and the ones that talk back while a call waits (progress, question, sign_in;
-`fire` releases them). `--legacy` serves stdio in the 2025 handshake era only, where a server sends requests
-of its own (elicitation) and may cancel them; clients that open with the 2026 `server/discover` fall back.
-Resource `demo://schema`; prompt `explore_table`. The tables (products,
-customers, orders) load from the CSV files in `demo_data/` into an in-memory SQLite database.
+`fire` releases them: demo_waiting.py). `--legacy` serves stdio in the 2025 handshake era only, where a
+server sends requests of its own (elicitation) and may cancel them. Resource `demo://schema`; prompt
+`explore_table`. The tables (products, customers, orders) load from the CSV files in `demo_data/` into an
+in-memory SQLite database.
 """
 
 from __future__ import annotations
@@ -37,10 +37,9 @@ from typing import Any
 import anyio
 import mcp.types as mt
 from mcp.server.mcpserver import Context, Image, MCPServer
-from mcp.server.runner import serve_loop
-from mcp.server.stdio import stdio_server
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel
+
+from .demo_waiting import add_waiting_tools, serve_legacy_stdio
 
 __all__ = ["build_server", "load_database", "main"]
 
@@ -103,7 +102,6 @@ class _Shop:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.cancellations = 0
-        self.signals: dict[str, anyio.Event] = {}  # what `fire` sets: the waiting test tools go on
         self.tables: list[str] = []
         self._columns: dict[str, list[tuple[str, str]]] = {}
         self._db: sqlite3.Connection | None = None
@@ -146,13 +144,6 @@ class _Shop:
             cursor = self._db.execute(sql, params)
             columns = [d[0] for d in cursor.description or ()]
             return columns, cursor.fetchall()
-
-    def signal(self, name: str) -> anyio.Event:
-        """The event `fire(name)` sets (made on first use, fresh again once fired and consumed)."""
-        event = self.signals.get(name)
-        if event is None or event.is_set():
-            event = self.signals[name] = anyio.Event()
-        return event
 
     def columns(self, table: str) -> list[tuple[str, str]]:
         return self._columns[table]
@@ -275,7 +266,7 @@ def build_server(wire_fd: int = 1, *, test_tools: bool = False) -> MCPServer:
 
     if test_tools:
         _add_test_tools(server, shop, wire_fd)
-        _add_waiting_tools(server, shop)
+        add_waiting_tools(server, _TEST)
 
     @server.resource("demo://schema", name="schema", description="The tables and their columns",
                      mime_type="text/markdown")
@@ -369,66 +360,6 @@ def _add_test_tools(server: MCPServer, shop: _Shop, wire_fd: int) -> None:
         return f"added tool {name}"
 
 
-class _Name(BaseModel):
-    name: str
-
-
-def _add_waiting_tools(server: MCPServer, shop: _Shop) -> None:
-    """Tools that report, ask and wait while the client watches; `fire(NAME)` releases the one waiting on NAME."""
-
-    @server.tool(annotations=_TEST)
-    def fire(signal: str) -> str:
-        """Release the tool waiting on `signal` ("release" a progress call, "withdraw" a question, "complete"
-        a sign-in)."""
-        shop.signal(signal).set()
-        return f"fired {signal}"
-
-    @server.tool(annotations=_TEST, structured_output=False)
-    async def progress(steps: int, message: str, ctx: Context) -> str:
-        """Report `steps` progress notifications ("MESSAGE i of N"), then wait until fire("release")."""
-        released = shop.signal("release")
-        for i in range(1, max(1, min(steps, 1000)) + 1):
-            await ctx.report_progress(i, steps, f"{message} {i} of {steps}")
-        with anyio.move_on_after(120):
-            await released.wait()
-        return f"done after {steps} steps"
-
-    @server.tool(annotations=_TEST, structured_output=False)
-    async def question(message: str, ctx: Context) -> str:
-        """Ask the client for a name (form elicitation); fire("withdraw") withdraws the question (on a
-        2025-era connection the client gets `notifications/cancelled` for it)."""
-        withdrawn = shop.signal("withdraw")
-        answer: Any = None
-        async with anyio.create_task_group() as tg:
-            async def ask() -> None:
-                nonlocal answer
-                answer = await ctx.elicit(message, _Name)
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(ask)
-            await withdrawn.wait()
-            tg.cancel_scope.cancel()
-        if answer is None:
-            return "the question was withdrawn"
-        return f"answer: {answer.action}" + (f" name={answer.data.name}" if answer.action == "accept" else "")
-
-    @server.tool(annotations=_TEST, structured_output=False)
-    async def sign_in(url: str, ctx: Context) -> str:
-        """Ask the client to open `url` (URL elicitation); fire("complete") tells it the sign-in is done
-        (`notifications/elicitation/complete`) without waiting for the user."""
-        elicitation_id = f"sign-in-{time.monotonic_ns()}"
-        completed = shop.signal("complete")
-        async with anyio.create_task_group() as tg:
-            async def complete() -> None:
-                await completed.wait()
-                await ctx.request_context.session.send_elicit_complete(elicitation_id, ctx.request_context.request_id)
-
-            tg.start_soon(complete)
-            result = await ctx.elicit_url("Sign in to the shop", url, elicitation_id)
-            tg.cancel_scope.cancel()
-        return f"sign-in {elicitation_id}: {result.action}"
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m synapse_nb.mcp_client.demo_server", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -438,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port for --http / --sse (default 8765)")
     parser.add_argument("--legacy", action="store_true",
-                        help="speak protocol 2025-11-25 only (refuse server/discover)")
+                        help="stdio in the 2025 handshake era only (protocol 2025-11-25)")
     parser.add_argument("--test-tools", action="store_true",
                         help="also offer the test tools (echo, sleep, fail, crash, garbage, image, large, ...)")
     options = parser.parse_args(argv)
@@ -454,16 +385,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     server = build_server(wire_fd=os.dup(1), test_tools=options.test_tools)
     print(f"{NAME}: serving stdio (pid {os.getpid()})", file=sys.stderr, flush=True)
     if options.legacy:
-        anyio.run(_serve_legacy_stdio, server)
+        anyio.run(serve_legacy_stdio, server)
     else:
         server.run()
-
-
-async def _serve_legacy_stdio(server: MCPServer) -> None:
-    """stdio in the 2025 handshake era only (the SDK's handshake loop), whatever the client opens with."""
-    low = server._lowlevel_server  # the SDK's own handshake loop wants the low-level server
-    async with stdio_server() as (read, write), low.lifespan(low) as state:
-        await serve_loop(low, read, write, lifespan_state=state, init_options=low.create_initialization_options())
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ its config entry (`elicitation`, `sampling`, `roots`, `log_level`) and keeps its
 
 Without handlers: elicitation is declined, sampling is refused with a clear error, and the roots
 are the working directory (plus the entry's `roots`).
+
+A question may end without the user: the server completes a URL flow (`notifications/elicitation/complete`
+with its id: the server is answered "accept") or cancels its request (`notifications/cancelled`, which the
+SDK applies by cancelling the callback). Either way `on_withdrawn` tells the UI first, so it can say so.
 """
 
 from __future__ import annotations
