@@ -9,11 +9,12 @@
 Data tools: list_tables, describe_table, query, summarize_column (read-only), drop_table (destructive
 by its annotations; it only pretends). Test tools, only with `--test-tools` (`build_server(test_tools=True)`)
 so that a user's tool list shows the shop alone: echo, sleep, fail, crash, garbage, image, large, env,
-add_tool, cancellations, and the ones that talk back while a call waits (progress, question, sign_in;
+add_tool, cancellations. Resource `demo://schema`; prompt `explore_table`. The tables (products,
+customers, orders) load from the CSV files in `demo_data/` into an in-memory SQLite database.
+
+The test tools also include the ones that talk back while a call waits (progress_held, question, sign_in;
 `fire` releases them: demo_waiting.py). `--legacy` serves stdio in the 2025 handshake era only, where a
-server sends requests of its own (elicitation) and may cancel them. Resource `demo://schema`; prompt
-`explore_table`. The tables (products, customers, orders) load from the CSV files in `demo_data/` into an
-in-memory SQLite database.
+server sends requests of its own (elicitation) and may cancel them.
 """
 
 from __future__ import annotations
@@ -366,10 +367,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp")
     mode.add_argument("--sse", action="store_true", help="serve SSE at http://HOST:PORT/sse")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8765, help="port for --http / --sse (default 8765)")
     parser.add_argument("--legacy", action="store_true",
                         help="stdio in the 2025 handshake era only (protocol 2025-11-25)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="port for --http / --sse (default 8765)")
     parser.add_argument("--test-tools", action="store_true",
                         help="also offer the test tools (echo, sleep, fail, crash, garbage, image, large, ...)")
     options = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""The demo server's tools that talk back while a call waits (progress, a question, a sign-in link), and its
+"""The demo server's tools that talk back while a call waits (held progress, a question, a sign-in link), and its
 stdio loop for the 2025 handshake era (`--legacy`), where a server sends requests of its own and may cancel them.
 
 Each waiting tool goes on when `fire(SIGNAL)` is called on the same server: tests drive what the server does
@@ -38,18 +38,18 @@ class _Signals:
 
 
 def add_waiting_tools(server: MCPServer, annotations: mt.ToolAnnotations) -> None:
-    """fire, progress, question and sign_in (see each tool's description)."""
+    """fire, progress_held, question and sign_in (see each tool's description)."""
     signals = _Signals()
 
     @server.tool(annotations=annotations)
     def fire(signal: str) -> str:
-        """Release the tool waiting on `signal` ("release" a progress call, "withdraw" a question, "complete"
-        a sign-in)."""
+        """Release the tool waiting on `signal` ("release" a progress_held call, "withdraw" a question,
+        "complete" a sign-in)."""
         signals.get(signal).set()
         return f"fired {signal}"
 
     @server.tool(annotations=annotations, structured_output=False)
-    async def progress(steps: int, message: str, ctx: Context) -> str:
+    async def progress_held(steps: int, message: str, ctx: Context) -> str:
         """Report `steps` progress notifications ("MESSAGE i of N"), then wait until fire("release")."""
         released = signals.get("release")
         for i in range(1, max(1, min(steps, 1000)) + 1):

@@ -21,8 +21,7 @@ from synapse_nb.mcp_client import demo_server
 from synapse_nb.mcp_client.demo_server import build_server, load_database
 
 SHOP_TOOLS = {"list_tables", "describe_table", "query", "summarize_column", "drop_table"}
-TEST_TOOLS = {"echo", "sleep", "cancellations", "fail", "crash", "garbage", "image", "large", "env", "add_tool",
-              "fire", "progress", "question", "sign_in"}
+TEST_TOOLS = {"echo", "sleep", "cancellations", "fail", "crash", "garbage", "image", "large", "env", "add_tool"}
 
 
 async def call(name: str, args: dict[str, Any] | None = None) -> mt.CallToolResult:
@@ -75,6 +74,9 @@ async def test_the_database_is_open_only_while_a_session_runs(monkeypatch: pytes
             db.execute("SELECT 1")
 
 
+WAITING_TOOLS = {"fire", "progress_held", "question", "sign_in"}  # demo_waiting.py
+
+
 @pytest.mark.anyio
 async def test_tool_names_and_annotations() -> None:
     async with Client(build_server()) as client:
@@ -84,7 +86,7 @@ async def test_tool_names_and_annotations() -> None:
     assert info.name == "synapse-demo"
     assert set(tools) == SHOP_TOOLS  # what a user's quickstart lists: the shop, no test tools
     async with Client(build_server(test_tools=True)) as client:
-        assert {t.name for t in (await client.list_tools()).tools} == SHOP_TOOLS | TEST_TOOLS
+        assert {t.name for t in (await client.list_tools()).tools} == SHOP_TOOLS | TEST_TOOLS | WAITING_TOOLS
     for name in ("list_tables", "describe_table", "query", "summarize_column"):
         annotations = tools[name].annotations
         assert annotations is not None

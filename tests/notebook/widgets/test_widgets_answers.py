@@ -79,7 +79,7 @@ def html_of(children: Any) -> str:
 
 
 def test_inspector_call_shows_the_servers_progress_like_a_tool_block(state: SynapseState) -> None:
-    panel = ToolPanel(state, state.hub.tool("demo__progress"))
+    panel = ToolPanel(state, state.hub.tool("demo__progress_held"))
     shown: list[str] = []
     reached: asyncio.Future[None] = state.runner.loop.create_future()
 
@@ -95,7 +95,7 @@ def test_inspector_call_shows_the_servers_progress_like_a_tool_block(state: Syna
     bars = [h for h in shown if "snb-progress" in h]
     assert [h.split('value="')[1][:5] for h in bars] == ["0.333", "0.667", "1.000"]
     assert "33% indexing 1 of 3" in bars[0]
-    assert "calling progress …" in bars[-1]
+    assert "calling progress_held …" in bars[-1]
     fire(state, "release")
     drive(state, panel.task)
     final = html_of(panel.result.children)
