@@ -429,6 +429,7 @@ class ServerConnection:
             session = connected(tools, (time.perf_counter() - t0) * 1000)
             tg.start_soon(self._refresh_tools, client, gen, dirty)
             await session.stop.wait()
+            self.hooks.closing = True  # the SDK now cancels the server's open requests: not the server's doing
             await self._end_requests(session)  # before the client closes under them
             tg.cancel_scope.cancel()
 

@@ -4,12 +4,17 @@
     python -m synapse_nb.mcp_client.demo_server --http --port 8765   # streamable HTTP on 127.0.0.1:8765/mcp
     python -m synapse_nb.mcp_client.demo_server --sse --port 8765    # SSE on 127.0.0.1:8765/sse
     python -m synapse_nb.mcp_client.demo_server --test-tools         # the shop plus the test tools
+    python -m synapse_nb.mcp_client.demo_server --legacy             # speak protocol 2025-11-25 only
 
 Data tools: list_tables, describe_table, query, summarize_column (read-only), drop_table (destructive
 by its annotations; it only pretends). Test tools, only with `--test-tools` (`build_server(test_tools=True)`)
 so that a user's tool list shows the shop alone: echo, sleep, progress, fail, crash, garbage, image, large, env,
 add_tool, cancellations. Resource `demo://schema`; prompt `explore_table`. The tables (products,
 customers, orders) load from the CSV files in `demo_data/` into an in-memory SQLite database.
+
+The test tools also include the ones that talk back while a call waits (progress_held, question, sign_in;
+`fire` releases them: demo_waiting.py). `--legacy` serves stdio in the 2025 handshake era only, where a
+server sends requests of its own (elicitation) and may cancel them.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ import anyio
 import mcp.types as mt
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+from .demo_waiting import add_waiting_tools, serve_legacy_stdio
 
 __all__ = ["build_server", "load_database", "main"]
 
@@ -260,6 +267,7 @@ def build_server(wire_fd: int = 1, *, test_tools: bool = False) -> MCPServer:
 
     if test_tools:
         _add_test_tools(server, shop, wire_fd)
+        add_waiting_tools(server, _TEST)
 
     @server.resource("demo://schema", name="schema", description="The tables and their columns",
                      mime_type="text/markdown")
@@ -369,6 +377,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp")
     mode.add_argument("--sse", action="store_true", help="serve SSE at http://HOST:PORT/sse")
+    parser.add_argument("--legacy", action="store_true",
+                        help="stdio in the 2025 handshake era only (protocol 2025-11-25)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port for --http / --sse (default 8765)")
     parser.add_argument("--test-tools", action="store_true",
@@ -385,7 +395,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     # `garbage` writes to a duplicate of the real stdout on purpose.
     server = build_server(wire_fd=os.dup(1), test_tools=options.test_tools)
     print(f"{NAME}: serving stdio (pid {os.getpid()})", file=sys.stderr, flush=True)
-    server.run()
+    if options.legacy:
+        anyio.run(serve_legacy_stdio, server)
+    else:
+        server.run()
 
 
 if __name__ == "__main__":

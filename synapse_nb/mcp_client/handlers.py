@@ -8,15 +8,21 @@ its config entry (`elicitation`, `sampling`, `roots`, `log_level`) and keeps its
 
 Without handlers: elicitation is declined, sampling is refused with a clear error, and the roots
 are the working directory (plus the entry's `roots`).
+
+A question may end without the user: the server completes a URL flow (`notifications/elicitation/complete`
+with its id: the server is answered "accept") or cancels its request (`notifications/cancelled`, which the
+SDK applies by cancelling the callback). Either way `on_withdrawn` tells the UI first, so it can say so.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import mcp.types as mt
 from mcp.client.session import ClientRequestContext, IncomingMessage, MessageHandlerFnT
@@ -35,6 +41,7 @@ __all__ = [
     "ElicitHandler",
     "SampleHandler",
     "ServerHooks",
+    "Withdrawal",
 ]
 
 logger = logging.getLogger("synapse_nb.mcp")
@@ -46,6 +53,8 @@ SampleHandler = Callable[[SamplingRequest], Awaitable[SamplingReply]]
 ApproveSampling = Callable[[SamplingRequest], Awaitable[bool]]
 """Ask the user whether a server may use the model for this request (policy "ask")."""
 Emit = Callable[[str, Mapping[str, Any]], None]
+Withdrawal = Literal["completed", "cancelled"]
+"""Why a question closed without the user: the server said the URL flow is done, or cancelled its request."""
 
 _DENIED = -32001  # sampling refused by the user or the config: an application error, not a protocol one
 _LOG_EVENT_LEVEL = "warning"
@@ -57,7 +66,9 @@ class ClientHandlers:
     """What the hub's owner injects to answer servers; every field is optional.
 
     `on_resource_updated(server, uri)` and `on_log(server, entry)` are called on the event loop and
-    must not block or raise (a raising one is logged and ignored).
+    must not block or raise (a raising one is logged and ignored). `on_withdrawn(request, why)` is told,
+    the same way, that a question still open was closed by the server (before the `elicit` call asking
+    it is cancelled), so the UI can say so.
     """
 
     elicit: ElicitHandler | None = None
@@ -65,6 +76,7 @@ class ClientHandlers:
     approve_sampling: ApproveSampling | None = None
     on_resource_updated: Callable[[str, str], None] | None = None
     on_log: Callable[[str, LogEntry], None] | None = None
+    on_withdrawn: Callable[[ElicitationForm | UrlElicitation, Withdrawal], None] | None = None
 
 
 class ServerHooks:
@@ -78,6 +90,9 @@ class ServerHooks:
         base = Path.cwd() if cwd is None else cwd
         self.roots: tuple[Path, ...] = _paths([base, *(config.roots or ())], base)
         self.deadlines = Deadlines()
+        self.closing = False  # set by the connection once its session is ending: cancels then are not the server's
+        self._completions: dict[str, asyncio.Future[None]] = {}  # elicitation id -> the URL question waiting on it
+        self._completed: deque[str] = deque(maxlen=64)  # ids completed before (or without) their question
         self._emit = emit
         self._base = base
 
@@ -91,6 +106,8 @@ class ServerHooks:
         async def on_message(message: IncomingMessage) -> None:
             self._notice(message)
             await message_handler(message)
+
+        self.closing = False  # a new session
 
         return {
             "elicitation_callback": self._elicit,
@@ -114,37 +131,86 @@ class ServerHooks:
             request = UrlElicitation(self.name, params.message, params.url, params.elicitation_id)
         else:
             request = parse_form(self.name, params.message, params.requested_schema)
-        answer = await self._answer(request)
-        self._emit("elicitation", {"mode": "url" if isinstance(request, UrlElicitation) else "form",
-                                   "message": request.message[:500], "action": answer.action})
+        mode = "url" if isinstance(request, UrlElicitation) else "form"
+        try:
+            answer, by_server = await self._answer(request)
+        except asyncio.CancelledError:
+            if not self.closing:  # the SDK cancels a request the server cancelled (notifications/cancelled)
+                self._emit("elicitation", {"mode": mode, "message": request.message[:500], "action": "cancel",
+                                           "by": "server"})
+            raise
+        detail = {"mode": mode, "message": request.message[:500], "action": answer.action}
+        self._emit("elicitation", {**detail, "by": "server"} if by_server else detail)
         return mt.ElicitResult(action=answer.action, content=dict(answer.content) if answer.content else None)
 
-    async def _answer(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+    async def _answer(self, request: ElicitationForm | UrlElicitation) -> tuple[ElicitationAnswer, bool]:
+        """The user's answer, and whether the server closed the question itself (completed a URL flow)."""
         handler = self.handlers.elicit
         if handler is None or self.config.elicitation == "decline":
-            return ElicitationAnswer.decline()
+            return ElicitationAnswer.decline(), False
+        if isinstance(request, UrlElicitation) and request.elicitation_id in self._completed:
+            return request.consent(), True  # the server said it is done before we got to ask
         try:
             with self.deadlines.asking():
-                answer = await handler(request)
+                answer = await self._ask(handler, request)
+            if answer is None:  # only a URL flow completes
+                return (request.consent() if isinstance(request, UrlElicitation) else ElicitationAnswer.cancel()), True
             if answer.action == "accept" and isinstance(request, ElicitationForm):
                 answer = request.answer(answer.content)  # defaults (SEP-1034) and types, whatever the UI sent
             elif answer.action == "accept" and isinstance(request, UrlElicitation):
                 answer = request.consent()
         except ElicitationError as exc:
             logger.warning("MCP server %r: elicitation answer does not fit the form (%s); cancelled", self.name, exc)
-            return ElicitationAnswer.cancel()
+            return ElicitationAnswer.cancel(), False
         except Exception:  # a UI failure must answer the server, not break the session
             logger.exception("MCP server %r: the elicitation handler failed; cancelled", self.name)
-            return ElicitationAnswer.cancel()
-        return answer
+            return ElicitationAnswer.cancel(), False
+        return answer, False
+
+    async def _ask(self, handler: ElicitHandler, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer | None:
+        """Run the handler in a task of its own, so that the server can close the question under it:
+        None when the server completed the URL flow first (`notifications/elicitation/complete`); when
+        the server cancels the request (the SDK then cancels this callback), the UI is told why before
+        its wait is cancelled."""
+        loop = asyncio.get_running_loop()
+        asking: asyncio.Future[ElicitationAnswer] = asyncio.ensure_future(handler(request))
+        completed: asyncio.Future[None] | None = None
+        key = request.elicitation_id if isinstance(request, UrlElicitation) else None
+        if key is not None:
+            completed = self._completions[key] = loop.create_future()
+        waiting: set[asyncio.Future[Any]] = {asking} if completed is None else {asking, completed}
+        try:
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            if not asking.done():
+                if not self.closing:
+                    self._withdrawn(request, "cancelled")
+                asking.cancel()
+            raise
+        finally:
+            if key is not None:
+                self._completions.pop(key, None)
+        if asking.done():
+            return asking.result()
+        self._withdrawn(request, "completed")
+        asking.cancel()
+        await asyncio.wait({asking})  # its UI closes before the call goes on
+        return None
+
+    def _withdrawn(self, request: ElicitationForm | UrlElicitation, why: Withdrawal) -> None:
+        if self.handlers.on_withdrawn is not None:
+            try:
+                self.handlers.on_withdrawn(request, why)
+            except Exception:  # same contract as the other notification listeners
+                logger.exception("MCP server %r: the on_withdrawn handler failed", self.name)
 
     async def url_required(self, required: list[mt.ElicitRequestURLParams]) -> bool:
         """A call failed with "URL elicitation required": show each URL; True when the user completed every one."""
         for params in required:
             request = UrlElicitation(self.name, params.message, params.url, params.elicitation_id)
-            answer = await self._answer(request)
+            answer, by_server = await self._answer(request)
             self._emit("elicitation", {"mode": "url", "message": request.message[:500], "action": answer.action,
-                                       "required": True})
+                                       "required": True, **({"by": "server"} if by_server else {})})
             if answer.action != "accept":
                 return False
         return True
@@ -209,7 +275,13 @@ class ServerHooks:
             if self.handlers.on_resource_updated is not None:
                 _safely(self.handlers.on_resource_updated, self.name, message.params.uri)
         elif isinstance(message, mt.ElicitCompleteNotification):
-            self._emit("elicitation_complete", {"elicitation_id": message.params.elicitation_id})
+            key = message.params.elicitation_id
+            self._emit("elicitation_complete", {"elicitation_id": key})
+            waiting = self._completions.get(key)
+            if waiting is None:
+                self._completed.append(key)
+            elif not waiting.done():
+                waiting.set_result(None)
 
 
 def _paths(paths: Sequence[str | Path], base: Path) -> tuple[Path, ...]:

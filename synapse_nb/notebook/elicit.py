@@ -4,9 +4,11 @@
 waits on it (a `%mcp call`, a `%%synapse` turn); the SDK runs the callback in the connection's task,
 which was started by an earlier cell, so cards, notes and input requests are sent in the context of
 the cell the kernel is running now (its parent message), or they would land in the connecting cell.
-Where no cell waits on stdin (a `--background` run, a call from the inspector) a form or URL is a widget
-in the cell (widgets/elicit_form.py). Where nobody can answer (no stdin: nbclient, papermill, a frontend
-without input) a form or URL is declined and sampling refused, with a note in the cell.
+Where no cell waits on stdin (a `--background` run, a call from the inspector) a form, a URL or a sampling
+approval is a widget in the cell (widgets/elicit_form.py), which the server may also close itself (a URL
+flow it completed, a request it cancelled). Where nobody can answer (no stdin: nbclient, papermill, a
+frontend without input; for widgets, a cell run by a frontend that does not take input, which is how
+nbclient and papermill run cells) a form or URL is declined and sampling refused, with a note in the cell.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from IPython.core.error import StdinNotImplementedError
 from ..errors import SynapseError
 from ..events import LlmCallFinished, ServerEvent, utcnow
 from ..mcp_client.elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation
-from ..mcp_client.handlers import ClientHandlers
+from ..mcp_client.handlers import ClientHandlers, Withdrawal
 from ..mcp_client.sampling import SamplingReply, SamplingRequest
 from ..protocols import Completion, Provider
 from ..types import Usage
@@ -42,6 +44,7 @@ logger = logging.getLogger("synapse_nb.notebook")
 T = TypeVar("T")
 _TRIES = 3
 _NO_STDIN = "no one can answer here (no stdin: a frontend without input, or a background run)"
+_NO_FRONTEND = "no one can answer here (the cell was run by a frontend without input, e.g. nbclient or papermill)"
 
 
 class _NoStdin(Exception):
@@ -59,21 +62,35 @@ class NotebookAnswers:
     def handlers(self) -> ClientHandlers:
         """The hub's handlers for this kernel: stdin questions, the kernel's model, updates shown and recorded."""
         return ClientHandlers(elicit=self.elicit, sample=self.sample, approve_sampling=self.approve_sampling,
-                              on_resource_updated=self.resource_updated)
+                              on_resource_updated=self.resource_updated, on_withdrawn=self.withdrawn)
 
     # -- elicitation
 
     async def elicit(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
         if self.state.live and not self.state.runner.foreground:
-            return await self._elicit_by_widget(request)
+            if not self._frontend_answers():
+                what = "link" if isinstance(request, UrlElicitation) else "form"
+                self._note(what, request.server, "declined", _NO_FRONTEND + "; the server was told you declined")
+                return ElicitationAnswer.decline()
+            return await self._by_widget(request)
         return self._in_cell(lambda: self._elicit(request))
 
-    async def _elicit_by_widget(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
-        """No cell waits on stdin (a background run, a call from the inspector): a widget form or link,
-        shown in the cell the kernel runs now, answers; the call waits for it (or is cancelled)."""
+    def withdrawn(self, request: ElicitationForm | UrlElicitation, why: Withdrawal) -> None:
+        """The server closed a question still open (completed its URL flow, or cancelled the request):
+        its widget says so and takes no more answers. (A stdin prompt blocks the loop, so the server's
+        word can only arrive once it is answered.)"""
+        for widget in list(self.asking):
+            if widget.request is request:
+                widget.withdraw(why)
+
+    async def _by_widget(self, request: ElicitationForm | UrlElicitation | SamplingRequest,
+                         model: str = "") -> ElicitationAnswer:
+        """No cell waits on stdin (a background run, a call from the inspector): a widget form, link or
+        sampling approval, shown in the cell the kernel runs now, answers; the call waits for it (or is
+        cancelled)."""
         from .widgets.elicit_form import ElicitationWidget
 
-        widget = ElicitationWidget(request, asyncio.get_running_loop())
+        widget = ElicitationWidget(request, asyncio.get_running_loop(), model=model or "the kernel's model")
         self.asking.append(widget)
         # open inspectors show it too (not recorded: the hub records the answer as an `elicitation` event)
         self.state.tell_panels(ServerEvent(server=request.server, event="elicitation_asked"))
@@ -149,6 +166,12 @@ class NotebookAnswers:
     # -- sampling
 
     async def approve_sampling(self, request: SamplingRequest) -> bool:
+        if self.state.live and not self.state.runner.foreground:
+            if not self._frontend_answers():
+                self._note("sampling request", request.server, "refused",
+                           _NO_FRONTEND + '; set "sampling": "auto" for this server to allow it')
+                return False
+            return (await self._by_widget(request, self._model_name())).action == "accept"
         return self._in_cell(lambda: self._approve(request))
 
     def _approve(self, request: SamplingRequest) -> bool:
@@ -239,6 +262,30 @@ class NotebookAnswers:
                 {"text/plain": f"⟳ {server}: resource updated {uri}"}, None, False))
 
     # -- plumbing
+
+    def _note(self, what: str, server: str, outcome: str, detail: str) -> None:
+        """A question answered for the user where no one can (a declined card, in the running cell)."""
+        self._in_cell(lambda: self.state.publish(cards.answered(what, server, outcome, ok=False, detail=detail),
+                                                 None, False))
+
+    def _frontend_answers(self) -> bool:
+        """Whether a person may answer a widget: False when the cell the kernel runs now (or ran last) came
+        from a frontend that takes no input, as nbclient and papermill run cells (`allow_stdin` false).
+        An inspector click's message, or no kernel at all, counts as someone being there."""
+        parent = self._parent()
+        if parent is None or parent.get("header", {}).get("msg_type") != "execute_request":
+            return True
+        return bool(parent.get("content", {}).get("allow_stdin", True))
+
+    def _parent(self) -> dict[str, Any] | None:
+        """The message the kernel handles now, or handled last, on its shell channel (None outside a kernel)."""
+        kernel = getattr(self.state.shell, "kernel", None)
+        context: contextvars.Context | None = getattr(kernel, "_shell_context", None)
+        parent_var = getattr(kernel, "_shell_parent", None)
+        if context is None or parent_var is None:
+            return None
+        parent = context.get(parent_var)
+        return parent if isinstance(parent, dict) else None
 
     def _ask(self, question: str, *, lower: bool = True) -> str | None:
         """One line typed by the user (None: end of input, or an interrupt: the question is cancelled);

@@ -16,9 +16,9 @@ from typing import Any
 from .output import Bundle
 from .result import parse_json_answer
 from .tabular import Table, table_of
-from .view import ToolCallView, TurnView
+from .view import ToolCallView, TurnView, progress_fraction
 
-__all__ = ["STYLE", "markdown", "plain", "render", "tool_block"]
+__all__ = ["STYLE", "markdown", "plain", "progress_html", "render", "tool_block"]
 
 RESULT_PREVIEW = 20_000  # characters of a result shown in the cell (all of it is in _synapse.tool_calls)
 TABLE_ROWS = 200
@@ -165,15 +165,22 @@ def tool_block(call: ToolCallView, now: float) -> str:
 
 
 def _progress(call: ToolCallView) -> str:
-    fraction = call.fraction
+    assert call.progress is not None
+    return progress_html(call.progress, call.total, call.progress_message)
+
+
+def progress_html(progress: float, total: float | None, message: str | None) -> str:
+    """A running call's progress: a bar (indeterminate without a total), the amount and the server's message.
+    Shared by the cell's tool blocks and the inspector's result area."""
+    fraction = progress_fraction(progress, total)
     if fraction is not None:
         bar = f'<progress value="{fraction:.3f}" max="1" style="width:240px;vertical-align:middle"></progress>'
         amount = f"{fraction * 100:.0f}%"
     else:
         bar = '<progress style="width:240px;vertical-align:middle"></progress>'
-        amount = f"{call.progress:g}"
-    message = f" {_esc(call.progress_message)}" if call.progress_message else ""
-    return f'<div class="snb-progress">{bar} <span style="color:#57606a">{_esc(amount)}{message}</span></div>'
+        amount = f"{progress:g}"
+    shown = f" {_esc(message)}" if message else ""
+    return f'<div class="snb-progress">{bar} <span style="color:#57606a">{_esc(amount)}{shown}</span></div>'
 
 
 def _result_html(call: ToolCallView) -> str:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from ..history.reader import History
     from ..history.store import HistoryStore
     from ..mcp_client.hub import McpHub
-    from ..protocols import EventSink, Provider
+    from ..protocols import EventSink, ProgressCallback, Provider
     from ..providers.registry import ProviderCache
     from .elicit import NotebookAnswers
     from .kernel_tools import KernelTools
@@ -265,10 +265,13 @@ class SynapseState:
         if self.lake_publisher is not None and isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
             self.lake_publisher.request()  # sets an event: the publish runs on the publisher's thread
 
-    async def call_tool(self, qualified_name: str, arguments: Mapping[str, Any]) -> ToolResult:
+    async def call_tool(
+        self, qualified_name: str, arguments: Mapping[str, Any], *, on_progress: ProgressCallback | None = None,
+    ) -> ToolResult:
         """Run one MCP tool by hand (`%mcp call`, the inspector's Call) and record it as the agent's calls
         are, with approval "manual", in the current session (or none before the first turn). A built-in
-        group's tool (`kernel__*`) runs in process through the registry."""
+        group's tool (`kernel__*`) runs in process through the registry. `on_progress` sees the server's
+        progress reports (the inspector's bar)."""
         grouped = self.registry.group_of(qualified_name) is not None
         spec = self.registry.spec(qualified_name) if grouped else self.hub.tool(qualified_name)
         call = ToolCall(uuid.uuid4().hex, qualified_name, dict(arguments))
@@ -281,9 +284,9 @@ class SynapseState:
                 agent.session_id if agent is not None and agent.messages else "", call.id, True)
         try:
             if grouped:
-                result = await self.registry.call(qualified_name, arguments)
+                result = await self.registry.call(qualified_name, arguments, on_progress=on_progress)
             else:
-                result = await self.hub.call(qualified_name, arguments)
+                result = await self.hub.call(qualified_name, arguments, on_progress=on_progress)
             error = None
             return result
         except SynapseError as exc:

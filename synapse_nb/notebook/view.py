@@ -23,7 +23,7 @@ from ..events import (
 )
 from ..types import ToolResult, Usage
 
-__all__ = ["CallStatus", "Format", "Status", "ToolCallView", "TurnView", "duration"]
+__all__ = ["CallStatus", "Format", "Status", "ToolCallView", "TurnView", "duration", "progress_fraction"]
 
 Format = Literal["markdown", "text", "json", "code"]
 Status = Literal["running", "finished", "failed", "cancelled"]
@@ -41,6 +41,13 @@ GLYPH: Mapping[str, str] = {
 def duration(ms: float) -> str:
     """`12 ms`, `3.2 s`: what the cell shows (rounded; the exact value is in `_synapse.tool_calls`)."""
     return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def progress_fraction(progress: float | None, total: float | None) -> float | None:
+    """Progress as 0..1 when the server gave a total, else None."""
+    if progress is None or not total:
+        return None
+    return max(0.0, min(1.0, progress / total))
 
 
 @dataclass
@@ -97,9 +104,7 @@ class ToolCallView:
     @property
     def fraction(self) -> float | None:
         """Progress as 0..1 when the server gave a total, else None."""
-        if self.progress is None or not self.total:
-            return None
-        return max(0.0, min(1.0, self.progress / self.total))
+        return progress_fraction(self.progress, self.total)
 
 
 @dataclass

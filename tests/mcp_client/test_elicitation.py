@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import mcp.types as mt
 import pytest
 
-from synapse_nb.config import parse_mcp_config
-from synapse_nb.mcp_client.elicitation import ElicitationError, parse_form
+from synapse_nb.config import ServerConfig, parse_mcp_config
+from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationError, UrlElicitation, parse_form
+from synapse_nb.mcp_client.handlers import ClientHandlers, ServerHooks
 from synapse_nb.mcp_client.logs import LogEntry, LogRing
 
 # the schema of the conformance suite's elicitation-sep1034-client-defaults scenario
@@ -106,3 +110,24 @@ def test_log_ring_is_bounded_and_filters_by_level() -> None:
     assert ring.dropped == 1
     assert [e.level for e in ring.tail(level="warning")] == ["warning", "error"]
     assert ring.tail(1)[0].text == '{"n": "error"}'
+
+
+def test_a_url_flow_completed_before_its_question_is_not_asked() -> None:
+    """The server's completion may overtake its own question: the user is then not asked at all."""
+    asked: list[object] = []
+    events: list[tuple[str, object]] = []
+
+    async def elicit(request: object) -> ElicitationAnswer:
+        asked.append(request)
+        return ElicitationAnswer.decline()
+
+    hooks = ServerHooks(ServerConfig(name="srv", command="x"), ClientHandlers(elicit=elicit),
+                        lambda event, detail: events.append((event, dict(detail))))
+    done = mt.ElicitCompleteNotification(params=mt.ElicitCompleteNotificationParams(elicitation_id="e-1"))
+    hooks._notice(done)
+    early = UrlElicitation("srv", "Sign in", "https://example.com", "e-1")
+    other = UrlElicitation("srv", "Sign in", "https://example.com", "e-2")
+    assert asyncio.run(hooks._answer(early)) == (ElicitationAnswer("accept"), True)
+    assert asyncio.run(hooks._answer(other)) == (ElicitationAnswer.decline(), False)
+    assert asked == [other]
+    assert events == [("elicitation_complete", {"elicitation_id": "e-1"})]

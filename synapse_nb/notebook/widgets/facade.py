@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Coroutine, Mapping, Sequence
 from typing import Any, Protocol
 
+from ...protocols import ProgressCallback
 from ...types import ToolResult, ToolSpec
 
 __all__ = ["HistoryLike", "HubLike", "RunnerLike", "StateLike"]
@@ -66,6 +67,9 @@ class StateLike(Protocol):
 
     def history(self) -> HistoryLike | None: ...
 
-    def call_tool(self, qualified_name: str, arguments: Mapping[str, Any], /) -> Awaitable[ToolResult]:
-        """Call a tool through the hub and record the call (approval "manual")."""
+    def call_tool(
+        self, qualified_name: str, arguments: Mapping[str, Any], /, *, on_progress: ProgressCallback | None = None,
+    ) -> Awaitable[ToolResult]:
+        """Call a tool through the hub and record the call (approval "manual"); `on_progress` sees the
+        server's progress reports."""
         ...

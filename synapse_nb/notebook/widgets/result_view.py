@@ -10,6 +10,7 @@ from typing import Any
 import ipywidgets as w
 
 from ...types import ToolResult
+from ..render import progress_html
 from ..tabular import Table, table_of
 from ._html import SPINNER, badge, esc, fmt_ms, json_block, pre
 
@@ -111,6 +112,11 @@ class ResultView(w.VBox):  # type: ignore[misc]
 
     def show_pending(self, label: str) -> None:
         self.children = (w.HTML(f'<span class="snb-muted">{SPINNER} {esc(label)}</span>'),)
+
+    def show_progress(self, label: str, progress: float, total: float | None, message: str | None) -> None:
+        """A running call that reports progress: its label, then the bar and message a cell's tool block shows."""
+        self.children = (w.HTML(f'<span class="snb-muted">{SPINNER} {esc(label)}</span>'
+                                + progress_html(progress, total, message)),)
 
     def show_cancelled(self, *, elapsed_ms: float | None = None) -> None:
         """A call the user stopped: neutral, not an error."""

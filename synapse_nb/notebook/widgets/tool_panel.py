@@ -1,4 +1,4 @@
-"""ToolPanel: one MCP tool in the inspector: badges, description, argument form, Call, result, past calls."""
+"""ToolPanel: one MCP tool in the inspector: badges, description, argument form, Call, progress, result, past calls."""
 
 from __future__ import annotations
 
@@ -145,8 +145,16 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
         def elapsed() -> float:
             return (time.perf_counter() - start) * 1000
 
+        label = f"calling {self.spec.original_name or self.spec.name} …"
+        last_message: str | None = None
+
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            nonlocal last_message
+            last_message = message or last_message  # a report without a message keeps the last one
+            self.result.show_progress(label, done, total, last_message)
+
         try:
-            result = await self.state.call_tool(self.spec.name, arguments)
+            result = await self.state.call_tool(self.spec.name, arguments, on_progress=progress)
         except asyncio.CancelledError:
             self.result.show_cancelled(elapsed_ms=elapsed())
             raise

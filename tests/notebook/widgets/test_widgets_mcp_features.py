@@ -48,8 +48,8 @@ class State:
     def history(self) -> Any:
         return None
 
-    async def call_tool(self, qualified: str, arguments: Any) -> Any:
-        return await self.hub.call(qualified, arguments)
+    async def call_tool(self, qualified: str, arguments: Any, *, on_progress: Any = None) -> Any:
+        return await self.hub.call(qualified, arguments, on_progress=on_progress)
 
 
 def node_args() -> dict[str, Any]:
@@ -293,4 +293,47 @@ def test_a_cancelled_call_closes_its_question() -> None:
         widget.decline_button.click()  # too late: nothing changes
         assert widget.done.result().action == "cancel"
     finally:
+        loop.close()
+
+
+def test_sampling_asked_with_no_cell_waiting_is_approved_through_a_widget(clean_env: Any) -> None:
+    """A call from the inspector (or a background run): the sampling approval is a widget, not stdin; Allow lets
+    the kernel's model answer the server, Refuse sends it an error."""
+    from synapse_nb.mcp_client.sampling import SamplingRequest
+    from synapse_nb.notebook.state import SynapseState
+
+    loop = asyncio.new_event_loop()
+    state = SynapseState(None, runner=Runner(loop))
+    state.live = True
+    published: list[dict[str, Any]] = []
+    state.publish = lambda bundle, display_id, update: published.append(dict(bundle))
+    arguments = {"prompt": "write a haiku", "maxTokens": 50}
+    try:
+        state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
+        call = state.runner.spawn(state.call_tool("everything__trigger-sampling-request", arguments))
+        wait_for_event(state, "elicitation_asked", foreground=False)
+        assert state.answers is not None
+        (widget,) = state.answers.asking
+        assert isinstance(widget.request, SamplingRequest)
+        assert (widget.accept_button.description, widget.decline_button.description) == ("Allow", "Refuse")
+        assert widget.cancel_button.layout.display == "none"
+        shown = "".join(c.value for c in widget.children if isinstance(c, w.HTML))
+        assert "write a haiku" in shown
+        assert "model scripted:demo, at most 50 tokens" in shown
+        widget.accept_button.click()
+        allowed = loop.run_until_complete(asyncio.wait_for(call, TIMEOUT))
+        assert '"model": "scripted:demo"' in allowed.text  # the server got the kernel model's answer
+        assert "allowed" in widget.status.value
+        assert any("answered by scripted:demo" in b.get("text/plain", "") for b in published)
+
+        call = state.runner.spawn(state.call_tool("everything__trigger-sampling-request", arguments))
+        wait_for_event(state, "elicitation_asked", foreground=False)
+        (widget,) = state.answers.asking
+        widget.decline_button.click()
+        refused = loop.run_until_complete(asyncio.wait_for(call, TIMEOUT))
+        assert "the user declined the sampling request" in refused.text
+        assert "refused" in widget.status.value
+        assert state.answers.asking == []
+    finally:
+        state.close()
         loop.close()

@@ -51,7 +51,7 @@ def test_a_call_clicked_on_another_thread_runs_on_the_kernel_loop(hub: FakeHub, 
     seen: list[int] = []
     original = hub.call
 
-    async def call(name: str, args: Any, timeout: float | None = None) -> Any:
+    async def call(name: str, args: Any, timeout: float | None = None, *, on_progress: Any = None) -> Any:
         seen.append(threading.get_ident())
         return await original(name, args)
 
