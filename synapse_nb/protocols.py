@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -18,6 +19,7 @@ __all__ = [
     "ProviderChunk",
     "TextChunk",
     "ToolCallChunk",
+    "ToolScope",
     "ToolSource",
 ]
 
@@ -96,3 +98,7 @@ EventSink = Callable[[Event], None]
 
 ApprovalCallback = Callable[[ToolSpec, Mapping[str, Any]], Awaitable[str]]
 """Asks the user whether a tool call may run: returns "yes", "no" or "always"."""
+
+ToolScope = Callable[[str], AbstractContextManager[None]]
+"""Entered (with the tool call's id) around each running tool call, in the task that runs it: tracing
+makes the call's span current there, so the MCP request carries its trace context (telemetry/spans.py)."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class, no_var_expand
-from traitlets import Bool, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
 from .args import (
     APPROVE_MODES,
@@ -73,9 +73,19 @@ class SynapseMagics(Magics):
         False, help="Offer the kernel__* tools (variables, DataFrames, recent cells, run_python) in every cell"
     ).tag(config=True)
 
+    otel = Bool(
+        None, allow_none=True,
+        help="Trace every turn with OpenTelemetry (the otel extra): True or False; None: trace when "
+             "OTEL_EXPORTER_OTLP_ENDPOINT is set",
+    ).tag(config=True)
+
     def __init__(self, shell: Any, state: SynapseState) -> None:
         super().__init__(shell=shell)
         self.state = state
+
+    @observe("otel")
+    def _otel_changed(self, change: Mapping[str, Any]) -> None:
+        self.state.tracing()  # opens or closes tracing now, so a missing extra is said at once
 
     @validate("approve")
     def _valid_approve(self, proposal: Mapping[str, Any]) -> str:

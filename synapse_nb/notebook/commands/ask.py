@@ -142,6 +142,7 @@ def background(
 ) -> BackgroundRun:
     """`%%synapse --background`: start the turn as a task on the loop and return its handle at once."""
     turn = _Turn(state, settings, options, body)
+    turn.agent.tool_scope = turn.tracing.tool_scope if turn.tracing is not None else None
     handle = _start_background(state, turn.plan, turn.agent, turn.display, turn.events, turn.sinks)
     if keep is not None:
         keep(handle)
@@ -169,6 +170,9 @@ class _Turn:
             view.notes.append(KERNEL_NOTE)
         self.events: list[Event] = []
         self.sinks: list[EventSink] = [self.events.append, self.display, state.history_sink(plan.history)]
+        self.tracing = state.tracing()  # OpenTelemetry spans of the turn, when tracing is on
+        if self.tracing is not None:
+            self.sinks.append(self.tracing)
 
 
 async def ask_async(
@@ -188,6 +192,7 @@ async def ask_async(
     turn = _Turn(state, settings, options, body)
     plan, agent, display, events, sinks = turn.plan, turn.agent, turn.display, turn.events, turn.sinks
     agent.sinks = sinks
+    agent.tool_scope = turn.tracing.tool_scope if turn.tracing is not None else None
     agent.ask_callback = StdinApproval(state, display)
     display.start()
     interrupted = False
@@ -204,6 +209,7 @@ async def ask_async(
         raise usage_error(exc) from None
     finally:
         agent.sinks = []
+        agent.tool_scope = None
         agent.ask_callback = None
     result = build_result(events, plan, agent)
     display.finish()
@@ -402,6 +408,7 @@ async def _background_turn(
         _uncancel()  # the run ends as "cancelled", and awaiting the handle gives that result
     finally:
         agent.sinks = []
+        agent.tool_scope = None
         agent.ask_callback = None
     result = build_result(events, plan, agent)
     display.finish()
