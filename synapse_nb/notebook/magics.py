@@ -85,7 +85,11 @@ class SynapseMagics(Magics):
 
     @observe("otel")
     def _otel_changed(self, change: Mapping[str, Any]) -> None:
-        self.state.tracing()  # opens or closes tracing now, so a missing extra is said at once
+        # opens or closes tracing now, so a missing extra is said at once; a profile's value arrives while
+        # Magics.__init__ runs, before there is a state: the first turn opens tracing then
+        state: SynapseState | None = getattr(self, "state", None)
+        if state is not None:
+            state.tracing()
 
     @validate("approve")
     def _valid_approve(self, proposal: Mapping[str, Any]) -> str:

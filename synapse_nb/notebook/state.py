@@ -200,13 +200,14 @@ class SynapseState:
         return tuple(self._secrets)
 
     def record(self, event: Event) -> None:
-        """The history sink (used by the hub): records everything; server events also go to open panels."""
+        """The history sink (used by the hub): records everything; server events also go to open panels, the
+        rest (a server's sampling request, a call made by hand) to tracing when it is on."""
         self._sink(event, enabled=True)
         if isinstance(event, ServerEvent):
             self.tell_panels(event)
-        elif self._tracing is not None:  # a server's sampling request, a call made by hand
+        elif (sink := self.tracing()) is not None:  # a server's sampling request, a call made by hand
             try:
-                self._tracing.sink(event)
+                sink(event)
             except Exception:  # tracing must never break recording
                 logger.exception("tracing a %s event failed", type(event).__name__)
 

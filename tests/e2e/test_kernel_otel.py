@@ -212,8 +212,12 @@ def test_an_unreachable_collector_is_said_once_and_every_cell_works(tmp_path: Pa
         again = kernel.ok(f"%%synapse --session other --model {script(kernel, 'again', replies)}\nCount to three again")
         assert "Counted 1 2 3." in again.text()
         second_flush = flush(kernel)
+        off = kernel.ok("%config SynapseMagics.otel = False")  # off whatever the variables say
+        untraced = kernel.ok(f"%%synapse --session third --model {script(kernel, 'third', replies)}\nOnce more")
+        assert "Counted 1 2 3." in untraced.text()
+        assert flush(kernel).stdout.strip() == "False"
         unload = kernel.ok("%unload_ext synapse_nb")
-        cells += [turn, first_flush, again, second_flush, unload]
+        cells += [turn, first_flush, again, second_flush, off, untraced, unload]
     finally:
         kernel.close()
     warnings = [line for cell in cells for line in cell.stderr.splitlines() if line.strip()]
@@ -222,3 +226,17 @@ def test_an_unreachable_collector_is_said_once_and_every_cell_works(tmp_path: Pa
     assert f"could not export spans to http://127.0.0.1:{port}/v1/traces" in warnings[0]
     assert "Connection refused" in warnings[0]
     assert "pip install" not in warnings[0]
+
+
+def test_asking_for_tracing_without_the_extra_says_one_line(tmp_path: Path) -> None:
+    kernel = otel_kernel(tmp_path)
+    try:
+        # as if opentelemetry-sdk were not installed (a kernel that never imported it)
+        kernel.ok("import sys\nsys.modules['opentelemetry.sdk'] = None\n%load_ext synapse_nb")
+        asked = kernel.ok("%config SynapseMagics.otel = True")
+        turn = kernel.ok("%%synapse\nWhich tables are there?")
+        assert "scripted:demo" in turn.text()
+    finally:
+        kernel.close()
+    assert asked.stderr.strip() == "OpenTelemetry tracing needs the otel extra: pip install 'synapse_nb[otel]'"
+    assert turn.stderr == ""

@@ -16,11 +16,11 @@ from synapse_nb.agent.approval import ApprovalPolicy
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry, tool
 from synapse_nb.errors import ProviderUnavailableError
-from synapse_nb.events import Event, LlmCallFinished
+from synapse_nb.events import Event, LlmCallFinished, ToolCallFinished, ToolCallStarted, utcnow
 from synapse_nb.masking import MASK
 from synapse_nb.protocols import ProviderChunk
 from synapse_nb.providers.scripted import ScriptedProvider
-from synapse_nb.types import Message, ToolSpec
+from synapse_nb.types import ContentBlock, Message, ToolCall, ToolResult, ToolSpec, Usage
 
 SECRET = "planted-secret-value-42"
 API_KEY = "sk-ant-" + "a1B2c3D4e5F6g7H8i9J0k1L2"
@@ -249,3 +249,36 @@ async def test_a_tool_runs_inside_its_span(traced: Traced) -> None:
     [span] = traced.named("execute_tool where")
     assert seen == [span.context.span_id]
     assert not trace.get_current_span().get_span_context().is_valid  # the scope was left behind
+
+
+def test_a_call_made_by_hand_is_a_trace_of_its_own_and_sampling_nests_under_its_tool_call(traced: Traced) -> None:
+    """`%mcp call` records only the finished call; a server's sampling request names the call it came from."""
+    started = utcnow()
+    call = ToolCall("call-by-hand", "meta__count", {"n": 2})
+    sink = traced.tracing.sink
+    sink(ToolCallStarted(session_id="", call=call, server="meta", tool="count", approval="manual", at=started))
+    sink(LlmCallFinished(
+        session_id="", llm_call_id="sampled", provider="scripted", model="demo", started_at=started,
+        duration_ms=3.0, usage=Usage(7, 2), origin="sampling:meta", tool_call_id=call.id,
+    ))
+    sink(ToolCallFinished(
+        session_id="", call=call, server="meta", tool="count", approval="manual", started_at=started,
+        duration_ms=12.5, result=ToolResult(content=(ContentBlock("text", text="1 2"),)),
+    ))
+    other = ToolCall("another", "meta__count", {"n": 1})
+    sink(ToolCallFinished(
+        session_id="", call=other, server="meta", tool="count", approval="manual", started_at=started,
+        duration_ms=1.0, error="ToolCallTimeout: tool 'count' did not finish within 1 s",
+    ))
+    by_call = {attrs(s).get("gen_ai.tool.call.id"): s for s in traced.named("execute_tool count")}
+    first, second = by_call["call-by-hand"], by_call["another"]
+    assert first.parent is None
+    assert second.parent is None
+    assert first.context.trace_id != second.context.trace_id
+    assert first.end_time - first.start_time == 12_500_000
+    assert attrs(first)["synapse.approval"] == "manual"
+    assert (attrs(second)["error.type"], second.status.status_code) == ("ToolCallTimeout", StatusCode.ERROR)
+    [chat] = traced.named("chat ")
+    assert chat.parent is not None
+    assert chat.parent.span_id == first.context.span_id
+    assert attrs(chat)["synapse.origin"] == "sampling:meta"
