@@ -239,6 +239,8 @@ class SynapseState:
             self.close_tracing()
             return None
         if self._tracing is None and not self.closed:
+            for value in telemetry.header_secrets():  # the collector's credentials: secrets everywhere
+                self.add_secret(value)
             try:
                 self._tracing = telemetry.open_tracing(secrets=self._secrets)
             except ImportError:

@@ -16,13 +16,16 @@ import importlib.util
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
 
     from .export import Tracing
 
-__all__ = ["CONTENT_ENV", "MISSING_EXTRA", "available", "content_wanted", "open_tracing", "wanted"]
+__all__ = [
+    "CONTENT_ENV", "MISSING_EXTRA", "available", "content_wanted", "header_secrets", "open_tracing", "wanted",
+]
 
 CONTENT_ENV = "SYNAPSE_OTEL_CONTENT"
 """`1` (or true/yes/on) puts prompts, answers, tool arguments and results into spans, masked."""
@@ -31,6 +34,7 @@ MISSING_EXTRA = "OpenTelemetry tracing needs the otel extra: pip install 'synaps
 """The one line shown when tracing is asked for and the SDK or the OTLP/HTTP exporter is missing."""
 
 _ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+_HEADER_VARS = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
 _REQUIRED = ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http")
 _TRUE = ("1", "true", "yes", "on")
 
@@ -53,6 +57,19 @@ def content_wanted(environ: Mapping[str, str] | None = None) -> bool:
     return env.get(CONTENT_ENV, "").strip().lower() in _TRUE
 
 
+def header_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values of the OTLP exporter's headers (`k=v,k2=v2`, URL-encoded): credentials for the collector,
+    so secrets of the history, the display and the spans like any header value."""
+    env = os.environ if environ is None else environ
+    values: list[str] = []
+    for name in _HEADER_VARS:
+        for pair in env.get(name, "").split(","):
+            _, sep, value = pair.partition("=")
+            if sep and unquote(value).strip():
+                values.append(unquote(value).strip())
+    return values
+
+
 def available() -> bool:
     """Whether the `otel` extra (the SDK and the OTLP/HTTP exporter) is installed (imports nothing heavy)."""
     try:
@@ -72,4 +89,7 @@ def open_tracing(
         raise ImportError(MISSING_EXTRA)
     from .export import Tracing
 
-    return Tracing.open(secrets=secrets, content=content_wanted() if content is None else content, exporter=exporter)
+    return Tracing.open(
+        secrets=[*secrets, *header_secrets()], content=content_wanted() if content is None else content,
+        exporter=exporter,
+    )

@@ -3,6 +3,7 @@ unharmed), the missing `otel` extra (one line), and a kernel that does not trace
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -11,6 +12,7 @@ import sys
 from types import SimpleNamespace
 
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from synapse_nb import telemetry
 from synapse_nb.agent.orchestrator import Agent
@@ -141,3 +143,30 @@ def test_a_kernel_that_does_not_trace_imports_no_opentelemetry_sdk() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
                          timeout=120)
     assert out.stdout.strip() == "None []"
+
+
+@pytest.mark.anyio
+async def test_the_collectors_header_values_are_secrets_of_the_spans_and_the_history(
+    no_otel_env: pytest.MonkeyPatch,
+) -> None:
+    token = "planted-otlp-token-123"
+    no_otel_env.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"authorization=Bearer%20{token},x-team=notebooks")
+    assert telemetry.header_secrets() == [f"Bearer {token}", "notebooks"]
+    memory = InMemorySpanExporter()
+    tracing = telemetry.open_tracing(content=True, exporter=memory)
+    try:
+        agent = Agent(ScriptedProvider([f"I saw {token}."]), ToolRegistry(), sinks=[tracing.sink])
+        await agent.ask(f"the header was Bearer {token}")
+        tracing.flush()
+    finally:
+        tracing.close()
+    text = json.dumps([dict(s.attributes or {}) for s in memory.get_finished_spans()])
+    assert token not in text
+    assert "[REDACTED]" in text
+    no_otel_env.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")  # nothing is exported here
+    state = SynapseState()
+    try:
+        assert state.tracing() is not None
+        assert f"Bearer {token}" in state.secrets
+    finally:
+        state.close_tracing()
