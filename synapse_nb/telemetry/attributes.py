@@ -45,8 +45,9 @@ __all__ = [
     "turn_start_attributes",
 ]
 
-Attributes = dict[str, str | bool | int | float]
-"""What a span gets: OpenTelemetry attribute values are primitives (JSON goes in as a string)."""
+Attributes = dict[str, str | bool | int | float | tuple[str, ...]]
+"""What a span gets: OpenTelemetry attribute values are primitives or arrays of strings; structured
+content (messages) goes in as a JSON string, as the conventions allow where nesting is not supported."""
 
 AGENT_NAME = "synapse_nb"
 """`gen_ai.agent.name` of every turn."""
@@ -144,7 +145,7 @@ def llm_attributes(e: LlmCallFinished) -> Attributes:
     if e.session_id:
         attrs["synapse.session_id"] = e.session_id
     if e.stop_reason:
-        attrs["gen_ai.response.finish_reasons"] = json.dumps([e.stop_reason])
+        attrs["gen_ai.response.finish_reasons"] = (e.stop_reason,)
     if e.ttft_ms is not None:
         attrs["synapse.ttft_ms"] = round(e.ttft_ms, 3)
     if e.origin:

@@ -114,6 +114,7 @@ async def test_a_turn_with_two_tool_calls_is_one_trace_nested_as_it_happened(tra
             "gen_ai.usage.output_tokens": event.usage.output_tokens, "synapse.llm_call_id": event.llm_call_id,
             "synapse.session_id": agent.session_id,
         }.items()
+        assert attrs(span)["gen_ai.response.finish_reasons"] == (event.stop_reason,)
         assert span.status.status_code is StatusCode.UNSET
     by_tool = {attrs(s)["gen_ai.tool.name"]: s for s in tools}
     for finished in result.tool_calls:
