@@ -78,7 +78,6 @@ class _WarnOnce(SpanExporter):
         self.where = where
         self.mask = mask
         self.quiet = quiet
-        self.exported = 0
         self.failures = 0
         self.warned = False
         self._shut = False
@@ -92,7 +91,6 @@ class _WarnOnce(SpanExporter):
         except Exception as exc:  # an exporter that raises must not reach the SDK's log (and the notebook)
             result, reason = SpanExportResult.FAILURE, f"{type(exc).__name__}: {exc}"
         if result is SpanExportResult.SUCCESS:
-            self.exported += len(spans)
             return result
         self.failures += 1
         if not self.warned:
@@ -120,8 +118,8 @@ class _WarnOnce(SpanExporter):
 
 
 def _probe(url: str) -> str:
-    """Why the collector did not answer, when the exporter did not say: one TCP connect, bounded
-    (this runs in the export worker, once, never on the event loop)."""
+    """Why the collector did not answer, when the exporter did not say: one TCP connect, bounded, once per
+    pipeline, in the thread that exports (the processor's worker; the caller of an explicit flush)."""
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
@@ -189,7 +187,8 @@ class Tracing:
         self._mask.add_secret(value)
 
     def flush(self) -> bool:
-        """Export every ended span now (blocks this thread, not the loop's export worker); False once closed."""
+        """Export every ended span now, in the calling thread (tests; before a kernel shuts down); False once
+        closed. Turns never wait for this: their spans go in batches from the processor's worker thread."""
         return self.processor.force_flush()
 
     def close(self, timeout: float = 5.0) -> None:

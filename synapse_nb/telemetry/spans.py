@@ -59,8 +59,8 @@ def _after(start: _dt.datetime, duration_ms: float) -> int:
 
 
 class SpanSink:
-    """An EventSink that makes spans of turns, model requests and tool calls. Quick and never raises
-    into the agent (the agent guards its sinks too); safe to share between the sessions of a kernel."""
+    """An EventSink that makes spans of turns, model requests and tool calls: quick (spans are only made
+    here; the processor exports them elsewhere), thread-safe, shared by every session of a kernel."""
 
     def __init__(self, tracer: Tracer, content: Content) -> None:
         self._tracer = tracer
