@@ -3,6 +3,7 @@ processor into the SDK's in-memory exporter. Nesting, GenAI attributes, content 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -283,3 +284,32 @@ def test_a_call_made_by_hand_is_a_trace_of_its_own_and_sampling_nests_under_its_
     assert chat.parent is not None
     assert chat.parent.span_id == first.context.span_id
     assert attrs(chat)["synapse.origin"] == "sampling:meta"
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_turn_ends_its_spans_as_cancelled_not_as_errors(traced: Traced) -> None:
+    running = asyncio.Event()
+
+    @tool
+    async def forever() -> str:
+        """Never answers."""
+        running.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    tools = ToolRegistry()
+    tools.register(forever)
+    agent = Agent(ScriptedProvider([calls(("forever", {})), "never"]), tools, sinks=[traced.tracing.sink])
+    agent.tool_scope = traced.tracing.sink.tool_scope
+    task = asyncio.ensure_future(agent.ask("wait"))
+    await asyncio.wait_for(running.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    [turn] = traced.named("invoke_agent")
+    [span] = traced.named("execute_tool forever")
+    assert attrs(turn)["synapse.status"] == "cancelled"
+    assert attrs(span)["synapse.cancelled"] is True
+    assert span.parent is not None
+    assert span.parent.span_id == turn.context.span_id
+    assert (turn.status.status_code, span.status.status_code) == (StatusCode.UNSET, StatusCode.UNSET)
