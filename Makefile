@@ -21,6 +21,11 @@ REFERENCE_PY_VERSION := 2026.10.19
 REFERENCE_PY  := mcp-server-time==$(REFERENCE_PY_VERSION) mcp-server-git==$(REFERENCE_PY_VERSION)
 NPM_TOOLS  := $(TOOLS)/.npm-$(EVERYTHING_VERSION)-$(REFERENCE_NPM_VERSION)
 PYSERVERS  := $(TOOLS)/pyservers/.installed-$(REFERENCE_PY_VERSION)
+# The OTLP receiver the tracing tests export to and read back from: Arize Phoenix (an open-source LLM
+# observability server from PyPI that ingests OTLP/HTTP and understands the GenAI conventions), in a venv of
+# its own because it pins its own web stack. About 850 MB: 40 s to install here, 3 min on a busy network.
+PHOENIX_VERSION := 20.26.1
+PHOENIX := $(TOOLS)/phoenix/.installed-$(PHOENIX_VERSION)
 CHROMIUM ?= /usr/bin/chromium
 # The team's shared/ folder (it holds tools/build-python.sh): beside a fresh clone (as CI runs it), or,
 # in a git worktree, beside the main clone.
@@ -33,7 +38,7 @@ NODE22_VERSION := 22.23.3
 CONFORMANCE_TOOLS := $(TOOLS)/conformance
 CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conformance/package.json
 
-.PHONY: test test-py313 lint typecheck pytest demo bench venv tools browser clean help
+.PHONY: test test-py313 lint typecheck pytest demo bench venv tools otel-receiver browser clean help
 .PHONY: conformance conformance-tools
 
 help:
@@ -53,8 +58,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $@
 
-# The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder.
-tools: $(NPM_TOOLS) $(PYSERVERS)
+# The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder,
+# and the OTLP receiver of the tracing tests.
+tools: $(NPM_TOOLS) $(PYSERVERS) otel-receiver
 
 # One npm install for all three (the stamp's name carries the versions: a bump installs again).
 $(NPM_TOOLS):
@@ -66,6 +72,13 @@ $(NPM_TOOLS):
 $(PYSERVERS):
 	@test -x $(TOOLS)/pyservers/bin/python || $(PYTHON) -m venv $(TOOLS)/pyservers
 	$(TOOLS)/pyservers/bin/python -m pip install --quiet $(REFERENCE_PY)
+	@touch $@
+
+otel-receiver: $(PHOENIX)
+
+$(PHOENIX):
+	@test -x $(TOOLS)/phoenix/bin/python || $(PYTHON) -m venv $(TOOLS)/phoenix
+	$(TOOLS)/phoenix/bin/python -m pip install --quiet arize-phoenix==$(PHOENIX_VERSION)
 	@touch $@
 
 conformance-tools: $(CONFORMANCE)

@@ -45,6 +45,7 @@ ROWS: dict[int, tuple[str, str, str]] = {
     12: ("first 10 MB tool result through the hub vs the bare SDK", "bench_hub", "row_first_call"),
     13: ("the shared Parquet lake: publishing, and a GROUP BY over it", "bench_lake", "row_lake"),
     14: ("a 20-turn notebook replayed vs recorded against a 200 ms model", "bench_replay", "row_replay"),
+    15: ("OpenTelemetry tracing on vs off, collector unreachable", "bench_otel", "row_otel"),
 }
 
 PACKAGES = ("synapse_nb", "mcp", "httpx", "duckdb", "pandas", "pyarrow", "ipython", "ipykernel", "jupyter_client",

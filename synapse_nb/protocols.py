@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -19,6 +20,7 @@ __all__ = [
     "TextChunk",
     "ToolCallChunk",
     "ToolAnswer",
+    "ToolScope",
     "ToolSource",
 ]
 
@@ -101,3 +103,6 @@ ApprovalCallback = Callable[[ToolSpec, Mapping[str, Any]], Awaitable[str]]
 ToolAnswer = Callable[[ToolCall], Awaitable[tuple[ToolResult | None, str | None, float] | None]]
 """Answers a tool call without running it (a replayed cassette): (result, error line, duration ms), or
 None to run the tool as usual."""
+ToolScope = Callable[[str], AbstractContextManager[None]]
+"""Entered (with the tool call's id) around each running tool call, in the task that runs it: tracing
+makes the call's span current there, so the MCP request carries its trace context (telemetry/spans.py)."""

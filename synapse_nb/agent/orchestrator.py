@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import datetime
 import logging
@@ -39,6 +40,7 @@ from ..protocols import (
     TextChunk,
     ToolAnswer,
     ToolCallChunk,
+    ToolScope,
 )
 from ..types import Message, ToolCall, ToolResult, ToolSpec, Usage
 from .approval import ApprovalPolicy
@@ -108,6 +110,7 @@ class Agent:
         self.approval = approval if approval is not None else ApprovalPolicy()
         self.ask_callback = ask
         self.sinks: list[EventSink] = list(sinks)
+        self.tool_scope: ToolScope | None = None  # entered around each running tool call (tracing)
         self.tool_patterns = None if tool_patterns is None else tuple(tool_patterns)
         self.max_result_chars = max_result_chars
         self.notebook = notebook
@@ -417,8 +420,11 @@ class Agent:
             answered = await self.tool_answer(call)
             if answered is not None:
                 return answered
+        scope = self.tool_scope(call.id) if self.tool_scope is not None else contextlib.nullcontext()
         try:
-            result = await self.tools.call(call.name, call.arguments, timeout=self.tool_timeout, on_progress=progress)
+            with scope:
+                result = await self.tools.call(
+                    call.name, call.arguments, timeout=self.tool_timeout, on_progress=progress)
         except SynapseError as exc:
             return None, error_line(exc), (time.perf_counter() - t0) * 1000
         except Exception as exc:  # a failing tool is reported to the model; it never ends the loop

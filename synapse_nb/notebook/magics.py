@@ -81,6 +81,12 @@ class SynapseMagics(Magics):
         "", help="A lake directory to publish the history to in the background after each turn; empty: off"
     ).tag(config=True)
 
+    otel = Bool(
+        None, allow_none=True,
+        help="Trace every turn with OpenTelemetry (the otel extra): True or False; None: trace when "
+             "OTEL_EXPORTER_OTLP_ENDPOINT is set",
+    ).tag(config=True)
+
     def __init__(self, shell: Any, state: SynapseState) -> None:
         super().__init__(shell=shell)
         self.state = state
@@ -99,6 +105,14 @@ class SynapseMagics(Magics):
         state = getattr(self, "state", None)
         if state is not None:
             lake_cmd.publish_to(state, str(change["new"]))
+
+    @observe("otel")
+    def _otel_changed(self, change: Mapping[str, Any]) -> None:
+        # opens or closes tracing now, so a missing extra is said at once; a profile's value arrives while
+        # Magics.__init__ runs, before there is a state: the first turn opens tracing then
+        state: SynapseState | None = getattr(self, "state", None)
+        if state is not None:
+            state.tracing()
 
     @validate("approve")
     def _valid_approve(self, proposal: Mapping[str, Any]) -> str:

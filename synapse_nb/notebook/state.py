@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from ..mcp_client.hub import McpHub
     from ..protocols import EventSink, ProgressCallback, Provider
     from ..providers.registry import ProviderCache
+    from ..telemetry.export import Tracing
+    from ..telemetry.spans import SpanSink
     from .elicit import NotebookAnswers
     from .kernel_tools import KernelTools
     from .result import BackgroundRun
@@ -112,6 +114,8 @@ class SynapseState:
         self.closed = False
         self._server_listeners: list[EventSink] = []
         self.tape: Tape | None = None  # record or replay (notebook/tape.py); None: neither is on
+        self._tracing: Tracing | None = None
+        self._tracing_said = False  # the missing-extra line was given
 
     # -- lazily built parts
 
@@ -204,16 +208,24 @@ class SynapseState:
             self._store.redactor.add_secret(value)
         if self.tape is not None:
             self.tape.mask.add_secret(value)
+        if self._tracing is not None:
+            self._tracing.add_secret(value)
 
     @property
     def secrets(self) -> tuple[str, ...]:
         return tuple(self._secrets)
 
     def record(self, event: Event) -> None:
-        """The history sink (used by the hub): records everything; server events also go to open panels."""
+        """The history sink (used by the hub): records everything; server events also go to open panels, the
+        rest (a server's sampling request, a call made by hand) to tracing when it is on."""
         self._sink(event, enabled=True)
         if isinstance(event, ServerEvent):
             self.tell_panels(event)
+        elif (sink := self.tracing()) is not None:  # a server's sampling request, a call made by hand
+            try:
+                sink(event)
+            except Exception:  # tracing must never break recording
+                logger.exception("tracing a %s event failed", type(event).__name__)
 
     def tell_panels(self, event: ServerEvent) -> None:
         """Give open panels a ServerEvent without recording it (e.g. a question waiting for an answer)."""
@@ -232,6 +244,38 @@ class SynapseState:
                 self._server_listeners.remove(listener)
 
         return unsubscribe
+
+    def tracing(self) -> SpanSink | None:
+        """The span sink of OpenTelemetry tracing while it is on (`SynapseMagics.otel`, else the standard
+        OTEL_EXPORTER_OTLP_* variables), opened on first use; None when off. Tracing asked for without the
+        otel extra installed says so in one line, once, and the turn runs untraced."""
+        from .. import telemetry
+
+        if not telemetry.wanted(getattr(self.magics, "otel", None)):
+            self.close_tracing()
+            return None
+        if self._tracing is None and not self.closed:
+            for value in telemetry.header_secrets():  # the collector's credentials: secrets everywhere
+                self.add_secret(value)
+            try:
+                self._tracing = telemetry.open_tracing(secrets=self._secrets)
+            except ImportError:
+                if not self._tracing_said:
+                    self._tracing_said = True
+                    logger.warning("%s", telemetry.MISSING_EXTRA)
+                return None
+        return self._tracing.sink if self._tracing is not None else None
+
+    def flush_tracing(self) -> bool:
+        """Export the spans of ended turns now, in this thread (they otherwise go in batches, off the loop);
+        False when tracing is off. A collector that cannot be reached is said once, as always."""
+        return self._tracing.flush() if self._tracing is not None else False
+
+    def close_tracing(self) -> None:
+        """Stop tracing: open spans end, queued ones get a bounded moment to export."""
+        tracing, self._tracing = self._tracing, None
+        if tracing is not None:
+            tracing.close()
 
     def history_sink(self, enabled: bool) -> EventSink:
         """A sink for one turn; `enabled=False` (--no-history) records nothing of it.
@@ -425,6 +469,7 @@ class SynapseState:
             self.lake_publisher = None
         if self._store is not None:
             self._store.close()
+        self.close_tracing()
 
 
 def default_session_name(shell: Any | None) -> str:

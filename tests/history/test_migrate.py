@@ -14,7 +14,9 @@ from synapse_nb.history.migrate import known_version, load_migrations, migrate, 
 from synapse_nb.history.schema import COLUMNS
 from synapse_nb.history.store import HistoryStore
 
-EXPECTED = [(1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin"), (6, "replay"), (7, "lake")]
+EXPECTED = [
+    (1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin"), (6, "replay"), (7, "lake"),
+]
 LATEST = known_version()  # the newest migration in the source tree
 KNOWN = [m.version for m in load_migrations()]  # the versions in the source tree, in order
 NEXT = f"{LATEST + 1:04d}"  # the file name prefix of a migration newer than any installed

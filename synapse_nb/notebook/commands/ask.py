@@ -145,6 +145,7 @@ def background(
 ) -> BackgroundRun:
     """`%%synapse --background`: start the turn as a task on the loop and return its handle at once."""
     turn = _Turn(state, settings, options, body)
+    turn.agent.tool_scope = turn.tracing.tool_scope if turn.tracing is not None else None
     handle = _start_background(state, turn.plan, turn.agent, turn.display, turn.events, turn.sinks)
     if keep is not None:
         keep(handle)
@@ -174,6 +175,9 @@ class _Turn:
         self.sinks: list[EventSink] = [self.events.append, self.display, state.history_sink(plan.history)]
         if state.tape is not None and state.tape.writer is not None:
             self.sinks.append(state.tape.on_event)  # recording: tool results join the cassette
+        self.tracing = state.tracing()  # OpenTelemetry spans of the turn, when tracing is on
+        if self.tracing is not None:
+            self.sinks.append(self.tracing)
 
 
 async def ask_async(
@@ -193,6 +197,7 @@ async def ask_async(
     turn = _Turn(state, settings, options, body)
     plan, agent, display, events, sinks = turn.plan, turn.agent, turn.display, turn.events, turn.sinks
     agent.sinks = sinks
+    agent.tool_scope = turn.tracing.tool_scope if turn.tracing is not None else None
     agent.ask_callback = StdinApproval(state, display)
     display.start()
     interrupted = False
@@ -209,6 +214,7 @@ async def ask_async(
         raise usage_error(exc) from None
     finally:
         agent.sinks = []
+        agent.tool_scope = None
         agent.ask_callback = None
     result = build_result(events, plan, agent)
     display.finish()
@@ -408,6 +414,7 @@ async def _background_turn(
         _uncancel()  # the run ends as "cancelled", and awaiting the handle gives that result
     finally:
         agent.sinks = []
+        agent.tool_scope = None
         agent.ask_callback = None
     result = build_result(events, plan, agent)
     display.finish()
