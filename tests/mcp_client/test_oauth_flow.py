@@ -8,6 +8,7 @@ for in every log record, server event, exception message and server listing: non
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import stat
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from mcp_helpers import Events, free_port
+from mcp_helpers import Events, WebServer, free_port
 from oauth_server import OAuthServer, Provider, serve_oauth
 
 from synapse_nb.errors import OAuthError
@@ -194,3 +195,36 @@ async def test_unreachable_authorization_server(store: TokenStore) -> None:
             assert caught.value.kind == "unreachable"
             assert dead in str(caught.value)
             assert hub.server("remote").state == "failed"
+
+
+async def test_a_config_file_signs_in_one_server_at_a_time_and_others_connect_meanwhile(
+    store: TokenStore, tmp_path: Path, demo_http: WebServer,
+) -> None:
+    at_once, most = 0, 0
+    plain_connected = asyncio.Event()
+    browser = Browser()
+
+    async def one_after_the_other(server: str, url: str, loopback: Awaitable[str]) -> str:
+        nonlocal at_once, most
+        at_once += 1
+        most = max(most, at_once)
+        try:
+            await asyncio.wait_for(plain_connected.wait(), 30)  # the server without OAuth is not held up
+            return await browser(server, url, loopback)
+        finally:
+            at_once -= 1
+
+    def on_event(event: object) -> None:
+        if getattr(event, "server", None) == "plain" and getattr(event, "event", None) == "connected":
+            plain_connected.set()
+
+    with serve_oauth() as first, serve_oauth() as second:
+        config = tmp_path / "servers.json"
+        config.write_text(json.dumps({"mcpServers": {
+            "first": {"url": first.url}, "second": {"url": second.url}, "plain": {"url": demo_http.url},
+        }}), encoding="utf-8")
+        async with McpHub(token_store=store, sign_in=one_after_the_other, on_event=on_event) as hub:
+            results = await hub.connect_config(config)
+            assert {name: getattr(r, "state", r) for name, r in results.items()} == {
+                "first": "connected", "second": "connected", "plain": "connected"}
+    assert (most, browser.asked) == (1, 2)

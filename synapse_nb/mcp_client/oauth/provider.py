@@ -23,11 +23,6 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.extensions.client_credentials import (
-    ClientCredentialsOAuthProvider,
-    PrivateKeyJWTOAuthProvider,
-    SignedJWTParameters,
-)
 from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 from mcp.shared.auth import (
     AuthorizationCodeResult,
@@ -142,6 +137,13 @@ class OAuthSession:
         return provider
 
     async def _client_credentials(self, storage: _MaskingStorage) -> OAuthClientProvider:
+        # imported here: it loads PyJWT and cryptography (a tenth of a second), which only this grant needs
+        from mcp.client.auth.extensions.client_credentials import (
+            ClientCredentialsOAuthProvider,
+            PrivateKeyJWTOAuthProvider,
+            SignedJWTParameters,
+        )
+
         s = self.settings
         assert s.client_id is not None
         with warnings.catch_warnings():
