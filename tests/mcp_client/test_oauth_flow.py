@@ -8,10 +8,12 @@ for in every log record, server event, exception message and server listing: non
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import logging
 import os
 import stat
+import threading
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
 
@@ -228,3 +230,29 @@ async def test_a_config_file_signs_in_one_server_at_a_time_and_others_connect_me
             assert {name: getattr(r, "state", r) for name, r in results.items()} == {
                 "first": "connected", "second": "connected", "plain": "connected"}
     assert (most, browser.asked) == (1, 2)
+
+
+async def test_a_401_without_oauth_metadata_says_to_check_the_url_and_header(store: TokenStore) -> None:
+    class Unauthorized(http.server.BaseHTTPRequestHandler):
+        def _refuse(self) -> None:
+            self.send_response(401 if self.path == "/mcp" else 404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = _refuse
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unauthorized) as plain:
+        thread = threading.Thread(target=plain.serve_forever, daemon=True)
+        thread.start()
+        try:
+            async with McpHub(token_store=store, sign_in=refuse) as hub:
+                with pytest.raises(OAuthError) as caught:
+                    await hub.connect("plain", url=f"http://127.0.0.1:{plain.server_address[1]}/mcp",
+                                      headers={"Authorization": "Bearer wrong-token-0f0f0f"})
+                assert "publishes no OAuth metadata" in str(caught.value)
+                assert "wrong-token-0f0f0f" not in str(caught.value)
+        finally:
+            plain.shutdown()

@@ -54,15 +54,19 @@ class OAuthSession:
 
     def __init__(
         self, name: str, url: str, settings: OAuthSettings | None, store: TokenStore,
-        sign_in: SignIn | None = None, pause: Pause | None = None,
+        sign_in: SignIn | None = None, pause: Pause | None = None, turn: asyncio.Lock | None = None,
     ) -> None:
+        """`turn`, shared between servers, makes their sign-ins wait for each other (a user answers one
+        prompt at a time); waiting for it counts towards neither the connect nor the sign-in timeout."""
         self.name = name
+        self.turn = turn
         self.url = url
         self.settings = settings if settings is not None else OAuthSettings()
         self.store = store
         self.sign_in = sign_in or default_sign_in
         self.pause = pause or contextlib.nullcontext
         self.failure: BaseException | None = None
+        self.discovered = False  # the failed flow had found OAuth metadata (else: a 401 without OAuth)
         self._receiver: LoopbackReceiver | None = None
         self._auth_url: str | None = None
         install_log_masking()
@@ -176,8 +180,10 @@ class OAuthSession:
         timeout = self.settings.sign_in_timeout
         loopback = asyncio.ensure_future(self._receiver.wait())
         try:
-            with self.pause(), anyio.fail_after(timeout):
-                final = await self.sign_in(self.name, self._auth_url, loopback)
+            with self.pause():
+                async with self.turn if self.turn is not None else contextlib.AsyncExitStack():
+                    with anyio.fail_after(timeout):
+                        final = await self.sign_in(self.name, self._auth_url, loopback)
         except TimeoutError:
             raise OAuthError(f"nobody signed in to MCP server {self.name!r} within {timeout:g} s; run "
                              f"`%mcp auth {self.name}` to try again", server=self.name, kind="timeout") from None
@@ -268,6 +274,9 @@ class _Recording(httpx2.Auth):
             raise
         except Exception as exc:
             self.session.failure = exc
+            context = getattr(self.inner, "context", None)
+            self.session.discovered = context is None or context.oauth_metadata is not None or \
+                context.protected_resource_metadata is not None
             raise
         finally:
             await flow.aclose()
