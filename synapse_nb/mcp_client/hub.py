@@ -262,7 +262,8 @@ class McpHub:
     # --- OAuth (oauth/) ----------------------------------------------------------------------------
 
     def _oauth_session(self, config: ServerConfig, sign_in: SignIn | None) -> OAuthSession | None:
-        """HTTP servers get the OAuth side; it costs nothing until a server answers 401."""
+        """HTTP servers get the OAuth side: a look at the token store and a loopback port per connect; the
+        flow itself only runs when the server answers 401 (or 403 insufficient_scope)."""
         if config.url is None or config.transport == "stdio":
             return None
         if self.token_store is None:

@@ -12,6 +12,7 @@ import http.server
 import json
 import logging
 import os
+import re
 import stat
 import threading
 from collections.abc import Awaitable, Iterator
@@ -123,6 +124,8 @@ async def test_sign_in_then_reconnect_from_stored_tokens_then_refresh_then_logou
     issued = oauth_server.provider.issued
     assert len(issued) >= 6
     assert leaked(issued, said) == []
+    # the PKCE verifier is made inside the SDK and never known to the test: no unmasked one anywhere
+    assert not [t for t in said if re.search(r"code_verifier=(?!\[REDACTED\])\w", t)]
 
 
 async def test_denied_consent_is_one_line_and_leaves_nothing_connected(
