@@ -259,3 +259,13 @@ async def test_a_401_without_oauth_metadata_says_to_check_the_url_and_header(sto
                 assert "wrong-token-0f0f0f" not in str(caught.value)
         finally:
             plain.shutdown()
+
+
+async def test_a_missing_private_key_file_is_one_line(oauth_server: OAuthServer, store: TokenStore,
+                                                       tmp_path: Path) -> None:
+    async with McpHub(token_store=store, sign_in=refuse) as hub:
+        with pytest.raises(OAuthError) as caught:
+            await hub.connect("svc", url=oauth_server.url, oauth={
+                "grant": "client_credentials", "client_id": "svc", "private_key_file": str(tmp_path / "none.pem")})
+        assert "cannot read oauth.private_key_file" in str(caught.value)
+        assert hub.server("svc").state == "failed"
