@@ -107,7 +107,7 @@ class OAuthSettings:
         if missing:
             problems.append("environment variable(s) not set: " + ", ".join(dict.fromkeys(missing)))
         if problems or settings is None:
-            raise ConfigError("oauth: " + "; ".join(problems or ["must be an object"]))
+            raise ConfigError("; ".join(problems or ["oauth must be an object"]))
         return settings
 
 
