@@ -269,3 +269,12 @@ async def test_a_missing_private_key_file_is_one_line(oauth_server: OAuthServer,
                 "grant": "client_credentials", "client_id": "svc", "private_key_file": str(tmp_path / "none.pem")})
         assert "cannot read oauth.private_key_file" in str(caught.value)
         assert hub.server("svc").state == "failed"
+
+
+async def test_configured_scopes_are_asked_for_when_the_server_names_none(
+    oauth_server: OAuthServer, store: TokenStore,
+) -> None:
+    async with McpHub(token_store=store, sign_in=Browser()) as hub:
+        await hub.connect("remote", url=oauth_server.url, oauth={"scopes": ["notes:read", "notes:write"]})
+        assert (await hub.call("remote__whoami", {})).text == "signed in"
+    assert oauth_server.provider.scopes_asked == [["notes:read", "notes:write"]]

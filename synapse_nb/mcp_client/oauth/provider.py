@@ -265,6 +265,8 @@ class _Recording(httpx2.Auth):
             outgoing = await flow.__anext__()
             while True:
                 response = yield outgoing
+                if outgoing is request and response.status_code == 401:
+                    self._configured_scope(response)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
@@ -280,6 +282,17 @@ class _Recording(httpx2.Auth):
             raise
         finally:
             await flow.aclose()
+
+
+    def _configured_scope(self, response: httpx2.Response) -> None:
+        """Configured `scopes` are what to ask for unless the server's challenge names a scope: the SDK picks
+        the challenge's scope first, then the metadata's, so a configured one goes in as the challenge's
+        where the server gave none (a pre-registered client's scopes, as the user wrote them)."""
+        scope = self.session.settings.scope
+        challenge = response.headers.get("WWW-Authenticate", "")
+        if scope and self.session.settings.grant == "authorization_code" and "scope=" not in challenge:
+            response.headers["WWW-Authenticate"] = f'{challenge}, scope="{scope}"' if challenge else \
+                f'Bearer scope="{scope}"'
 
 
 class _Unreachable(Exception):
