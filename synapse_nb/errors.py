@@ -20,7 +20,8 @@
     │   ├── ProviderTimeout         connect or read timeout
     │   └── StreamError             the stream broke half way or did not parse
     └── AgentError                  the tool-call loop could not finish
-        └── MaxIterationsError      the model kept asking for tools (iterations)
+        ├── MaxIterationsError      the model kept asking for tools (iterations)
+        └── BudgetExceededError     the next model call would pass a budget (limit, spent, unit)
 
 Messages are one line that names the problem and, where there is one, the fix. Errors carry their
 context as attributes so callers never parse the text.
@@ -31,6 +32,7 @@ from __future__ import annotations
 __all__ = [
     "AgentError",
     "AuthenticationError",
+    "BudgetExceededError",
     "ConfigError",
     "HistoryError",
     "MaxIterationsError",
@@ -193,3 +195,13 @@ class MaxIterationsError(AgentError):
     def __init__(self, message: str, *, iterations: int) -> None:
         super().__init__(message)
         self.iterations = iterations
+
+
+class BudgetExceededError(AgentError):
+    """The next model call could pass a budget (USD or tokens); the turn stopped before making it."""
+
+    def __init__(self, message: str, *, limit: float, spent: float, unit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.spent = spent
+        self.unit = unit  # "USD" or "tokens"
