@@ -123,9 +123,10 @@ def _parse(data: Any, source: str, where: str) -> dict[str, Price]:
                 problem = "is missing" if value is None else f"must be a number >= 0, not {value!r}"
                 raise ConfigError(f"{where}: {key}.{name} {problem}", path=where)
             values[name] = float(value)
-        inp, outp = values["input_per_mtok"], values["output_per_mtok"]
-        assert inp is not None and outp is not None
-        out[key] = Price(inp, outp, values["cache_read_per_mtok"], values["cache_write_per_mtok"], source=source)
+        out[key] = Price(
+            values["input_per_mtok"] or 0.0, values["output_per_mtok"] or 0.0, values["cache_read_per_mtok"],
+            values["cache_write_per_mtok"], source=source,
+        )
     return out
 
 

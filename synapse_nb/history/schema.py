@@ -73,6 +73,12 @@ COLUMNS: dict[str, dict[str, Kind]] = {
         "error": "str",
         "origin": "str",
         "tool_call_id": "str",
+        "cached_input_tokens": "int",
+        "cache_write_tokens": "int",
+        "cost_usd": "float",
+        "price_source": "str",
+        "input_cost_usd": "float",
+        "tool_result_tokens": "json",
     },
     "turns": {
         "turn_id": "str",
@@ -87,6 +93,8 @@ COLUMNS: dict[str, dict[str, Kind]] = {
         "error": "str",
         "model": "str",
         "error_type": "str",
+        "cost_usd": "float",
+        "cached_input_tokens": "int",
     },
     "server_events": {
         "server": "str",

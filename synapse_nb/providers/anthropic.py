@@ -294,5 +294,7 @@ class AnthropicProvider(SseProvider):
         if not acc.stopped:
             raise self._http.stream_error("the stream ended before the response was complete (no message_stop)")
         message = Message.assistant("".join(acc.text), acc.tool_calls())
-        usage = Usage(acc.input_tokens, acc.output_tokens, cached_input_tokens=acc.cache_read, cache_write_tokens=acc.cache_write)
+        usage = Usage(
+            acc.input_tokens, acc.output_tokens, cached_input_tokens=acc.cache_read, cache_write_tokens=acc.cache_write
+        )
         yield Completion(message, usage, acc.stop_reason, ttft)

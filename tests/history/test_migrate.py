@@ -14,7 +14,7 @@ from synapse_nb.history.migrate import known_version, load_migrations, migrate, 
 from synapse_nb.history.schema import COLUMNS
 from synapse_nb.history.store import HistoryStore
 
-EXPECTED = [(1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin")]
+EXPECTED = [(1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin"), (5, "cost")]
 LATEST = known_version()  # the newest migration in the source tree
 NEXT = f"{LATEST + 1:04d}"  # the file name prefix of a migration newer than any installed
 
