@@ -43,6 +43,7 @@ ROWS: dict[int, tuple[str, str, str]] = {
     10: ("%load_ext in a fresh kernel, import time", "bench_kernel", "row_kernel"),
     11: ("connecting the four reference servers from a config file", "bench_connect", "row_reference"),
     12: ("first 10 MB tool result through the hub vs the bare SDK", "bench_hub", "row_first_call"),
+    13: ("prompt caching: share of a 10-iteration turn's prompt read from the cache", "bench_cost", "row_prompt_cache"),
 }
 
 PACKAGES = ("synapse_nb", "mcp", "httpx", "duckdb", "pandas", "pyarrow", "ipython", "ipykernel", "jupyter_client",
