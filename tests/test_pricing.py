@@ -114,7 +114,7 @@ def test_a_bad_prices_file_is_one_line_naming_it(
 
 def test_a_missing_synapse_prices_file_is_named(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SYNAPSE_PRICES", str(clean_env / "nope.json"))
-    with pytest.raises(ConfigError, match="nope.json: the prices file SYNAPSE_PRICES names does not exist"):
+    with pytest.raises(ConfigError, match=r"nope\.json: the prices file SYNAPSE_PRICES names does not exist"):
         price_for("openai", "gpt-4.1")
 
 

@@ -173,7 +173,9 @@ class SynapseResult:
         calls = f"{len(self.calls)} tool call" + ("" if len(self.calls) == 1 else "s")
         from .view import money
 
-        tokens = f"{self.usage.total_tokens} tokens · {money(self.usage.cost_usd)}"
+        tokens = f"{self.usage.total_tokens} tokens"
+        if self.usage.cost_usd != 0:  # local models cost nothing: no cost to show
+            tokens += f" · {money(self.usage.cost_usd)}"
         return f"{self.status} · {self.model} · {calls} · {tokens} · session {self.session}"
 
     def _repr_markdown_(self) -> str:

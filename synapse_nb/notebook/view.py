@@ -277,7 +277,8 @@ class TurnView:
                 f"{self.usage.total_tokens} tokens ({self.usage.input_tokens} in{cached}, "
                 f"{self.usage.output_tokens} out)"
             )
-            items.append(money(self.usage.cost_usd))
+            if self.usage.cost_usd != 0:  # local models cost nothing: no cost to show
+                items.append(money(self.usage.cost_usd))
         if self.status != "running":
             items.append(duration(self.elapsed_ms))
         if self.session:
@@ -286,7 +287,7 @@ class TurnView:
 
 
 def money(usd: float | None) -> str:
-    """A cost as the footer shows it: `$0.0123`, `$0` for local models, `cost unknown` without a price."""
+    """A cost as shown: `$0.0123`, `$0`, or `cost unknown` without a price (the footer leaves out a cost of 0)."""
     if usd is None:
         return "cost unknown"
     if usd == 0:

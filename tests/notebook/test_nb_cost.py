@@ -58,6 +58,12 @@ def test_the_footer_and_result_show_the_turns_cost(ip: Any, server: LlmServer) -
     assert ip.ns["_synapse"].usage.cost_usd is None
     assert "cost unknown" in ip.published.text().splitlines()[-1]
 
+    ip.published.clear()
+    ip.cell("synapse --model scripted:demo", "hello")
+    assert ip.ns["_synapse"].usage.cost_usd == 0.0
+    assert "$" not in ip.published.text().splitlines()[-1]  # a local model: no cost shown
+    assert "cost unknown" not in ip.published.text()
+
 
 def test_a_cell_budget_stops_between_iterations_and_keeps_the_transcript(ip: Any, server: LlmServer) -> None:
     ip.run(TOOL)
