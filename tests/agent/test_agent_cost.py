@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FakeSource, Recorder, text_result
 from llm_server import LlmServer, call, text, tool_calls  # tests/llm_server.py (tests/ is on sys.path)
 
 from synapse_nb.agent.orchestrator import Agent
@@ -20,6 +19,7 @@ from synapse_nb.agent.tools import ToolRegistry
 from synapse_nb.events import LlmCallFinished, TurnFailed
 from synapse_nb.providers.anthropic import AnthropicProvider
 from synapse_nb.providers.openai import OpenAIProvider
+from synapse_nb.types import ContentBlock, ToolResult
 
 pytestmark = pytest.mark.anyio
 TIMEOUT = 20.0
@@ -40,19 +40,24 @@ def prices(clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+def text_result(content: str) -> ToolResult:
+    return ToolResult(content=(ContentBlock("text", text=content),))
+
+
 def _provider(wire: str, server: LlmServer, model: str | None = None) -> Any:
     if wire == "openai":
         return OpenAIProvider(model or "gpt-test", api_key="k-test", base_url=server.openai_base_url)
     return AnthropicProvider(model or "claude-test", api_key="k-test", base_url=server.anthropic_base_url)
 
 
-def _agent(provider: Any, source: FakeSource, recorder: Recorder) -> Agent:
+def _agent(provider: Any, source: Any, recorder: Any) -> Agent:
+    """An agent over `source` (the FakeSource fixture) reporting to `recorder` (the Recorder fixture)."""
     return Agent(provider, ToolRegistry(source), system="You look things up.", sinks=[recorder])
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 async def test_each_call_is_priced_from_the_price_file_with_cached_tokens(
-    wire: str, prices: Path, llm_server: LlmServer, source: FakeSource, recorder: Recorder
+    wire: str, prices: Path, llm_server: LlmServer, source: Any, recorder: Any
 ) -> None:
     source.add("demo", "query", lambda args: text_result("42 rows"))
     llm_server.queue(
@@ -86,7 +91,7 @@ async def test_each_call_is_priced_from_the_price_file_with_cached_tokens(
 
 
 async def test_an_unpriced_model_costs_unknown_and_local_models_cost_nothing(
-    prices: Path, llm_server: LlmServer, source: FakeSource, recorder: Recorder
+    prices: Path, llm_server: LlmServer, source: Any, recorder: Any
 ) -> None:
     llm_server.queue(text("Hi.", usage=(100, 10)))
     provider = _provider("openai", llm_server, model="gpt-unlisted")
@@ -102,15 +107,15 @@ async def test_an_unpriced_model_costs_unknown_and_local_models_cost_nothing(
     from synapse_nb.providers.scripted import ScriptedProvider
 
     scripted = ScriptedProvider()
-    local = Recorder()
-    result = await asyncio.wait_for(Agent(scripted, sinks=[local]).ask("hello"), TIMEOUT)
+    local: list[Any] = []
+    result = await asyncio.wait_for(Agent(scripted, sinks=[local.append]).ask("hello"), TIMEOUT)
     assert result.usage.cost_usd == 0.0
-    assert {e.price_source for e in local.of(LlmCallFinished)} == {"local"}
+    assert {e.price_source for e in local if isinstance(e, LlmCallFinished)} == {"local"}
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 async def test_a_usd_budget_stops_the_turn_between_iterations(
-    wire: str, prices: Path, llm_server: LlmServer, source: FakeSource, recorder: Recorder
+    wire: str, prices: Path, llm_server: LlmServer, source: Any, recorder: Any
 ) -> None:
     source.add("demo", "query", lambda args: text_result("42 rows"))
     llm_server.queue(
@@ -144,7 +149,7 @@ async def test_a_usd_budget_stops_the_turn_between_iterations(
 
 
 async def test_the_session_budget_counts_earlier_turns(
-    prices: Path, llm_server: LlmServer, source: FakeSource, recorder: Recorder
+    prices: Path, llm_server: LlmServer, source: Any, recorder: Any
 ) -> None:
     llm_server.queue(text("One.", usage=(1000, 100)), text("Two.", usage=(1000, 100)))
     provider = _provider("openai", llm_server)
@@ -166,7 +171,7 @@ async def test_the_session_budget_counts_earlier_turns(
 
 
 async def test_max_tokens_counts_the_turns_prompt_and_output_tokens(
-    llm_server: LlmServer, source: FakeSource, recorder: Recorder, clean_env: Path
+    llm_server: LlmServer, source: Any, recorder: Any, clean_env: Path
 ) -> None:
     source.add("demo", "query", lambda args: text_result("42 rows"))
     llm_server.queue(
@@ -188,7 +193,7 @@ async def test_max_tokens_counts_the_turns_prompt_and_output_tokens(
 
 
 async def test_a_usd_budget_for_an_unpriced_model_says_so_before_any_call(
-    prices: Path, llm_server: LlmServer, source: FakeSource, recorder: Recorder
+    prices: Path, llm_server: LlmServer, source: Any, recorder: Any
 ) -> None:
     llm_server.queue(text("never sent"))
     provider = _provider("anthropic", llm_server, model="claude-unlisted")
@@ -207,7 +212,7 @@ async def test_a_usd_budget_for_an_unpriced_model_says_so_before_any_call(
 
 
 async def test_tool_result_tokens_are_measured_from_the_prompt_growth(
-    prices: Path, llm_server: LlmServer, source: FakeSource, recorder: Recorder
+    prices: Path, llm_server: LlmServer, source: Any, recorder: Any
 ) -> None:
     source.add("alpha", "big", lambda args: text_result("a" * 300))
     source.add("beta", "small", lambda args: text_result("b" * 100))
