@@ -128,3 +128,21 @@ def test_breakpoints_mark_tools_system_and_the_previous_and_current_prompt_end()
     mark_cache_breakpoints(bare)
     assert bare["messages"][0]["content"][0]["cache_control"] == eph
     assert "system" not in bare
+
+
+def test_the_servers_cache_model_needs_breakpoints_for_anthropic_and_honours_the_minimum() -> None:
+    plain: dict[str, Any] = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hello " * 20}]}]}
+    cache = PromptCache()
+    total = cache.account("anthropic", plain)[0]
+    assert total > 0
+    assert cache.account("anthropic", plain) == (total, 0, 0)  # no cache_control: nothing read or written
+    marked: dict[str, Any] = {"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "hello " * 20, "cache_control": {"type": "ephemeral"}}]}]}
+    assert cache.account("anthropic", marked) == (total, 0, total)  # written (cache_control is not content)
+    assert cache.account("anthropic", marked) == (total, total, 0)  # then read
+    openai: dict[str, Any] = {"messages": [{"role": "user", "content": "hello " * 20}]}
+    assert cache.account("openai", openai)[1] == 0
+    assert cache.account("openai", openai)[1] == cache.account("openai", openai)[0]  # automatic: seen prefixes
+    strict = PromptCache(min_tokens=10**6)
+    strict.account("openai", openai)
+    assert strict.account("openai", openai)[1] == 0  # below the minimum nothing is cached
