@@ -58,7 +58,11 @@ def test_a_budget_stops_the_turn_with_one_line_and_cost_by_server_charges_the_to
         tool_calls(call("demo__echo", {"text": ECHOED}), usage=(1000, 100)),
         text("never sent"),
     )
-    run = kernel.ok("%%synapse --model openai:gpt-test --session costly --budget 1.5\necho the text")
+    # Only echo is offered: the first call's projection (prompt + one tool schema, ~50 tokens) stays far below
+    # the budget whatever else the demo server offers.
+    run = kernel.ok(
+        "%%synapse --model openai:gpt-test --session costly --budget 1.5 --tools demo__echo\necho the text"
+    )
     assert run.error is None  # not a traceback, not even a UsageError: the partial result is the cell's outcome
     assert run.stderr == ""
     out = run.text()
@@ -82,7 +86,7 @@ def test_a_budget_stops_the_turn_with_one_line_and_cost_by_server_charges_the_to
     # round(210 x 120 / 125) = 202 tokens of a 1310-token prompt costing $1.31: $0.202 to the demo server.
     server.clear()
     server.queue(text("Echoed.", usage=(1310, 10)))
-    kernel.ok("%%synapse --model openai:gpt-test --session costly\ngo on")
+    kernel.ok("%%synapse --model openai:gpt-test --session costly --tools demo__echo\ngo on")
     [request] = server.requests
     assert request.body["messages"][-2]["role"] == "tool"  # the kept transcript was sent on
     by_server = kernel.ok(
