@@ -132,3 +132,23 @@ def test_cost_since_a_later_time_is_empty_and_a_bad_grouping_is_one_line(recorde
     assert h.cost(by="server", since="2999-01-01").empty
     with pytest.raises(HistoryError, match="cost by 'colour': expected one of model, server, tool, session, day"):
         h.cost(by="colour")
+
+
+def test_a_servers_sampling_calls_are_charged_to_it(recorded: HistoryStore) -> None:
+    from synapse_nb.events import LlmCallFinished, utcnow
+    from synapse_nb.types import Usage
+
+    session = recorded.history().sessions().set_index("name").loc["priced", "session_id"]
+    recorded.record(LlmCallFinished(
+        session_id=session, llm_call_id="s1", provider="openai", model="gpt-test", started_at=utcnow(),
+        duration_ms=1.0, usage=Usage(100, 50, cost_usd=0.2), origin="sampling:alpha", tool_call_id="c3",
+        price_source="file:x",
+    ))
+    recorded.flush()
+    servers = recorded.history().cost(by="server").set_index("server")
+    assert servers.loc["alpha", "sampling_usd"] == pytest.approx(0.2)
+    assert servers.loc["alpha", "context_usd"] == pytest.approx(0.88)
+    assert servers.loc["alpha", "cost_usd"] == pytest.approx(1.08)
+    assert servers.loc["beta", "sampling_usd"] == 0
+    tools = recorded.history().cost(by="tool").set_index(["server", "tool"])
+    assert tools.loc[("alpha", "big"), "sampling_usd"] == pytest.approx(0.2)
