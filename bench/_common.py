@@ -46,10 +46,15 @@ DEMO_ARGS = ("-m", "synapse_nb.mcp_client.demo_server", "--test-tools")
 
 @dataclass(frozen=True)
 class Measure:
-    """One side of a row: what was timed, and its median seconds."""
+    """One side of a row: what was timed, and its median seconds.
+
+    A row that measures something other than time (e.g. tokens) puts the quantity in `seconds` (the
+    ratio is still measured / baseline) and how to show it in `shown`.
+    """
 
     label: str
     seconds: float
+    shown: str = ""
 
 
 @dataclass(frozen=True)
@@ -187,9 +192,13 @@ def fmt_rate(count: float, seconds: float, unit: str) -> str:
 HEADER = ("#", "benchmark", "baseline", "measured", "ratio", "target", "result")
 
 
+def _shown(measure: Measure) -> str:
+    return measure.shown or fmt_seconds(measure.seconds)
+
+
 def _cells(row: Row) -> tuple[str, ...]:
-    base = f"{row.baseline.label}: {fmt_seconds(row.baseline.seconds)}" if row.baseline else "—"
-    measured = f"{row.measured.label}: {fmt_seconds(row.measured.seconds)}"
+    base = f"{row.baseline.label}: {_shown(row.baseline)}" if row.baseline else "—"
+    measured = f"{row.measured.label}: {_shown(row.measured)}"
     ratio = f"{row.ratio:.2f}x" if row.ratio is not None else "—"
     return (row.id, row.name, base, measured, ratio, row.target, row.verdict)
 

@@ -21,7 +21,8 @@
     │   ├── ProviderTimeout         connect or read timeout
     │   └── StreamError             the stream broke half way or did not parse
     ├── AgentError                  the tool-call loop could not finish
-    │   └── MaxIterationsError      the model kept asking for tools (iterations)
+    │   ├── MaxIterationsError      the model kept asking for tools (iterations)
+    │   └── BudgetExceededError     the next model call would pass a budget (limit, spent, unit)
     └── CassetteError               a record/replay cassette cannot be read or written (path, line)
         └── ReplayMismatchError     a request is not in the cassette (index of the first differing message)
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 __all__ = [
     "AgentError",
     "AuthenticationError",
+    "BudgetExceededError",
     "CassetteError",
     "ConfigError",
     "HistoryError",
@@ -233,3 +235,13 @@ class ReplayMismatchError(CassetteError):
     def __init__(self, message: str, *, path: str | None = None, message_index: int | None = None) -> None:
         super().__init__(message, path=path)
         self.message_index = message_index
+
+
+class BudgetExceededError(AgentError):
+    """The next model call could pass a budget (USD or tokens); the turn stopped before making it."""
+
+    def __init__(self, message: str, *, limit: float, spent: float, unit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.spent = spent
+        self.unit = unit  # "USD" or "tokens"

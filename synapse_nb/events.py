@@ -104,6 +104,10 @@ class LlmCallFinished:
     error: str | None = None
     origin: str | None = None
     tool_call_id: str | None = None
+    # Cost (see synapse_nb/pricing.py): usage.cost_usd is the call's cost, None when unknown.
+    price_source: str | None = None  # bundled:DATE | file:PATH | local | None (no price)
+    input_cost_usd: float | None = None  # the prompt side of usage.cost_usd
+    tool_result_tokens: Mapping[str, int] = field(default_factory=dict)  # tool_call_id -> tokens it added
     # Record/replay (synapse_nb/cassette.py): what the request held besides the transcript (system, params,
     # tools digest and names, how many transcript messages), so a cassette can be exported from the history;
     # and whether a cassette answered it.
@@ -190,7 +194,8 @@ class TurnFinished:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnFailed:
-    """The turn ended with an error (provider failure, max iterations); the transcript so far is kept."""
+    """The turn ended with an error (provider failure, max iterations, a budget: error_type
+    BudgetExceededError); the transcript so far is kept."""
 
     session_id: str
     turn_id: str

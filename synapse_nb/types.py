@@ -216,13 +216,27 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts of one or more LLM calls."""
+    """Token counts of one or more LLM calls, and what they cost.
+
+    `input_tokens` counts every prompt token, cached or not; `cached_input_tokens` (read from the
+    provider's prompt cache) and `cache_write_tokens` (written to it) are the parts of it billed at the
+    cache prices. `cost_usd` is None when a model has no known price ("cost unknown"); a sum with an
+    unknown part is unknown, never a guess.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = 0.0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+        cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        return Usage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+            self.cached_input_tokens + other.cached_input_tokens, self.cache_write_tokens + other.cache_write_tokens,
+            cost,
+        )
 
     @property
     def total_tokens(self) -> int:

@@ -88,7 +88,8 @@ class Reply:
     calls: tuple[Call, ...] = ()
     pieces: int = 3
     interleave: bool = False
-    usage: tuple[int, int] = (11, 7)
+    usage: tuple[int, int] = (11, 7)  # (all prompt tokens, output tokens)
+    cache: tuple[int, int] = (0, 0)  # (prompt tokens read from the cache, written to it): parts of usage[0]
     stop_reason: str | None = None
     status: int = 200
     error_type: str | None = None
@@ -115,6 +116,10 @@ class Reply:
     def cut(self, after: int | None = None) -> Reply:
         """Drop the connection after `after` events (default: after the first content event), mid-chunk."""
         return dataclasses.replace(self, cut_stream=True, cut_after=after)
+
+    def cached(self, read: int, write: int = 0) -> Reply:
+        """Report `read` prompt tokens as read from the provider's cache and `write` as written to it."""
+        return dataclasses.replace(self, cache=(read, write))
 
     def held(self, gate: Gate) -> Reply:
         """Send nothing, not even the status line, until `gate` opens (slow first byte)."""
@@ -187,10 +192,12 @@ def reply_from_dict(d: Mapping[str, Any]) -> Reply:
         return stream_error(str(d["stream_error"]), str(d.get("message", "error")))
     if "raw_sse" in d:
         return raw_sse(*d["raw_sse"])
+    read, write = tuple(d.get("cache", (0, 0)))
     if "tool_calls" in d:
         calls = [call(c["name"], c.get("arguments"), id=c.get("id")) for c in d["tool_calls"]]
-        return tool_calls(*calls, text=d.get("text", ""), pieces=pieces, usage=(usage[0], usage[1]))
-    return text(str(d.get("text", "")), pieces=pieces, usage=(usage[0], usage[1]), stop_reason=d.get("stop_reason"))
+        return tool_calls(*calls, text=d.get("text", ""), pieces=pieces, usage=(usage[0], usage[1])).cached(read, write)
+    reply = text(str(d.get("text", "")), pieces=pieces, usage=(usage[0], usage[1]), stop_reason=d.get("stop_reason"))
+    return reply.cached(read, write)
 
 
 # ---- rendering -------------------------------------------------------------------------------------------
@@ -234,7 +241,10 @@ def _openai_frames(reply: Reply, model: str) -> list[Frame]:
         frames.append((chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}), True))
     finish = reply.stop_reason or ("tool_calls" if reply.calls else "stop")
     frames.append((chunk({}, finish), False))
-    usage = {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1], "total_tokens": sum(reply.usage)}
+    usage = {
+        "prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1], "total_tokens": sum(reply.usage),
+        "prompt_tokens_details": {"cached_tokens": reply.cache[0]},
+    }
     frames.append((_sse({**base, "choices": [], "usage": usage}), False))
     frames.append((_sse("[DONE]"), False))
     return frames
@@ -243,7 +253,13 @@ def _openai_frames(reply: Reply, model: str) -> list[Frame]:
 def _anthropic_frames(reply: Reply, model: str) -> list[Frame]:
     message: dict[str, Any] = {
         "id": "msg_test", "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": reply.usage[0], "output_tokens": 1},
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {
+            # Anthropic counts cached prompt tokens apart from input_tokens.
+            "input_tokens": max(0, reply.usage[0] - reply.cache[0] - reply.cache[1]),
+            "cache_creation_input_tokens": reply.cache[1], "cache_read_input_tokens": reply.cache[0],
+            "output_tokens": 1,
+        },
     }
     frames: list[Frame] = [(_sse({"type": "message_start", "message": message}, "message_start"), False)]
     frames.append((_sse({"type": "ping"}, "ping"), False))

@@ -13,7 +13,11 @@ it records every request so tests can assert what a client sent.
 Replies (tests/llm_replies.py, re-exported here) are wire-neutral: `text`, `tool_calls`, `error`,
 `stream_error`, `raw_sse`, `raw_body`; modifiers
 `.gated(gate)` (hold the stream after the first content event until the test opens the gate),
-`.cut()` (drop the connection half way) and `.held(gate)` (hold before the status line: slow first byte).
+`.cut()` (drop the connection half way), `.held(gate)` (hold before the status line: slow first byte) and
+`.cached(read, write)` (report prompt tokens read from / written to the provider's cache).
+With `LlmServer(prompt_cache=PromptCache())` (tests/llm_cache.py) the server counts each answer's prompt
+tokens itself and reports cached tokens as the providers do: the prefixes it has seen (OpenAI), or
+those ending at `cache_control` breakpoints (Anthropic).
 When nothing is queued, `server.responder` (a function of the request) answers, else a 400 that says so.
 `LlmServer(latency=0.2)` (or `--latency 0.2`) waits that long before answering each model request, like
 a model's time to first byte (the replay benchmark records against it).
@@ -46,6 +50,7 @@ from typing import Any
 if str(Path(__file__).resolve().parent) not in sys.path:  # imported as tests.llm_server, or run from elsewhere
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from llm_cache import PromptCache
 from llm_replies import (
     Call,
     Frame,
@@ -68,6 +73,7 @@ __all__ = [
     "Call",
     "Gate",
     "LlmServer",
+    "PromptCache",
     "RecordedRequest",
     "Reply",
     "call",
@@ -94,6 +100,7 @@ class RecordedRequest:
     wire: Wire | None
     at: float
     client: str = ""  # "host:port" of the connection it came on (a reused connection keeps its port)
+    raw: bytes = b""  # the body exactly as sent (byte-level checks, e.g. a stable prompt prefix)
 
 
 def _wire_of(path: str) -> Wire | None:
@@ -134,7 +141,9 @@ class _Handler(BaseHTTPRequestHandler):
         wire = _wire_of(self.path)
         headers = {k.lower(): v for k, v in self.headers.items()}
         host, port = self.client_address[:2]
-        request = RecordedRequest(self.command, self.path, headers, body, wire, time.monotonic(), f"{host}:{port}")
+        request = RecordedRequest(
+            self.command, self.path, headers, body, wire, time.monotonic(), f"{host}:{port}", raw
+        )
         owner = self.server.owner
         reply = owner._take(request)
         if wire is not None and owner.latency > 0:
@@ -149,6 +158,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.hold is not None:
             reply.hold.hold()
         model = str(body.get("model", "test-model")) if isinstance(body, dict) else "test-model"
+        if owner.prompt_cache is not None and reply.kind == "answer" and isinstance(body, dict):
+            total, read, write = owner.prompt_cache.account(wire, body)
+            reply = dataclasses.replace(reply, usage=(total, reply.usage[1]), cache=(read, write))
         if reply.kind == "error":
             self._send_bytes(reply.status, error_body(reply, wire), "application/json", dict(reply.headers))
         elif reply.kind == "raw_body":
@@ -213,12 +225,16 @@ class _HttpServer(ThreadingHTTPServer):
 class LlmServer:
     """The server: start with `with LlmServer() as server:` (or start()/stop()); thread-safe queue and log."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0) -> None:
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, *, latency: float = 0.0,
+        prompt_cache: PromptCache | None = None,
+    ) -> None:
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("llm_server only listens on the loopback address")
         self._host = host
         self._port = port
         self.latency = latency  # seconds before each model request is answered
+        self.prompt_cache = prompt_cache
         self._lock = threading.Condition()
         self._queue: collections.deque[Reply] = collections.deque()
         self._requests: list[RecordedRequest] = []
@@ -336,9 +352,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cycle", action="store_true", help="start the script again when it runs out")
     parser.add_argument("--log", type=Path, help="append every request as one JSON line to this file")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds to wait before answering each request")
+    parser.add_argument("--prompt-cache", action="store_true", help="count prompt tokens and report cached ones")
     args = parser.parse_args(argv)
     script = list(_iter_script(args.script)) if args.script else []
-    server = LlmServer(port=args.port, latency=args.latency)
+    server = LlmServer(port=args.port, latency=args.latency, prompt_cache=PromptCache() if args.prompt_cache else None)
     if args.cycle and script:
         cycle = itertools.cycle(script)
         server.responder = lambda _request: next(cycle)
@@ -349,7 +366,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         def log(request: RecordedRequest) -> None:
             with log_path.open("a") as f:
-                f.write(json.dumps({**dataclasses.asdict(request), "headers": dict(request.headers)}) + "\n")
+                row = {**dataclasses.asdict(request), "headers": dict(request.headers)}
+                row.pop("raw", None)  # bytes; `body` holds the same request as JSON
+                f.write(json.dumps(row) + "\n")
 
         server.on_request = log
     stop = threading.Event()

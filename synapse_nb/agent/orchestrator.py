@@ -45,6 +45,7 @@ from ..protocols import (
 from ..types import Message, ToolCall, ToolResult, ToolSpec, Usage
 from .approval import ApprovalPolicy
 from .result import TurnResult, turn_result
+from .spend import Budget, SessionSpend
 from .tools import ToolRegistry, error_line
 
 __all__ = ["Agent", "TurnResult", "turn_result"]
@@ -118,6 +119,8 @@ class Agent:
         self.tool_timeout = tool_timeout
         self.messages: list[Message] = []
         self.usage = Usage()
+        self.budget: Budget | None = None  # limits checked before each model call (agent/spend.py)
+        self._spend = SessionSpend()
         self._seq = 0
         self._session_started = False
         self._system_recorded: str | None = None
@@ -147,6 +150,7 @@ class Agent:
         self.session_id = uuid.uuid4().hex
         self.messages = []
         self.usage = Usage()
+        self._spend = SessionSpend()
         self._seq = 0
         self._session_started = False
         self._system_recorded = None
@@ -235,8 +239,13 @@ class Agent:
 
         try:
             while True:
-                iterations += 1
                 specs = self.offered_tools()
+                if self.budget is not None:
+                    self._spend.check(
+                        self.budget, turn=usage, model=(self.provider.name, self.provider.model),
+                        messages=self.messages, system=self.system, tools=specs,
+                    )
+                iterations += 1
                 completion = await self._complete(specs, turn_id, emit)
                 usage += completion.usage
                 self.usage += completion.usage
@@ -289,19 +298,29 @@ class Agent:
             "tools": self._tools_digest(specs), "tool_names": [s.name for s in specs], "messages": len(self.messages),
         }
 
+        sent = tuple(self.messages)
+
         def finished(error: str | None = None) -> None:
+            nonlocal completion
+            usage = completion.usage if completion else Usage()
+            price = self._spend.price(self.provider.name, self.provider.model)
+            usage = dataclasses.replace(usage, cost_usd=None if price is None else price.cost(usage))
+            if completion is not None:
+                completion = dataclasses.replace(completion, usage=usage)
             emit(LlmCallFinished(
                 session_id=self.session_id, llm_call_id=call_id, provider=self.provider.name,
                 model=self.provider.model, started_at=started_at, duration_ms=(time.perf_counter() - t0) * 1000,
                 ttft_ms=(completion.ttft_ms if completion and completion.ttft_ms is not None else ttft),
-                usage=completion.usage if completion else Usage(),
-                stop_reason=completion.stop_reason if completion else None, error=error,
+                usage=usage, stop_reason=completion.stop_reason if completion else None, error=error,
+                price_source=price.source if price is not None else None,
+                input_cost_usd=price.input_cost(usage) if price is not None else None,
+                tool_result_tokens=self._spend.record(usage, sent),
                 request=request, replayed=getattr(self.provider, "replays", False) is True,
             ))
 
         stream: AsyncIterator[ProviderChunk] | None = None
         try:
-            stream = self.provider.stream(tuple(self.messages), tuple(specs), system=self.system)
+            stream = self.provider.stream(sent, tuple(specs), system=self.system)
             async for chunk in stream:
                 if ttft is None:
                     ttft = (time.perf_counter() - t0) * 1000

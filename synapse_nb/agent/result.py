@@ -21,7 +21,7 @@ from ..types import Message, Usage
 
 __all__ = ["TurnResult", "TurnStatus", "turn_result"]
 
-TurnStatus = Literal["finished", "failed", "cancelled"]
+TurnStatus = Literal["finished", "failed", "cancelled", "budget_exceeded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +54,8 @@ def turn_result(events: Sequence[Event]) -> TurnResult:
     status: TurnStatus = (
         "finished" if isinstance(end, TurnFinished) else "failed" if isinstance(end, TurnFailed) else "cancelled"
     )
+    if isinstance(end, TurnFailed) and end.error_type == "BudgetExceededError":
+        status = "budget_exceeded"
     return TurnResult(
         text=end.text if isinstance(end, TurnFinished) else (replies[-1].content if replies else ""),
         messages=tuple(added),

@@ -127,6 +127,15 @@ class History:
         """Ended agent turns (finished / failed / cancelled) by start time."""
         return self._select("turns", session_id=session_id, since=since, until=until, limit=limit)
 
+    def cost(self, by: str = "model", since: When = None) -> pd.DataFrame:
+        """What LLM calls cost (USD, tokens, cached tokens), by model, server, tool, session or day;
+        see synapse_nb/history/cost.py for how tools and servers are charged."""
+        from .cost import COST_BY, cost
+
+        if by not in COST_BY:
+            raise HistoryError(f"cost by {by!r}: expected one of {', '.join(COST_BY)}")
+        return cost(self, by, since)  # type: ignore[arg-type]
+
     def find_session(self, name_or_id: str) -> str | None:
         """The newest session named `name_or_id`, else the session whose id starts with it; None if none."""
         found = self.sql(

@@ -2,7 +2,8 @@
 
 - SessionStarted -> sessions; MessageAdded -> messages; LlmCallFinished -> llm_calls;
   ToolCallFinished -> tool_calls; ServerEvent -> server_events;
-  TurnFinished / TurnFailed / TurnCancelled -> turns (one row per ended turn, written at its end).
+  TurnFinished / TurnFailed / TurnCancelled -> turns (one row per ended turn, written at its end;
+  status finished | failed | cancelled | budget_exceeded).
 - TurnStarted writes nothing itself: `Recorder` remembers its prompt, model and start time until the
   turn ends, so the turn row is complete without updating rows later. A turn whose process died
   before it ended has no row (its messages and calls are recorded as they happened).
@@ -150,6 +151,12 @@ def _llm_call_row(e: LlmCallFinished) -> dict[str, Any]:
         "error": e.error,
         "origin": e.origin,
         "tool_call_id": e.tool_call_id,
+        "cached_input_tokens": e.usage.cached_input_tokens,
+        "cache_write_tokens": e.usage.cache_write_tokens,
+        "cost_usd": e.usage.cost_usd,
+        "price_source": e.price_source,
+        "input_cost_usd": e.input_cost_usd,
+        "tool_result_tokens": dict(e.tool_result_tokens) or None,
         "request": dict(e.request) if e.request is not None else None,
         "replayed": e.replayed,
     }
@@ -164,7 +171,8 @@ def _turn_row(e: TurnFinished | TurnFailed | TurnCancelled, start: TurnStarted |
     if isinstance(e, TurnFinished):
         status, error, error_type = "finished", None, None
     elif isinstance(e, TurnFailed):
-        status, error, error_type = "failed", e.error, e.error_type
+        status = "budget_exceeded" if e.error_type == "BudgetExceededError" else "failed"
+        error, error_type = e.error, e.error_type
     else:
         status, error, error_type = "cancelled", None, None
     # Without its TurnStarted (recorded by another store), the start is derived from end and duration.
@@ -183,5 +191,7 @@ def _turn_row(e: TurnFinished | TurnFailed | TurnCancelled, start: TurnStarted |
         "error": error,
         "model": start.model if start is not None else None,
         "error_type": error_type,
+        "cost_usd": usage.cost_usd,
+        "cached_input_tokens": usage.cached_input_tokens,
         "replayed": start.replayed if start is not None else None,
     }

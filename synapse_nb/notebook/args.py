@@ -88,6 +88,8 @@ class AskOptions:
     history: bool = True
     help: bool = False
     kernel: bool = False  # offer the kernel__* tools in this cell
+    budget: float | None = None  # USD this cell's model calls may cost (agent/spend.py)
+    max_tokens: int | None = None  # prompt + output tokens this cell's model calls may use
 
 
 def _positive_int(text: str) -> int:
@@ -97,6 +99,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def _usd(text: str) -> float:
+    try:
+        value = float(text.strip().lstrip("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an amount in USD, e.g. 0.25") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} must be more than 0, e.g. 0.25")
     return value
 
 
@@ -114,6 +126,8 @@ def _ask_parser() -> _Parser:
     p.add_argument("--background", action="store_true")
     p.add_argument("--no-history", action="store_true")
     p.add_argument("--kernel", action="store_true")
+    p.add_argument("--budget", type=_usd)
+    p.add_argument("--max-tokens", type=_positive_int)
     p.add_argument("--help", "-h", action="store_true")
     return p
 
@@ -150,7 +164,7 @@ def parse_ask(line: str) -> AskOptions:
     return AskOptions(
         model=ns.model, session=ns.session, system=ns.system, tools=tools, max_iterations=ns.max_iterations,
         approve=ns.approve, format=ns.format, out=ns.out, background=ns.background,
-        history=not ns.no_history, help=ns.help, kernel=ns.kernel,
+        history=not ns.no_history, help=ns.help, kernel=ns.kernel, budget=ns.budget, max_tokens=ns.max_tokens,
     )
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextvars
+import dataclasses
 import datetime as _dt
 import logging
 import time
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from IPython.core.error import StdinNotImplementedError
 
-from ..errors import SynapseError
+from ..errors import ConfigError, SynapseError
 from ..events import LlmCallFinished, ServerEvent, utcnow
 from ..mcp_client.elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation
 from ..mcp_client.handlers import ClientHandlers, Withdrawal
@@ -234,13 +235,15 @@ class NotebookAnswers:
         if running is not None and not running[2]:
             return  # the tool call that caused it belongs to a turn run with --no-history
         session_id, tool_call_id = running[:2] if running is not None else ("", None)
+        usage, price = _priced(provider, completion.usage if completion is not None else Usage())
         self.state.record(LlmCallFinished(
             session_id=session_id, llm_call_id=uuid.uuid4().hex, provider=provider.name, model=provider.model,
             started_at=started_at, duration_ms=(time.perf_counter() - t0) * 1000,
             ttft_ms=completion.ttft_ms if completion is not None and completion.ttft_ms is not None else ttft,
-            usage=completion.usage if completion is not None else Usage(),
-            stop_reason=completion.stop_reason if completion is not None else None, error=error,
+            usage=usage, stop_reason=completion.stop_reason if completion is not None else None, error=error,
             origin=f"sampling:{server}", tool_call_id=tool_call_id or None,
+            price_source=price.source if price is not None else None,
+            input_cost_usd=price.input_cost(usage) if price is not None else None,
         ))
 
     def _model_name(self) -> str:
@@ -324,3 +327,13 @@ class NotebookAnswers:
             return fn()
 
         return contextvars.copy_context().run(run)
+
+
+def _priced(provider: Provider, usage: Usage) -> tuple[Usage, Any]:
+    """A sampling call's usage with its cost (unknown when the model has no price or the prices file is bad)."""
+    from ..pricing import priced
+
+    try:
+        return priced(provider.name, provider.model, usage)
+    except ConfigError:
+        return dataclasses.replace(usage, cost_usd=None), None

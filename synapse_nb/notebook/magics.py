@@ -46,7 +46,7 @@ from .state import Settings, SynapseState
 __all__ = ["MCP_SUBCOMMANDS", "SYNAPSE_SUBCOMMANDS", "Pending", "SynapseMagics"]
 
 SYNAPSE_SUBCOMMANDS = (
-    "status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help", "record", "replay",
+    "status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help", "record", "replay", "cost",
 )
 MCP_SUBCOMMANDS = (
     "connect", "list", "tools", "call", "disconnect", "restart", "inspect", "read", "prompt", "logs", "roots",
@@ -75,6 +75,10 @@ class SynapseMagics(Magics):
     history_rows = Int(10, help="Rows %synapse history shows by default").tag(config=True)
     kernel_tools = Bool(
         False, help="Offer the kernel__* tools (variables, DataFrames, recent cells, run_python) in every cell"
+    ).tag(config=True)
+    session_budget = Float(
+        0.0, help="USD the calls of one session (in this kernel) may cost; a turn stops before a call that could "
+        "pass it; 0: no limit"
     ).tag(config=True)
 
     publish_to = Unicode(
@@ -128,6 +132,13 @@ class SynapseMagics(Magics):
             raise TraitError(f"SynapseMagics.format must be one of {', '.join(FORMATS)}, not {value!r}")
         return value
 
+    @validate("session_budget")
+    def _valid_budget(self, proposal: Mapping[str, Any]) -> float:
+        value = float(proposal["value"])
+        if not value >= 0 or value == float("inf"):
+            raise TraitError(f"SynapseMagics.session_budget must be a USD amount >= 0 (0: no limit), not {value}")
+        return value
+
     @validate("max_iterations", "history_rows")
     def _positive(self, proposal: Mapping[str, Any]) -> int:
         value = int(proposal["value"])
@@ -141,6 +152,7 @@ class SynapseMagics(Magics):
             model=self.model.strip(), approve=self.approve, max_iterations=self.max_iterations, format=self.format,
             system=self.system, history=self.history, stream_interval=self.stream_interval,
             max_result_chars=self.max_result_chars, history_rows=self.history_rows, kernel_tools=self.kernel_tools,
+            session_budget=self.session_budget,
         )
 
     @property
@@ -256,6 +268,10 @@ class SynapseMagics(Magics):
             return self._session(words)
         if sub == "history":
             return session_cmd.history(state, settings, _history_rows(words))
+        if sub == "cost":
+            from .commands.cost import cost
+
+            return cost(state, words)
         if sub == "inspect":
             _at_most(words, 0, "%synapse inspect")
             return session_cmd.inspect(state)

@@ -93,7 +93,8 @@ class SynapseResult:
     """The outcome of one %%synapse turn.
 
     `text` is the answer, `messages` this turn's messages (user prompt, assistant replies, tool
-    results), `tool_calls` a DataFrame of its tool calls, `status` finished/failed/cancelled.
+    results), `tool_calls` a DataFrame of its tool calls, `status` finished/failed/cancelled/
+    budget_exceeded, `usage` its tokens (cached ones apart) and `usage.cost_usd` (None: cost unknown).
     """
 
     text: str
@@ -170,7 +171,11 @@ class SynapseResult:
 
     def _summary(self) -> str:
         calls = f"{len(self.calls)} tool call" + ("" if len(self.calls) == 1 else "s")
+        from .view import money
+
         tokens = f"{self.usage.total_tokens} tokens"
+        if self.usage.cost_usd != 0:  # local models cost nothing: no cost to show
+            tokens += f" · {money(self.usage.cost_usd)}"
         return f"{self.status} · {self.model} · {calls} · {tokens} · session {self.session}"
 
     def _repr_markdown_(self) -> str:

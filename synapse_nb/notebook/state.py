@@ -72,6 +72,7 @@ class Settings:
     max_result_chars: int = 20000
     history_rows: int = 10
     kernel_tools: bool = False
+    session_budget: float = 0.0  # USD a session may cost (0: no limit)
 
 
 def usage_error(exc: SynapseError) -> UsageError:

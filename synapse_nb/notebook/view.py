@@ -23,10 +23,10 @@ from ..events import (
 )
 from ..types import ToolResult, Usage
 
-__all__ = ["CallStatus", "Format", "Status", "ToolCallView", "TurnView", "duration", "progress_fraction"]
+__all__ = ["CallStatus", "Format", "Status", "ToolCallView", "TurnView", "duration", "money", "progress_fraction"]
 
 Format = Literal["markdown", "text", "json", "code"]
-Status = Literal["running", "finished", "failed", "cancelled"]
+Status = Literal["running", "finished", "failed", "cancelled", "budget_exceeded"]
 CallStatus = Literal["streaming", "running", "ok", "error", "denied", "cancelled"]
 
 ARGS_PREVIEW = 80
@@ -34,7 +34,7 @@ ARGS_PREVIEW = 80
 GLYPH: Mapping[str, str] = {
     # Glyphs DejaVu Sans has (no emoji font needed): Docker images and JupyterHub often lack one.
     "ok": "✓", "finished": "✓", "error": "✗", "failed": "✗", "denied": "⊘", "cancelled": "■",
-    "running": "…", "streaming": "…",
+    "running": "…", "streaming": "…", "budget_exceeded": "⊘",
 }
 
 
@@ -165,6 +165,9 @@ class TurnView:
             self._end("finished", event.iterations, event.usage, event.duration_ms)
             if not self.text and event.text:
                 self.parts.append(event.text)
+        elif isinstance(event, TurnFailed) and event.error_type == "BudgetExceededError":
+            self._end("budget_exceeded", event.iterations, event.usage, event.duration_ms)
+            self.error = event.error  # one line that says which budget and what was spent
         elif isinstance(event, TurnFailed):
             self._end("failed", event.iterations, event.usage, event.duration_ms)
             self.error = f"{event.error_type}: {event.error}"
@@ -267,21 +270,34 @@ class TurnView:
 
     @property
     def footer(self) -> str:
-        """Status, model, iterations, tokens, time, session: one line."""
-        head = GLYPH[self.status] + (" " + self.status if self.status != "finished" else "")
+        """Status, model, iterations, tokens, cost, time, session: one line."""
+        head = GLYPH[self.status] + (" " + self.status.replace("_", " ") if self.status != "finished" else "")
         if self.status == "running":
             head = "running in the background" if self.background else "running"
         model = f"{self.model} ({self.model_note})" if self.model_note else self.model
         items = [f"{head} {model}", _plural(self.iterations, "iteration")]
         if self.usage.total_tokens:
+            cached = f", {self.usage.cached_input_tokens} cached" if self.usage.cached_input_tokens else ""
             items.append(
-                f"{self.usage.total_tokens} tokens ({self.usage.input_tokens} in, {self.usage.output_tokens} out)"
+                f"{self.usage.total_tokens} tokens ({self.usage.input_tokens} in{cached}, "
+                f"{self.usage.output_tokens} out)"
             )
+            if self.usage.cost_usd != 0:  # local models cost nothing: no cost to show
+                items.append(money(self.usage.cost_usd))
         if self.status != "running":
             items.append(duration(self.elapsed_ms))
         if self.session:
             items.append(f"session {self.session}")
         return " · ".join(items)
+
+
+def money(usd: float | None) -> str:
+    """A cost as shown: `$0.0123`, `$0`, or `cost unknown` without a price (the footer leaves out a cost of 0)."""
+    if usd is None:
+        return "cost unknown"
+    if usd == 0:
+        return "$0"
+    return "<$0.0001" if usd < 0.00005 else f"${usd:.4f}"
 
 
 def _plural(n: int, word: str) -> str:

@@ -18,7 +18,9 @@ __all__ = [
     "ANTHROPIC_BASE_URL",
     "ANTHROPIC_VERSION",
     "DEFAULT_MAX_TOKENS",
+    "MAX_BREAKPOINTS",
     "AnthropicProvider",
+    "mark_cache_breakpoints",
     "to_anthropic_messages",
     "to_anthropic_tools",
 ]
@@ -84,6 +86,45 @@ def to_anthropic_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     return [{"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)} for t in tools]
 
 
+_EPHEMERAL = {"type": "ephemeral"}
+MAX_BREAKPOINTS = 4  # the API rejects a request with more cache_control blocks
+
+
+def mark_cache_breakpoints(body: dict[str, Any]) -> None:
+    """Put `cache_control` breakpoints on the stable prefix of a request body (in place), at most 4.
+
+    The cache covers everything up to a breakpoint, in the order tools, system, messages: the last
+    tool (all tools), the system prompt, the end of the previous request's prompt (the last user turn
+    before the latest assistant reply: what the iteration or cell before wrote to the cache), and the
+    last block of the request (written now, read by the next iteration or the follow-up cell). The API
+    looks up earlier cache entries from each breakpoint back, so those two message breakpoints keep a
+    hit even when many tool results came in between. Prefixes shorter than the model's minimum are
+    simply not cached (no error).
+    """
+    marks = 0
+    tools = body.get("tools")
+    if tools:
+        tools[-1] = {**tools[-1], "cache_control": _EPHEMERAL}
+        marks += 1
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        body["system"] = [{"type": "text", "text": system, "cache_control": _EPHEMERAL}]
+        marks += 1
+    turns: list[dict[str, Any]] = body.get("messages") or []
+    targets: list[int] = []
+    if turns:
+        targets.append(len(turns) - 1)
+        last_reply = next((i for i in range(len(turns) - 1, -1, -1) if turns[i]["role"] == "assistant"), None)
+        if last_reply is not None:
+            earlier = next((i for i in range(last_reply - 1, -1, -1) if turns[i]["role"] == "user"), None)
+            if earlier is not None:
+                targets.append(earlier)
+    for index in targets[: MAX_BREAKPOINTS - marks]:
+        content = turns[index]["content"]
+        if content:
+            content[-1] = {**content[-1], "cache_control": _EPHEMERAL}
+
+
 @dataclass(slots=True)
 class _Block:
     kind: str
@@ -103,6 +144,8 @@ class _Accumulator:
     text: list[str] = field(default_factory=list)
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
     stop_reason: str | None = None
     stopped: bool = False
 
@@ -131,9 +174,12 @@ class _Accumulator:
         if not isinstance(usage, Mapping):
             return
         # Cached prompt tokens are reported apart from input_tokens; all of them were read as input.
-        keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        inputs = sum(int(usage.get(k) or 0) for k in keys)
+        read = int(usage.get("cache_read_input_tokens") or 0)
+        write = int(usage.get("cache_creation_input_tokens") or 0)
+        inputs = int(usage.get("input_tokens") or 0) + read + write
         self.input_tokens = max(self.input_tokens, inputs)
+        self.cache_read = max(self.cache_read, read)
+        self.cache_write = max(self.cache_write, write)
         self.output_tokens = max(self.output_tokens, int(usage.get("output_tokens") or 0))
 
     def _start(self, index: int, block: Mapping[str, Any]) -> list[TextChunk | ToolCallChunk]:
@@ -180,7 +226,11 @@ class _Accumulator:
 
 
 class AnthropicProvider(SseProvider):
-    """Streams the Messages API over SSE (`POST {base}/v1/messages`, `x-api-key`, `anthropic-version`)."""
+    """Streams the Messages API over SSE (`POST {base}/v1/messages`, `x-api-key`, `anthropic-version`).
+
+    `prompt_cache` (default on) marks the stable prefix with cache_control breakpoints (see
+    mark_cache_breakpoints); the usage then reports cache reads and writes apart.
+    """
 
     def __init__(
         self,
@@ -194,8 +244,10 @@ class AnthropicProvider(SseProvider):
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        prompt_cache: bool = True,
     ) -> None:
         self.name = "anthropic"
+        self.prompt_cache = prompt_cache
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.max_tokens = max_tokens
@@ -220,6 +272,8 @@ class AnthropicProvider(SseProvider):
             body["system"] = system_text
         if tools:
             body["tools"] = to_anthropic_tools(tools)
+        if self.prompt_cache:
+            mark_cache_breakpoints(body)
         return {**body, **self.extra_body}
 
 
@@ -240,4 +294,7 @@ class AnthropicProvider(SseProvider):
         if not acc.stopped:
             raise self._http.stream_error("the stream ended before the response was complete (no message_stop)")
         message = Message.assistant("".join(acc.text), acc.tool_calls())
-        yield Completion(message, Usage(acc.input_tokens, acc.output_tokens), acc.stop_reason, ttft)
+        usage = Usage(
+            acc.input_tokens, acc.output_tokens, cached_input_tokens=acc.cache_read, cache_write_tokens=acc.cache_write
+        )
+        yield Completion(message, usage, acc.stop_reason, ttft)

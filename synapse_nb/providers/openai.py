@@ -84,6 +84,7 @@ def to_openai_messages(messages: Sequence[Message], system: str | None = None) -
 
 
 def to_openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Tool schemas in Chat Completions form (built the same way every time, so equal tools give equal bytes)."""
     return [
         {
             "type": "function",
@@ -113,7 +114,7 @@ class _Accumulator:
         out: list[TextChunk | ToolCallChunk] = []
         usage = obj.get("usage")
         if isinstance(usage, Mapping):
-            self.usage = Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+            self.usage = _usage(usage)
         choices = obj.get("choices") or []
         if not choices or not isinstance(choices[0], Mapping):
             return out
@@ -156,6 +157,16 @@ class _Accumulator:
         return [ToolCallChunk(index, name=new_name, arguments_delta=args)] if args or new_name else []
 
 
+def _usage(usage: Mapping[str, Any]) -> Usage:
+    """Usage from a Chat Completions `usage` object; `prompt_tokens` includes the cached ones."""
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    return Usage(
+        int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
+        cached_input_tokens=int(cached or 0),
+    )
+
+
 def _is_done(event: ServerSentEvent) -> bool:
     return event.data.strip() == "[DONE]"
 
@@ -192,15 +203,16 @@ class OpenAIProvider(SseProvider):
     def request_body(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), *, system: str | None = None
     ) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_openai_messages(messages, system),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
+        """The request, laid out for OpenAI's automatic prompt caching (a cached prefix must match exactly):
+        tools before messages and messages last, each serialised the same way every time, so the body
+        of one iteration is a byte prefix of the next one's (up to the closing `]}`)."""
+        body: dict[str, Any] = {"model": self.model, "stream": True, "stream_options": {"include_usage": True}}
         if tools:
             body["tools"] = to_openai_tools(tools)
-        return {**body, **self.extra_body}
+        body.update(self.extra_body)
+        body.pop("messages", None)
+        body["messages"] = to_openai_messages(messages, system)
+        return body
 
 
     async def _attempt(self, body: Mapping[str, Any], started: float) -> AsyncGenerator[ProviderChunk, None]:

@@ -15,7 +15,8 @@ from synapse_nb.history.schema import COLUMNS
 from synapse_nb.history.store import HistoryStore
 
 EXPECTED = [
-    (1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin"), (6, "replay"), (7, "lake"),
+    (1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin"), (5, "cost"), (6, "replay"),
+    (7, "lake"),
 ]
 LATEST = known_version()  # the newest migration in the source tree
 KNOWN = [m.version for m in load_migrations()]  # the versions in the source tree, in order

@@ -128,7 +128,7 @@ def test_a_sampling_answer_is_recorded_as_an_llm_call_tied_to_the_running_tool_c
     assert ip.state.running_call("srv") is None
     ip.state.store.flush()
     rows = synapse_nb.history().sql(
-        "SELECT origin, tool_call_id, session_id, model FROM llm_calls "
+        "SELECT origin, tool_call_id, session_id, model, cost_usd, price_source FROM llm_calls "
         "ORDER BY started_at")
     assert rows.origin.tolist() == ["sampling:srv"] * 2
     assert rows.tool_call_id.isna().tolist() == [True, False]  # the first had no tool call running
@@ -136,6 +136,8 @@ def test_a_sampling_answer_is_recorded_as_an_llm_call_tied_to_the_running_tool_c
     assert rows.session_id.isna().tolist() == [True, False]
     assert rows.session_id.tolist()[1] == "s1"
     assert rows.model.tolist() == [str(script)] * 2
+    assert rows.price_source.tolist() == ["local"] * 2  # sampling calls are priced too (a local model: $0)
+    assert rows.cost_usd.tolist() == [0.0, 0.0]
 
 
 def test_sampling_without_stdin_is_refused(ip: Shell) -> None:

@@ -35,8 +35,9 @@ CONVERSATION = [
 
 
 async def test_request_shape(llm_server: LlmServer, make_provider: MakeProvider) -> None:
+    """The wire shape of a request (prompt caching off here: test_prompt_cache.py covers its marks)."""
     llm_server.queue(text("Done."))
-    async with make_provider("anthropic", max_tokens=1234) as provider:
+    async with make_provider("anthropic", max_tokens=1234, prompt_cache=False) as provider:
         [c async for c in provider.stream(CONVERSATION, TOOLS, system="You are terse.")]
     (request,) = llm_server.requests
     assert request.path == "/v1/messages"
@@ -130,7 +131,7 @@ async def test_cached_input_tokens_count_as_input_and_unknown_events_are_ignored
     done = chunks[-1]
     assert isinstance(done, Completion)
     assert done.message == Message.assistant("Hi")
-    assert done.usage == Usage(125, 9)
+    assert done.usage == Usage(125, 9, cached_input_tokens=100, cache_write_tokens=20)
 
 
 async def test_tool_input_given_whole_at_block_start(llm_server: LlmServer, make_provider: MakeProvider) -> None:

@@ -21,6 +21,7 @@ from ..interpolate import interpolate
 from ..output import LiveOutput
 from ..result import BackgroundRun, SynapseResult
 from ..state import Settings, SynapseState, usage_error
+from .cost import check_prices
 
 if TYPE_CHECKING:
     from ...agent.orchestrator import Agent
@@ -63,6 +64,10 @@ class TurnPlan:
     format: Format
     history: bool
     kernel: bool = False  # the kernel__* tools are offered
+    budget_usd: float | None = None  # --budget (agent/spend.py)
+    session_budget_usd: float | None = None  # SynapseMagics.session_budget (None: no limit)
+    max_tokens: int | None = None  # --max-tokens
+    price_note: str | None = None  # why costs will show as unknown (a bad prices file)
 
 
 def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body: str) -> TurnPlan:
@@ -108,12 +113,15 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
     note = _model_note(model_id)
     if state.tape is not None:
         note = f"{note}, {state.tape.note}" if note else state.tape.note
+    session_budget = settings.session_budget or None
+    price_note = check_prices(provider.name, provider.model, budget=options.budget, session_budget=session_budget)
     return TurnPlan(
         prompt=prompt, session=session, model_id=model_id, model_note=note, system=system,
         tool_patterns=patterns, max_iterations=options.max_iterations or settings.max_iterations,
         max_result_chars=settings.max_result_chars,
         approve=options.approve or settings.approve or None, format=fmt, history=options.history and settings.history,
-        kernel=kernel,
+        kernel=kernel, budget_usd=options.budget, session_budget_usd=session_budget, max_tokens=options.max_tokens,
+        price_note=price_note,
     )
 
 
@@ -171,6 +179,8 @@ class _Turn:
             view.notes.append(unrecorded)
         if plan.kernel:
             view.notes.append(KERNEL_NOTE)
+        if plan.price_note:
+            view.notes.append(plan.price_note)
         self.events: list[Event] = []
         self.sinks: list[EventSink] = [self.events.append, self.display, state.history_sink(plan.history)]
         if state.tape is not None and state.tape.writer is not None:
@@ -190,7 +200,8 @@ async def ask_async(
 
     Blocking: when the user interrupts (this coroutine is cancelled) the turn is recorded as cancelled,
     the result kept, and the coroutine ends cancelled; UsageError when the turn failed (provider error,
-    max iterations; the transcript so far is kept).
+    max iterations; the transcript so far is kept). A turn a budget stopped returns its result (status
+    budget_exceeded); the display says which budget in one line.
     """
     if options.background:
         return background(state, settings, options, body, keep=keep)
@@ -282,12 +293,20 @@ def _prepare_agent(state: SynapseState, plan: TurnPlan) -> Agent:
     agent.max_result_chars = plan.max_result_chars
     agent.tool_patterns = plan.tool_patterns
     agent.tool_answer = state.tape.tool_answer() if state.tape is not None else None
+    agent.budget = _budget(plan)
     if plan.approve is not None:
         # One mode for every tool of this cell; "always" answers still count within the cell.
         agent.approval = ApprovalPolicy(plan.approve, tools={"*": plan.approve}, destructive=plan.approve)
     else:
         agent.approval = state.policy
     return agent
+
+
+def _budget(plan: TurnPlan) -> Any:
+    from ...agent.spend import Budget
+
+    budget = Budget(turn_usd=plan.budget_usd, session_usd=plan.session_budget_usd, max_tokens=plan.max_tokens)
+    return None if budget.empty else budget
 
 
 def build_result(events: list[Event], plan: TurnPlan, agent: Agent) -> SynapseResult:

@@ -11,7 +11,8 @@ ASK_HELP = """\
 
 Ask the agent; it may call the tools of connected MCP servers and @synapse_nb.tool functions.
 {name}, {obj.attr}, {rows[0]} in the prompt insert values from the notebook ({{ and }} for braces).
-The result is in _synapse: .text, .messages, .tool_calls (DataFrame), .session_id, .usage.
+The result is in _synapse: .text, .messages, .tool_calls (DataFrame), .session_id, .usage (tokens and
+.usage.cost_usd, None when the model has no price).
 
   --model ID            provider:model for this cell (e.g. openai:gpt-4.1-mini, scripted:demo)
   --session NAME        continue (or start) the session NAME instead of the current one
@@ -22,6 +23,10 @@ The result is in _synapse: .text, .messages, .tool_calls (DataFrame), .session_i
                         recent_cells, and run_python (asks before it runs); --tools 'kernel__*' selects
                         among them. For every cell: %config SynapseMagics.kernel_tools = True
   --max-iterations N    stop after N model calls (default 10)
+  --budget USD          stop before a model call that could take this cell past USD (e.g. --budget 0.25);
+                        per session: %config SynapseMagics.session_budget = 2.0
+  --max-tokens N        stop before a model call that could take this cell past N tokens (prompt + output
+                        of all its model calls, cached prompt tokens included)
   --approve MODE        auto | ask | deny for every tool call of this cell
   --format FORMAT       markdown | text | json | code (code: the first code block goes into a new cell)
   --out NAME            also store the result in the variable NAME
@@ -45,6 +50,9 @@ SYNAPSE_HELP = """\
   session list               sessions in the history file
   session switch NAME        continue session NAME (resumed from the history file if recorded)
   history [-n N]             the last N turns (DataFrame)
+  cost [--by B] [--since W]  what model calls cost (DataFrame); B: model (default), server, tool, session,
+                             day; W: 7d, 24h, today, 2026-11-01. --by server: which server's tool results
+                             cost the most (their tokens in every later prompt)
   sql QUERY                  SQL over the history (DataFrame); multi-line: %%synapse_sql
   sql --lake DIR QUERY       the same over a shared lake (SynapseMagics.publish_to publishes to one)
   inspect                    trace widget of the current session
@@ -57,7 +65,8 @@ SYNAPSE_HELP = """\
   help                       this help
 
 %%synapse [options] + a prompt asks the agent: see %%synapse --help.
-Settings: %config SynapseMagics (model, approve, max_iterations, format, system, history, ...).
+Settings: %config SynapseMagics (model, approve, max_iterations, format, system, history, session_budget, ...).
+Prices: bundled, overridden by ~/.config/synapse/prices.json or SYNAPSE_PRICES (see the README).
 History relations: sessions, messages, tool_calls, llm_calls, turns, server_events, schema_migrations.
 """
 

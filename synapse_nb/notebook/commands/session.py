@@ -210,7 +210,7 @@ def history(state: SynapseState, settings: Settings, n: int | None = None) -> pd
         "  (SELECT count(*) FROM tool_calls c WHERE c.session_id = t.session_id "
         "     AND c.started_at >= t.started_at "
         "     AND c.started_at <= t.started_at + t.duration_ms * INTERVAL 1 MILLISECOND) AS tool_calls, "
-        "  t.input_tokens + t.output_tokens AS tokens, t.duration_ms, t.error "
+        "  t.input_tokens + t.output_tokens AS tokens, t.cost_usd, t.duration_ms, t.error "
         "FROM turns t LEFT JOIN (SELECT DISTINCT session_id, name FROM sessions) s USING (session_id) "
         f"ORDER BY t.started_at DESC LIMIT {int(limit)}",
     )

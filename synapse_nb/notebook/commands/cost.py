@@ -1,0 +1,107 @@
+"""`%synapse cost [--by model|server|tool|session|day] [--since WHEN]`, and a cell's price and budget checks."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import TYPE_CHECKING
+
+from IPython.core.error import UsageError
+
+from ...errors import ConfigError, SynapseError
+from ..state import SynapseState, usage_error
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["BY", "check_prices", "cost", "parse_cost", "parse_when"]
+
+BY = ("model", "server", "tool", "session", "day")
+_HINT = "e.g. %synapse cost --by server --since 7d"
+_RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_when(text: str, now: _dt.datetime | None = None) -> _dt.datetime:
+    """WHEN as a naive UTC datetime: `7d`, `24h`, `30m`, `2w` ago, `today` / `yesterday` (local midnight),
+    or an ISO date or time (local time unless it says its offset)."""
+    now = now or _dt.datetime.now().astimezone()
+    word = text.strip().lower()
+    match = _RELATIVE.match(word)
+    if match:
+        moment = now - _dt.timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    elif word in ("today", "yesterday"):
+        moment = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        if word == "yesterday":
+            moment -= _dt.timedelta(days=1)
+    else:
+        try:
+            moment = _dt.datetime.fromisoformat(text.strip())
+        except ValueError:
+            raise UsageError(
+                f"%synapse cost: --since {text!r} is not a time; use 7d, 24h, 30m, today, yesterday or a date "
+                "like 2026-11-01"
+            ) from None
+        if moment.tzinfo is None:
+            moment = moment.astimezone()  # a time without an offset is local
+    return moment.astimezone(_dt.UTC).replace(tzinfo=None)
+
+
+def parse_cost(words: list[str]) -> tuple[str, _dt.datetime | None]:
+    """(by, since) of `%synapse cost` words."""
+    by, since = "model", None
+    rest = list(words)
+    while rest:
+        word = rest.pop(0)
+        key, eq, value = word.partition("=")
+        if key not in ("--by", "--since"):
+            raise UsageError(f"%synapse cost: unexpected {word!r}; {_HINT}")
+        if not eq:
+            if not rest:
+                raise UsageError(f"%synapse cost: {key} needs a value; {_HINT}")
+            value = rest.pop(0)
+        if key == "--by":
+            if value not in BY:
+                raise UsageError(f"%synapse cost: --by {value!r} is not one of {', '.join(BY)}; {_HINT}")
+            by = value
+        else:
+            since = parse_when(value)
+    return by, since
+
+
+def cost(state: SynapseState, words: list[str]) -> pd.DataFrame:
+    """`%synapse cost [--by model|server|tool|session|day] [--since WHEN]`: what LLM calls cost, as a DataFrame.
+
+    By model, session or day: calls, prompt tokens (cached and cache-written apart), output tokens and
+    USD (NaN: some call had no known price; `unpriced_calls` counts them). By server or tool: the cost
+    of the prompt tokens each tool's results added to every later request of their session (plus
+    sampling calls the server asked for), so the first row is the server that costs the most. See
+    synapse_nb/history/cost.py for the exact rule.
+    """
+    by, since = parse_cost(words)
+    hist = state.require_history()
+    try:
+        frame: pd.DataFrame = hist.cost(by=by, since=since)
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+    return frame
+
+
+def check_prices(provider: str, model: str, *, budget: float | None, session_budget: float | None) -> str | None:
+    """Before a cell runs: UsageError when a USD budget cannot be enforced (no price for the model, or a bad
+    prices file); otherwise a note for the display when the prices file is bad (costs show as unknown)."""
+    from ...pricing import price_table
+
+    limit = f"--budget {budget:g}" if budget else f"SynapseMagics.session_budget {session_budget or 0:g}"
+    try:
+        table = price_table()
+    except ConfigError as exc:
+        if budget or session_budget:
+            raise UsageError(f"%%synapse: {exc}; {limit} USD cannot be enforced until it is fixed") from None
+        return f"prices: {exc}; costs show as unknown until it is fixed"
+    if (budget or session_budget) and table.lookup(provider, model) is None:
+        raise UsageError(
+            f"%%synapse: cost unknown for {provider}:{model} (no price), so {limit} USD cannot be enforced; add its "
+            "price to ~/.config/synapse/prices.json (or the file SYNAPSE_PRICES names), or drop the budget"
+        )
+    return None
