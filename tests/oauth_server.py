@@ -1,0 +1,208 @@
+"""A local OAuth-protected MCP server for tests: the SDK's auth routes and bearer middleware over an in-memory AS.
+
+Run `python tests/oauth_server.py --port PORT [options]`; it serves streamable HTTP at
+http://127.0.0.1:PORT/mcp, its protected-resource metadata, and an authorization server (metadata,
+/authorize, /token, /register, /revoke) on the same origin. The authorization endpoint approves at once,
+as a user clicking "Allow" would (`--deny` answers `access_denied` instead). Test-only routes:
+`GET /test/state` lists every secret the server issued or was given (codes, access and refresh tokens,
+registered client secrets) and counts authorizations, refreshes and registrations, so a test can scan
+for them and tell a reconnect from a new sign-in; `POST /test/expire` makes every access token expired
+at once, so a refresh can be tested without waiting on a clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    AuthorizeError,
+    RefreshToken,
+    TokenError,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull, OAuthToken
+from pydantic import AnyUrl
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+SCOPE = "notes"
+
+
+class LoopbackClient(OAuthClientInformationFull):
+    """A pre-registered client whose redirect may use any port on the loopback address (RFC 8252 §7.3)."""
+
+    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        if redirect_uri is None or redirect_uri.host not in ("127.0.0.1", "localhost", "[::1]", "::1"):
+            raise InvalidRedirectUriError(f"Redirect URI '{redirect_uri}' is not a loopback address")
+        return redirect_uri
+
+
+class MemoryAuthServer:
+    """An OAuthAuthorizationServerProvider holding clients, codes and tokens in memory."""
+
+    def __init__(self, *, access_ttl: int, deny: bool, resource: str) -> None:
+        self.access_ttl = access_ttl
+        self.deny = deny
+        self.resource = resource
+        self.clients: dict[str, OAuthClientInformationFull] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.access: dict[str, AccessToken] = {}
+        self.refresh: dict[str, RefreshToken] = {}
+        self.issued: list[str] = []  # every secret value handed out or planted, for the tests' scans
+        self.counts = {"authorizations": 0, "refreshes": 0, "registrations": 0, "denied": 0}
+
+    def plant_client(self, client_id: str, client_secret: str | None) -> None:
+        method = "client_secret_post" if client_secret else "none"
+        self.clients[client_id] = LoopbackClient(
+            client_id=client_id, client_secret=client_secret, token_endpoint_auth_method=method,
+            redirect_uris=[AnyUrl("http://127.0.0.1/callback")], scope=SCOPE,
+            grant_types=["authorization_code", "refresh_token"],
+        )
+        if client_secret:
+            self.issued.append(client_secret)
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        self.counts["registrations"] += 1
+        self.clients[client_info.client_id] = client_info
+        if client_info.client_secret:
+            self.issued.append(client_info.client_secret)
+
+    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        if self.deny:
+            self.counts["denied"] += 1
+            raise AuthorizeError("access_denied", "the user did not allow access")
+        self.counts["authorizations"] += 1
+        code = AuthorizationCode(
+            code=_secret("code"), scopes=params.scopes or [SCOPE], expires_at=time.time() + 300,
+            client_id=client.client_id, code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly, resource=params.resource,
+            subject="test-user",
+        )
+        self.codes[code.code] = code
+        self.issued.append(code.code)
+        return construct_redirect_uri(str(params.redirect_uri), code=code.code, state=params.state)
+
+    async def load_authorization_code(self, client: OAuthClientInformationFull, authorization_code: str
+                                      ) -> AuthorizationCode | None:
+        code = self.codes.get(authorization_code)
+        return code if code is not None and code.client_id == client.client_id else None
+
+    async def exchange_authorization_code(self, client: OAuthClientInformationFull,
+                                          authorization_code: AuthorizationCode) -> OAuthToken:
+        if self.codes.pop(authorization_code.code, None) is None:
+            raise TokenError("invalid_grant", "the authorization code was used already")
+        return self._tokens(client.client_id, authorization_code.scopes, authorization_code.resource)
+
+    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+        token = self.refresh.get(refresh_token)
+        return token if token is not None and token.client_id == client.client_id else None
+
+    async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken,
+                                     scopes: list[str]) -> OAuthToken:
+        self.counts["refreshes"] += 1
+        self.refresh.pop(refresh_token.token, None)  # rotated, as the spec asks of public clients
+        return self._tokens(client.client_id, scopes or refresh_token.scopes, refresh_token.resource)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        access = self.access.get(token)
+        if access is None or (access.expires_at is not None and access.expires_at <= time.time()):
+            return None
+        return access
+
+    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        self.access.pop(token.token, None)
+        self.refresh.pop(token.token, None)
+
+    def expire(self) -> int:
+        """Make every access token expired now (the refresh tokens stay good)."""
+        for key, token in list(self.access.items()):
+            self.access[key] = token.model_copy(update={"expires_at": int(time.time()) - 1})
+        return len(self.access)
+
+    def _tokens(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+        access, refresh = _secret("at"), _secret("rt")
+        expires = int(time.time()) + self.access_ttl
+        self.access[access] = AccessToken(token=access, client_id=client_id, scopes=scopes, expires_at=expires,
+                                          resource=resource or self.resource, subject="test-user")
+        self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes,
+                                             resource=resource, subject="test-user")
+        self.issued += [access, refresh]
+        return OAuthToken(access_token=access, token_type="Bearer", expires_in=self.access_ttl,
+                          refresh_token=refresh, scope=" ".join(scopes))
+
+
+def _secret(kind: str) -> str:
+    return f"{kind}_{secrets.token_urlsafe(24)}"
+
+
+def build_server(port: int, *, access_ttl: int = 3600, deny: bool = False, client_id: str | None = None,
+                 client_secret: str | None = None, registration: bool = True
+                 ) -> tuple[MCPServer[Any], MemoryAuthServer]:
+    """The MCP server (tools `add` and `whoami`, behind OAuth) and its authorization server."""
+    origin = f"http://127.0.0.1:{port}"
+    provider = MemoryAuthServer(access_ttl=access_ttl, deny=deny, resource=f"{origin}/mcp")
+    if client_id:
+        provider.plant_client(client_id, client_secret)
+    auth = AuthSettings(
+        issuer_url=origin, resource_server_url=f"{origin}/mcp", validate_token_resource=False,
+        required_scopes=[SCOPE],
+        client_registration_options=ClientRegistrationOptions(enabled=registration, valid_scopes=[SCOPE],
+                                                              default_scopes=[SCOPE]),
+        revocation_options=RevocationOptions(enabled=True),
+    )
+    server: MCPServer[Any] = MCPServer("oauth-test", auth_server_provider=provider, auth=auth, log_level="WARNING")
+
+    @server.tool(structured_output=False)
+    def add(a: int, b: int) -> str:
+        """Add two integers."""
+        return str(a + b)
+
+    @server.tool(structured_output=False)
+    def whoami() -> str:
+        """The signed-in user."""
+        return "test-user"
+
+    @server.custom_route("/test/state", methods=["GET"])
+    async def state(request: Request) -> Response:
+        return JSONResponse({"issued": provider.issued, **provider.counts})
+
+    @server.custom_route("/test/expire", methods=["POST"])
+    async def expire(request: Request) -> Response:
+        return JSONResponse({"expired": provider.expire()})
+
+    return server, provider
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python tests/oauth_server.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1")
+    parser.add_argument("--access-ttl", type=int, default=3600, help="access-token lifetime in seconds")
+    parser.add_argument("--deny", action="store_true", help="the user refuses consent (access_denied)")
+    parser.add_argument("--client-id", help="a pre-registered client's id")
+    parser.add_argument("--client-secret", help="the pre-registered client's secret (none: a public client)")
+    parser.add_argument("--no-registration", action="store_true", help="turn dynamic client registration off")
+    options = parser.parse_args(argv)
+    server, _ = build_server(options.port, access_ttl=options.access_ttl, deny=options.deny,
+                             client_id=options.client_id, client_secret=options.client_secret,
+                             registration=not options.no_registration)
+    url = f"http://127.0.0.1:{options.port}/mcp"
+    print(f"oauth-test: serving streamable HTTP on {url}", file=sys.stderr, flush=True)
+    server.run("streamable-http", host="127.0.0.1", port=options.port)
+
+
+if __name__ == "__main__":
+    main()
