@@ -149,15 +149,15 @@ def _secret(kind: str) -> str:
 
 
 def build_server(port: int, *, access_ttl: int = 3600, deny: bool = False, client_id: str | None = None,
-                 client_secret: str | None = None, registration: bool = True
+                 client_secret: str | None = None, registration: bool = True, issuer: str | None = None,
                  ) -> tuple[MCPServer[Any], MemoryAuthServer]:
-    """The MCP server (tools `add` and `whoami`, behind OAuth) and its authorization server."""
+    """The MCP server (tools `add` and `echo`, behind OAuth) and its authorization server."""
     origin = f"http://127.0.0.1:{port}"
     provider = MemoryAuthServer(access_ttl=access_ttl, deny=deny, resource=f"{origin}/mcp")
     if client_id:
         provider.plant_client(client_id, client_secret)
     auth = AuthSettings(
-        issuer_url=origin, resource_server_url=f"{origin}/mcp", validate_token_resource=False,
+        issuer_url=issuer or origin, resource_server_url=f"{origin}/mcp", validate_token_resource=False,
         required_scopes=[SCOPE],
         client_registration_options=ClientRegistrationOptions(enabled=registration, valid_scopes=[SCOPE],
                                                               default_scopes=[SCOPE]),
@@ -171,9 +171,9 @@ def build_server(port: int, *, access_ttl: int = 3600, deny: bool = False, clien
         return str(a + b)
 
     @server.tool(structured_output=False)
-    def whoami() -> str:
-        """The signed-in user."""
-        return "test-user"
+    def echo(text: str) -> str:
+        """Say the text back."""
+        return text
 
     @server.custom_route("/test/state", methods=["GET"])
     async def state(request: Request) -> Response:
@@ -195,10 +195,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--client-id", help="a pre-registered client's id")
     parser.add_argument("--client-secret", help="the pre-registered client's secret (none: a public client)")
     parser.add_argument("--no-registration", action="store_true", help="turn dynamic client registration off")
+    parser.add_argument("--issuer", help="advertise this authorization server instead (e.g. one that is down)")
     options = parser.parse_args(argv)
     server, _ = build_server(options.port, access_ttl=options.access_ttl, deny=options.deny,
                              client_id=options.client_id, client_secret=options.client_secret,
-                             registration=not options.no_registration)
+                             registration=not options.no_registration, issuer=options.issuer)
     url = f"http://127.0.0.1:{options.port}/mcp"
     print(f"oauth-test: serving streamable HTTP on {url}", file=sys.stderr, flush=True)
     server.run("streamable-http", host="127.0.0.1", port=options.port)
