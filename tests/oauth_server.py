@@ -61,8 +61,8 @@ class MemoryAuthServer:
         self.issued: list[str] = []  # every secret value handed out or planted, for the tests' scans
         self.counts = {"authorizations": 0, "refreshes": 0, "registrations": 0, "denied": 0}
 
-    def plant_client(self, client_id: str, client_secret: str | None) -> None:
-        method = "client_secret_post" if client_secret else "none"
+    def plant_client(self, client_id: str, client_secret: str | None, method: str = "client_secret_basic") -> None:
+        method = method if client_secret else "none"
         self.clients[client_id] = LoopbackClient(
             client_id=client_id, client_secret=client_secret, token_endpoint_auth_method=method,
             redirect_uris=[AnyUrl("http://127.0.0.1/callback")], scope=SCOPE,
@@ -149,13 +149,13 @@ def _secret(kind: str) -> str:
 
 
 def build_server(port: int, *, access_ttl: int = 3600, deny: bool = False, client_id: str | None = None,
-                 client_secret: str | None = None, registration: bool = True, issuer: str | None = None,
-                 ) -> tuple[MCPServer[Any], MemoryAuthServer]:
+                 client_secret: str | None = None, auth_method: str = "client_secret_basic",
+                 registration: bool = True, issuer: str | None = None) -> tuple[MCPServer[Any], MemoryAuthServer]:
     """The MCP server (tools `add` and `echo`, behind OAuth) and its authorization server."""
     origin = f"http://127.0.0.1:{port}"
     provider = MemoryAuthServer(access_ttl=access_ttl, deny=deny, resource=f"{origin}/mcp")
     if client_id:
-        provider.plant_client(client_id, client_secret)
+        provider.plant_client(client_id, client_secret, auth_method)
     auth = AuthSettings(
         issuer_url=issuer or origin, resource_server_url=f"{origin}/mcp", validate_token_resource=False,
         required_scopes=[SCOPE],
@@ -177,7 +177,8 @@ def build_server(port: int, *, access_ttl: int = 3600, deny: bool = False, clien
 
     @server.custom_route("/test/state", methods=["GET"])
     async def state(request: Request) -> Response:
-        return JSONResponse({"issued": provider.issued, **provider.counts})
+        live = sum(1 for t in provider.access.values() if t.expires_at is None or t.expires_at > time.time())
+        return JSONResponse({"issued": provider.issued, "live_access_tokens": live, **provider.counts})
 
     @server.custom_route("/test/expire", methods=["POST"])
     async def expire(request: Request) -> Response:
@@ -194,12 +195,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--deny", action="store_true", help="the user refuses consent (access_denied)")
     parser.add_argument("--client-id", help="a pre-registered client's id")
     parser.add_argument("--client-secret", help="the pre-registered client's secret (none: a public client)")
+    parser.add_argument("--auth-method", default="client_secret_basic",
+                        choices=("client_secret_basic", "client_secret_post"),
+                        help="how the pre-registered client sends its secret to the token endpoint")
     parser.add_argument("--no-registration", action="store_true", help="turn dynamic client registration off")
     parser.add_argument("--issuer", help="advertise this authorization server instead (e.g. one that is down)")
     options = parser.parse_args(argv)
     server, _ = build_server(options.port, access_ttl=options.access_ttl, deny=options.deny,
                              client_id=options.client_id, client_secret=options.client_secret,
-                             registration=not options.no_registration, issuer=options.issuer)
+                             auth_method=options.auth_method, registration=not options.no_registration,
+                             issuer=options.issuer)
     url = f"http://127.0.0.1:{options.port}/mcp"
     print(f"oauth-test: serving streamable HTTP on {url}", file=sys.stderr, flush=True)
     server.run("streamable-http", host="127.0.0.1", port=options.port)
