@@ -4,10 +4,15 @@
 
 The suite appends the server URL as the last argument and names the scenario in
 MCP_CONFORMANCE_SCENARIO (its context, when it has one, is JSON in MCP_CONFORMANCE_CONTEXT). This
-driver connects through McpHub, with the same ClientHandlers a notebook injects; where a scenario
+driver writes the server as an entry of an MCP servers file (the context, e.g. a pre-registered
+client or client credentials, becomes its `oauth` object, secrets as `${env:...}` references) and
+connects it with McpHub.connect_config, the path a user's config file takes, with the same
+ClientHandlers a notebook injects and a TokenStore in a temporary data directory. Where a scenario
 asks the user something, the driver's answer ("accept with the defaults") goes through the same
-elicitation code path as a user's. Then it calls every tool the server offers. No protocol code
-here: what the suite checks is synapse_nb's MCP client. Exit status 0 when everything answered.
+elicitation code path as a user's; where it asks the user to sign in, the driver's `sign_in` does
+what a browser does: it GETs the authorization URL and follows the redirects, which end at the
+loopback listener. Then it calls every tool the server offers. No protocol code here: what the suite
+checks is synapse_nb's MCP client. Exit status 0 when everything answered.
 """
 
 from __future__ import annotations
@@ -16,18 +21,58 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Awaitable, Mapping
+from pathlib import Path
 from typing import Any
+
+import httpx2
 
 from synapse_nb.errors import SynapseError
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
 from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
+from synapse_nb.mcp_client.oauth.storage import TokenStore
 
 SERVER = "conformance"
 TIMEOUT = 20.0
 ARGUMENTS: Mapping[str, Mapping[str, Any]] = {"add_numbers": {"a": 5, "b": 3}}
 """Arguments for the scenarios' tools that take any; every other tool is called with {}."""
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""The client ID metadata document URL the suite's CIMD scenario expects (configured as a user would)."""
+SECRETS = {"client_secret": "CONFORMANCE_CLIENT_SECRET", "private_key_pem": "CONFORMANCE_PRIVATE_KEY",
+           "idp_id_token": "CONFORMANCE_IDP_ID_TOKEN"}
+"""Context values that are secrets: they reach the config file as `${env:VAR}` references, as a user's would."""
+
+
+def oauth_entry(scenario: str, context: Mapping[str, Any]) -> dict[str, Any]:
+    """The `oauth` object a user would write for what the scenario's context gives."""
+    secret = {key: f"${{env:{var}}}" for key, var in SECRETS.items() if context.get(key)}
+    if "idp_id_token" in context:  # enterprise-managed (cross-app) access, SEP-990
+        return {"grant": "identity_assertion", "client_id": context["client_id"],
+                "client_secret": secret["client_secret"], "idp_token_endpoint": context["idp_token_endpoint"],
+                "idp_client_id": context["idp_client_id"], "idp_id_token": secret["idp_id_token"]}
+    if "private_key_pem" in context:
+        return {"grant": "client_credentials", "client_id": context["client_id"],
+                "private_key": secret["private_key_pem"],
+                "signing_algorithm": context.get("signing_algorithm", "ES256")}
+    if "client-credentials" in scenario:
+        return {"grant": "client_credentials", "client_id": context["client_id"],
+                "client_secret": secret["client_secret"]}
+    entry: dict[str, Any] = {"client_metadata_url": CLIENT_METADATA_URL}
+    if context.get("client_id"):  # a pre-registered client
+        entry["client_id"] = context["client_id"]
+        if "client_secret" in secret:
+            entry["client_secret"] = secret["client_secret"]
+    return entry
+
+
+async def browse(server: str, authorization_url: str, loopback_redirect: Awaitable[str]) -> str:
+    """What a user's browser does: open the link, follow the redirects (to the loopback listener)."""
+    print(f"signing in to {server}", file=sys.stderr)
+    async with httpx2.AsyncClient(follow_redirects=True, timeout=TIMEOUT) as browser:
+        await browser.get(authorization_url)
+    return await loopback_redirect
 
 
 async def accept_defaults(request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
@@ -37,10 +82,22 @@ async def accept_defaults(request: ElicitationForm | UrlElicitation) -> Elicitat
     return request.consent()
 
 
-async def run(url: str, scenario: str) -> int:
+async def run(url: str, scenario: str, context: Mapping[str, Any], data: Path) -> int:
     print(f"scenario {scenario}: connecting to {url}", file=sys.stderr)
-    async with McpHub(handlers=ClientHandlers(elicit=accept_defaults), default_timeout=TIMEOUT) as hub:
-        await hub.connect(SERVER, url=url, connect_timeout=TIMEOUT)
+    entry: dict[str, Any] = {"url": url, "connect_timeout": TIMEOUT}
+    if scenario.startswith("auth/"):
+        entry["oauth"] = oauth_entry(scenario, context)
+    for key, var in SECRETS.items():
+        if context.get(key):
+            os.environ[var] = str(context[key])
+    config = data / "mcp_servers.json"
+    config.write_text(json.dumps({"mcpServers": {SERVER: entry}}), encoding="utf-8")
+    store = TokenStore(data, backend="file")
+    async with McpHub(handlers=ClientHandlers(elicit=accept_defaults), default_timeout=TIMEOUT,
+                      token_store=store, sign_in=browse) as hub:
+        outcome = (await hub.connect_config(config))[SERVER]
+        if isinstance(outcome, SynapseError):
+            raise outcome
         failed = 0
         for spec in hub.tools:
             name = spec.original_name or spec.name
@@ -59,7 +116,8 @@ def main(argv: list[str]) -> int:
     if context:
         print(f"context keys: {sorted(context)}", file=sys.stderr)  # values may be credentials: never printed
     try:
-        return asyncio.run(run(argv[-1], scenario))
+        with tempfile.TemporaryDirectory(prefix="synapse-conformance-data-") as data:
+            return asyncio.run(run(argv[-1], scenario, context, Path(data)))
     except SynapseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

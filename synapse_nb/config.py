@@ -14,12 +14,14 @@ from typing import Any, Literal
 
 from .errors import ConfigError
 from .masking import MASK, mask_url
+from .oauth_settings import OAuthSettings, parse_oauth
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "MCP_URL_CONNECT_TIMEOUT",
     "ConfigWarning",
     "ServerConfig",
+    "data_dir",
     "history_path",
     "load_mcp_config",
     "mcp_config_path",
@@ -34,6 +36,15 @@ def history_path() -> Path:
         return Path(explicit).expanduser()
     data_home = os.environ.get("XDG_DATA_HOME", "").strip() or str(Path.home() / ".local" / "share")
     return Path(data_home).expanduser() / "synapse" / "history.duckdb"
+
+
+def data_dir() -> Path:
+    """synapse's data folder (OAuth tokens live here): `$XDG_DATA_HOME/synapse` (~/.local/share/synapse).
+
+    Deliberately not the folder of `SYNAPSE_DB`, which may sit next to a notebook that gets shared.
+    """
+    data_home = os.environ.get("XDG_DATA_HOME", "").strip() or str(Path.home() / ".local" / "share")
+    return Path(data_home).expanduser() / "synapse"
 
 
 def mcp_config_path() -> Path | None:
@@ -64,7 +75,7 @@ MCP_URL_CONNECT_TIMEOUT = 5.0
 
 _ENTRY_KEYS = frozenset(
     {"command", "args", "env", "cwd", "url", "headers", "type", "disabled", "timeout", "connect_timeout", "approve",
-     "tools", "elicitation", "sampling", "roots", "log_level"}
+     "tools", "elicitation", "sampling", "roots", "log_level", "oauth"}
 )
 _TOP_KEYS = frozenset({"mcpServers", "servers"})
 _QUIET_TOP_KEYS = frozenset({"inputs", "$schema"})  # VS Code keeps these next to `servers`; not ours to read
@@ -110,6 +121,7 @@ class ServerConfig:
     sampling: str | None = None
     roots: tuple[str, ...] | None = None
     log_level: str | None = None
+    oauth: OAuthSettings | None = None
     source: str | None = None
     problem: str | None = None
     display: str = field(default="", compare=False)
@@ -128,7 +140,7 @@ class ServerConfig:
         if self.cwd:
             parts.append(f"cwd={self.cwd!r}")
         for key in ("disabled", "timeout", "connect_timeout", "approve", "tools", "elicitation", "sampling", "roots",
-                    "log_level", "problem"):
+                    "log_level", "oauth", "problem"):
             value = getattr(self, key)
             if value not in (None, False):
                 parts.append(f"{key}={value!r}")
@@ -284,6 +296,12 @@ def _parse_entry(name: str, entry: Any, *, text: str, source: str, environ: Mapp
             problems.append(f"{key} must be one of {', '.join(_CHOICES[key])} (got {raw!r})")
             return None
         return str(raw)
+    oauth: OAuthSettings | None = None
+    if entry.get("oauth") is not None:
+        oauth, oauth_problems = parse_oauth(entry["oauth"], lambda key, value: _expand(value, environ, missing, key))
+        problems.extend(oauth_problems)
+        if oauth is not None and transport == "stdio":
+            problems.append("oauth applies to http and sse servers only (a stdio server gets credentials from env)")
     config = ServerConfig(
         name=name,
         transport=transport,
@@ -302,6 +320,7 @@ def _parse_entry(name: str, entry: Any, *, text: str, source: str, environ: Mapp
         sampling=choice("sampling"),
         roots=roots,
         log_level=choice("log_level"),
+        oauth=oauth,
         source=source,
         display=(
             _command_line(str(entry.get("command") or ""), raw_args)

@@ -7,6 +7,7 @@
     │   └── SchemaTooNewError       the file was written by a newer synapse_nb
     ├── McpError                    anything about MCP servers (server)
     │   ├── ServerStartError        a server failed to start (reason, stderr_tail)
+    │   │   └── OAuthError          signing in did not work: denied, bad client, unreachable, timeout (kind)
     │   ├── UnknownServerError      no server by that name
     │   ├── UnknownToolError        no tool by that name
     │   ├── ServerCrashedError      the server died (during a call)
@@ -37,6 +38,7 @@ __all__ = [
     "McpError",
     "MigrationError",
     "MissingKeyError",
+    "OAuthError",
     "ProviderError",
     "ProviderTimeout",
     "ProviderUnavailableError",
@@ -110,6 +112,19 @@ class ServerStartError(McpError):
         super().__init__(message, server=server)
         self.reason = reason
         self.stderr_tail = stderr_tail
+
+
+class OAuthError(ServerStartError):
+    """Authorising with a server did not work; the message says what happened and what to do.
+
+    `kind`: "denied" (consent declined), "refused" (another error on the redirect), "no_code" (a pasted
+    URL without a code), "invalid_client" (wrong client ID or secret), "unreachable" (the
+    authorization server), "timeout" (nobody signed in in time), "failed" (anything else).
+    """
+
+    def __init__(self, message: str, *, server: str, kind: str) -> None:
+        super().__init__(message, server=server, reason=message)
+        self.kind = kind
 
 
 class UnknownServerError(McpError):

@@ -23,7 +23,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack
 from functools import partial
 from typing import Any, TypeVar
@@ -36,13 +36,15 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..config import ServerConfig
-from ..errors import McpError, ServerCrashedError, ServerDownError, ServerStartError, ToolCallTimeout
+from ..errors import McpError, OAuthError, ServerCrashedError, ServerDownError, ServerStartError, ToolCallTimeout
 from ..events import utcnow
 from .convert import RawTool, raw_tool
 from .failure import Scrubber, describe, is_connection_lost, quiet_sdk_parse_errors, request_error, start_reason
 from .handlers import ClientHandlers, ServerHooks
 from .info import EVENT_OF, TRANSITIONS, ServerInfo, ServerState, ServerTransport
 from .naming import qualify
+from .oauth.failure import auth_error
+from .oauth.provider import OAuthSession
 from .process import ProcessRef, StderrPipe, StderrRing, find_child, kill_tree
 from .tasks import wait_through_cancel
 from .transport import open_transport, preflight
@@ -99,9 +101,10 @@ class ServerConnection:
 
     def __init__(
         self, config: ServerConfig, *, emit: Emit, on_tools: Callable[[ServerConnection], None],
-        server: object | None = None, hooks: ServerHooks | None = None,
+        server: object | None = None, hooks: ServerHooks | None = None, oauth: OAuthSession | None = None,
     ) -> None:
         self.config = config
+        self.oauth = oauth  # HTTP servers: the OAuth side (sign-in, tokens); its failures become OAuthErrors
         self.hooks = hooks if hooks is not None else ServerHooks(config, ClientHandlers(), emit)
         self.state: ServerState = "stopped"  # until start(): nothing runs yet
         self.ever_connected = False
@@ -372,9 +375,14 @@ class ServerConnection:
                 if ready.cancelled():
                     life.cancel()
                 async with AsyncExitStack() as stack:
+                    auth = None
+                    if self.oauth is not None:
+                        self.oauth.pause = self._paused_deadline
+                        stack.push_async_callback(self.oauth.aclose)
+                        auth = await self.oauth.auth()
                     client = await stack.enter_async_context(
                         Client(
-                            await open_transport(cfg, stack, pipe, self.inproc),
+                            await open_transport(cfg, stack, pipe, self.inproc, auth),
                             mode="auto",
                             cache=None,
                             client_info=mt.Implementation(name="synapse_nb", version=__version__),
@@ -401,8 +409,12 @@ class ServerConnection:
         except Exception as exc:  # the owner task is the boundary for every start-up and transport failure
             logger.debug("MCP server %r: owner task ended with %r", self.name, exc, exc_info=True)
             if not ready.done():
-                ready.set_exception(self._failed(start_reason(exc, cfg, self._scrub),
-                                                 await _final_tail(pipe, self.ring)))
+                failure = self.oauth.failure if self.oauth is not None else None
+                if failure is None and isinstance(exc, OAuthError):
+                    failure = exc
+                error = auth_error(self.name, failure) if failure is not None else None
+                ready.set_exception(self._failed(error.reason if error else start_reason(exc, cfg, self._scrub),
+                                                 await _final_tail(pipe, self.ring), error))
             elif not self._stopping:
                 self._mark_dead(gen, f"connection failed: {self._scrub(describe(exc))}")
         finally:
@@ -533,14 +545,33 @@ class ServerConnection:
         if self._session is not None and self._session.gen == gen:
             self._session.stop.set()
 
-    def _failed(self, reason: str, stderr_tail: str = "") -> ServerStartError:
-        """Starting did not work: "failed", or after an automatic restart "crashed"/"down" (tried again later)."""
+    @contextlib.contextmanager
+    def _paused_deadline(self) -> Iterator[None]:
+        """The connect deadline stops while a person signs in (the sign-in has its own timeout)."""
+        life = self._life
+        if life is None:
+            yield
+            return
+        left = life.deadline - anyio.current_time()
+        life.deadline = math.inf
+        try:
+            yield
+        finally:
+            if self._life is life and self.state == "connecting":
+                life.deadline = anyio.current_time() + max(left, 0.0)
+
+    def _failed(self, reason: str, stderr_tail: str = "", error: ServerStartError | None = None) -> ServerStartError:
+        """Starting did not work: "failed", or after an automatic restart "crashed"/"down" (tried again later).
+
+        `error` is the error to raise when it is more precise than a ServerStartError (an OAuthError)."""
         self.last_error = reason
         tail = stderr_tail or self.ring.tail(2000)
         to: ServerState = "failed"
         if self._restart == "automatic":
             to = "down" if self.restart_budget_left() <= 0 else "crashed"
         self._move(to, {"reason": reason, "stderr_tail": tail})
+        if error is not None:
+            return error
         last = tail.strip().splitlines()[-1:] if tail.strip() else []
         hint = f" (stderr: {last[0][:200]})" if last else ""
         return ServerStartError(

@@ -36,6 +36,7 @@ from ..errors import (
     UnknownToolError,
 )
 from ..events import ServerEvent
+from ..oauth_settings import OAuthSettings
 from ..protocols import EventSink, ProgressCallback
 from ..types import ContentBlock, ToolResult, ToolSpec
 from . import features
@@ -45,6 +46,9 @@ from .handlers import ClientHandlers, ServerHooks
 from .info import PromptInfo, PromptResult, ResourceInfo, ServerInfo
 from .logs import LEVELS, LogEntry, check_level
 from .naming import assign_names
+from .oauth.provider import OAuthSession
+from .oauth.redirect import SignIn, default_sign_in
+from .oauth.storage import TokenStore
 from .process import kill_tree
 from .tasks import validation_ready
 
@@ -61,10 +65,15 @@ class McpHub:
     def __init__(
         self, *, on_event: EventSink | None = None, default_timeout: float = 120.0,
         handlers: ClientHandlers | None = None, max_total_timeout: float = 600.0,
+        token_store: TokenStore | None = None, sign_in: SignIn | None = None,
     ) -> None:
         """`handlers` answer servers' elicitation and sampling requests (see handlers.py); a call that
         reports progress may run past its timeout, each report pushing the deadline back, up to
-        `max_total_timeout` seconds."""
+        `max_total_timeout` seconds. HTTP servers that ask for OAuth keep their tokens in `token_store`
+        (default: TokenStore(), the keyring or a 0600 file under the data directory) and are signed in
+        to through `sign_in` (default: log the link, wait for the browser at the loopback listener)."""
+        self.token_store = token_store
+        self.sign_in = sign_in
         self.default_timeout = default_timeout
         self.max_total_timeout = max_total_timeout
         self.handlers = handlers if handlers is not None else ClientHandlers()
@@ -144,18 +153,25 @@ class McpHub:
         sampling: str | None = None,
         roots: Sequence[str | Path] | None = None,
         log_level: str | None = None,
+        oauth: OAuthSettings | Mapping[str, Any] | None = None,
+        sign_in: SignIn | None = None,
     ) -> ServerInfo:
         """Start one server (stdio `command`, or `url` for streamable HTTP / SSE) and list its tools.
 
+        An HTTP server that answers 401 with OAuth metadata is signed in to (the SDK's flow): `oauth`
+        configures it (OAuthSettings, or the config file's `oauth` object), `sign_in` is the user's step
+        (default: the hub's). Stored tokens are used first and refreshed when they expire.
         A server already connected under `name` is replaced unless its configuration is the same.
-        Raises ServerStartError (the server stays listed as "failed", with its stderr tail).
+        Raises ServerStartError (the server stays listed as "failed", with its stderr tail), OAuthError
+        when signing in did not work.
         """
         config = _config_from_args(
             name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers, transport=transport,
             timeout=timeout, approve=approve, tools=tools, connect_timeout=connect_timeout,
             elicitation=elicitation, sampling=sampling, roots=roots, log_level=log_level,
+            oauth=OAuthSettings.from_mapping(oauth) if isinstance(oauth, Mapping) else oauth,
         )
-        return await self._start(config)
+        return await self._start(config, sign_in=sign_in)
 
     async def connect_in_process(
         self,
@@ -178,24 +194,28 @@ class McpHub:
         )
         return await self._start(config, server)
 
-    async def connect_config(self, path: str | Path | None = None) -> dict[str, ServerInfo | ServerStartError]:
+    async def connect_config(
+        self, path: str | Path | None = None, *, sign_in: SignIn | None = None,
+    ) -> dict[str, ServerInfo | ServerStartError]:
         """Connect every enabled server of the config file (DESIGN.md section 5) at once.
 
-        Never raises for one bad server: its entry in the result is the ServerStartError. A file
-        that cannot be read or parsed raises ConfigError.
+        Servers that need a sign-in ask for it one after the other (through `sign_in`, default the
+        hub's); the others connect meanwhile. Never raises for one bad server: its entry in the result
+        is the ServerStartError. A file that cannot be read or parsed raises ConfigError.
         """
         configs = [c for c in load_mcp_config(path).values() if not c.disabled]
-        results = await asyncio.gather(*(self._start_quiet(c) for c in configs))
+        results = await asyncio.gather(*(self._start_quiet(c, sign_in) for c in configs))
         return {c.name: r for c, r in zip(configs, results, strict=True)}
 
-    async def _start_quiet(self, config: ServerConfig) -> ServerInfo | ServerStartError:
+    async def _start_quiet(self, config: ServerConfig, sign_in: SignIn | None = None) -> ServerInfo | ServerStartError:
         try:
-            return await self._start(config)
+            return await self._start(config, sign_in=sign_in)
         except ServerStartError as exc:
             logger.warning("%s", exc)
             return exc
 
-    async def _start(self, config: ServerConfig, server: object | None = None) -> ServerInfo:
+    async def _start(self, config: ServerConfig, server: object | None = None, *,
+                     sign_in: SignIn | None = None) -> ServerInfo:
         self._adopt_loop()
         # The name's lock: a second connect of the same name waits, then finds the first one's server
         # (same config: kept) or replaces it; it never starts a process the registry then forgets.
@@ -207,7 +227,8 @@ class McpHub:
                 await old.stop(reason="replaced")
             emit = self._emitter(config.name)
             hooks = ServerHooks(config, self.handlers, emit)
-            conn = ServerConnection(config, emit=emit, on_tools=self._tools_changed, server=server, hooks=hooks)
+            conn = ServerConnection(config, emit=emit, on_tools=self._tools_changed, server=server, hooks=hooks,
+                                    oauth=self._oauth_session(config, sign_in))
             self._conns[config.name] = conn
             self._install_atexit()
             try:
@@ -237,6 +258,56 @@ class McpHub:
             finally:
                 self._rebuild()
             return conn.info()
+
+    # --- OAuth (oauth/) ----------------------------------------------------------------------------
+
+    def _oauth_session(self, config: ServerConfig, sign_in: SignIn | None) -> OAuthSession | None:
+        """HTTP servers get the OAuth side; it costs nothing until a server answers 401."""
+        if config.url is None or config.transport == "stdio":
+            return None
+        if self.token_store is None:
+            self.token_store = TokenStore()
+        chosen = sign_in or self.sign_in or default_sign_in
+        sign_in_lock = self._lock("\0sign-in")  # one sign-in at a time: a user answers one prompt at once
+
+        async def one_at_a_time(server: str, authorization_url: str, loopback: Awaitable[str]) -> str:
+            async with sign_in_lock:
+                return await chosen(server, authorization_url, loopback)
+
+        return OAuthSession(config.name, config.url, config.oauth, self.token_store, one_at_a_time)
+
+    def has_tokens(self, name: str) -> bool:
+        """Whether OAuth tokens are stored for the server's URL (a reconnect needs no sign-in)."""
+        url = self._conn(name).config.url
+        return url is not None and self.token_store is not None and self.token_store.has_tokens(url)
+
+    async def logout(self, name: str) -> bool:
+        """Forget the server's stored OAuth tokens and registered client, and disconnect it.
+
+        Returns whether anything was stored. The next connect signs in afresh."""
+        conn = self._conn(name)
+        url = conn.config.url
+        if url is None:
+            raise McpError(f"MCP server {name!r} is a stdio server; it has no OAuth sign-in", server=name)
+        await self.disconnect(name)
+        store = self.token_store if self.token_store is not None else TokenStore()
+        return await asyncio.to_thread(store.forget, url)
+
+    async def authenticate(self, name: str, *, sign_in: SignIn | None = None) -> ServerInfo:
+        """Sign in to the server again (its stored tokens are dropped, its registered client kept) and reconnect.
+
+        Raises OAuthError when the sign-in does not work (the server is then "failed")."""
+        config = self._conn(name).config
+        if config.url is None:
+            raise McpError(f"MCP server {name!r} is a stdio server; it has no OAuth sign-in", server=name)
+        store = self.token_store if self.token_store is not None else TokenStore()
+        await asyncio.to_thread(store.forget_tokens, config.url)
+        self.token_store = store
+        async with self._lock(name):
+            old = self._conns.get(name)
+            if old is not None:
+                await old.stop(reason="signing in again")
+        return await self._start(config, sign_in=sign_in)
 
     async def disconnect(self, name: str) -> None:
         """Close the session and end the server's process; its tools disappear.
@@ -507,6 +578,7 @@ def _config_from_args(
     sampling: str | None = None,
     roots: Sequence[str | Path] | None = None,
     log_level: str | None = None,
+    oauth: OAuthSettings | None = None,
 ) -> ServerConfig:
     problems: list[str] = []
     if not isinstance(name, str) or not name.strip():
@@ -538,6 +610,8 @@ def _config_from_args(
             problems.append(f"{label} must be one of {', '.join(allowed)}")
     if isinstance(roots, str):
         problems.append("roots must be a list of paths, not one string")
+    if oauth is not None and kind == "stdio":
+        problems.append("oauth applies to http and sse servers only")
     return ServerConfig(
         name=name,
         transport=kind,
@@ -555,6 +629,7 @@ def _config_from_args(
         sampling=sampling,
         roots=tuple(str(r) for r in roots) if roots is not None and not isinstance(roots, str) else None,
         log_level=log_level,
+        oauth=oauth,
         problem=f"server {name!r}: " + "; ".join(problems) if problems else None,
         display=f"in-process {type(in_process).__name__}" if in_process is not None else "",
     )

@@ -49,10 +49,12 @@ def stdio_params(cfg: ServerConfig) -> StdioServerParameters:
 
 
 async def open_transport(
-    cfg: ServerConfig, stack: AsyncExitStack, pipe: StderrPipe | None, server: object | None = None
+    cfg: ServerConfig, stack: AsyncExitStack, pipe: StderrPipe | None, server: object | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> AbstractAsyncContextManager[Any] | Any:
     """What `mcp.Client` connects to: the (not yet entered) transport, or the in-process `server` object
-    as it is (the SDK pairs a client with it in memory). An HTTP client it needs is entered on `stack`."""
+    as it is (the SDK pairs a client with it in memory). An HTTP client it needs is entered on `stack`;
+    `auth` (OAuth, see oauth/provider.py) goes on every HTTP request."""
     if server is not None:
         return server
     if cfg.transport == "stdio":
@@ -62,7 +64,8 @@ async def open_transport(
     connect = min(cfg.connect_timeout_s, 30.0)
     if cfg.transport == "sse":
         return sse_client(cfg.url, headers=dict(cfg.headers) or None, timeout=connect,
-                          sse_read_timeout=HTTP_READ_TIMEOUT)
+                          sse_read_timeout=HTTP_READ_TIMEOUT, auth=auth)
     timeout = httpx2.Timeout(30.0, connect=connect, read=HTTP_READ_TIMEOUT)
-    http = await stack.enter_async_context(httpx2.AsyncClient(headers=dict(cfg.headers), timeout=timeout))
+    http = await stack.enter_async_context(httpx2.AsyncClient(headers=dict(cfg.headers), timeout=timeout,
+                                                                     auth=auth))
     return streamable_http_client(cfg.url, http_client=http, max_sse_event_size=MAX_EVENT)
