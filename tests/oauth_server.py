@@ -13,6 +13,7 @@ at once, so a refresh can be tested without waiting on a clock.
 from __future__ import annotations
 
 import argparse
+import math
 import secrets
 import sys
 import time
@@ -134,7 +135,10 @@ class MemoryAuthServer:
 
     def _tokens(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
         access, refresh = _secret("at"), _secret("rt")
-        expires = int(time.time()) + self.access_ttl
+        # A second of leeway past what the client is told (expires_in), as servers allow for clock skew:
+        # once the server holds a token expired, the client's own clock has expired it too, so the
+        # client refreshes instead of meeting a 401 (which would start a new sign-in).
+        expires = math.ceil(time.time()) + self.access_ttl + 1
         self.access[access] = AccessToken(token=access, client_id=client_id, scopes=scopes, expires_at=expires,
                                           resource=resource or self.resource, subject="test-user")
         self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes,

@@ -35,7 +35,7 @@ from .args import (
 from .commands import ask as ask_cmd
 from .commands import help as help_text
 from .commands import mcp as mcp_cmd
-from .commands import mcp_features, mcp_read
+from .commands import mcp_auth, mcp_features, mcp_read
 from .commands import session as session_cmd
 from .commands.ask import CellInterrupted
 from .result import BackgroundRun, SynapseResult
@@ -46,7 +46,7 @@ __all__ = ["MCP_SUBCOMMANDS", "SYNAPSE_SUBCOMMANDS", "Pending", "SynapseMagics"]
 SYNAPSE_SUBCOMMANDS = ("status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help")
 MCP_SUBCOMMANDS = (
     "connect", "list", "tools", "call", "disconnect", "restart", "inspect", "read", "prompt", "logs", "roots",
-    "subscribe", "unsubscribe", "help",
+    "subscribe", "unsubscribe", "auth", "logout", "help",
 )
 
 
@@ -127,7 +127,7 @@ class SynapseMagics(Magics):
     @no_var_expand
     @line_magic
     def mcp(self, line: str) -> Any:
-        """MCP servers: connect, list, tools, call, disconnect, restart, inspect; see `%mcp help`."""
+        """MCP servers: connect, list, tools, call, disconnect, restart, inspect, auth, logout; see `%mcp help`."""
         return self._run(self.command("mcp", line))
 
     def _run(self, outcome: Any) -> Any:
@@ -299,6 +299,13 @@ class SynapseMagics(Magics):
             return mcp_cmd.inspect(state, words[0] if words else None)
         if sub in ("logs", "roots", "subscribe", "unsubscribe"):
             return _mcp_features(state, sub, words)
+        if sub in ("auth", "logout"):
+            if len(words) != 1:
+                raise UsageError(f"%mcp {sub}: name one server, e.g. %mcp {sub} notes")
+            if sub == "auth":
+                signing_in = mcp_auth.auth_async(state, words[0])
+                return Pending(_nothing(signing_in), f"signing in to {words[0]} was cancelled")
+            return Pending(_nothing(mcp_auth.logout_async(state, words[0])), "signing out was cancelled")
         if sub in ("help", ""):
             print(help_text.MCP_HELP)
             return None

@@ -10,8 +10,8 @@ inspectors show it in the server's panel. Then the first of these wins:
   the address the browser ended on into the input box the cell shows. The box is offered whenever the
   cell can read stdin (a frontend that answers input requests); Enter alone keeps waiting for the browser.
 
-Sign-ins come one at a time (a config file's servers that need one wait their turn; the others connect
-meanwhile). The caller bounds the wait (the server's `oauth.sign_in_timeout`); an interrupt cancels it. The
+The hub asks for one sign-in at a time (a config file's servers that need one wait their turn; the others
+connect meanwhile) and bounds the wait (the server's `oauth.sign_in_timeout`); an interrupt cancels it. The
 stdin box is read in a worker thread with the kernel's own session, so the event loop (and with it the
 loopback listener) keeps running meanwhile; when the browser wins, the thread stops reading. The
 authorization URL holds no secret (PKCE sends only the challenge); the pasted URL holds the one-time code,
@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import logging
 import threading
 import uuid
 from collections.abc import Awaitable, Callable
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["NotebookSignIn", "SignInRequest", "pasted_redirect", "sign_in_card"]
 
 PASTE_PROMPT = "paste the address your browser ended on (or just sign in; Enter keeps waiting): "
+SDK_AUTH_LOGGER = "mcp.client.auth.oauth2"
 _ACCENT = "#8250df"
 _MUTED = "color:#57606a;font-size:12px"
 _POLL = 0.05  # seconds between checks of the stdin socket (how soon a thread notices it should stop)
@@ -95,20 +97,31 @@ def pasted_redirect(text: str) -> str | None:
     return value if "code" in query or "error" in query else None
 
 
+class _QuietFlowErrors(logging.Filter):
+    """The SDK logs a traceback ("OAuth flow error") for every sign-in that fails; the connect already
+    ends with one line saying why (an OAuthError), and a traceback under it in the cell would only alarm."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "OAuth flow error"
+
+
+def quiet_sdk_flow_errors() -> None:
+    """Keep the SDK's "OAuth flow error" tracebacks out of the cells (once per process)."""
+    sdk_logger = logging.getLogger(SDK_AUTH_LOGGER)
+    if not any(isinstance(f, _QuietFlowErrors) for f in sdk_logger.filters):
+        sdk_logger.addFilter(_QuietFlowErrors())
+
+
 class NotebookSignIn:
     """The hub's `sign_in` callback for one kernel (see the module docstring)."""
 
     def __init__(self, state: SynapseState) -> None:
         self.state = state
-        self._one_at_a_time = asyncio.Lock()
+        quiet_sdk_flow_errors()
         self.open: list[SignInRequest] = []  # sign-ins waiting now (the inspector's panels list them)
 
     async def __call__(self, server: str, authorization_url: str, loopback_redirect: Awaitable[str]) -> str:
         """The final redirect URL: from the loopback listener or pasted, whichever comes first."""
-        async with self._one_at_a_time:
-            return await self._sign_in(server, authorization_url, loopback_redirect)
-
-    async def _sign_in(self, server: str, authorization_url: str, loopback_redirect: Awaitable[str]) -> str:
         request = SignInRequest(server, authorization_url)
         reader = self._paste_reader()
         card_id = uuid.uuid4().hex

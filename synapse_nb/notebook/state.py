@@ -115,7 +115,7 @@ class SynapseState:
 
             self.answers = NotebookAnswers(self)
             self.sign_in = NotebookSignIn(self)
-            self._hub = McpHub(on_event=self.record, handlers=self.answers.handlers())
+            self._hub = McpHub(on_event=self.record, handlers=self.answers.handlers(), sign_in=self.sign_in)
             self.registry.source = self._hub
         return self._hub
 

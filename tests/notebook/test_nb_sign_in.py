@@ -136,26 +136,3 @@ def test_a_cancelled_sign_in_ends_its_card_and_leaves_nothing_open(ip: Shell) ->
     assert sign_in.open == []
     assert ip.published.text() == "⊘ notes: not signed in"
 
-
-def test_sign_ins_come_one_at_a_time(ip: Shell) -> None:
-    sign_in = NotebookSignIn(ip.state)
-
-    async def run() -> list[str]:
-        loop = asyncio.get_running_loop()
-        first: asyncio.Future[str] = loop.create_future()
-        second: asyncio.Future[str] = loop.create_future()
-        shown = cards_shown(ip)
-        a = asyncio.ensure_future(sign_in("a", AUTH_URL, first))
-        b = asyncio.ensure_future(sign_in("b", AUTH_URL, second))
-        await asyncio.wait_for(shown.wait(), 10)
-        assert [r.server for r in sign_in.open] == ["a"]  # b waits for its turn
-        second.set_result(FINAL)  # b's browser came back early: b still waits for a
-        for _ in range(5):
-            await asyncio.sleep(0)
-        assert not b.done()
-        assert [r.server for r in sign_in.open] == ["a"]
-        first.set_result(FINAL)
-        return [await asyncio.wait_for(a, 10), await asyncio.wait_for(b, 10)]
-
-    assert ip.state.runner.run(run()) == [FINAL, FINAL]
-    assert ip.published.text() == "✓ a: signed in\n✓ b: signed in"
