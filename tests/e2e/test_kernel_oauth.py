@@ -104,15 +104,15 @@ def redirect_of(link: str) -> str:
         connection.close()
 
 
-def sign_in_link(message: dict[str, Any], server: str = "notes") -> str | None:
-    """The authorization URL of a sign-in card in an iopub message, if it is one."""
+def sign_in_link(message: dict[str, Any], server: str | None = "notes") -> str | None:
+    """The authorization URL of a sign-in card in an iopub message (of `server`; None: any), if it is one."""
     if message["msg_type"] not in ("display_data", "update_display_data"):
         return None
     data = message["content"]["data"]
     match = LINK.search(data.get("text/plain", ""))
-    if match is None or match.group(1) != server:
+    if match is None or (server is not None and match.group(1) != server):
         return None
-    assert f">Sign in to {server}</a>" in data["text/html"]
+    assert f">Sign in to {match.group(1)}</a>" in data["text/html"]
     assert 'href="' in data["text/html"]
     return match.group(2)
 
@@ -123,12 +123,18 @@ class Browser:
     def __init__(self) -> None:
         self.links: list[str] = []
         self.finals: list[str] = []
+        self.events: list[str] = []  # "card NAME" / "done NAME", in the order the cell showed them
 
     def __call__(self, message: dict[str, Any]) -> None:
-        link = sign_in_link(message)
+        link = sign_in_link(message, None)
         if link is not None and message["msg_type"] == "display_data":
+            card = LINK.search(message["content"]["data"]["text/plain"])
+            self.events.append(f"card {card.group(1) if card else '?'}")
             self.links.append(link)
             self.finals.append(browse(link))
+        done = re.match(r"✓ (\S+): signed in", message["content"].get("data", {}).get("text/plain", ""))
+        if done is not None and message["msg_type"] == "update_display_data":
+            self.events.append(f"done {done.group(1)}")
 
 
 class Session:
@@ -383,6 +389,31 @@ def test_pasted_redirect_signs_in_a_preregistered_client_from_a_config_file(tmp_
         finally:
             session.close()
         scan_for_secrets(session, [*server.state()["issued"], CLIENT_SECRET])
+
+
+def test_a_config_file_signs_in_one_server_after_the_other(tmp_path: Path, servers: Path) -> None:
+    with oauth_server(servers) as notes, oauth_server(servers) as tracker:
+        config = tmp_path / "mcp_servers.json"
+        config.write_text(json.dumps({"mcpServers": {
+            "notes": {"url": notes.url},
+            "tracker": {"url": tracker.url},
+            "demo": {"command": sys.executable, "args": ["-m", "synapse_nb.mcp_client.demo_server"]},
+        }}))
+        session = Session(tmp_path)
+        try:
+            session.start()
+            browser = Browser()
+            run = session.run(f"%mcp connect --config {config}", on_message=browser)
+            for name in ("notes", "tracker", "demo"):
+                assert re.search(rf"{name}: ✓ connected", run.text()), run.text()
+            assert len(browser.links) == 2
+            first, second = (e.split()[1] for e in browser.events if e.startswith("card"))
+            # the second card shows only once the first sign-in is done
+            assert browser.events == [f"card {first}", f"done {first}", f"card {second}", f"done {second}"]
+            assert {first, second} == {"notes", "tracker"}
+            assert notes.state()["authorizations"] == tracker.state()["authorizations"] == 1
+        finally:
+            session.close()
 
 
 def test_a_wrong_client_secret_is_one_line(tmp_path: Path, servers: Path) -> None:
