@@ -547,18 +547,20 @@ class ServerConnection:
 
     @contextlib.contextmanager
     def _paused_deadline(self) -> Iterator[None]:
-        """The connect deadline stops while a person signs in (the sign-in has its own timeout)."""
+        """The connect deadline, and the deadlines of tool calls in flight (a step-up sign-in during a call),
+        stop while a person signs in; the sign-in has its own timeout."""
         life = self._life
-        if life is None:
-            yield
-            return
-        left = life.deadline - anyio.current_time()
-        life.deadline = math.inf
-        try:
-            yield
-        finally:
-            if self._life is life and self.state == "connecting":
-                life.deadline = anyio.current_time() + max(left, 0.0)
+        with self.hooks.deadlines.asking():
+            if life is None:
+                yield
+                return
+            left = life.deadline - anyio.current_time()
+            life.deadline = math.inf
+            try:
+                yield
+            finally:
+                if self._life is life and self.state == "connecting":
+                    life.deadline = anyio.current_time() + max(left, 0.0)
 
     def _failed(self, reason: str, stderr_tail: str = "", error: ServerStartError | None = None) -> ServerStartError:
         """Starting did not work: "failed", or after an automatic restart "crashed"/"down" (tried again later).

@@ -10,15 +10,30 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 
-from ...masking import SecretMask
+from ...masking import MASK, SecretMask
 
-__all__ = ["MASKED_LOGGERS", "install_log_masking", "oauth_mask"]
+__all__ = ["MASKED_LOGGERS", "install_log_masking", "mask_oauth", "oauth_mask"]
 
 MASKED_LOGGERS = ("mcp", "mcp.client.auth", "mcp.client.auth.oauth2", "mcp.client.streamable_http",
-                  "mcp.client.sse", "mcp.client.auth.extensions.client_credentials", "httpx2", "httpcore",
+                  "mcp.client.sse", "mcp.client.auth.extensions.client_credentials",
+                  "mcp.client.auth.extensions.identity_assertion", "httpx2", "httpcore2.http11",
+                  "httpcore2.connection",
                   "synapse_nb.mcp", "synapse_nb.mcp.oauth")
 """Loggers whose records are masked (a filter sits on a logger, not on its children: each is listed)."""
+
+
+_GRANT_PARAMS = re.compile(r"(?P<keep>[?&](?:code|code_verifier|refresh_token|assertion|client_assertion|"
+                           r"subject_token)=)[^&#\s\"'\\]+")
+"""OAuth values in a URL query or form body that may be logged before they are known to the mask (e.g. the
+code in a redirect's Location header, logged by the HTTP library that follows it)."""
+
+
+def mask_oauth(text: str) -> str:
+    """`text` with every known OAuth value and every grant parameter in a query or form masked."""
+    text = oauth_mask()(text)
+    return _GRANT_PARAMS.sub(lambda m: m.group("keep") + MASK, text) if "=" in text else text
 
 
 @functools.cache
@@ -29,7 +44,7 @@ def oauth_mask() -> SecretMask:
 
 class _MaskRecords(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        mask = oauth_mask()
+        mask = mask_oauth
         try:
             message = record.getMessage()
         except Exception:  # a record whose arguments do not format: leave it to the handler to complain

@@ -23,13 +23,15 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.extensions.client_credentials import (
-    ClientCredentialsOAuthProvider,
-    PrivateKeyJWTOAuthProvider,
-    SignedJWTParameters,
-)
 from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthMetadata,
+    OAuthToken,
+    ProtectedResourceMetadata,
+)
 from pydantic import AnyUrl
 
 from ... import __version__
@@ -126,13 +128,22 @@ class OAuthSession:
             redirect_uris=[redirect], grant_types=["authorization_code", "refresh_token"], response_types=["code"],
             token_endpoint_auth_method=method, scope=s.scope,
         )
-        return OAuthClientProvider(
+        provider = OAuthClientProvider(
             server_url=self.url, client_metadata=metadata, storage=storage,
             redirect_handler=self._redirect, callback_handler=self._callback,
             client_metadata_url=s.client_metadata_url,
         )
+        await storage.remember_discovery(provider)
+        return provider
 
     async def _client_credentials(self, storage: _MaskingStorage) -> OAuthClientProvider:
+        # imported here: it loads PyJWT and cryptography (a tenth of a second), which only this grant needs
+        from mcp.client.auth.extensions.client_credentials import (
+            ClientCredentialsOAuthProvider,
+            PrivateKeyJWTOAuthProvider,
+            SignedJWTParameters,
+        )
+
         s = self.settings
         assert s.client_id is not None
         with warnings.catch_warnings():
@@ -187,6 +198,20 @@ class _MaskingStorage:
     def __init__(self, inner: ServerTokens) -> None:
         self.inner = inner
         self.configured: OAuthClientInformationFull | None = None
+        self.provider: OAuthClientProvider | None = None
+
+    async def remember_discovery(self, provider: OAuthClientProvider) -> None:
+        """Give the provider the metadata found when the stored tokens were issued, and keep what it finds
+        next: a refresh after a restart then goes to the real token endpoint (the SDK would guess
+        `<server origin>/token`, wrong wherever the authorization server lives elsewhere)."""
+        self.provider = provider
+        found = await self.inner.get_discovery()
+        with contextlib.suppress(ValueError):
+            if found.get("oauth_metadata"):
+                provider.context.oauth_metadata = OAuthMetadata.model_validate(found["oauth_metadata"])
+            if found.get("protected_resource_metadata"):
+                provider.context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(
+                    found["protected_resource_metadata"])
 
     async def get_tokens(self) -> OAuthToken | None:
         tokens = await self.inner.get_tokens()
@@ -196,6 +221,13 @@ class _MaskingStorage:
     async def set_tokens(self, tokens: OAuthToken) -> None:
         _mask_tokens(tokens)
         await self.inner.set_tokens(tokens)
+        context = self.provider.context if self.provider is not None else None
+        if context is not None and context.oauth_metadata is not None:
+            prm = context.protected_resource_metadata
+            await self.inner.set_discovery({
+                "oauth_metadata": context.oauth_metadata.model_dump(mode="json", exclude_none=True),
+                "protected_resource_metadata": prm.model_dump(mode="json", exclude_none=True) if prm else None,
+            })
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         info = self.configured or await self.inner.get_client_info()

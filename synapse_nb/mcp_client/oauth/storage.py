@@ -16,6 +16,7 @@ import fcntl
 import json
 import logging
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +32,8 @@ logger = logging.getLogger("synapse_nb.mcp.oauth")
 KEYRING_SERVICE = "synapse_nb-mcp-oauth"
 """The keyring service name; each entry's user name is the server URL."""
 TOKEN_FILE = "oauth_tokens.json"
+EXPIRY_MARGIN = 30.0
+"""Seconds before its expiry at which a stored access token counts as expired (clock skew, a slow request)."""
 
 Backend = Literal["auto", "keyring", "file"]
 
@@ -160,11 +163,33 @@ class ServerTokens:
         return f"ServerTokens({self.url!r}, {self.store.backend})"
 
     async def get_tokens(self) -> OAuthToken | None:
-        raw = (await asyncio.to_thread(self.store.read, self.url)).get("tokens")
-        return OAuthToken.model_validate(raw) if _valid(OAuthToken, raw) else None
+        """The stored tokens. An access token past its expiry comes back empty when there is a refresh token:
+        the SDK only learns expiry from a token response, so this is how it knows to refresh after a restart."""
+        record = await asyncio.to_thread(self.store.read, self.url)
+        raw = record.get("tokens")
+        if not _valid(OAuthToken, raw):
+            return None
+        tokens = OAuthToken.model_validate(raw)
+        expires_at = record.get("expires_at")
+        if isinstance(expires_at, int | float):
+            left = expires_at - time.time()
+            if left <= EXPIRY_MARGIN and tokens.refresh_token:
+                return tokens.model_copy(update={"access_token": "", "expires_in": 0})
+            tokens = tokens.model_copy(update={"expires_in": max(int(left), 0)})
+        return tokens
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        await asyncio.to_thread(self.store.update, self.url, tokens=tokens.model_dump(mode="json", exclude_none=True))
+        expires_at = time.time() + tokens.expires_in if tokens.expires_in is not None else None
+        await asyncio.to_thread(self.store.update, self.url, tokens=tokens.model_dump(mode="json", exclude_none=True),
+                                expires_at=expires_at)
+
+    async def get_discovery(self) -> dict[str, Any]:
+        """The authorization server and resource metadata found when the tokens were issued (no secrets)."""
+        found = (await asyncio.to_thread(self.store.read, self.url)).get("discovery")
+        return found if isinstance(found, dict) else {}
+
+    async def set_discovery(self, discovery: dict[str, Any]) -> None:
+        await asyncio.to_thread(self.store.update, self.url, discovery=discovery)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         raw = (await asyncio.to_thread(self.store.read, self.url)).get("client_info")
