@@ -10,7 +10,8 @@ import asyncio
 import threading
 
 import pytest
-from conftest import Shell
+from conftest import Shell, demo_server_command
+from IPython.core.error import UsageError
 
 from synapse_nb.notebook.sign_in import NotebookSignIn, pasted_redirect, sign_in_card
 
@@ -136,3 +137,17 @@ def test_a_cancelled_sign_in_ends_its_card_and_leaves_nothing_open(ip: Shell) ->
     assert sign_in.open == []
     assert ip.published.text() == "⊘ notes: not signed in"
 
+
+def test_auth_and_logout_name_one_http_server(ip: Shell) -> None:
+
+    with pytest.raises(UsageError, match=r"^%mcp auth: name one server, e.g. %mcp auth notes$"):
+        ip.line("mcp", "auth")
+    with pytest.raises(UsageError, match=r"^%mcp logout: name one server"):
+        ip.line("mcp", "logout a b")
+    with pytest.raises(UsageError, match=r"unknown server 'nobody'"):
+        ip.line("mcp", "logout nobody")
+    ip.line("mcp", f"connect demo -- {demo_server_command()}")
+    with pytest.raises(UsageError, match=r"^%mcp auth: demo is a stdio server; only HTTP servers sign in with OAuth$"):
+        ip.line("mcp", "auth demo")
+    with pytest.raises(UsageError, match=r"^%mcp logout: demo is a stdio server"):
+        ip.line("mcp", "logout demo")
