@@ -72,6 +72,10 @@ class SynapseMagics(Magics):
     kernel_tools = Bool(
         False, help="Offer the kernel__* tools (variables, DataFrames, recent cells, run_python) in every cell"
     ).tag(config=True)
+    oauth_redirect = Unicode(
+        "auto", help="OAuth sign-in: where the browser comes back: auto (paste box on a kernel that looks remote: "
+        "JupyterHub, SSH), loopback (127.0.0.1 only) or paste (also offer the input box to paste the final URL)"
+    ).tag(config=True)
 
     def __init__(self, shell: Any, state: SynapseState) -> None:
         super().__init__(shell=shell)
@@ -82,6 +86,15 @@ class SynapseMagics(Magics):
         value = str(proposal["value"]).strip()
         if value and value not in APPROVE_MODES:
             raise TraitError(f"SynapseMagics.approve must be auto, ask, deny or empty, not {value!r}")
+        return value
+
+    @validate("oauth_redirect")
+    def _valid_oauth_redirect(self, proposal: Mapping[str, Any]) -> str:
+        from .sign_in import REDIRECT_MODES  # loaded with the first sign-in, not with the extension
+
+        value = str(proposal["value"]).strip()
+        if value not in REDIRECT_MODES:
+            raise TraitError(f"SynapseMagics.oauth_redirect must be one of {', '.join(REDIRECT_MODES)}, not {value!r}")
         return value
 
     @validate("format")

@@ -7,8 +7,11 @@ inspectors show it in the server's panel. Then the first of these wins:
 
 - the loopback redirect: the browser runs on the kernel's machine (the usual local case, nothing to type);
 - a pasted URL: where the browser cannot reach the kernel (JupyterHub, a kernel over SSH), the user pastes
-  the address the browser ended on into the input box the cell shows. The box is offered whenever the
-  cell can read stdin (a frontend that answers input requests); Enter alone keeps waiting for the browser.
+  the address the browser ended on into the input box the cell shows; Enter alone keeps waiting for the
+  browser. `%config SynapseMagics.oauth_redirect` decides when the box is offered: "auto" (the default)
+  when the kernel looks remote (JupyterHub's or SSH's variables are set), "paste" always, "loopback"
+  never. It is not offered by default on a local kernel because a frontend keeps an unanswered box and
+  JupyterLab runs no other cell until it is answered; nor where the cell cannot read stdin.
 
 The hub asks for one sign-in at a time (a config file's servers that need one wait their turn; the others
 connect meanwhile) and bounds the wait (the server's `oauth.sign_in_timeout`); an interrupt cancels it. The
@@ -24,9 +27,10 @@ import asyncio
 import contextlib
 import html
 import logging
+import os
 import threading
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
@@ -40,10 +44,13 @@ from .output import Bundle
 if TYPE_CHECKING:
     from .state import SynapseState
 
-__all__ = ["NotebookSignIn", "SignInRequest", "pasted_redirect", "sign_in_card"]
+__all__ = ["REDIRECT_MODES", "NotebookSignIn", "SignInRequest", "looks_remote", "pasted_redirect", "sign_in_card"]
 
 PASTE_PROMPT = "paste the address your browser ended on (or just sign in; Enter keeps waiting): "
 SDK_AUTH_LOGGER = "mcp.client.auth.oauth2"
+REDIRECT_MODES = ("auto", "loopback", "paste")
+"""`%config SynapseMagics.oauth_redirect`: where the browser's redirect comes back (see the module docstring)."""
+REMOTE_VARIABLES = ("JUPYTERHUB_API_URL", "JUPYTERHUB_USER", "SSH_CONNECTION", "SSH_CLIENT")
 _ACCENT = "#8250df"
 _MUTED = "color:#57606a;font-size:12px"
 _POLL = 0.05  # seconds between checks of the stdin socket (how soon a thread notices it should stop)
@@ -85,6 +92,12 @@ def _outcome(server: str, text: str, *, ok: bool) -> Bundle:
         "text/html": f'<div class="snb-sign-in snb-answered" style="color:{colour}">{mark} '
                      f"<code>{html.escape(server)}</code>: {html.escape(text)}</div>",
     }
+
+
+def looks_remote(environ: Mapping[str, str]) -> bool:
+    """Whether the kernel seems to run where the user's browser cannot reach it: started by JupyterHub,
+    or over SSH (the variables a hub's single-user server and sshd set and kernels inherit)."""
+    return any(environ.get(name) for name in REMOTE_VARIABLES)
 
 
 def pasted_redirect(text: str) -> str | None:
@@ -132,13 +145,18 @@ class NotebookSignIn:
         stop = threading.Event()
         loopback = asyncio.ensure_future(loopback_redirect)
         waiting: set[asyncio.Future[Any]] = {loopback}
+        paste: asyncio.Future[Any] | None = None
         if reader is not None:
-            waiting.add(asyncio.ensure_future(asyncio.to_thread(self._read_paste, reader, stop)))
+            paste = asyncio.ensure_future(asyncio.to_thread(self._read_paste, reader, stop))
+            waiting.add(paste)
         everything = set(waiting)
         outcome = "cancelled"
         try:
             url = await self._first_url(waiting)
             outcome = "signed in"
+            if paste is not None and not paste.done():
+                # the frontend keeps the input box until it is answered (JupyterLab runs no other cell meanwhile)
+                outcome = "signed in in the browser; the input box is no longer needed: press Enter in it"
             return url
         except BaseException:
             outcome = "not signed in"  # interrupted, timed out (the caller's bound) or failed: the cell says which
@@ -152,7 +170,7 @@ class NotebookSignIn:
                 await asyncio.gather(*everything, return_exceptions=True)
             self.open.remove(request)
             self.state.tell_panels(ServerEvent(server=server, event="sign_in_answered"))
-            self._in_cell(lambda: self.state.publish(_outcome(server, outcome, ok=outcome == "signed in"),
+            self._in_cell(lambda: self.state.publish(_outcome(server, outcome, ok=outcome.startswith("signed in")),
                                                      card_id, True))
 
     async def _first_url(self, waiting: set[asyncio.Future[Any]]) -> str:
@@ -168,7 +186,11 @@ class NotebookSignIn:
     # -- paste-back
 
     def _paste_reader(self) -> Callable[[str, threading.Event], str | None] | None:
-        """How to read one pasted line here without blocking the loop, or None where nobody can answer."""
+        """How to read one pasted line here without blocking the loop, or None where no box is offered:
+        `oauth_redirect` "loopback", or "auto" on a kernel that does not look remote, or nobody can answer."""
+        mode = str(getattr(self.state.magics, "oauth_redirect", "auto") or "auto")
+        if mode == "loopback" or (mode == "auto" and not looks_remote(os.environ)):
+            return None
         if self.state.input is not None:  # tests and embedding code: their own input function
             read = self.state.input
             return lambda prompt, stop: read(prompt)

@@ -28,6 +28,8 @@ from urllib.parse import urlsplit
 import pytest
 from kernel_session import Execution, Kernel, kernel_env
 
+from synapse_nb.notebook.sign_in import REMOTE_VARIABLES
+
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,7 +146,7 @@ class Session:
     def __init__(self, tmp: Path, **extra_env: str) -> None:
         self.tmp = tmp
         (tmp / "home").mkdir(exist_ok=True)
-        self.env = kernel_env(tmp)
+        self.env = {k: v for k, v in kernel_env(tmp).items() if k not in REMOTE_VARIABLES}  # a local kernel
         self.env.update({"HOME": str(tmp / "home"), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
                          **extra_env})
         self.messages: list[dict[str, Any]] = []
@@ -350,7 +352,8 @@ def test_pasted_redirect_signs_in_a_preregistered_client_from_a_config_file(tmp_
                                                    "client_secret": "${env:NOTES_CLIENT_SECRET}"}},
             "demo": {"command": sys.executable, "args": ["-m", "synapse_nb.mcp_client.demo_server"]},
         }}))
-        session = Session(tmp_path, NOTES_CLIENT_SECRET=CLIENT_SECRET)
+        # a kernel over SSH: "auto" offers the box to paste the redirect into
+        session = Session(tmp_path, NOTES_CLIENT_SECRET=CLIENT_SECRET, SSH_CONNECTION="10.0.0.1 50000 10.0.0.2 22")
         try:
             kernel = session.start()
             seen: list[dict[str, Any]] = []  # the cell's iopub messages so far (those paste() reads itself too)

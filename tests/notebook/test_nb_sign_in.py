@@ -12,6 +12,7 @@ import threading
 import pytest
 from conftest import Shell, demo_server_command
 from IPython.core.error import UsageError
+from traitlets import TraitError
 
 from synapse_nb.notebook.sign_in import NotebookSignIn, pasted_redirect, sign_in_card
 
@@ -67,7 +68,8 @@ def test_the_loopback_redirect_signs_in_and_the_card_says_so(ip: Shell) -> None:
         loopback.set_result(FINAL)
         return await asyncio.wait_for(task, 10)
 
-    assert ip.state.runner.run(run()) == FINAL  # no stdin answer (EOF): the browser decided
+    assert ip.state.runner.run(run()) == FINAL
+    assert ip.prompts == []  # a local kernel ("auto"): no input box, the browser comes back to the loopback
     assert sign_in.open == []
     card, card_id, _ = ip.published.items[0]
     assert "Sign in to notes" in card["text/plain"]
@@ -76,7 +78,12 @@ def test_the_loopback_redirect_signs_in_and_the_card_says_so(ip: Shell) -> None:
     assert "CODE-123" not in repr(ip.published.items)
 
 
+def paste_mode(ip: Shell, mode: str = "paste") -> None:
+    ip.line("config", f"SynapseMagics.oauth_redirect = {mode!r}")
+
+
 def test_a_pasted_url_wins_and_a_wrong_paste_is_asked_again(ip: Shell) -> None:
+    paste_mode(ip)
     ip.answers[:] = ["CODE-123", FINAL]
     sign_in = NotebookSignIn(ip.state)
 
@@ -94,6 +101,7 @@ def test_a_pasted_url_wins_and_a_wrong_paste_is_asked_again(ip: Shell) -> None:
 
 
 def test_enter_alone_keeps_waiting_for_the_browser(ip: Shell) -> None:
+    paste_mode(ip)
     ip.answers[:] = [""]
     sign_in = NotebookSignIn(ip.state)
 
@@ -151,3 +159,69 @@ def test_auth_and_logout_name_one_http_server(ip: Shell) -> None:
         ip.line("mcp", "auth demo")
     with pytest.raises(UsageError, match=r"^%mcp logout: demo is a stdio server"):
         ip.line("mcp", "logout demo")
+
+
+@pytest.mark.parametrize(("mode", "environ", "offered"), [
+    ("auto", {}, False),
+    ("auto", {"SSH_CONNECTION": "10.0.0.1 50000 10.0.0.2 22"}, True),
+    ("auto", {"JUPYTERHUB_API_URL": "http://hub:8081/hub/api"}, True),
+    ("loopback", {"SSH_CONNECTION": "10.0.0.1 50000 10.0.0.2 22"}, False),
+    ("paste", {}, True),
+])
+def test_the_paste_box_is_offered_where_the_kernel_looks_remote(
+    ip: Shell, monkeypatch: pytest.MonkeyPatch, mode: str, environ: dict[str, str], offered: bool,
+) -> None:
+    for name in ("JUPYTERHUB_API_URL", "JUPYTERHUB_USER", "SSH_CONNECTION", "SSH_CLIENT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    paste_mode(ip, mode)
+    ip.answers[:] = [FINAL]
+    sign_in = NotebookSignIn(ip.state)
+
+    async def run() -> str:
+        loopback: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        shown = cards_shown(ip)
+        task = asyncio.ensure_future(sign_in("notes", AUTH_URL, loopback))
+        await asyncio.wait_for(shown.wait(), 10)
+        if not offered:
+            loopback.set_result(FINAL)
+        return await asyncio.wait_for(task, 10)
+
+    assert ip.state.runner.run(run()) == FINAL
+    assert bool(ip.prompts) is offered
+    assert ("paste the address" in ip.published.items[0][0]["text/plain"]) is offered
+
+
+def test_oauth_redirect_takes_only_its_modes(ip: Shell) -> None:
+    with pytest.raises(TraitError, match="oauth_redirect must be one of auto, loopback, paste, not 'browser'"):
+        ip.state.magics.oauth_redirect = "browser"
+    assert ip.state.magics.oauth_redirect == "auto"
+
+
+def test_a_box_left_open_after_the_browser_came_back_says_to_press_enter(ip: Shell) -> None:
+    paste_mode(ip)
+    release = threading.Event()
+    asked = threading.Event()
+
+    def waits(prompt: str) -> str:  # the user does not touch the box
+        asked.set()
+        release.wait(10)
+        return ""
+
+    ip.state.input = waits
+    sign_in = NotebookSignIn(ip.state)
+
+    async def run() -> str:
+        loopback: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(sign_in("notes", AUTH_URL, loopback))
+        assert await asyncio.to_thread(asked.wait, 10)
+        loopback.set_result(FINAL)
+        for _ in range(20):  # let the sign-in see the browser's answer (no I/O: a few loop turns)
+            await asyncio.sleep(0)
+        release.set()  # the stand-in box returns only now, after the sign-in decided
+        return await asyncio.wait_for(task, 10)
+
+    assert ip.state.runner.run(run()) == FINAL
+    assert ip.published.text() == ("✓ notes: signed in in the browser; the input box is no longer needed: "
+                                   "press Enter in it")
