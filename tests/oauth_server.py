@@ -5,9 +5,9 @@ http://127.0.0.1:PORT/mcp, its protected-resource metadata, and an authorization
 /authorize, /token, /register, /revoke) on the same origin. The authorization endpoint approves at once,
 as a user clicking "Allow" would (`--deny` answers `access_denied` instead). Test-only routes:
 `GET /test/state` lists every secret the server issued or was given (codes, access and refresh tokens,
-registered client secrets) and counts authorizations, refreshes and registrations, so a test can scan
-for them and tell a reconnect from a new sign-in; `POST /test/expire` makes every access token expired
-at once, so a refresh can be tested without waiting on a clock.
+registered and planted client secrets, the PKCE verifiers of token requests), so a test can scan for
+them, counts authorizations, refreshes and registrations, so it can tell a reconnect from a new sign-in,
+and the access tokens still live, so it can wait for a short `--access-ttl` to pass.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ import sys
 import time
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import parse_qs
 
+import uvicorn
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -35,6 +37,7 @@ from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull,
 from pydantic import AnyUrl
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SCOPE = "notes"
 
@@ -60,7 +63,7 @@ class MemoryAuthServer:
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
         self.issued: list[str] = []  # every secret value handed out or planted, for the tests' scans
-        self.counts = {"authorizations": 0, "refreshes": 0, "registrations": 0, "denied": 0}
+        self.counts = {"authorizations": 0, "refreshes": 0, "registrations": 0, "denied": 0, "verifiers": 0}
 
     def plant_client(self, client_id: str, client_secret: str | None, method: str = "client_secret_basic") -> None:
         method = method if client_secret else "none"
@@ -127,12 +130,6 @@ class MemoryAuthServer:
         self.access.pop(token.token, None)
         self.refresh.pop(token.token, None)
 
-    def expire(self) -> int:
-        """Make every access token expired now (the refresh tokens stay good)."""
-        for key, token in list(self.access.items()):
-            self.access[key] = token.model_copy(update={"expires_at": int(time.time()) - 1})
-        return len(self.access)
-
     def _tokens(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
         access, refresh = _secret("at"), _secret("rt")
         # A second of leeway past what the client is told (expires_in), as servers allow for clock skew:
@@ -184,10 +181,6 @@ def build_server(port: int, *, access_ttl: int = 3600, deny: bool = False, clien
         live = sum(1 for t in provider.access.values() if t.expires_at is None or t.expires_at > time.time())
         return JSONResponse({"issued": provider.issued, "live_access_tokens": live, **provider.counts})
 
-    @server.custom_route("/test/expire", methods=["POST"])
-    async def expire(request: Request) -> Response:
-        return JSONResponse({"expired": provider.expire()})
-
     return server, provider
 
 
@@ -205,13 +198,42 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--no-registration", action="store_true", help="turn dynamic client registration off")
     parser.add_argument("--issuer", help="advertise this authorization server instead (e.g. one that is down)")
     options = parser.parse_args(argv)
-    server, _ = build_server(options.port, access_ttl=options.access_ttl, deny=options.deny,
-                             client_id=options.client_id, client_secret=options.client_secret,
-                             auth_method=options.auth_method, registration=not options.no_registration,
-                             issuer=options.issuer)
+    server, provider = build_server(options.port, access_ttl=options.access_ttl, deny=options.deny,
+                                    client_id=options.client_id, client_secret=options.client_secret,
+                                    auth_method=options.auth_method, registration=not options.no_registration,
+                                    issuer=options.issuer)
     url = f"http://127.0.0.1:{options.port}/mcp"
     print(f"oauth-test: serving streamable HTTP on {url}", file=sys.stderr, flush=True)
-    server.run("streamable-http", host="127.0.0.1", port=options.port)
+    app = recording_verifiers(server.streamable_http_app(), provider)
+    uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")
+
+
+def recording_verifiers(app: ASGIApp, provider: MemoryAuthServer) -> ASGIApp:
+    """The app, with the PKCE `code_verifier` of each token request kept in `provider.issued` (the SDK's
+    token handler checks it but does not hand it to the provider), so the tests scan for it too."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != "/token":
+            await app(scope, receive, send)
+            return
+        messages: list[Message] = []
+        body = b""
+        while True:
+            message = await receive()
+            messages.append(message)
+            body += message.get("body", b"")
+            if message["type"] != "http.request" or not message.get("more_body"):
+                break
+        verifiers = parse_qs(body.decode("utf-8", "replace")).get("code_verifier", [])
+        provider.issued += verifiers
+        provider.counts["verifiers"] += len(verifiers)
+
+        async def replay() -> Message:
+            return messages.pop(0) if messages else await receive()
+
+        await app(scope, replay, send)
+
+    return wrapped
 
 
 if __name__ == "__main__":

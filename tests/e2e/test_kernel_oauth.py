@@ -257,6 +257,7 @@ def test_sign_in_restart_logout_and_auth_again(tmp_path: Path, servers: Path) ->
             assert "✓ notes: signed in" in run.text()
             assert re.search(r"✓ notes: connected, 2 tools \(http\)", run.text()), run.text()
             assert server.state()["authorizations"] == 1
+            assert server.state()["verifiers"] == 1  # the PKCE verifier is among the secrets scanned for
             assert session.stored_urls() == [server.url]
 
             assert "5" in session.run("%mcp call notes.add a=2 b=3").text()
