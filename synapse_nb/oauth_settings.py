@@ -44,7 +44,8 @@ class OAuthSettings:
     account: `client_id` + `client_secret`, or `private_key`/`private_key_file` for private_key_jwt)
     or "identity_assertion" (SEP-990: an ID token of the enterprise IdP, `idp_id_token`, exchanged
     at `idp_token_endpoint` for an ID-JAG, then presented with `client_id` + `client_secret`).
-    `scopes` None lets the server decide (WWW-Authenticate, then its metadata).
+    `scopes`: what to ask for; a browser sign-in still asks for the scope a server's 401 challenge names
+    (the MCP scope-selection rule), and None lets the server decide (its challenge, then its metadata).
     `token_endpoint_auth_method` None picks client_secret_basic with a secret, private_key_jwt with
     a key, none otherwise. `issuer` names the authorization server the credentials belong to (then no
     other is trusted with them). `client_metadata_url`: an https URL of a client ID metadata document
@@ -107,7 +108,7 @@ class OAuthSettings:
         if missing:
             problems.append("environment variable(s) not set: " + ", ".join(dict.fromkeys(missing)))
         if problems or settings is None:
-            raise ConfigError("oauth: " + "; ".join(problems or ["must be an object"]))
+            raise ConfigError("; ".join(problems or ["oauth must be an object"]))
         return settings
 
 

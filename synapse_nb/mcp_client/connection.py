@@ -412,7 +412,8 @@ class ServerConnection:
                 failure = self.oauth.failure if self.oauth is not None else None
                 if failure is None and isinstance(exc, OAuthError):
                     failure = exc
-                error = auth_error(self.name, failure) if failure is not None else None
+                discovered = self.oauth.discovered if self.oauth is not None else True
+                error = auth_error(self.name, failure, discovered=discovered) if failure is not None else None
                 ready.set_exception(self._failed(error.reason if error else start_reason(exc, cfg, self._scrub),
                                                  await _final_tail(pipe, self.ring), error))
             elif not self._stopping:

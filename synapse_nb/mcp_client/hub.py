@@ -262,19 +262,15 @@ class McpHub:
     # --- OAuth (oauth/) ----------------------------------------------------------------------------
 
     def _oauth_session(self, config: ServerConfig, sign_in: SignIn | None) -> OAuthSession | None:
-        """HTTP servers get the OAuth side; it costs nothing until a server answers 401."""
+        """HTTP servers get the OAuth side: a look at the token store and a loopback port per connect; the
+        flow itself only runs when the server answers 401 (or 403 insufficient_scope)."""
         if config.url is None or config.transport == "stdio":
             return None
         if self.token_store is None:
             self.token_store = TokenStore()
-        chosen = sign_in or self.sign_in or default_sign_in
-        sign_in_lock = self._lock("\0sign-in")  # one sign-in at a time: a user answers one prompt at once
-
-        async def one_at_a_time(server: str, authorization_url: str, loopback: Awaitable[str]) -> str:
-            async with sign_in_lock:
-                return await chosen(server, authorization_url, loopback)
-
-        return OAuthSession(config.name, config.url, config.oauth, self.token_store, one_at_a_time)
+        # one sign-in at a time across servers: a user answers one prompt at once
+        return OAuthSession(config.name, config.url, config.oauth, self.token_store,
+                            sign_in or self.sign_in or default_sign_in, turn=self._lock("\0sign-in"))
 
     def has_tokens(self, name: str) -> bool:
         """Whether OAuth tokens are stored for the server's URL (a reconnect needs no sign-in)."""

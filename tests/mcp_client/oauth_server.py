@@ -44,6 +44,7 @@ class Provider:
     issued: list[str] = field(default_factory=list)
     refreshes: int = 0
     authorizations: int = 0
+    scopes_asked: list[list[str] | None] = field(default_factory=list)
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -56,6 +57,7 @@ class Provider:
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
         self.authorizations += 1
+        self.scopes_asked.append(params.scopes)
         if self.deny:
             return construct_redirect_uri(str(params.redirect_uri), error="access_denied", state=params.state)
         code = secrets.token_urlsafe(32)

@@ -8,10 +8,13 @@ for in every log record, server event, exception message and server listing: non
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
 import logging
 import os
+import re
 import stat
+import threading
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
 
@@ -121,6 +124,8 @@ async def test_sign_in_then_reconnect_from_stored_tokens_then_refresh_then_logou
     issued = oauth_server.provider.issued
     assert len(issued) >= 6
     assert leaked(issued, said) == []
+    # the PKCE verifier is made inside the SDK and never known to the test: no unmasked one anywhere
+    assert not [t for t in said if re.search(r"code_verifier=(?!\[REDACTED\])\w", t)]
 
 
 async def test_denied_consent_is_one_line_and_leaves_nothing_connected(
@@ -228,3 +233,48 @@ async def test_a_config_file_signs_in_one_server_at_a_time_and_others_connect_me
             assert {name: getattr(r, "state", r) for name, r in results.items()} == {
                 "first": "connected", "second": "connected", "plain": "connected"}
     assert (most, browser.asked) == (1, 2)
+
+
+async def test_a_401_without_oauth_metadata_says_to_check_the_url_and_header(store: TokenStore) -> None:
+    class Unauthorized(http.server.BaseHTTPRequestHandler):
+        def _refuse(self) -> None:
+            self.send_response(401 if self.path == "/mcp" else 404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = _refuse
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unauthorized) as plain:
+        thread = threading.Thread(target=plain.serve_forever, daemon=True)
+        thread.start()
+        try:
+            async with McpHub(token_store=store, sign_in=refuse) as hub:
+                with pytest.raises(OAuthError) as caught:
+                    await hub.connect("plain", url=f"http://127.0.0.1:{plain.server_address[1]}/mcp",
+                                      headers={"Authorization": "Bearer wrong-token-0f0f0f"})
+                assert "publishes no OAuth metadata" in str(caught.value)
+                assert "wrong-token-0f0f0f" not in str(caught.value)
+        finally:
+            plain.shutdown()
+
+
+async def test_a_missing_private_key_file_is_one_line(oauth_server: OAuthServer, store: TokenStore,
+                                                       tmp_path: Path) -> None:
+    async with McpHub(token_store=store, sign_in=refuse) as hub:
+        with pytest.raises(OAuthError) as caught:
+            await hub.connect("svc", url=oauth_server.url, oauth={
+                "grant": "client_credentials", "client_id": "svc", "private_key_file": str(tmp_path / "none.pem")})
+        assert "cannot read oauth.private_key_file" in str(caught.value)
+        assert hub.server("svc").state == "failed"
+
+
+async def test_configured_scopes_are_asked_for_when_the_server_names_none(
+    oauth_server: OAuthServer, store: TokenStore,
+) -> None:
+    async with McpHub(token_store=store, sign_in=Browser()) as hub:
+        await hub.connect("remote", url=oauth_server.url, oauth={"scopes": ["notes:read", "notes:write"]})
+        assert (await hub.call("remote__whoami", {})).text == "signed in"
+    assert oauth_server.provider.scopes_asked == [["notes:read", "notes:write"]]

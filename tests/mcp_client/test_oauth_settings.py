@@ -75,3 +75,10 @@ def test_oauth_on_a_stdio_server_is_a_problem() -> None:
     problem = parse_mcp_config(text)["local"].problem
     assert problem is not None
     assert "oauth applies to http and sse servers only" in problem
+
+
+def test_hub_connect_with_a_bad_oauth_mapping_is_a_one_line_config_error() -> None:
+    with pytest.raises(ConfigError) as caught:
+        OAuthSettings.from_mapping({"grant": "password"}, environ={})
+    assert str(caught.value).startswith("oauth.grant must be one of")
+    assert "\n" not in str(caught.value)

@@ -11,10 +11,15 @@ from .masking import oauth_mask
 __all__ = ["auth_error"]
 
 
-def auth_error(server: str, exc: BaseException) -> OAuthError:
-    """The OAuthError for the failure recorded on an OAuthSession (see provider._Recording)."""
+def auth_error(server: str, exc: BaseException, *, discovered: bool = True) -> OAuthError:
+    """The OAuthError for the failure recorded on an OAuthSession (see provider._Recording); `discovered`
+    False says the server answered 401 without publishing any OAuth metadata."""
     if isinstance(exc, OAuthError):
         return exc
+    if not discovered and isinstance(exc, OAuthRegistrationError):
+        return OAuthError(f"MCP server {server!r} answered 401 Unauthorized and publishes no OAuth metadata: check "
+                          "its URL and any Authorization header, or configure its oauth entry", server=server,
+                          kind="failed")
     again = f"`%mcp auth {server}`"
     origin = getattr(exc, "origin", None)
     if origin is not None or isinstance(exc, httpx2.TransportError):

@@ -54,15 +54,19 @@ class OAuthSession:
 
     def __init__(
         self, name: str, url: str, settings: OAuthSettings | None, store: TokenStore,
-        sign_in: SignIn | None = None, pause: Pause | None = None,
+        sign_in: SignIn | None = None, pause: Pause | None = None, turn: asyncio.Lock | None = None,
     ) -> None:
+        """`turn`, shared between servers, makes their sign-ins wait for each other (a user answers one
+        prompt at a time); waiting for it counts towards neither the connect nor the sign-in timeout."""
         self.name = name
+        self.turn = turn
         self.url = url
         self.settings = settings if settings is not None else OAuthSettings()
         self.store = store
         self.sign_in = sign_in or default_sign_in
         self.pause = pause or contextlib.nullcontext
         self.failure: BaseException | None = None
+        self.discovered = False  # the failed flow had found OAuth metadata (else: a 401 without OAuth)
         self._receiver: LoopbackReceiver | None = None
         self._auth_url: str | None = None
         install_log_masking()
@@ -176,8 +180,10 @@ class OAuthSession:
         timeout = self.settings.sign_in_timeout
         loopback = asyncio.ensure_future(self._receiver.wait())
         try:
-            with self.pause(), anyio.fail_after(timeout):
-                final = await self.sign_in(self.name, self._auth_url, loopback)
+            with self.pause():
+                async with self.turn if self.turn is not None else contextlib.AsyncExitStack():
+                    with anyio.fail_after(timeout):
+                        final = await self.sign_in(self.name, self._auth_url, loopback)
         except TimeoutError:
             raise OAuthError(f"nobody signed in to MCP server {self.name!r} within {timeout:g} s; run "
                              f"`%mcp auth {self.name}` to try again", server=self.name, kind="timeout") from None
@@ -259,6 +265,8 @@ class _Recording(httpx2.Auth):
             outgoing = await flow.__anext__()
             while True:
                 response = yield outgoing
+                if outgoing is request and response.status_code == 401:
+                    self._configured_scope(response)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
@@ -268,9 +276,23 @@ class _Recording(httpx2.Auth):
             raise
         except Exception as exc:
             self.session.failure = exc
+            context = getattr(self.inner, "context", None)
+            self.session.discovered = context is None or context.oauth_metadata is not None or \
+                context.protected_resource_metadata is not None
             raise
         finally:
             await flow.aclose()
+
+
+    def _configured_scope(self, response: httpx2.Response) -> None:
+        """Configured `scopes` are what to ask for unless the server's challenge names a scope: the SDK picks
+        the challenge's scope first, then the metadata's, so a configured one goes in as the challenge's
+        where the server gave none (a pre-registered client's scopes, as the user wrote them)."""
+        scope = self.session.settings.scope
+        challenge = response.headers.get("WWW-Authenticate", "")
+        if scope and self.session.settings.grant == "authorization_code" and "scope=" not in challenge:
+            response.headers["WWW-Authenticate"] = f'{challenge}, scope="{scope}"' if challenge else \
+                f'Bearer scope="{scope}"'
 
 
 class _Unreachable(Exception):

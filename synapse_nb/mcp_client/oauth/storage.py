@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -22,6 +21,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
 
 from ...config import data_dir
 
@@ -76,9 +80,11 @@ class TokenStore:
     def forget(self, url: str) -> bool:
         """Drop the server's tokens and registered client; True when there was something to drop."""
         if self._keyring is not None:
+            from keyring.errors import PasswordDeleteError
+
             try:
                 self._keyring.delete_password(KEYRING_SERVICE, url)
-            except Exception:  # keyring.errors.PasswordDeleteError: nothing stored
+            except PasswordDeleteError:  # nothing stored
                 return False
             return True
         with self._locked():
@@ -117,10 +123,12 @@ class TokenStore:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        """The file's lock (POSIX flock; where there is none, e.g. Windows, writes are only atomic)."""
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.directory / (TOKEN_FILE + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)  # closing releases the lock
