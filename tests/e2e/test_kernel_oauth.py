@@ -501,3 +501,30 @@ def test_an_interrupt_cancels_the_sign_in_in_one_line(tmp_path: Path, servers: P
         finally:
             session.close()
 
+
+
+def test_an_interrupt_with_the_paste_box_open_ends_in_one_line_and_stdin_still_works(
+    tmp_path: Path, servers: Path,
+) -> None:
+    with oauth_server(servers) as server:
+        session = Session(tmp_path, SSH_CONNECTION="10.0.0.1 50000 10.0.0.2 22")
+        try:
+            kernel = session.start()
+
+            def interrupt(prompt: str) -> str:
+                assert prompt.startswith("paste the address your browser ended on")
+                kernel.km.interrupt_kernel()
+                return ""
+
+            run = session.execute(f"%mcp connect notes {server.url}", allow_stdin=True, answer=interrupt)
+            assert run.prompts
+            error = run.error or {}
+            assert error.get("evalue") == "connecting notes was cancelled", error
+            assert server_rows(session) == {"notes": "stopped"}
+            # the kernel's stdin is free again: the next question is answered as usual
+            asked = session.run("print('got', input('name? '))", allow_stdin=True, answer=lambda prompt: "Ada")
+            assert asked.prompts == ["name? "]
+            assert asked.stdout.strip() == "got Ada"
+            assert server.state()["authorizations"] == 0
+        finally:
+            session.close()
