@@ -384,8 +384,9 @@ def test_pasted_redirect_signs_in_a_preregistered_client_from_a_config_file(tmp_
             assert run.prompts[0].startswith("paste the address your browser ended on")
             assert len(pasted) == 1
             assert "code=" in pasted[0]
-            text = run.text() + "".join(str(m["content"]) for m in stolen)
-            assert "✓ notes: signed in" in text
+            # the card's display may be among the stolen messages, its update among the cell's: look at both
+            shown = [m["content"].get("data", {}).get("text/plain", "") for m in [*stolen, *run.messages]]
+            assert "✓ notes: signed in" in shown
             assert re.search(r"notes: ✓ connected, 2 tools", run.text()), run.text()
             assert re.search(r"demo: ✓ connected", run.text()), run.text()
             assert server.state()["registrations"] == 0
