@@ -119,6 +119,8 @@ async def connect_async(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
 
     Header and env values become secrets of the history store first, so they are never recorded or
     shown. A server that does not start raises UsageError with the reason; its stderr tail is shown.
+    An HTTP server that asks for OAuth shows "Sign in to NAME" here (notebook/sign_in.py) and connects
+    once the user has signed in; a sign-in that does not work is one line (the OAuthError's message).
     """
     assert spec.name is not None
     started = clock()
