@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
 import socket
 import stat
@@ -149,6 +150,9 @@ class Session:
         self.env = {k: v for k, v in kernel_env(tmp).items() if k not in REMOTE_VARIABLES}  # a local kernel
         self.env.update({"HOME": str(tmp / "home"), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
                          **extra_env})
+        # this checkout first, whatever the caller's PYTHONPATH (a relative one would resolve in the kernel's cwd)
+        inherited = [p for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        self.env["PYTHONPATH"] = os.pathsep.join([str(REPO), *inherited])
         self.messages: list[dict[str, Any]] = []
         self.kernel: Kernel | None = None
 
