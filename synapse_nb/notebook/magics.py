@@ -37,7 +37,7 @@ from .commands import ask as ask_cmd
 from .commands import help as help_text
 from .commands import lake as lake_cmd
 from .commands import mcp as mcp_cmd
-from .commands import mcp_features, mcp_read
+from .commands import mcp_auth, mcp_features, mcp_read
 from .commands import session as session_cmd
 from .commands.ask import CellInterrupted
 from .result import BackgroundRun, SynapseResult
@@ -50,7 +50,7 @@ SYNAPSE_SUBCOMMANDS = (
 )
 MCP_SUBCOMMANDS = (
     "connect", "list", "tools", "call", "disconnect", "restart", "inspect", "read", "prompt", "logs", "roots",
-    "subscribe", "unsubscribe", "help",
+    "subscribe", "unsubscribe", "auth", "logout", "help",
 )
 
 
@@ -91,6 +91,11 @@ class SynapseMagics(Magics):
              "OTEL_EXPORTER_OTLP_ENDPOINT is set",
     ).tag(config=True)
 
+    oauth_redirect = Unicode(
+        "auto", help="OAuth sign-in: where the browser comes back: auto (paste box on a kernel that looks remote: "
+        "JupyterHub, SSH), loopback (127.0.0.1 only) or paste (also offer the input box to paste the final URL)"
+    ).tag(config=True)
+
     def __init__(self, shell: Any, state: SynapseState) -> None:
         super().__init__(shell=shell)
         self.state = state
@@ -123,6 +128,15 @@ class SynapseMagics(Magics):
         value = str(proposal["value"]).strip()
         if value and value not in APPROVE_MODES:
             raise TraitError(f"SynapseMagics.approve must be auto, ask, deny or empty, not {value!r}")
+        return value
+
+    @validate("oauth_redirect")
+    def _valid_oauth_redirect(self, proposal: Mapping[str, Any]) -> str:
+        from .sign_in import REDIRECT_MODES  # loaded with the first sign-in, not with the extension
+
+        value = str(proposal["value"]).strip()
+        if value not in REDIRECT_MODES:
+            raise TraitError(f"SynapseMagics.oauth_redirect must be one of {', '.join(REDIRECT_MODES)}, not {value!r}")
         return value
 
     @validate("format")
@@ -176,7 +190,7 @@ class SynapseMagics(Magics):
     @no_var_expand
     @line_magic
     def mcp(self, line: str) -> Any:
-        """MCP servers: connect, list, tools, call, disconnect, restart, inspect; see `%mcp help`."""
+        """MCP servers: connect, list, tools, call, disconnect, restart, inspect, auth, logout; see `%mcp help`."""
         return self._run(self.command("mcp", line))
 
     def _run(self, outcome: Any) -> Any:
@@ -363,6 +377,13 @@ class SynapseMagics(Magics):
             return mcp_cmd.inspect(state, words[0] if words else None)
         if sub in ("logs", "roots", "subscribe", "unsubscribe"):
             return _mcp_features(state, sub, words)
+        if sub in ("auth", "logout"):
+            if len(words) != 1:
+                raise UsageError(f"%mcp {sub}: name one server, e.g. %mcp {sub} notes")
+            if sub == "auth":
+                signing_in = mcp_auth.auth_async(state, words[0])
+                return Pending(_nothing(signing_in), f"signing in to {words[0]} was cancelled")
+            return Pending(_nothing(mcp_auth.logout_async(state, words[0])), "signing out was cancelled")
         if sub in ("help", ""):
             print(help_text.MCP_HELP)
             return None

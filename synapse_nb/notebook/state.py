@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .elicit import NotebookAnswers
     from .kernel_tools import KernelTools
     from .result import BackgroundRun
+    from .sign_in import NotebookSignIn
     from .tape import Tape
 
 __all__ = ["STATE_ATTR", "Settings", "SynapseState", "usage_error"]
@@ -97,6 +98,7 @@ class SynapseState:
         self.background: dict[str, BackgroundRun] = {}
         self._hub: McpHub | None = None
         self.answers: NotebookAnswers | None = None  # answers servers' questions (built with the hub)
+        self.sign_in: NotebookSignIn | None = None  # signs in to OAuth-protected servers (built with the hub)
         self._store: HistoryStore | None = None
         self.lake_publisher: LakePublisher | None = None  # `publish_to`: publishes after each turn
         self._registry: ToolRegistry | None = None
@@ -128,8 +130,11 @@ class SynapseState:
             from .elicit import NotebookAnswers
 
             # Servers' questions (elicitation, sampling) are answered in the running cell: notebook/elicit.py
+            from .sign_in import NotebookSignIn
+
             self.answers = NotebookAnswers(self)
-            self._hub = McpHub(on_event=self.record, handlers=self.answers.handlers())
+            self.sign_in = NotebookSignIn(self)
+            self._hub = McpHub(on_event=self.record, handlers=self.answers.handlers(), sign_in=self.sign_in)
             self.registry.source = self._hub
         return self._hub
 

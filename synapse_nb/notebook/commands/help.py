@@ -96,6 +96,8 @@ MCP_HELP = """\
   subscribe NAME URI                    watch a resource: updates show in the running cell and are recorded
   subscribe NAME                        the updates received so far
   unsubscribe NAME URI                  stop watching it
+  auth NAME                             sign in to an OAuth-protected HTTP server again
+  logout NAME                           forget its tokens (keyring or token file) and disconnect it
   help                                  this help
 
 Config file: SYNAPSE_MCP_CONFIG, else ./.synapse/mcp_servers.json, else ~/.config/synapse/mcp_servers.json
@@ -103,4 +105,8 @@ Config file: SYNAPSE_MCP_CONFIG, else ./.synapse/mcp_servers.json, else ~/.confi
 are secrets: they are never shown or recorded.
 When a server asks for input (a form, a link) or to use the model (sampling), a card shows in the running
 cell and the question is asked in the input box; where no one can answer (no stdin) it is declined.
+A server that asks for OAuth shows "Sign in to NAME" in the cell; the connect goes on once you signed in.
+If the browser cannot reach the kernel (JupyterHub, SSH), paste the address it ended on into the input box
+(offered on kernels that look remote; %config SynapseMagics.oauth_redirect = "paste" | "loopback" | "auto").
+Tokens stay in the OS keyring, else in a 0600 file under ~/.local/share/synapse, never in the notebook.
 """

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ...errors import ServerStartError, SynapseError, UnknownServerError
+from ...errors import OAuthError, ServerStartError, SynapseError, UnknownServerError
 from ...masking import SecretMask
 from ...types import ToolResult, ToolSpec
 from ..args import CallTarget, ConnectSpec
@@ -120,6 +120,8 @@ async def connect_async(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
 
     Header and env values become secrets of the history store first, so they are never recorded or
     shown. A server that does not start raises UsageError with the reason; its stderr tail is shown.
+    An HTTP server that asks for OAuth shows "Sign in to NAME" here (notebook/sign_in.py) and connects
+    once the user has signed in; a sign-in that does not work is one line (the OAuthError's message).
     """
     assert spec.name is not None
     started = clock()
@@ -137,6 +139,9 @@ async def connect_async(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
             approve=spec.approve, tools=spec.tools,
             log_level=spec.log_level, sampling=spec.sampling, elicitation=spec.elicitation,
         )
+    except OAuthError as exc:
+        out.finish(_progress(f"✗ {spec.name}: not signed in"))
+        raise UsageError(_mask(state, f"%mcp connect: {exc}")) from None
     except ServerStartError as exc:
         tail = _tail(state, exc.stderr_tail)
         out.finish(_stderr_bundle(spec.name, tail) if tail else _progress(f"✗ {spec.name} did not start"))

@@ -11,6 +11,7 @@ import ipywidgets as w
 
 from ...errors import SynapseError
 from ...types import ToolSpec
+from ..sign_in import sign_in_link_html
 from ._html import SPINNER, esc, state_badge
 from ._threads import call_on, kernel_loop
 from .catalogue import PromptBrowser, ResourceBrowser
@@ -180,7 +181,8 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         buttons = w.HBox(
             [self.restart_button, self.disconnect_button, self.action_status], layout=w.Layout(align_items="center")
         )
-        self.asking = w.VBox()  # the server's questions waiting for an answer (ElicitationWidgets)
+        self.asking = w.VBox()  # the server's questions waiting for an answer (ElicitationWidgets, sign-in links)
+        self._sign_in_links: dict[Any, Any] = {}
         header = w.VBox([self.card, buttons, self.asking, self.stderr, self.logs])
         header.add_class("snb-card")
         super().__init__([header, self.tabs], layout=w.Layout(width="100%"))
@@ -215,7 +217,7 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         if not self.builtin:
             self._refresh_logs()
             self.resource_browser.show_updates(self._resource_updates())
-            asking = tuple(self._asking())
+            asking = tuple(self._sign_ins()) + tuple(self._asking())
             if asking != tuple(self.asking.children):
                 self.asking.children = asking
         tools = tuple(tools)
@@ -337,6 +339,15 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         """This server's elicitation widgets waiting for an answer (the facade's optional `answers.asking`)."""
         asking = getattr(getattr(self.state, "answers", None), "asking", None) or ()
         return [widget for widget in asking if getattr(widget.request, "server", None) == self.name]
+
+    def _sign_ins(self) -> list[Any]:
+        """A "Sign in to NAME" link while a connect of this server waits for the user (the facade's optional
+        `sign_in.open`, notebook/sign_in.py); one widget per open sign-in, kept while it stays open."""
+        requests = [r for r in getattr(getattr(self.state, "sign_in", None), "open", None) or ()
+                    if getattr(r, "server", None) == self.name]
+        links = {r: self._sign_in_links.get(r) or w.HTML(sign_in_link_html(r)) for r in requests}
+        self._sign_in_links = links
+        return list(links.values())
 
     def _refresh_logs(self) -> None:
         """Re-read the log ring; the accordion's title counts what is shown at the chosen level."""

@@ -1,0 +1,57 @@
+"""`%mcp auth NAME` (sign in again) and `%mcp logout NAME` (forget the tokens) for OAuth-protected HTTP servers."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from IPython.core.error import UsageError
+
+from ...errors import SynapseError
+from ..output import LiveOutput
+from ..state import SynapseState, usage_error
+from ..view import GLYPH
+from .mcp import _connected_line, _progress, _server
+
+if TYPE_CHECKING:
+    from ...mcp_client.info import ServerInfo
+
+__all__ = ["auth_async", "logout_async"]
+
+
+def _http_server(state: SynapseState, name: str, command: str) -> None:
+    info = _server(state, name)
+    if not info.url:
+        raise UsageError(f"%mcp {command}: {name} is a stdio server; only HTTP servers sign in with OAuth")
+
+
+async def auth_async(state: SynapseState, name: str) -> ServerInfo:
+    """`%mcp auth NAME`: drop the server's tokens, sign in again (the link shows in this cell), reconnect."""
+    _http_server(state, name, "auth")
+    out = LiveOutput(live=state.live, publish=state.publish)
+    out.start(_progress(f"signing in to {name} again …"))
+    try:
+        info = await state.hub.authenticate(name)
+    except SynapseError as exc:
+        out.finish(_progress(f"✗ {name}: not signed in"))
+        raise usage_error(exc) from None
+    except asyncio.CancelledError:
+        out.finish(_progress(f"{GLYPH['cancelled']} signing in to {name} was interrupted"))
+        raise
+    out.finish(_progress(f"{GLYPH['ok']} {name}: signed in, {_connected_line(info)}"))
+    return info
+
+
+async def logout_async(state: SynapseState, name: str) -> bool:
+    """`%mcp logout NAME`: disconnect the server and forget its tokens and registered client (keyring or
+    token file); the next connect asks to sign in. Returns whether anything was stored."""
+    _http_server(state, name, "logout")
+    try:
+        forgot = await state.hub.logout(name)
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+    if forgot:
+        print(f"{name}: signed out and disconnected; its tokens are forgotten (%mcp connect {name} signs in again)")
+    else:
+        print(f"{name}: disconnected; no sign-in was stored for it")
+    return bool(forgot)

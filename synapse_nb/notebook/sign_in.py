@@ -1,0 +1,271 @@
+"""Signing in to an OAuth-protected MCP server from a cell: the link, then the loopback redirect or a pasted URL.
+
+The hub calls `NotebookSignIn(state)` as its `sign_in` callback with the server's name, the authorization
+URL and an awaitable of the loopback redirect (the browser coming back to 127.0.0.1 on a free port). The
+cell shows "Sign in to NAME" as a link (HTML, and the URL in plain text for terminals), and open
+inspectors show it in the server's panel. Then the first of these wins:
+
+- the loopback redirect: the browser runs on the kernel's machine (the usual local case, nothing to type);
+- a pasted URL: where the browser cannot reach the kernel (JupyterHub, a kernel over SSH), the user pastes
+  the address the browser ended on into the input box the cell shows; Enter alone keeps waiting for the
+  browser. `%config SynapseMagics.oauth_redirect` decides when the box is offered: "auto" (the default)
+  when the kernel looks remote (JupyterHub's or SSH's variables are set), "paste" always, "loopback"
+  never. It is not offered by default on a local kernel because a frontend keeps an unanswered box and
+  JupyterLab runs no other cell until it is answered; nor where the cell cannot read stdin.
+
+The hub asks for one sign-in at a time (a config file's servers that need one wait their turn; the others
+connect meanwhile) and bounds the wait (the server's `oauth.sign_in_timeout`); an interrupt cancels it. The
+stdin box is read in a worker thread with the kernel's own session, so the event loop (and with it the
+loopback listener) keeps running meanwhile; when the browser wins, the thread stops reading. The
+authorization URL holds no secret (PKCE sends only the challenge); the pasted URL holds the one-time code,
+which is never shown, recorded or logged here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import logging
+import os
+import threading
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from IPython.core.error import StdinNotImplementedError
+
+from ..events import ServerEvent
+from .approval_card import _BOX
+from .output import Bundle
+
+if TYPE_CHECKING:
+    from .state import SynapseState
+
+__all__ = ["REDIRECT_MODES", "NotebookSignIn", "SignInRequest", "looks_remote", "pasted_redirect", "sign_in_card"]
+
+PASTE_PROMPT = "paste the address your browser ended on (or just sign in; Enter keeps waiting): "
+SDK_AUTH_LOGGER = "mcp.client.auth.oauth2"
+REDIRECT_MODES = ("auto", "loopback", "paste")
+"""`%config SynapseMagics.oauth_redirect`: where the browser's redirect comes back (see the module docstring)."""
+REMOTE_VARIABLES = ("JUPYTERHUB_API_URL", "JUPYTERHUB_USER", "SSH_CONNECTION", "SSH_CLIENT")
+_ACCENT = "#8250df"
+_MUTED = "color:#57606a;font-size:12px"
+_POLL = 0.05  # seconds between checks of the stdin socket (how soon a thread notices it should stop)
+
+
+@dataclass(frozen=True)
+class SignInRequest:
+    """A sign-in the notebook waits for: what the inspector's panel shows while it is open."""
+
+    server: str
+    url: str
+
+
+def sign_in_card(server: str, url: str, *, paste: bool) -> Bundle:
+    """The cell's card: a link to the authorization URL, and where to paste when the browser is elsewhere."""
+    hint = ("If the browser cannot reach this machine (JupyterHub, SSH), paste the address it ends on in "
+            "the box below." if paste else "This cell goes on by itself once you have signed in.")
+    text = f"Sign in to {server}: {url}\n{hint}"
+    link = (f'<a href="{html.escape(url, quote=True)}" target="_blank" rel="noopener noreferrer">'
+            f"Sign in to {html.escape(server)}</a>")
+    return {
+        "text/plain": text,
+        "text/html": f'<div class="snb-sign-in" style="{_BOX.format(accent=_ACCENT)}"><div><b>{link}</b></div>'
+                     f'<div style="{_MUTED}">{html.escape(hint)}</div></div>',
+    }
+
+
+def sign_in_link_html(request: SignInRequest) -> str:
+    """The inspector panel's line for an open sign-in."""
+    return (f'<div class="snb-sign-in">🔑 <a href="{html.escape(request.url, quote=True)}" target="_blank" '
+            f'rel="noopener noreferrer">Sign in to {html.escape(request.server)}</a> '
+            f'<span style="{_MUTED}">(the connecting cell goes on once you have)</span></div>')
+
+
+def _outcome(server: str, text: str, *, ok: bool) -> Bundle:
+    mark, colour = ("✓", "#1a7f37") if ok else ("⊘", "#6e7781")
+    return {
+        "text/plain": f"{mark} {server}: {text}",
+        "text/html": f'<div class="snb-sign-in snb-answered" style="color:{colour}">{mark} '
+                     f"<code>{html.escape(server)}</code>: {html.escape(text)}</div>",
+    }
+
+
+def looks_remote(environ: Mapping[str, str]) -> bool:
+    """Whether the kernel seems to run where the user's browser cannot reach it: started by JupyterHub,
+    or over SSH (the variables a hub's single-user server and sshd set and kernels inherit)."""
+    return any(environ.get(name) for name in REMOTE_VARIABLES)
+
+
+def pasted_redirect(text: str) -> str | None:
+    """The pasted text as a redirect URL (one carrying `code=` or `error=`), or None when it is not one."""
+    value = text.strip().strip("'\"<>")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    query = parse_qs(parts.query)
+    return value if "code" in query or "error" in query else None
+
+
+class _QuietFlowErrors(logging.Filter):
+    """The SDK logs a traceback ("OAuth flow error") for every sign-in that fails; the connect already
+    ends with one line saying why (an OAuthError), and a traceback under it in the cell would only alarm."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "OAuth flow error"
+
+
+def quiet_sdk_flow_errors() -> None:
+    """Keep the SDK's "OAuth flow error" tracebacks out of the cells (once per process)."""
+    sdk_logger = logging.getLogger(SDK_AUTH_LOGGER)
+    if not any(isinstance(f, _QuietFlowErrors) for f in sdk_logger.filters):
+        sdk_logger.addFilter(_QuietFlowErrors())
+
+
+class NotebookSignIn:
+    """The hub's `sign_in` callback for one kernel (see the module docstring)."""
+
+    def __init__(self, state: SynapseState) -> None:
+        self.state = state
+        quiet_sdk_flow_errors()
+        self.open: list[SignInRequest] = []  # sign-ins waiting now (the inspector's panels list them)
+
+    async def __call__(self, server: str, authorization_url: str, loopback_redirect: Awaitable[str]) -> str:
+        """The final redirect URL: from the loopback listener or pasted, whichever comes first."""
+        request = SignInRequest(server, authorization_url)
+        reader = self._paste_reader()
+        card_id = uuid.uuid4().hex
+        self._in_cell(lambda: self.state.publish(sign_in_card(server, authorization_url, paste=reader is not None),
+                                                 card_id, False))
+        self.open.append(request)
+        self.state.tell_panels(ServerEvent(server=server, event="sign_in_asked"))
+        stop = threading.Event()
+        loopback = asyncio.ensure_future(loopback_redirect)
+        waiting: set[asyncio.Future[Any]] = {loopback}
+        paste: asyncio.Future[Any] | None = None
+        if reader is not None:
+            paste = asyncio.ensure_future(asyncio.to_thread(self._read_paste, reader, stop))
+            waiting.add(paste)
+        everything = set(waiting)
+        outcome = "cancelled"
+        try:
+            url = await self._first_url(waiting)
+            outcome = "signed in"
+            if paste is not None and not paste.done():
+                # the frontend keeps the input box until it is answered (JupyterLab runs no other cell meanwhile)
+                outcome = "signed in in the browser; the input box is no longer needed: press Enter in it"
+            return url
+        except BaseException:
+            outcome = "not signed in"  # interrupted, timed out (the caller's bound) or failed: the cell says which
+            raise
+        finally:
+            stop.set()
+            for future in everything:
+                future.cancel()
+            # the reader thread notices `stop` within _POLL; wait for it so the stdin socket is free again
+            with contextlib.suppress(BaseException):
+                await asyncio.gather(*everything, return_exceptions=True)
+            self.open.remove(request)
+            self.state.tell_panels(ServerEvent(server=server, event="sign_in_answered"))
+            self._in_cell(lambda: self.state.publish(_outcome(server, outcome, ok=outcome.startswith("signed in")),
+                                                     card_id, True))
+
+    async def _first_url(self, waiting: set[asyncio.Future[Any]]) -> str:
+        """The first redirect URL of the loopback listener or the paste reader; a reader that ends
+        with nothing pasted leaves the loopback alone in the race."""
+        while True:
+            done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            for future in done:
+                url = future.result()
+                if url is not None:
+                    return str(url)
+
+    # -- paste-back
+
+    def _paste_reader(self) -> Callable[[str, threading.Event], str | None] | None:
+        """How to read one pasted line here without blocking the loop, or None where no box is offered:
+        `oauth_redirect` "loopback", or "auto" on a kernel that does not look remote, or nobody can answer."""
+        mode = str(getattr(self.state.magics, "oauth_redirect", "auto") or "auto")
+        if mode == "loopback" or (mode == "auto" and not looks_remote(os.environ)):
+            return None
+        if self.state.input is not None:  # tests and embedding code: their own input function
+            read = self.state.input
+            return lambda prompt, stop: read(prompt)
+        if self.state.live and not self.state.runner.foreground:
+            return None  # no cell waits on stdin (a background run, an inspector action)
+        kernel = getattr(self.state.shell, "kernel", None)
+        if kernel is None or not getattr(kernel, "_allow_stdin", False):
+            return None  # terminal IPython (the browser is local) or a frontend without input
+        target = _stdin_target(kernel)
+        if target is None:
+            return None
+        return lambda prompt, stop: _kernel_line(kernel, *target, prompt, stop)
+
+    def _read_paste(self, read: Callable[[str, threading.Event], str | None], stop: threading.Event) -> str | None:
+        """Lines until one is a redirect URL (runs in a worker thread); None when the user pressed Enter
+        alone (they sign in in a browser that reaches the loopback listener), input ended or `stop` is set."""
+        prompt = PASTE_PROMPT
+        while not stop.is_set():
+            try:
+                line = read(prompt, stop)
+            except (EOFError, StdinNotImplementedError):
+                return None
+            if line is None or not line.strip():
+                return None
+            url = pasted_redirect(line)
+            if url is not None:
+                return url
+            prompt = "that is not the address the browser ended on (it has code=... in it); paste it again: "
+        return None
+
+    def _in_cell(self, fn: Callable[[], None]) -> None:
+        answers = self.state.answers
+        if answers is not None:
+            answers._in_cell(fn)
+        else:
+            fn()
+
+
+def _stdin_target(kernel: Any) -> tuple[Any, Any] | None:
+    """The (ident, parent) of the cell the kernel runs now, which an input request must name."""
+    context = getattr(kernel, "_shell_context", None)
+    parent_var = getattr(kernel, "_shell_parent", None)
+    ident_var = getattr(kernel, "_shell_parent_ident", None)
+    if context is None or parent_var is None or ident_var is None:
+        return None
+    try:
+        return context[ident_var], context[parent_var]
+    except KeyError:
+        return None
+
+
+def _kernel_line(kernel: Any, ident: Any, parent: Any, prompt: str, stop: threading.Event) -> str | None:
+    """One line from the frontend's input box, read as ipykernel's `raw_input` does, but stoppable.
+
+    ipykernel's own reader waits for the reply for good; this one polls and gives up once `stop` is set
+    (the browser came back first, or the cell was interrupted), leaving the socket free for the next
+    question. A reply that comes later is purged by the next input request, as ipykernel does.
+    """
+    import zmq
+
+    socket, session = kernel.stdin_socket, kernel.session
+    while True:  # purge stale replies
+        try:
+            socket.recv_multipart(zmq.NOBLOCK)
+        except zmq.Again:
+            break
+    session.send(socket, "input_request", {"prompt": prompt, "password": False}, parent, ident=ident)
+    while not stop.is_set():
+        ready, _, _ = zmq.select([socket], [], [], _POLL)
+        if not ready:
+            continue
+        _, reply = session.recv(socket)
+        if reply is None:
+            continue
+        value = str(reply.get("content", {}).get("value", ""))
+        return None if value == "\x04" else value  # \x04: end of input
+    return None
+
