@@ -298,13 +298,17 @@ def test_streamed_arguments_show_in_a_pending_block_that_becomes_the_call() -> N
     view.apply(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, call_id="c1", name="demo__query",
                                       arguments_delta='{"sql": "SEL'))
     md = render(view)["text/markdown"]
-    assert "demo__query({&quot;sql&quot;: &quot;SEL)" in md
+    # a part of the arguments: no closing parenthesis, an ellipsis, nothing that reads as the whole call
+    assert "<code>demo__query({&quot;sql&quot;: &quot;SEL…</code>" in md
+    assert '[tool] demo__query({"sql": "SEL… receiving arguments' in render(view)["text/plain"]
     assert "receiving arguments" in md
     assert "the model is writing the arguments of demo__query" in render(view)["text/plain"]
     view.apply(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, arguments_delta='ECT 1"}'))
     assert "{&quot;sql&quot;: &quot;SELECT 1&quot;}</pre>" in render(view)["text/markdown"]
+    assert "<code>demo__query(sql=&quot;SELECT 1&quot;)</code>" in render(view)["text/markdown"]  # whole JSON
     view.apply(LlmCallFinished(session_id=S, llm_call_id="l", provider="p", model="m", started_at=NOW, duration_ms=1))
     assert "waiting to run" in render(view)["text/markdown"]  # e.g. while the user is asked to approve it
+    assert '<code>demo__query(sql=&quot;SELECT 1&quot;)</code>' in render(view)["text/markdown"]  # whole now
     assert "about to run demo__query" in render(view)["text/plain"]
     call = ToolCall(id="c1", name="demo__query", arguments={"sql": "SELECT 1"})
     view.apply(ToolCallStarted(session_id=S, call=call, server="demo", tool="query", approval="auto"))
@@ -454,7 +458,7 @@ def test_streamed_arguments_are_throttled_after_their_first_piece(published: Any
     assert len(published.items) == count
     now[0] = 1.0
     display(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, arguments_delta=""))
-    assert 'demo__query({"sql": "SELECT 1"})' in published.items[-1][0]["text/plain"]
+    assert 'demo__query(sql="SELECT 1")' in published.items[-1][0]["text/plain"]  # whole: shown as the call
 
 
 def test_the_display_and_widget_sources_hold_no_emoji() -> None:
