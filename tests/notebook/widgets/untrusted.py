@@ -47,8 +47,8 @@ def unstyled(html: str) -> list[str]:
             missing = [p for p in SIMPLE_RULES.get(name, []) if p not in style]
             if missing:
                 problems.append(f"<{tag} class={name}> lacks {', '.join(missing)}")
-        if tag == "th" and style.get("text-align") != "left":
-            problems.append("<th> is not left-aligned")
+        if tag in ("th", "td") and style.get("text-align") != "left":  # JupyterLab right-aligns table cells
+            problems.append(f"<{tag}> is not left-aligned")
         if tag in ("th", "td") and "padding" not in style:
             problems.append(f"<{tag}> has no padding")
         problems.extend(f"<{tag}> {k}: {v}" for k, v in style.items() if "var(" in v)
