@@ -336,7 +336,12 @@ def _finished_call(view: TurnView, result: ToolResult, name: str = "demo__query"
 
 def test_tabular_and_markdown_results_render_as_tables_with_a_raw_toggle() -> None:
     markdown_table = "| name | revenue |\n|---|---|\n| Kettle | 12.5 |\n| Mug \\| cup | 3 |"
-    block = _finished_call(TurnView(model="m"), ToolResult((ContentBlock("text", text=markdown_table),)))
+    styled = _finished_call(TurnView(model="m"), ToolResult((ContentBlock("text", text=markdown_table),)))
+    # every cell styled inline: an untrusted JupyterLab strips <style> and right-aligns table cells
+    cells = re.findall(r"<t[hd](?: [^>]*)?>", styled)
+    assert len(cells) == 6
+    assert all("text-align:left" in c and "padding:" in c for c in cells), cells
+    block = re.sub(r'<(t[hd]) style="[^"]*">', r"<\1>", styled)
     assert "<th>name</th><th>revenue</th>" in block
     assert "<td>Mug | cup</td><td>3</td>" in block
     assert '<details class="snb-raw"><summary>raw</summary>' in block
@@ -345,12 +350,12 @@ def test_tabular_and_markdown_results_render_as_tables_with_a_raw_toggle() -> No
         (ContentBlock("text", text="2 rows"),),
         structured_content={"columns": ["id", "x"], "rows": [[1, None], [2, {"a": 1}]], "row_count": 2},
     )
-    block = _finished_call(TurnView(model="m"), structured)
+    block = re.sub(r'<(t[hd]) style="[^"]*">', r"<\1>", _finished_call(TurnView(model="m"), structured))
     assert "<th>id</th><th>x</th>" in block
     assert "<td>2</td><td>{&quot;a&quot;: 1}</td>" in block
     assert "2 rows · 2 columns" in block
     records = ToolResult((ContentBlock("text", text='[{"a": 1, "b": "x"}, {"a": 2}]'),))
-    assert "<th>a</th><th>b</th>" in _finished_call(TurnView(model="m"), records)
+    assert re.search(r'<th style="[^"]*">a</th><th style="[^"]*">b</th>', _finished_call(TurnView(model="m"), records))
     prose = ToolResult((ContentBlock("text", text="just | a pipe"),))
     assert "<table" not in _finished_call(TurnView(model="m"), prose)
 
