@@ -40,6 +40,8 @@ PRE = (
     "background:rgba(175,184,193,0.18);font-size:12px"
 )
 CAPPED = "max-height:22em;overflow:auto"
+# Inline too: an untrusted JupyterLab right-aligns the table cells of rendered Markdown.
+CELL = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
 LABEL = "font-size:11px;font-weight:600;text-transform:uppercase;letter-spacing:.04em;color:#57606a;margin-top:4px"
 
 # One line (a Markdown HTML block must not contain a blank line).
@@ -210,8 +212,10 @@ def _result_html(call: ToolCallView) -> str:
 
 def _table_html(table: Table, raw: str) -> str:
     rows = table.rows[:TABLE_ROWS]
-    head = "".join(f"<th>{_esc(c)}</th>" for c in table.columns)
-    body = "".join("<tr>" + "".join(f"<td>{_esc(_cell(v))}</td>" for v in row) + "</tr>" for row in rows)
+    head = "".join(f'<th style="{CELL}">{_esc(c)}</th>' for c in table.columns)
+    body = "".join(
+        "<tr>" + "".join(f'<td style="{CELL}">{_esc(_cell(v))}</td>' for v in row) + "</tr>" for row in rows
+    )
     more = len(table.rows) - len(rows)
     note = f'<div style="color:#57606a;font-size:11px">{more:,} more rows in _synapse.tool_calls</div>' if more else ""
     count = f"{len(table.rows):,} row{'s' if len(table.rows) != 1 else ''} · {len(table.columns)} columns"

@@ -77,13 +77,15 @@ class ToolCallView:
 
     @property
     def call_line(self) -> str:
-        """`name(arg=value, ...)`, cut to a short preview (the streamed JSON while it arrives)."""
+        """`name(arg=value, ...)`, cut to a short preview; while the arguments arrive, the JSON so far as
+        `name({"steps": 4…` (no closing parenthesis: a part must not read as the whole call)."""
+        arguments = self.arguments
         if self.status == "streaming":
-            args = self.streamed
-        else:
-            args = ", ".join(
-                f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in self.arguments.items()
-            )
+            whole = _json_object(self.streamed or ("{}" if self.received else ""))
+            if whole is None:
+                return f"{self.name}({self.streamed[: ARGS_PREVIEW - 1]}…"
+            arguments = whole
+        args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False, default=str)}" for k, v in arguments.items())
         if len(args) > ARGS_PREVIEW:
             args = args[: ARGS_PREVIEW - 1] + "…"
         return f"{self.name}({args})"
@@ -105,6 +107,15 @@ class ToolCallView:
     def fraction(self) -> float | None:
         """Progress as 0..1 when the server gave a total, else None."""
         return progress_fraction(self.progress, self.total)
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The streamed arguments once they are a whole JSON object, else None (cut short, or not an object)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 @dataclass

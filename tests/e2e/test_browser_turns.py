@@ -340,5 +340,16 @@ def _saved_snapshots(nb: NotebookPage, lab: Lab, browser: Any) -> None:
         expect(snapshot.locator(".snb-group-manual")).to_have_text("Manual calls")
         expect(snapshot.locator("details.snb-span-tool").filter(has_text="demo.fail")).to_contain_text("error")
         page.screenshot(path=str(ARTIFACTS / "saved-trace-snapshot.png"), full_page=True)
+        # without its <style> block (stripped by an untrusted JupyterLab, GitHub, nbviewer) it keeps its look
+        bare = re.sub(r"<style>.*?</style>", "", "".join(trace["text/html"]), flags=re.S)
+        assert "<style>" not in bare
+        page.set_content(f"<!doctype html><meta charset=utf-8><body>{bare}</body>")
+        looks = page.locator(".snb-trace details.snb-span-tool summary").first.evaluate(
+            """(s) => ({row: getComputedStyle(s).display,
+                       bar: getComputedStyle(s.querySelector('.snb-bar')).position,
+                       title: getComputedStyle(document.querySelector('.snb-title')).fontWeight})"""
+        )
+        assert looks == {"row": "flex", "bar": "absolute", "title": "600"}, looks
+        page.screenshot(path=str(ARTIFACTS / "saved-trace-snapshot-unstyled.png"), full_page=True)
     finally:
         page.close()

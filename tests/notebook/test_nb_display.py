@@ -298,13 +298,17 @@ def test_streamed_arguments_show_in_a_pending_block_that_becomes_the_call() -> N
     view.apply(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, call_id="c1", name="demo__query",
                                       arguments_delta='{"sql": "SEL'))
     md = render(view)["text/markdown"]
-    assert "demo__query({&quot;sql&quot;: &quot;SEL)" in md
+    # a part of the arguments: no closing parenthesis, an ellipsis, nothing that reads as the whole call
+    assert "<code>demo__query({&quot;sql&quot;: &quot;SEL…</code>" in md
+    assert '[tool] demo__query({"sql": "SEL… receiving arguments' in render(view)["text/plain"]
     assert "receiving arguments" in md
     assert "the model is writing the arguments of demo__query" in render(view)["text/plain"]
     view.apply(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, arguments_delta='ECT 1"}'))
     assert "{&quot;sql&quot;: &quot;SELECT 1&quot;}</pre>" in render(view)["text/markdown"]
+    assert "<code>demo__query(sql=&quot;SELECT 1&quot;)</code>" in render(view)["text/markdown"]  # whole JSON
     view.apply(LlmCallFinished(session_id=S, llm_call_id="l", provider="p", model="m", started_at=NOW, duration_ms=1))
     assert "waiting to run" in render(view)["text/markdown"]  # e.g. while the user is asked to approve it
+    assert '<code>demo__query(sql=&quot;SELECT 1&quot;)</code>' in render(view)["text/markdown"]  # whole now
     assert "about to run demo__query" in render(view)["text/plain"]
     call = ToolCall(id="c1", name="demo__query", arguments={"sql": "SELECT 1"})
     view.apply(ToolCallStarted(session_id=S, call=call, server="demo", tool="query", approval="auto"))
@@ -332,7 +336,12 @@ def _finished_call(view: TurnView, result: ToolResult, name: str = "demo__query"
 
 def test_tabular_and_markdown_results_render_as_tables_with_a_raw_toggle() -> None:
     markdown_table = "| name | revenue |\n|---|---|\n| Kettle | 12.5 |\n| Mug \\| cup | 3 |"
-    block = _finished_call(TurnView(model="m"), ToolResult((ContentBlock("text", text=markdown_table),)))
+    styled = _finished_call(TurnView(model="m"), ToolResult((ContentBlock("text", text=markdown_table),)))
+    # every cell styled inline: an untrusted JupyterLab strips <style> and right-aligns table cells
+    cells = re.findall(r"<t[hd](?: [^>]*)?>", styled)
+    assert len(cells) == 6
+    assert all("text-align:left" in c and "padding:" in c for c in cells), cells
+    block = re.sub(r'<(t[hd]) style="[^"]*">', r"<\1>", styled)
     assert "<th>name</th><th>revenue</th>" in block
     assert "<td>Mug | cup</td><td>3</td>" in block
     assert '<details class="snb-raw"><summary>raw</summary>' in block
@@ -341,12 +350,12 @@ def test_tabular_and_markdown_results_render_as_tables_with_a_raw_toggle() -> No
         (ContentBlock("text", text="2 rows"),),
         structured_content={"columns": ["id", "x"], "rows": [[1, None], [2, {"a": 1}]], "row_count": 2},
     )
-    block = _finished_call(TurnView(model="m"), structured)
+    block = re.sub(r'<(t[hd]) style="[^"]*">', r"<\1>", _finished_call(TurnView(model="m"), structured))
     assert "<th>id</th><th>x</th>" in block
     assert "<td>2</td><td>{&quot;a&quot;: 1}</td>" in block
     assert "2 rows · 2 columns" in block
     records = ToolResult((ContentBlock("text", text='[{"a": 1, "b": "x"}, {"a": 2}]'),))
-    assert "<th>a</th><th>b</th>" in _finished_call(TurnView(model="m"), records)
+    assert re.search(r'<th style="[^"]*">a</th><th style="[^"]*">b</th>', _finished_call(TurnView(model="m"), records))
     prose = ToolResult((ContentBlock("text", text="just | a pipe"),))
     assert "<table" not in _finished_call(TurnView(model="m"), prose)
 
@@ -454,7 +463,7 @@ def test_streamed_arguments_are_throttled_after_their_first_piece(published: Any
     assert len(published.items) == count
     now[0] = 1.0
     display(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, arguments_delta=""))
-    assert 'demo__query({"sql": "SELECT 1"})' in published.items[-1][0]["text/plain"]
+    assert 'demo__query(sql="SELECT 1")' in published.items[-1][0]["text/plain"]  # whole: shown as the call
 
 
 def test_the_display_and_widget_sources_hold_no_emoji() -> None:

@@ -55,7 +55,8 @@ STYLE = """<style>
 .snb-table{border-collapse:collapse;font-size:12px;width:100%}
 .snb-table th{text-align:left;font-weight:600;color:var(--jp-ui-font-color2,#57606a);
   border-bottom:1px solid var(--jp-border-color2,#d0d7de);padding:2px 6px}
-.snb-table td{padding:2px 6px;border-bottom:1px solid var(--jp-border-color3,#eaeef2);vertical-align:top}
+.snb-table td{padding:2px 6px;border-bottom:1px solid var(--jp-border-color3,#eaeef2);vertical-align:top;
+  text-align:left}
 .snb-trace details.snb-span{border-bottom:1px solid var(--jp-border-color3,#eaeef2)}
 .snb-trace details.snb-span>summary{cursor:pointer;list-style:none;display:flex;align-items:center;gap:8px;
   padding:3px 0}

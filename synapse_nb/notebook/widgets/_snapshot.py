@@ -2,8 +2,13 @@
 
 A widget output carries only `application/vnd.jupyter.widget-view+json` (and a repr as text/plain);
 opened without a kernel (JupyterLab, GitHub, nbviewer) it reads `Inspector(children=(HTML(...` or
-nothing. `Snapshot` adds `text/html` (with the stylesheet, and colours inline) and a readable
-`text/plain` to the widget's MIME bundle, taken when the widget is displayed.
+nothing. `Snapshot` adds `text/html` and a readable `text/plain` to the widget's MIME bundle, taken
+when the widget is displayed.
+
+The HTML carries the widgets' stylesheet written into every element's `style` attribute: JupyterLab
+strips `<style>` from a notebook it did not run (and drops inline values it cannot check, such as
+`var(--jp-...)`, so theme variables become their fallbacks), and GitHub and nbviewer do likewise. The
+`<style>` block stays in front for the frontends that keep it (its spinner and summary markers).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from typing import Any
 
 from ._html import STYLE
 
-__all__ = ["Snapshot"]
+__all__ = ["Snapshot", "inline_styles"]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
@@ -28,6 +33,7 @@ class Snapshot:
         """The static part of the bundle: text/html and text/plain (never raises: a repr must not fail)."""
         try:
             html, text = self.snapshot()
+            html = inline_styles(html)
         except Exception as exc:  # a display hook must not raise; say why there is no snapshot
             logger.exception("taking the snapshot of %s failed", type(self).__name__)
             html, text = "", f"{type(self).__name__} (no snapshot: {exc})"
@@ -38,3 +44,12 @@ class Snapshot:
         if data is None:
             return None
         return {**data, **self.mime_bundle()}
+
+
+def inline_styles(html: str) -> str:
+    """`html` with the widgets' stylesheet inlined, theme variables resolved to their fallbacks."""
+    import css_inline  # lazy: only a displayed widget needs it, and `import synapse_nb` must stay fast
+
+    css = STYLE.removeprefix("<style>").removesuffix("</style>")
+    inlined: str = css_inline.inline_fragment(html, css, resolve_css_variables=True, load_remote_stylesheets=False)
+    return inlined

@@ -9,6 +9,7 @@ import zlib
 
 import ipywidgets as w
 import pytest
+from untrusted import unstyled
 from widget_fakes import ECHO_SCHEMA, FakeHistory, FakeHub, FakeRunner, FakeState, Info, spec, text_result
 
 from synapse_nb.errors import McpError, ToolCallTimeout, UnknownServerError
@@ -493,3 +494,14 @@ def test_a_tabular_result_is_a_table_with_the_raw_text_behind_a_toggle(state: Fa
     assert "<tr><th>a</th><th>b</th></tr><tr><td>1</td><td>&lt;x&gt;</td></tr>" in html
     assert "1 rows · 2 columns" in html
     assert '<summary class="snb-muted">raw</summary>' in html
+
+
+def test_the_snapshot_is_styled_inline_so_it_reads_well_where_style_blocks_are_stripped(state: FakeState) -> None:
+    state.history_obj = FakeHistory([
+        {"server": "demo", "tool": "echo", "started_at": dt.datetime(2026, 1, 2, 3, 4, 5), "duration_ms": 12.3,
+         "is_error": False, "error": None, "approval": "manual"},
+    ])
+    html = inspector(state)._repr_mimebundle_()["text/html"]
+    assert "<th" in html
+    assert "snb-badge" in html
+    assert unstyled(html) == []

@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 import pytest
+from untrusted import unstyled
 from widget_fakes import ECHO_SCHEMA, spec
 
 from synapse_nb.events import (
@@ -202,3 +203,14 @@ async def test_the_snapshot_shows_the_status_and_a_waiting_approval_and_the_end(
     controls.finish("cancelled", "after 2.0 s")
     assert await settled(task) == ["no"]
     assert updates == ["background run: cancelled · after 2.0 s"]  # the saved output says how it ended
+
+
+async def test_the_snapshot_is_styled_inline_so_it_reads_well_where_style_blocks_are_stripped() -> None:
+    controls = RunControls(on_stop=lambda: None)
+    task = asyncio.ensure_future(controls.ask(DROP, {"table": "orders"}))
+    await pending(controls, 1)
+    html = controls._repr_mimebundle_()["text/html"]
+    assert "snb-card" in html
+    assert unstyled(html) == []
+    controls.finish("cancelled", "")
+    assert await settled(task) == ["no"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from untrusted import unstyled
 from widget_fakes import FakeHistory
 
 from synapse_nb.events import (
@@ -242,3 +243,15 @@ def test_the_widget_carries_a_static_snapshot_for_saved_notebooks() -> None:
         "  LLM  scripted:demo 100 ms",
         "  tool demo.describe_table 10 ms",
     ]
+
+
+def test_the_snapshot_is_styled_inline_so_its_timeline_reads_well_where_style_blocks_are_stripped() -> None:
+    turns = [{"turn_id": "a", "session_id": "s1", "prompt": "which tables?", "status": "finished",
+              "started_at": at(0), "duration_ms": 100.0, "error": None}]
+    trace = session_trace(FakeHistory(turns=turns, llm_calls=[llm(0, 100)], tool_calls=[tool(50, 10)]), "s1")
+    html = trace._repr_mimebundle_()["text/html"]
+    assert unstyled(html) == []
+    # the descendant rules too: each span is a flex row with its bar placed on a track
+    assert re.search(r'<summary style="[^"]*display: flex', html)
+    assert re.search(r'class="snb-bar" [^>]*style="[^"]*position: absolute', html)
+    assert re.search(r'class="snb-track" style="[^"]*background: #f6f8fa', html)
