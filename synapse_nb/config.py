@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from .envvars import expand_vars
 from .errors import ConfigError
 from .masking import MASK, mask_url
 from .oauth_settings import OAuthSettings, parse_oauth
@@ -88,7 +89,6 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "sampling": ("ask", "auto", "deny"),
     "log_level": ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"),
 }
-_VAR = re.compile(r"\$\{(env:)?([^}]*)\}")
 
 
 class ConfigWarning(UserWarning):
@@ -236,7 +236,7 @@ def _parse_entry(name: str, entry: Any, *, text: str, source: str, environ: Mapp
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             problems.append(f"{key} must be a string")
             return None
-        return _expand(str(value), environ, missing, key) if expand else str(value)
+        return expand_vars(str(value), environ, missing, key) if expand else str(value)
 
     def text_map(key: str) -> dict[str, str]:
         raw = entry.get(key) or {}
@@ -276,7 +276,7 @@ def _parse_entry(name: str, entry: Any, *, text: str, source: str, environ: Mapp
     if transport != "stdio" and not url:
         problems.append(f"type {transport} needs \"url\"")
     raw_args = tuple(text_list("args"))
-    args = tuple(_expand(a, environ, missing, f"args[{i}]") for i, a in enumerate(raw_args))
+    args = tuple(expand_vars(a, environ, missing, f"args[{i}]") for i, a in enumerate(raw_args))
     disabled = entry.get("disabled", False)
     if not isinstance(disabled, bool):
         problems.append("disabled must be true or false")
@@ -286,7 +286,7 @@ def _parse_entry(name: str, entry: Any, *, text: str, source: str, environ: Mapp
         tools = tuple(text_list("tools"))
     roots: tuple[str, ...] | None = None
     if "roots" in entry:
-        roots = tuple(_expand(r, environ, missing, f"roots[{i}]") for i, r in enumerate(text_list("roots")))
+        roots = tuple(expand_vars(r, environ, missing, f"roots[{i}]") for i, r in enumerate(text_list("roots")))
 
     def choice(key: str) -> str | None:
         raw = entry.get(key)
@@ -298,7 +298,8 @@ def _parse_entry(name: str, entry: Any, *, text: str, source: str, environ: Mapp
         return str(raw)
     oauth: OAuthSettings | None = None
     if entry.get("oauth") is not None:
-        oauth, oauth_problems = parse_oauth(entry["oauth"], lambda key, value: _expand(value, environ, missing, key))
+        oauth, oauth_problems = parse_oauth(
+            entry["oauth"], lambda key, value: expand_vars(value, environ, missing, key))
         problems.extend(oauth_problems)
         if oauth is not None and transport == "stdio":
             problems.append("oauth applies to http and sse servers only (a stdio server gets credentials from env)")
@@ -345,18 +346,6 @@ def _approve(raw: Any, problems: list[str]) -> ApprovePolicy | None:
     problems.append("approve must be auto, ask, deny, or an object mapping tool names to those")
     return None
 
-
-def _expand(value: str, environ: Mapping[str, str], missing: list[str], key: str) -> str:
-    """Replace `${env:VAR}` and `${VAR}`; unknown variables are collected in `missing`."""
-
-    def sub(match: re.Match[str]) -> str:
-        var = match.group(2)
-        if var in environ:
-            return environ[var]
-        missing.append(f"{var} (in {key})")
-        return ""
-
-    return _VAR.sub(sub, value)
 
 
 def _command_line(command: str | None, args: tuple[str, ...]) -> str:

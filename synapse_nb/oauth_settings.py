@@ -14,11 +14,11 @@ Secret values (`client_secret`, `private_key`, `idp_id_token`) never show in a r
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+from .envvars import expand_vars
 from .errors import ConfigError
 from .masking import MASK
 
@@ -33,7 +33,6 @@ TOKEN_AUTH_METHODS: tuple[TokenAuthMethod, ...] = ("client_secret_basic", "clien
 DEFAULT_SIGN_IN_TIMEOUT = 300.0
 """Seconds a connect waits for the user to sign in before it gives up."""
 _SECRET_FIELDS = frozenset({"client_secret", "private_key", "idp_id_token"})
-_VAR = re.compile(r"\$\{(env:)?([^}]*)\}")
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -104,7 +103,7 @@ class OAuthSettings:
         """Parse an `oauth` object (as in the config file; `${env:VAR}` expanded); raises ConfigError."""
         env = os.environ if environ is None else environ
         missing: list[str] = []
-        settings, problems = parse_oauth(raw, lambda key, value: _expand(value, env, missing, key))
+        settings, problems = parse_oauth(raw, lambda key, value: expand_vars(value, env, missing, key))
         if missing:
             problems.append("environment variable(s) not set: " + ", ".join(dict.fromkeys(missing)))
         if problems or settings is None:
@@ -202,13 +201,3 @@ def _consistency(s: OAuthSettings) -> list[str]:
                             "client_secret_post")
     return problems
 
-
-def _expand(value: str, environ: Mapping[str, str], missing: list[str], key: str) -> str:
-    def sub(match: re.Match[str]) -> str:
-        var = match.group(2)
-        if var in environ:
-            return environ[var]
-        missing.append(f"{var} (in {key})")
-        return ""
-
-    return _VAR.sub(sub, value)
