@@ -105,7 +105,7 @@ class LlmCallFinished:
     origin: str | None = None
     tool_call_id: str | None = None
     # Cost (see synapse_nb/pricing.py): usage.cost_usd is the call's cost, None when unknown.
-    price_source: str | None = None  # bundled:DATE | file:PATH | local | None (no price)
+    price_source: str | None = None  # bundled:DATE | file:PATH | local | replay | None (no price)
     input_cost_usd: float | None = None  # the prompt side of usage.cost_usd
     tool_result_tokens: Mapping[str, int] = field(default_factory=dict)  # tool_call_id -> tokens it added
     # Record/replay (synapse_nb/cassette.py): what the request held besides the transcript (system, params,

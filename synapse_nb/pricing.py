@@ -8,7 +8,8 @@ taken (`_taken`); `~/.config/synapse/prices.json` (`$XDG_CONFIG_HOME` honoured),
 
 `input_per_mtok` and `output_per_mtok` are required; `cache_read_per_mtok` and `cache_write_per_mtok`
 default to the input price (so cached tokens are never billed below what is known). Models of the
-local providers (`ollama:*`, `scripted:*`) cost 0. A model not in either table has no price: its cost
+local providers (`ollama:*`, `scripted:*`) cost 0, and so does a call replayed from a cassette
+(`REPLAYED`, price_source `replay`). A model not in either table has no price: its cost
 is None ("cost unknown"), never a guess; only a dated snapshot id (`claude-sonnet-4-5-20250929`,
 `gpt-4.1-mini-2025-04-14`) falls back to the entry of the model it is a snapshot of.
 
@@ -34,6 +35,7 @@ from .types import Usage
 __all__ = [
     "LOCAL_PROVIDERS",
     "Price",
+    "REPLAYED",
     "PriceTable",
     "bundled_taken",
     "price_for",
@@ -74,6 +76,9 @@ class Price:
 
 
 FREE = Price(0.0, 0.0, 0.0, 0.0, source="local")
+
+REPLAYED = Price(0.0, 0.0, 0.0, 0.0, source="replay")
+"""The price of a call answered from a cassette (record/replay): nothing was spent, whatever the model."""
 
 
 @dataclass(frozen=True, slots=True)

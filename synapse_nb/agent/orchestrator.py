@@ -244,6 +244,7 @@ class Agent:
                     self._spend.check(
                         self.budget, turn=usage, model=(self.provider.name, self.provider.model),
                         messages=self.messages, system=self.system, tools=specs,
+                        replayed=getattr(self.provider, "replays", False) is True,
                     )
                 iterations += 1
                 completion = await self._complete(specs, turn_id, emit)
@@ -303,7 +304,8 @@ class Agent:
         def finished(error: str | None = None) -> None:
             nonlocal completion
             usage = completion.usage if completion else Usage()
-            price = self._spend.price(self.provider.name, self.provider.model)
+            replayed = getattr(self.provider, "replays", False) is True  # a cassette answered: nothing spent
+            price = self._spend.price(self.provider.name, self.provider.model, replayed=replayed)
             usage = dataclasses.replace(usage, cost_usd=None if price is None else price.cost(usage))
             if completion is not None:
                 completion = dataclasses.replace(completion, usage=usage)
@@ -315,7 +317,7 @@ class Agent:
                 price_source=price.source if price is not None else None,
                 input_cost_usd=price.input_cost(usage) if price is not None else None,
                 tool_result_tokens=self._spend.record(usage, sent),
-                request=request, replayed=getattr(self.provider, "replays", False) is True,
+                request=request, replayed=replayed,
             ))
 
         stream: AsyncIterator[ProviderChunk] | None = None

@@ -15,7 +15,9 @@ Limits: `turn_usd` (`%%synapse --budget USD`), `session_usd` (`SynapseMagics.ses
 this kernel's calls in the session cost, this turn included), and `max_tokens` (`--max-tokens N`: the
 turn's prompt + output tokens over all its model calls, cached prompt tokens included, as the provider
 reports them). A USD limit for a model without a known price stops the turn before its first call,
-with a line saying so: it cannot be enforced, and is not silently ignored.
+with a line saying so: it cannot be enforced, and is not silently ignored. A call replayed from a
+cassette costs 0 (pricing.REPLAYED), so USD limits never stop a replay; `max_tokens` counts the
+recorded tokens, so a replay stops where its recording did.
 
 Tool attribution. Between two calls of a session the prompt grows by what came back: the reply of
 the first (its output tokens) and the messages added after it. The growth the provider measured,
@@ -32,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import BudgetExceededError, ConfigError
-from ..pricing import Price, price_for
+from ..pricing import REPLAYED, Price, price_for
 from ..types import Message, ToolSpec, Usage
 
 __all__ = ["CHARS_PER_TOKEN", "Budget", "SessionSpend", "project_tokens"]
@@ -83,8 +85,11 @@ class SessionSpend:
     cost_usd: float | None = 0.0
     _warned_prices: bool = field(default=False, repr=False)
 
-    def price(self, provider: str, model: str) -> Price | None:
-        """The model's price; a bad prices file is logged once and leaves the cost unknown."""
+    def price(self, provider: str, model: str, *, replayed: bool = False) -> Price | None:
+        """The model's price (REPLAYED, 0, for a call answered from a cassette); a bad prices file is logged
+        once and leaves the cost unknown."""
+        if replayed:
+            return REPLAYED
         try:
             return price_for(provider, model)
         except ConfigError as exc:
@@ -106,9 +111,10 @@ class SessionSpend:
 
     def check(
         self, budget: Budget, *, turn: Usage, model: tuple[str, str], messages: Sequence[Message],
-        system: str | None, tools: Sequence[ToolSpec],
+        system: str | None, tools: Sequence[ToolSpec], replayed: bool = False,
     ) -> None:
-        """BudgetExceededError when the next call could pass a limit of `budget` (`turn`: spent so far)."""
+        """BudgetExceededError when the next call could pass a limit of `budget` (`turn`: spent so far;
+        `replayed`: the next call is answered from a cassette, so it costs nothing)."""
         if budget.empty:
             return
         inp, out = self.projected(messages, system, tools)
@@ -123,7 +129,7 @@ class SessionSpend:
                 )
         if not budget.in_usd:
             return
-        price = self.price(*model)
+        price = self.price(*model, replayed=replayed)
         if price is None:
             raise BudgetExceededError(
                 f"cost unknown for {model[0]}:{model[1]} (no price), so the USD budget cannot be enforced and "

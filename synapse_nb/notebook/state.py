@@ -272,6 +272,11 @@ class SynapseState:
                 return None
         return self._tracing.sink if self._tracing is not None else None
 
+    @property
+    def tracing_pipeline(self) -> Tracing | None:
+        """The open tracing pipeline (for `%synapse status`), or None: off, or not opened yet."""
+        return self._tracing
+
     def flush_tracing(self) -> bool:
         """Export the spans of ended turns now, in this thread (they otherwise go in batches, off the loop);
         False when tracing is off. A collector that cannot be reached is said once, as always."""

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from .export import Tracing
 
 __all__ = [
-    "CONTENT_ENV", "MISSING_EXTRA", "available", "content_wanted", "header_secrets", "open_tracing", "wanted",
+    "CONTENT_ENV", "MISSING_EXTRA", "available", "content_wanted", "endpoint", "header_secrets", "open_tracing",
+    "wanted",
 ]
 
 CONTENT_ENV = "SYNAPSE_OTEL_CONTENT"
@@ -36,6 +37,7 @@ MISSING_EXTRA = "OpenTelemetry tracing needs the otel extra: pip install 'synaps
 _ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 _HEADER_VARS = ("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
 _REQUIRED = ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http")
+_DEFAULT_ENDPOINT = "http://localhost:4318/"
 _TRUE = ("1", "true", "yes", "on")
 
 
@@ -49,6 +51,17 @@ def wanted(setting: bool | None, environ: Mapping[str, str] | None = None) -> bo
     if env.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none":
         return False
     return any(env.get(name, "").strip() for name in _ENDPOINT_VARS)
+
+
+def endpoint(environ: Mapping[str, str] | None = None) -> str:
+    """Where spans go, as the OTLP/HTTP exporter resolves it from the environment (for messages and
+    `%synapse status`; light: imports no SDK). Show it through masking.mask_url: a URL may carry a token."""
+    env = os.environ if environ is None else environ
+    traces = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    if traces:
+        return traces
+    base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or _DEFAULT_ENDPOINT
+    return base.rstrip("/") + "/v1/traces"
 
 
 def content_wanted(environ: Mapping[str, str] | None = None) -> bool:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import atexit
 import logging
-import os
 import re
 import socket
 import threading
@@ -29,6 +28,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 
 from .. import __version__
 from ..masking import SecretMask, mask_url
+from . import endpoint
 from .attributes import AGENT_NAME, Content
 from .spans import SpanSink
 
@@ -37,19 +37,9 @@ __all__ = ["Tracing", "endpoint"]
 logger = logging.getLogger("synapse_nb.telemetry")
 
 _EXPORTER_LOGGER = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
-_DEFAULT_ENDPOINT = "http://localhost:4318/"
 _ERRNO = re.compile(r"\[Errno -?\d+\][^'\")]*")
 _EXIT_TIMEOUT = 2.0  # seconds the last spans get at interpreter exit
 _PROBE_TIMEOUT = 2.0
-
-
-def endpoint() -> str:
-    """Where spans go, as the OTLP/HTTP exporter resolves it from the environment (for messages)."""
-    traces = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
-    if traces:
-        return traces
-    base = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or _DEFAULT_ENDPOINT
-    return base.rstrip("/") + "/v1/traces"
 
 
 class _Quiet(logging.Filter):

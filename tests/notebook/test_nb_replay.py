@@ -189,3 +189,78 @@ def test_status_says_what_is_recorded_or_replayed(ip: Any, tmp_path: Path) -> No
     assert f"record/replay  record: {tmp_path / 'c.jsonl'} (recorded to c.jsonl)" in repr(ip.line("synapse", "status"))
     ip.line("synapse", "record off")
     assert "record/replay" not in repr(ip.line("synapse", "status"))
+
+
+def replay_offline(ip: Any, server: LlmServer, path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Stop recording, stop the server, drop the key, replay `path`; how many requests the server had."""
+    ip.line("synapse", "record off")
+    served = len(server.requests)
+    server.stop()
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    ip.line("synapse", f"replay {path}")
+    ip.published.clear()
+    return served
+
+
+def test_a_background_run_replays_from_the_cassette_offline(
+    ip: Any, server: LlmServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "c.jsonl"
+    answers = record(ip, server, path)
+    served = replay_offline(ip, server, path, monkeypatch)
+
+    ip.cell(REPLAY + " --background --out job", FIRST)
+    result = ip.ns["job"].result(timeout=60)
+    assert result.status == "finished"
+    assert result.text == answers[0].replace(FAKE_KEY, "[REDACTED]")
+    assert ip.ns["lookups"] == ["x"]  # the tool call was answered from the cassette
+    assert len(server.requests) == served
+    footer = [line for line in ip.published.text().splitlines() if "replayed from c.jsonl" in line]
+    assert footer
+    assert "running" not in footer[-1]  # the final footer, not the one shown while it ran
+    h = synapse_nb.history()
+    turns = h.sql("SELECT t.replayed FROM turns t JOIN sessions s USING (session_id) WHERE s.name = 'rep'")
+    assert turns.replayed.tolist() == [True]
+    calls = h.sql("SELECT count(*) AS n FROM llm_calls c JOIN sessions s USING (session_id) "
+                  "WHERE s.name = 'rep' AND c.replayed")
+    assert calls.n[0] == 2
+
+
+def test_replayed_calls_cost_nothing_and_budgets_do_not_count_them(
+    ip: Any, server: LlmServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"openai:gpt-test": {"input_per_mtok": 1000.0, "output_per_mtok": 2000.0}}))
+    monkeypatch.setenv("SYNAPSE_PRICES", str(prices))
+    path = tmp_path / "c.jsonl"
+    record(ip, server, path)
+    spent = float(ip.line("synapse", "cost").cost_usd.sum())
+    assert spent > 0.001
+    replay_offline(ip, server, path, monkeypatch)
+
+    # Live, a budget this small stops the turn before its first call; a replayed call costs nothing.
+    ip.cell(REPLAY + " --budget 0.000001", FIRST)
+    result = ip.ns["_synapse"]
+    assert result.status == "finished"
+    assert result.usage.cost_usd == 0
+    assert result.usage.total_tokens > 0  # the recorded tokens are still shown
+    ip.run("%config SynapseMagics.session_budget = 0.000001")
+    ip.cell(REPLAY, SECOND)
+    assert ip.ns["_synapse"].status == "finished"
+    footers = [line for line in ip.published.text().splitlines() if "replayed from c.jsonl" in line]
+    assert len(footers) == 2
+    for footer in footers:
+        assert "tokens" in footer
+        assert "$" not in footer
+        assert "cost unknown" not in footer
+
+    h = synapse_nb.history()
+    replayed = h.sql("SELECT cost_usd, input_cost_usd, price_source FROM llm_calls WHERE replayed")
+    assert replayed.values.tolist() == [[0.0, 0.0, "replay"]] * 3
+    assert h.sql("SELECT cost_usd FROM turns WHERE replayed").cost_usd.tolist() == [0.0, 0.0]
+    assert float(ip.line("synapse", "cost").cost_usd.sum()) == pytest.approx(spent)
+
+    monkeypatch.delenv("SYNAPSE_PRICES")  # gpt-test has no price now: live, a USD budget could not be enforced
+    ip.cell(REPLAY.replace("rep", "unpriced") + " --budget 0.01", FIRST)
+    assert ip.ns["_synapse"].status == "finished"

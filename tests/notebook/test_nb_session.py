@@ -199,3 +199,36 @@ def test_a_notebook_opened_twice_records_each_kernel_under_its_own_name(
     assert "resumed session main from the history file (2 messages)" in capsys.readouterr().out
     ip.cell(f"synapse --model {model}", "back to the first")
     assert ip.ns["_synapse"].session_id == first.session_id
+
+
+def test_status_says_tracing_budget_and_lake_only_when_on(
+    ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED",
+                "OTEL_TRACES_EXPORTER", "SYNAPSE_OTEL_CONTENT"):
+        monkeypatch.delenv(var, raising=False)
+    header = "hdr-otel-secret-5e2b9c"
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"authorization=Bearer%20{header}")
+    text = repr(ip.line("synapse", "status"))
+    for word in ("tracing", "session budget", "lake"):
+        assert not re.search(rf"^{word} ", text, re.M), text
+
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://otel:qtoken-77@127.0.0.1:4318")
+    lake = tmp_path / "lake"
+    ip.run("%config SynapseMagics.session_budget = 2.5")
+    ip.run(f"%config SynapseMagics.publish_to = {str(lake)!r}")
+    status = ip.line("synapse", "status")
+    text = repr(status)
+    assert re.search(r"^tracing +on: OTLP/HTTP to http://127\.0\.0\.1:4318/v1/traces$", text, re.M)
+    assert re.search(r"^session budget +\$2\.5 per session \(SynapseMagics\.session_budget\)$", text, re.M)
+    assert re.search(rf"^lake +publishes to {re.escape(str(lake))} after each turn$", text, re.M)
+    shown = text + status._repr_markdown_()
+    assert header not in shown
+    assert "qtoken-77" not in shown
+
+    ip.run("%config SynapseMagics.otel = False")  # the setting wins over the variables
+    ip.run("%config SynapseMagics.session_budget = 0.0")
+    ip.run("%config SynapseMagics.publish_to = ''")
+    text = repr(ip.line("synapse", "status"))
+    for word in ("tracing", "session budget", "lake"):
+        assert not re.search(rf"^{word} ", text, re.M), text

@@ -114,7 +114,10 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
     if state.tape is not None:
         note = f"{note}, {state.tape.note}" if note else state.tape.note
     session_budget = settings.session_budget or None
-    price_note = check_prices(provider.name, provider.model, budget=options.budget, session_budget=session_budget)
+    replaying = state.tape is not None and state.tape.mode == "replay"  # replayed calls cost 0: nothing to price
+    price_note = None if replaying else check_prices(
+        provider.name, provider.model, budget=options.budget, session_budget=session_budget,
+    )
     return TurnPlan(
         prompt=prompt, session=session, model_id=model_id, model_note=note, system=system,
         tool_patterns=patterns, max_iterations=options.max_iterations or settings.max_iterations,

@@ -44,6 +44,9 @@ class Status:
     background: tuple[tuple[str, str], ...]  # (session, status)
     history_paused: str | None = None  # recorded into the spool, not written to the file (a newer schema)
     tape: str | None = None  # record/replay, when on (notebook/tape.py)
+    tracing: str | None = None  # OpenTelemetry, when asked for: where spans go (never header values)
+    budget: str | None = None  # SynapseMagics.session_budget, when set
+    lake: str | None = None  # SynapseMagics.publish_to, when set
 
     def _items(self) -> list[tuple[str, str]]:
         servers = ", ".join(f"{n} ({s}, {t} tools)" for n, s, t in self.servers) or "none (%mcp connect ...)"
@@ -56,7 +59,13 @@ class Status:
             items.insert(1, ("record/replay", self.tape))
         if self.native_tools:
             items.append(("Python tools", str(self.native_tools)))
+        if self.budget:
+            items.append(("session budget", self.budget))
         items.append(("history", history))
+        if self.lake:
+            items.append(("lake", self.lake))
+        if self.tracing:
+            items.append(("tracing", self.tracing))
         if self.background:
             items.append(("background runs", ", ".join(f"{s}: {st}" for s, st in self.background)))
         return items
@@ -97,7 +106,38 @@ def status(state: SynapseState, settings: Settings) -> Status:
         history_paused=store.paused if store is not None else None,
         background=tuple((name, run.status) for name, run in state.background.items()),
         tape=f"{state.tape.mode}: {state.tape.shown} ({state.tape.note})" if state.tape is not None else None,
+        tracing=_tracing_line(state),
+        budget=f"${settings.session_budget:g} per session (SynapseMagics.session_budget)"
+        if settings.session_budget else None,
+        lake=_lake_line(state),
     )
+
+
+def _tracing_line(state: SynapseState) -> str | None:
+    """Whether turns are traced and where to: the endpoint only (URL masked), never the header values."""
+    from ... import telemetry
+    from ...masking import mask_url
+
+    if not telemetry.wanted(getattr(state.magics, "otel", None)):
+        return None
+    if not telemetry.available():
+        return f"asked for, but off: {telemetry.MISSING_EXTRA}"
+    line = f"on: OTLP/HTTP to {mask_url(telemetry.endpoint())}"
+    if telemetry.content_wanted():
+        line += f", with content (masked; {telemetry.CONTENT_ENV})"
+    pipeline = state.tracing_pipeline
+    if pipeline is not None and pipeline.export_failed:
+        line += " — exports are failing: spans are dropped while the collector cannot be reached"
+    return line
+
+
+def _lake_line(state: SynapseState) -> str | None:
+    """Where history is published after each turn (SynapseMagics.publish_to), and the last failure if any."""
+    publisher = state.lake_publisher
+    if publisher is None:
+        return None
+    line = f"publishes to {publisher.dest} after each turn"
+    return line + (f" — the last publish failed: {publisher.problem}" if publisher.problem else "")
 
 
 def model(state: SynapseState, settings: Settings, model_id: str | None) -> str:
