@@ -144,7 +144,9 @@ class NotebookAnswers:
                 detail = "the cell stopped waiting for it (interrupted)"
             return answer
         except asyncio.CancelledError:
-            if question.why is not None:
+            if cell_ended is not None and cell_ended():  # interrupted: the server may withdraw it in turn
+                detail = "the cell stopped waiting for it (interrupted)"
+            elif question.why is not None:
                 outcome, ok = f"{question.why} by the server", question.why == "completed"
                 detail = "the input box is no longer needed: press Enter in it"
             raise
