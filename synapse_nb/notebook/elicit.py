@@ -4,6 +4,9 @@
 waits on it (a `%mcp call`, a `%%synapse` turn); the SDK runs the callback in the connection's task,
 which was started by an earlier cell, so cards, notes and input requests are sent in the context of
 the cell the kernel is running now (its parent message), or they would land in the connecting cell.
+A link (URL mode) in a blocking cell is confirmed in the input box, read in a worker thread (stdin_wait.py) so
+the loop runs on: the server may complete the flow first (`notifications/elicitation/complete`; the card
+then asks to press Enter in the box, which Jupyter cannot withdraw), and an interrupt ends the wait.
 Where no cell waits on stdin (a `--background` run, a call from the inspector) a form, a URL or a sampling
 approval is a widget in the cell (widgets/elicit_form.py), which the server may also close itself (a URL
 flow it completed, a request it cancelled). Where nobody can answer (no stdin: nbclient, papermill, a
@@ -34,6 +37,7 @@ from ..mcp_client.sampling import SamplingReply, SamplingRequest
 from ..protocols import Completion, Provider
 from ..types import Usage
 from . import elicit_card as cards
+from .stdin_wait import LineReader, in_worker, line_reader
 
 if TYPE_CHECKING:
     from .state import SynapseState
@@ -46,6 +50,27 @@ T = TypeVar("T")
 _TRIES = 3
 _NO_STDIN = "no one can answer here (no stdin: a frontend without input, or a background run)"
 _NO_FRONTEND = "no one can answer here (the cell was run by a frontend without input, e.g. nbclient or papermill)"
+_URL_PROMPT = "press Enter when done, n to decline, c to cancel: "
+_OUTCOMES = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+
+
+@dataclasses.dataclass(eq=False)
+class _InBox:
+    """A link asked through the input box; `why` is set when the server closed it first."""
+
+    request: UrlElicitation
+    why: Withdrawal | None = None
+
+
+def _url_answer(reply: str | None, request: UrlElicitation) -> ElicitationAnswer:
+    """What a line typed at the link's prompt means: Enter (or anything else) is done, n declines, c cancels;
+    None (end of input, an interrupt) cancels."""
+    reply = None if reply is None else reply.strip().lower()
+    if reply is None or reply in ("c", "cancel"):
+        return ElicitationAnswer.cancel()
+    if reply in ("n", "no", "d", "decline"):
+        return ElicitationAnswer.decline()
+    return request.consent()
 
 
 class _NoStdin(Exception):
@@ -59,6 +84,7 @@ class NotebookAnswers:
         self.state = state
         self.updates: list[tuple[str, str]] = []  # (server, uri) of resource updates, oldest first
         self.asking: list[Any] = []  # the ElicitationWidgets waiting for an answer now
+        self.in_box: list[_InBox] = []  # the links waiting on the input box of a blocking cell now
 
     def handlers(self) -> ClientHandlers:
         """The hub's handlers for this kernel: stdin questions, the kernel's model, updates shown and recorded."""
@@ -74,15 +100,60 @@ class NotebookAnswers:
                 self._note(what, request.server, "declined", _NO_FRONTEND + "; the server was told you declined")
                 return ElicitationAnswer.decline()
             return await self._by_widget(request)
+        if isinstance(request, UrlElicitation):
+            reader = line_reader(self.state)
+            if reader is not None:
+                return await self._url_by_stdin(request, reader)
         return self._in_cell(lambda: self._elicit(request))
 
     def withdrawn(self, request: ElicitationForm | UrlElicitation, why: Withdrawal) -> None:
         """The server closed a question still open (completed its URL flow, or cancelled the request):
-        its widget says so and takes no more answers. (A stdin prompt blocks the loop, so the server's
-        word can only arrive once it is answered.)"""
+        its widget says so and takes no more answers; a link asked through stdin stops waiting for the
+        box (the hub then cancels `elicit`) and its card says why. (A form's stdin prompt holds the loop,
+        so there the server's word can only arrive once it is answered.)"""
         for widget in list(self.asking):
             if widget.request is request:
                 widget.withdraw(why)
+        for question in self.in_box:
+            if question.request is request:
+                question.why = why
+
+    async def _url_by_stdin(self, request: UrlElicitation, read: LineReader) -> ElicitationAnswer:
+        """A link in a blocking cell: the card, then the input box read in a worker thread (stdin_wait.py),
+        so the loop runs on and the server's completion notification can end the wait. Ends when the user
+        answers, the server completes or cancels (this task is cancelled), or the command the cell waited on
+        ends (an interrupt: the call was cancelled, nobody waits for the answer)."""
+        card_id = uuid.uuid4().hex
+        self._in_cell(lambda: self.state.publish(cards.url_card(request), card_id, False))
+        question = _InBox(request)
+        self.in_box.append(question)
+        runner = self.state.runner
+        cell_ended = (lambda: not runner.foreground) if runner.foreground else None
+        outcome, ok, detail = "cancelled", False, ""
+        try:
+            try:
+                reply = await in_worker(lambda stopped: read(_URL_PROMPT, stopped), until=cell_ended)
+            except (EOFError, StdinNotImplementedError) as exc:
+                if isinstance(exc, StdinNotImplementedError):
+                    outcome, detail = "declined", _NO_STDIN + "; the server was told you declined"
+                    return ElicitationAnswer.decline()
+                reply = None
+            answer = _url_answer(reply, request)
+            outcome, ok = _OUTCOMES[answer.action], answer.action == "accept"
+            if reply is None and cell_ended is not None and cell_ended():
+                detail = "the cell stopped waiting for it (interrupted)"
+            return answer
+        except asyncio.CancelledError:
+            if cell_ended is not None and cell_ended():  # interrupted: the server may withdraw it in turn
+                detail = "the cell stopped waiting for it (interrupted)"
+            elif question.why is not None:
+                outcome, ok = f"{question.why} by the server", question.why == "completed"
+                detail = "the input box is no longer needed: press Enter in it"
+            raise
+        finally:
+            self.in_box.remove(question)
+            self._in_cell(lambda: self.state.publish(cards.answered("link", request.server, outcome, ok=ok,
+                                                                    detail=detail), card_id, True))
 
     async def _by_widget(self, request: ElicitationForm | UrlElicitation | SamplingRequest,
                          model: str = "") -> ElicitationAnswer:
@@ -116,19 +187,15 @@ class NotebookAnswers:
                 ok=False, detail=_NO_STDIN + "; the server was told you declined",
             ), card_id, True)
             return ElicitationAnswer.decline()
-        outcome = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}[answer.action]
+        outcome = _OUTCOMES[answer.action]
         detail = ", ".join(f"{k}={v}" for k, v in (answer.content or {}).items())
         self.state.publish(cards.answered(what, request.server, outcome, ok=answer.action == "accept",
                                           detail=detail), card_id, True)
         return answer
 
     def _url(self, request: UrlElicitation) -> ElicitationAnswer:
-        reply = self._ask("press Enter when done, n to decline, c to cancel: ")
-        if reply is None or reply in ("c", "cancel"):
-            return ElicitationAnswer.cancel()
-        if reply in ("n", "no", "d", "decline"):
-            return ElicitationAnswer.decline()
-        return request.consent()
+        """Terminal IPython (no kernel): a plain blocking prompt, as its `input()` cannot be stopped."""
+        return _url_answer(self._ask(_URL_PROMPT), request)
 
     def _form(self, form: ElicitationForm) -> ElicitationAnswer:
         question = "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: "

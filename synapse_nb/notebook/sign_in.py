@@ -15,8 +15,8 @@ inspectors show it in the server's panel. Then the first of these wins:
 
 The hub asks for one sign-in at a time (a config file's servers that need one wait their turn; the others
 connect meanwhile) and bounds the wait (the server's `oauth.sign_in_timeout`); an interrupt cancels it. The
-stdin box is read in a worker thread with the kernel's own session, so the event loop (and with it the
-loopback listener) keeps running meanwhile; when the browser wins, the thread stops reading. The
+stdin box is read in a worker thread (stdin_wait.py, shared with URL elicitation), so the event loop (and
+with it the loopback listener) keeps running meanwhile; when the browser wins, the thread stops reading. The
 authorization URL holds no secret (PKCE sends only the challenge); the pasted URL holds the one-time code,
 which is never shown, recorded or logged here.
 """
@@ -28,7 +28,6 @@ import contextlib
 import html
 import logging
 import os
-import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from IPython.core.error import StdinNotImplementedError
 from ..events import ServerEvent
 from .approval_card import _BOX
 from .output import Bundle
+from .stdin_wait import LineReader, Stopped, in_worker, line_reader
 
 if TYPE_CHECKING:
     from .state import SynapseState
@@ -53,7 +53,6 @@ REDIRECT_MODES = ("auto", "loopback", "paste")
 REMOTE_VARIABLES = ("JUPYTERHUB_API_URL", "JUPYTERHUB_USER", "SSH_CONNECTION", "SSH_CLIENT")
 _ACCENT = "#8250df"
 _MUTED = "color:#57606a;font-size:12px"
-_POLL = 0.05  # seconds between checks of the stdin socket (how soon a thread notices it should stop)
 
 
 @dataclass(frozen=True)
@@ -142,12 +141,11 @@ class NotebookSignIn:
                                                  card_id, False))
         self.open.append(request)
         self.state.tell_panels(ServerEvent(server=server, event="sign_in_asked"))
-        stop = threading.Event()
         loopback = asyncio.ensure_future(loopback_redirect)
         waiting: set[asyncio.Future[Any]] = {loopback}
         paste: asyncio.Future[Any] | None = None
         if reader is not None:
-            paste = asyncio.ensure_future(asyncio.to_thread(self._read_paste, reader, stop))
+            paste = asyncio.ensure_future(in_worker(lambda stopped: self._read_paste(reader, stopped)))
             waiting.add(paste)
         everything = set(waiting)
         outcome = "cancelled"
@@ -162,10 +160,9 @@ class NotebookSignIn:
             outcome = "not signed in"  # interrupted, timed out (the caller's bound) or failed: the cell says which
             raise
         finally:
-            stop.set()
             for future in everything:
                 future.cancel()
-            # the reader thread notices `stop` within _POLL; wait for it so the stdin socket is free again
+            # a cancelled reader returns within stdin_wait's poll; wait for it so the stdin socket is free again
             with contextlib.suppress(BaseException):
                 await asyncio.gather(*everything, return_exceptions=True)
             self.open.remove(request)
@@ -185,32 +182,21 @@ class NotebookSignIn:
 
     # -- paste-back
 
-    def _paste_reader(self) -> Callable[[str, threading.Event], str | None] | None:
-        """How to read one pasted line here without blocking the loop, or None where no box is offered:
+    def _paste_reader(self) -> LineReader | None:
+        """How to read pasted lines here without holding the loop, or None where no box is offered:
         `oauth_redirect` "loopback", or "auto" on a kernel that does not look remote, or nobody can answer."""
         mode = str(getattr(self.state.magics, "oauth_redirect", "auto") or "auto")
         if mode == "loopback" or (mode == "auto" and not looks_remote(os.environ)):
             return None
-        if self.state.input is not None:  # tests and embedding code: their own input function
-            read = self.state.input
-            return lambda prompt, stop: read(prompt)
-        if self.state.live and not self.state.runner.foreground:
-            return None  # no cell waits on stdin (a background run, an inspector action)
-        kernel = getattr(self.state.shell, "kernel", None)
-        if kernel is None or not getattr(kernel, "_allow_stdin", False):
-            return None  # terminal IPython (the browser is local) or a frontend without input
-        target = _stdin_target(kernel)
-        if target is None:
-            return None
-        return lambda prompt, stop: _kernel_line(kernel, *target, prompt, stop)
+        return line_reader(self.state)
 
-    def _read_paste(self, read: Callable[[str, threading.Event], str | None], stop: threading.Event) -> str | None:
+    def _read_paste(self, read: LineReader, stopped: Stopped) -> str | None:
         """Lines until one is a redirect URL (runs in a worker thread); None when the user pressed Enter
-        alone (they sign in in a browser that reaches the loopback listener), input ended or `stop` is set."""
+        alone (they sign in in a browser that reaches the loopback listener), input ended or it was stopped."""
         prompt = PASTE_PROMPT
-        while not stop.is_set():
+        while not stopped():
             try:
-                line = read(prompt, stop)
+                line = read(prompt, stopped)
             except (EOFError, StdinNotImplementedError):
                 return None
             if line is None or not line.strip():
@@ -227,45 +213,3 @@ class NotebookSignIn:
             answers._in_cell(fn)
         else:
             fn()
-
-
-def _stdin_target(kernel: Any) -> tuple[Any, Any] | None:
-    """The (ident, parent) of the cell the kernel runs now, which an input request must name."""
-    context = getattr(kernel, "_shell_context", None)
-    parent_var = getattr(kernel, "_shell_parent", None)
-    ident_var = getattr(kernel, "_shell_parent_ident", None)
-    if context is None or parent_var is None or ident_var is None:
-        return None
-    try:
-        return context[ident_var], context[parent_var]
-    except KeyError:
-        return None
-
-
-def _kernel_line(kernel: Any, ident: Any, parent: Any, prompt: str, stop: threading.Event) -> str | None:
-    """One line from the frontend's input box, read as ipykernel's `raw_input` does, but stoppable.
-
-    ipykernel's own reader waits for the reply for good; this one polls and gives up once `stop` is set
-    (the browser came back first, or the cell was interrupted), leaving the socket free for the next
-    question. A reply that comes later is purged by the next input request, as ipykernel does.
-    """
-    import zmq
-
-    socket, session = kernel.stdin_socket, kernel.session
-    while True:  # purge stale replies
-        try:
-            socket.recv_multipart(zmq.NOBLOCK)
-        except zmq.Again:
-            break
-    session.send(socket, "input_request", {"prompt": prompt, "password": False}, parent, ident=ident)
-    while not stop.is_set():
-        ready, _, _ = zmq.select([socket], [], [], _POLL)
-        if not ready:
-            continue
-        _, reply = session.recv(socket)
-        if reply is None:
-            continue
-        value = str(reply.get("content", {}).get("value", ""))
-        return None if value == "\x04" else value  # \x04: end of input
-    return None
-

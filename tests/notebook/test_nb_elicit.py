@@ -6,12 +6,14 @@ real server and a real stdin channel, is tests/e2e/test_kernel_mcp_features.py.
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import json
+import threading
 from pathlib import Path
 
 import pytest
-from conftest import Shell
+from conftest import Shell, demo_server_command
 from IPython.core.error import StdinNotImplementedError, UsageError
 
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation, parse_form
@@ -227,3 +229,77 @@ def test_only_http_links_are_clickable(ip: Shell) -> None:
     card = ip.published.items[0][0]["text/html"]
     assert "<a " not in card
     assert "<code>javascript:alert(1)</code>" in card
+
+
+def test_a_link_in_a_blocking_cell_ends_when_the_server_completes_it(ip: Shell) -> None:
+    """The input box is read off the loop (stdin_wait.py), so the server's `notifications/elicitation/complete`
+    ends the wait while the box is still open: the call goes on, the card says so, the history says by whom."""
+    ip.line("mcp", f"connect demo -- {demo_server_command()} --legacy")  # --legacy: the server sends requests
+    boxed, release = threading.Event(), threading.Event()
+
+    def box(prompt: str) -> str:  # the user never answers (until the test is over)
+        ip.prompts.append(prompt)
+        boxed.set()
+        release.wait(60)
+        return "n"
+
+    ip.state.input = box
+
+    async def cell() -> str:
+        call = asyncio.ensure_future(ip.state.hub.call("demo__sign_in", {"url": "https://example.com/sign-in"}))
+        assert await asyncio.to_thread(boxed.wait, 60), "the link's input box was never asked"
+        assert not call.done()
+        fired = await ip.state.hub.call("demo__fire", {"signal": "complete"})  # the loop runs: a second call
+        assert fired.text == "fired complete"
+        return (await asyncio.wait_for(call, 60)).text
+
+    try:
+        text = ip.state.runner.run(cell())
+    finally:
+        release.set()
+    assert text.endswith(": accept")  # the server was answered without the user confirming
+    assert ip.prompts == ["press Enter when done, n to decline, c to cancel: "]
+    card, card_id, _ = next(item for item in ip.published.items if "snb-elicit-card" in item[0].get("text/html", ""))
+    assert 'href="https://example.com/sign-in"' in card["text/html"]
+    assert ip.published.items[-1][1] == card_id
+    assert ip.published.items[-1][0]["text/plain"] == (
+        "✓ link from demo: completed by the server: the input box is no longer needed: press Enter in it")
+    history = ip.state.history()
+    assert history is not None
+    events = history.sql("SELECT event, detail FROM server_events WHERE event LIKE 'elicitation%' ORDER BY \"at\"")
+    assert list(events.event) == ["elicitation_complete", "elicitation"]
+    assert json.loads(events.detail.iloc[-1]) == {"mode": "url", "message": "Sign in to the shop", "action": "accept",
+                                                  "by": "server"}
+    answers = ip.state.answers
+    assert answers is not None
+    assert answers.in_box == []
+
+
+def test_a_link_stops_waiting_once_the_cell_stops_waiting(ip: Shell) -> None:
+    """An interrupt cancels the command the cell waited on; the question the server asked under it is
+    cancelled too (the reader gives up), so no input box is read for a call nobody waits for."""
+    url = UrlElicitation("srv", "Sign in", "https://example.com/a", "e2")
+    boxed, release = threading.Event(), threading.Event()
+
+    def box(prompt: str) -> str:
+        boxed.set()
+        release.wait(60)
+        return ""
+
+    ip.state.input = box
+    answers = NotebookAnswers(ip.state)
+    loop = ip.state.runner.loop
+
+    async def cell() -> None:  # the command the cell waits on: interrupted once the box is open
+        await asyncio.to_thread(boxed.wait, 60)
+        raise asyncio.CancelledError
+
+    asking = loop.create_task(answers.elicit(url))  # runs in the SDK's task, not the cell's
+    try:
+        with pytest.raises((asyncio.CancelledError, KeyboardInterrupt)):
+            ip.state.runner.run(cell())
+        answer = loop.run_until_complete(asyncio.wait_for(asking, 60))
+    finally:
+        release.set()
+    assert answer.action == "cancel"
+    assert ip.published.text() == "⊘ link from srv: cancelled: the cell stopped waiting for it (interrupted)"
