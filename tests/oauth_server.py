@@ -1,25 +1,41 @@
-"""A local OAuth-protected MCP server for tests: the SDK's auth routes and bearer middleware over an in-memory AS.
+"""The one local OAuth-protected MCP server for tests: the SDK's auth routes and bearer middleware over an in-memory AS.
 
-Run `python tests/oauth_server.py --port PORT [options]`; it serves streamable HTTP at
-http://127.0.0.1:PORT/mcp, its protected-resource metadata, and an authorization server (metadata,
-/authorize, /token, /register, /revoke) on the same origin. The authorization endpoint approves at once,
-as a user clicking "Allow" would (`--deny` answers `access_denied` instead). Test-only routes:
-`GET /test/state` lists every secret the server issued or was given (codes, access and refresh tokens,
-registered and planted client secrets, the PKCE verifiers of token requests), so a test can scan for
-them, counts authorizations, refreshes and registrations, so it can tell a reconnect from a new sign-in,
-and the access tokens still live, so it can wait for a short `--access-ttl` to pass.
+It serves streamable HTTP at ORIGIN/mcp, its protected-resource metadata, and an authorization server
+(metadata, /authorize, /token, /register, /revoke) on the same origin, tools `add` and `echo`. The
+authorization endpoint approves at once, as a user clicking "Allow" would (`deny` answers `access_denied`).
+Test-only route `GET /test/state`: every secret the server issued or was given (codes, access and refresh
+tokens, registered and planted client secrets, the PKCE verifiers of token requests) for the tests' scans;
+counts of authorizations, refreshes, registrations and denials, to tell a reconnect from a new sign-in; the
+access tokens still live, to wait for a short `access_ttl` to pass.
+
+Three ways to run it, all yielding an `OAuthServer`:
+- `serve(**options)`: in this process, uvicorn in a thread (fixtures; `.provider` can be changed directly);
+- `spawn(folder, *argv)`: a subprocess with the command-line options below (e.g. for kernels' tests);
+- `python tests/oauth_server.py [--port PORT] [options]`: by hand; prints the URL once it listens.
+`follow(link)` and `redirect_of(link)` do what a browser does with a sign-in link; `nowhere()` is an
+origin where nothing listens, for `issuer`.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import http.client
+import json
 import math
 import secrets
+import socket
+import subprocess
 import sys
+import threading
 import time
-from collections.abc import Sequence
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import uvicorn
 from mcp.server.auth.provider import (
@@ -54,22 +70,30 @@ class LoopbackClient(OAuthClientInformationFull):
 class MemoryAuthServer:
     """An OAuthAuthorizationServerProvider holding clients, codes and tokens in memory."""
 
-    def __init__(self, *, access_ttl: int, deny: bool, resource: str) -> None:
+    def __init__(self, *, access_ttl: int, deny: bool, resource: str, scope: str | None = SCOPE) -> None:
         self.access_ttl = access_ttl
         self.deny = deny
         self.resource = resource
+        self.scope = scope
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
         self.issued: list[str] = []  # every secret value handed out or planted, for the tests' scans
         self.counts = {"authorizations": 0, "refreshes": 0, "registrations": 0, "denied": 0, "verifiers": 0}
+        self.scopes_asked: list[list[str] | None] = []  # the `scope` of each authorization request
+
+    def expire_access_tokens(self) -> None:
+        """Every access token handed out so far is expired (without waiting for `access_ttl`)."""
+        for token in self.access.values():
+            token.expires_at = int(time.time()) - 1
 
     def plant_client(self, client_id: str, client_secret: str | None, method: str = "client_secret_basic") -> None:
+        """A client known beforehand (confidential with a secret, else public); any loopback redirect port."""
         method = method if client_secret else "none"
         self.clients[client_id] = LoopbackClient(
             client_id=client_id, client_secret=client_secret, token_endpoint_auth_method=method,
-            redirect_uris=[AnyUrl("http://127.0.0.1/callback")], scope=SCOPE,
+            redirect_uris=[AnyUrl("http://127.0.0.1/callback")], scope=self.scope,
             grant_types=["authorization_code", "refresh_token"],
         )
         if client_secret:
@@ -85,12 +109,14 @@ class MemoryAuthServer:
             self.issued.append(client_info.client_secret)
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        self.scopes_asked.append(params.scopes)
         if self.deny:
             self.counts["denied"] += 1
             raise AuthorizeError("access_denied", "the user did not allow access")
         self.counts["authorizations"] += 1
         code = AuthorizationCode(
-            code=_secret("code"), scopes=params.scopes or [SCOPE], expires_at=time.time() + 300,
+            code=_secret("code"), scopes=params.scopes or ([self.scope] if self.scope else []),
+            expires_at=time.time() + 300,
             client_id=client.client_id, code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly, resource=params.resource,
             subject="test-user",
@@ -137,12 +163,12 @@ class MemoryAuthServer:
         # client refreshes instead of meeting a 401 (which would start a new sign-in).
         expires = math.ceil(time.time()) + self.access_ttl + 1
         self.access[access] = AccessToken(token=access, client_id=client_id, scopes=scopes, expires_at=expires,
-                                          resource=resource or self.resource, subject="test-user")
+                                          resource=resource, subject="test-user")
         self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes,
                                              resource=resource, subject="test-user")
         self.issued += [access, refresh]
         return OAuthToken(access_token=access, token_type="Bearer", expires_in=self.access_ttl,
-                          refresh_token=refresh, scope=" ".join(scopes))
+                          refresh_token=refresh, scope=" ".join(scopes) or None)
 
 
 def _secret(kind: str) -> str:
@@ -151,17 +177,23 @@ def _secret(kind: str) -> str:
 
 def build_server(port: int, *, access_ttl: int = 3600, deny: bool = False, client_id: str | None = None,
                  client_secret: str | None = None, auth_method: str = "client_secret_basic",
-                 registration: bool = True, issuer: str | None = None) -> tuple[MCPServer[Any], MemoryAuthServer]:
-    """The MCP server (tools `add` and `echo`, behind OAuth) and its authorization server."""
+                 registration: bool = True, issuer: str | None = None, scope: str | None = SCOPE,
+                 ) -> tuple[MCPServer[Any], MemoryAuthServer]:
+    """The MCP server (tools `add` and `echo`, behind OAuth) and its authorization server.
+
+    `scope` is the one scope the server requires and advertises (None: it names none, so the client
+    asks for what it is configured with); `issuer` advertises another authorization server (one that is
+    down, say)."""
     origin = f"http://127.0.0.1:{port}"
-    provider = MemoryAuthServer(access_ttl=access_ttl, deny=deny, resource=f"{origin}/mcp")
+    provider = MemoryAuthServer(access_ttl=access_ttl, deny=deny, resource=f"{origin}/mcp", scope=scope)
     if client_id:
         provider.plant_client(client_id, client_secret, auth_method)
+    scopes = [scope] if scope else None
     auth = AuthSettings(
-        issuer_url=issuer or origin, resource_server_url=f"{origin}/mcp", validate_token_resource=False,
-        required_scopes=[SCOPE],
-        client_registration_options=ClientRegistrationOptions(enabled=registration, valid_scopes=[SCOPE],
-                                                              default_scopes=[SCOPE]),
+        issuer_url=AnyUrl(issuer or origin), resource_server_url=AnyUrl(f"{origin}/mcp"),
+        validate_token_resource=True, required_scopes=scopes,
+        client_registration_options=ClientRegistrationOptions(enabled=registration, valid_scopes=scopes,
+                                                              default_scopes=scopes),
         revocation_options=RevocationOptions(enabled=True),
     )
     server: MCPServer[Any] = MCPServer("oauth-test", auth_server_provider=provider, auth=auth, log_level="WARNING")
@@ -184,10 +216,105 @@ def build_server(port: int, *, access_ttl: int = 3600, deny: bool = False, clien
     return server, provider
 
 
+@dataclass
+class OAuthServer:
+    """A running test server: in this process (`local` set) or a subprocess (`process` and `log` set)."""
+
+    origin: str
+    local: MemoryAuthServer | None = None
+    process: subprocess.Popen[bytes] | None = None
+    log: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"{self.origin}/mcp"
+
+    @property
+    def provider(self) -> MemoryAuthServer:
+        """The authorization server's state, to change directly (a server from serve() only)."""
+        if self.local is None:
+            raise RuntimeError("a spawned server's provider is in its process: use state()")
+        return self.local
+
+    def state(self) -> dict[str, Any]:
+        """`GET /test/state`: the issued secrets and the counters (the same for both ways of running)."""
+        with urllib.request.urlopen(f"{self.origin}/test/state", timeout=10) as response:
+            return dict(json.load(response))
+
+
+@contextmanager
+def serve(**options: Any) -> Iterator[OAuthServer]:
+    """The server in this process, uvicorn in a thread, on a free port, until the block ends.
+
+    `options` are build_server's. The socket listens before uvicorn starts, so it is ready at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        port = int(sock.getsockname()[1])
+        mcp, provider = build_server(port, **options)
+        app = recording_verifiers(mcp.streamable_http_app(), provider)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
+        thread.start()
+        try:
+            yield OAuthServer(f"http://127.0.0.1:{port}", local=provider)
+        finally:
+            server.should_exit = True
+            thread.join(10)
+
+
+@contextmanager
+def spawn(folder: Path, *argv: str) -> Iterator[OAuthServer]:
+    """`python tests/oauth_server.py --port 0 *argv` in a subprocess, its stderr in a log under `folder`;
+    ready once it printed its URL (it listens by then), killed when the block ends."""
+    log = folder / f"oauth-server-{secrets.token_hex(4)}.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen([sys.executable, __file__, "--port", "0", *argv],
+                                   stdout=subprocess.PIPE, stderr=sink)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().decode()  # empty at once if the server ends instead
+        if not line.startswith("http://"):
+            raise RuntimeError(f"the OAuth test server did not start:\n{log.read_text()}")
+        yield OAuthServer(line.strip().removesuffix("/mcp"), process=process, log=log)
+    finally:
+        process.kill()
+        process.wait(10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def nowhere() -> str:
+    """An origin on 127.0.0.1 where nothing listens: an authorization server that is down (`issuer`)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def follow(link: str) -> str:
+    """What a browser does with a sign-in link: GET it and follow the redirects (to the client's loopback
+    listener); returns the address it ends on. A refused redirect fails (HTTPError)."""
+    with urllib.request.urlopen(link, timeout=30) as response:
+        return str(response.url)
+
+
+def redirect_of(link: str) -> str:
+    """The address a browser that cannot reach the client's listener ends on (the redirect, not followed)."""
+    parts = urlsplit(link)
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+    try:
+        connection.request("GET", f"{parts.path}?{parts.query}")
+        response = connection.getresponse()
+        assert response.status == 302, response.status
+        return str(response.getheader("Location"))
+    finally:
+        connection.close()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python tests/oauth_server.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--port", type=int, required=True, help="port on 127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0, the default: any free one)")
     parser.add_argument("--access-ttl", type=int, default=3600, help="access-token lifetime in seconds")
     parser.add_argument("--deny", action="store_true", help="the user refuses consent (access_denied)")
     parser.add_argument("--client-id", help="a pre-registered client's id")
@@ -197,15 +324,19 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="how the pre-registered client sends its secret to the token endpoint")
     parser.add_argument("--no-registration", action="store_true", help="turn dynamic client registration off")
     parser.add_argument("--issuer", help="advertise this authorization server instead (e.g. one that is down)")
+    parser.add_argument("--no-scope", action="store_true", help=f"require and advertise no scope (not {SCOPE!r})")
     options = parser.parse_args(argv)
-    server, provider = build_server(options.port, access_ttl=options.access_ttl, deny=options.deny,
-                                    client_id=options.client_id, client_secret=options.client_secret,
-                                    auth_method=options.auth_method, registration=not options.no_registration,
-                                    issuer=options.issuer)
-    url = f"http://127.0.0.1:{options.port}/mcp"
-    print(f"oauth-test: serving streamable HTTP on {url}", file=sys.stderr, flush=True)
-    app = recording_verifiers(server.streamable_http_app(), provider)
-    uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", options.port))
+        sock.listen(64)
+        port = int(sock.getsockname()[1])
+        server, provider = build_server(port, access_ttl=options.access_ttl, deny=options.deny,
+                                        client_id=options.client_id, client_secret=options.client_secret,
+                                        auth_method=options.auth_method, registration=not options.no_registration,
+                                        issuer=options.issuer, scope=None if options.no_scope else SCOPE)
+        app = recording_verifiers(server.streamable_http_app(), provider)
+        print(f"http://127.0.0.1:{port}/mcp", flush=True)  # listening already: spawn() waits for this line
+        uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
 
 
 def recording_verifiers(app: ASGIApp, provider: MemoryAuthServer) -> ASGIApp:

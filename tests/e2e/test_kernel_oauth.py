@@ -9,102 +9,31 @@ the user's real keyring and files are never touched.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import re
-import socket
 import stat
-import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 from kernel_session import Execution, Kernel, kernel_env
+from oauth_server import OAuthServer, follow, nowhere, redirect_of, spawn
 
 from synapse_nb.notebook.sign_in import REMOTE_VARIABLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 REPO = Path(__file__).resolve().parents[2]
-SERVER = REPO / "tests" / "oauth_server.py"
 TOKEN_FILE = "oauth_tokens.json"
 LINK = re.compile(r"Sign in to (\S+): (\S+)")
 CLIENT_SECRET = "planted-client-secret-5f2e9d7c41"
+PLANTED = ("--client-id", "notebook-client", "--client-secret", CLIENT_SECRET, "--no-registration")
 CANARY = "canary-recorded-text-8e1f3a"  # recorded like everything else, not secret: proves the scans see text
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class OAuthServer:
-    """tests/oauth_server.py running in a subprocess."""
-
-    origin: str
-    process: subprocess.Popen[bytes]
-    log: Path
-
-    @property
-    def url(self) -> str:
-        return f"{self.origin}/mcp"
-
-    def state(self) -> dict[str, Any]:
-        with urllib.request.urlopen(f"{self.origin}/test/state", timeout=10) as response:
-            return dict(json.load(response))
-
-
-@contextmanager
-def oauth_server(folder: Path, *options: str) -> Iterator[OAuthServer]:
-    port = free_port()
-    log = folder / f"oauth-server-{port}.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen([sys.executable, str(SERVER), "--port", str(port), *options],
-                                stdout=subprocess.DEVNULL, stderr=sink)
-    deadline = time.monotonic() + 30
-    try:
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the OAuth test server did not listen on {port}:\n{log.read_text()}") from None
-                time.sleep(0.05)
-        yield OAuthServer(f"http://127.0.0.1:{port}", proc, log)
-    finally:
-        proc.kill()
-        proc.wait(10)
-
-
-def browse(link: str) -> str:
-    """What a browser does with the link: the authorization server redirects to the loopback listener,
-    which is followed; returns the final URL."""
-    with urllib.request.urlopen(link, timeout=30) as response:
-        return str(response.url)
-
-
-def redirect_of(link: str) -> str:
-    """The address a browser that cannot reach the kernel ends on (the redirect, not followed)."""
-    parts = urlsplit(link)
-    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
-    try:
-        connection.request("GET", f"{parts.path}?{parts.query}")
-        response = connection.getresponse()
-        assert response.status == 302, response.status
-        return str(response.getheader("Location"))
-    finally:
-        connection.close()
 
 
 def sign_in_link(message: dict[str, Any], server: str | None = "notes") -> str | None:
@@ -134,7 +63,7 @@ class Browser:
             card = LINK.search(message["content"]["data"]["text/plain"])
             self.events.append(f"card {card.group(1) if card else '?'}")
             self.links.append(link)
-            self.finals.append(browse(link))
+            self.finals.append(follow(link))
         done = re.match(r"✓ (\S+): signed in", message["content"].get("data", {}).get("text/plain", ""))
         if done is not None and message["msg_type"] == "update_display_data":
             self.events.append(f"done {done.group(1)}")
@@ -207,9 +136,9 @@ def one_line_error(run: Execution) -> str:
 
 
 def server_rows(session: Session) -> dict[str, str]:
-    """Server name -> state, as `%mcp list` shows it."""
-    run = session.run("import json as _json; _rows = get_ipython().run_line_magic('mcp', 'list'); "
-                      "print(_json.dumps({} if _rows is None else dict(zip(_rows.server, _rows.state))))")
+    """Server name -> the hub's state ("connected", "stopped", ...; `%mcp list` says it in words)."""
+    run = session.run("import json as _json; from synapse_nb.notebook.extension import get_state as _gs; "
+                      "print(_json.dumps({s.name: s.state for s in _gs(get_ipython()).hub.servers}))")
     return dict(json.loads(run.stdout.strip().splitlines()[-1]))
 
 
@@ -249,7 +178,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_sign_in_restart_logout_and_auth_again(tmp_path: Path, servers: Path) -> None:
     session = Session(tmp_path)
-    with oauth_server(servers) as server:
+    with spawn(servers) as server:
         try:
             session.start()
             browser = Browser()
@@ -297,7 +226,7 @@ def test_sign_in_restart_logout_and_auth_again(tmp_path: Path, servers: Path) ->
 
 def test_an_expired_access_token_is_refreshed_also_after_a_restart(tmp_path: Path, servers: Path) -> None:
     session = Session(tmp_path)
-    with oauth_server(servers, "--access-ttl", "1") as server:
+    with spawn(servers, "--access-ttl", "1") as server:
         try:
             session.start()
             browser = Browser()
@@ -330,7 +259,7 @@ def _wait_expired(server: OAuthServer, timeout: float = 30) -> None:
 
 def test_denied_consent_is_one_line_and_nothing_stays_connected(tmp_path: Path, servers: Path) -> None:
     session = Session(tmp_path)
-    with oauth_server(servers, "--deny") as server:
+    with spawn(servers, "--deny") as server:
         try:
             session.start()
             browser = Browser()
@@ -349,8 +278,7 @@ def test_denied_consent_is_one_line_and_nothing_stays_connected(tmp_path: Path, 
 
 
 def test_pasted_redirect_signs_in_a_preregistered_client_from_a_config_file(tmp_path: Path, servers: Path) -> None:
-    with oauth_server(servers, "--client-id", "notebook-client", "--client-secret", CLIENT_SECRET,
-                      "--no-registration") as server:
+    with spawn(servers, *PLANTED) as server:
         config = tmp_path / "mcp_servers.json"
         config.write_text(json.dumps({"mcpServers": {
             "notes": {"url": server.url, "oauth": {"client_id": "notebook-client",
@@ -401,7 +329,7 @@ def test_pasted_redirect_signs_in_a_preregistered_client_from_a_config_file(tmp_
 
 
 def test_a_config_file_signs_in_one_server_after_the_other(tmp_path: Path, servers: Path) -> None:
-    with oauth_server(servers) as notes, oauth_server(servers) as tracker:
+    with spawn(servers) as notes, spawn(servers) as tracker:
         config = tmp_path / "mcp_servers.json"
         config.write_text(json.dumps({"mcpServers": {
             "notes": {"url": notes.url},
@@ -426,8 +354,7 @@ def test_a_config_file_signs_in_one_server_after_the_other(tmp_path: Path, serve
 
 
 def test_a_wrong_client_secret_is_one_line(tmp_path: Path, servers: Path) -> None:
-    with oauth_server(servers, "--client-id", "notebook-client", "--client-secret", CLIENT_SECRET,
-                      "--no-registration") as server:
+    with spawn(servers, *PLANTED) as server:
         config = tmp_path / "mcp_servers.json"
         config.write_text(json.dumps({"mcpServers": {
             "notes": {"url": server.url, "oauth": {"client_id": "notebook-client",
@@ -449,8 +376,8 @@ def test_a_wrong_client_secret_is_one_line(tmp_path: Path, servers: Path) -> Non
 
 
 def test_an_unreachable_authorization_server_is_one_line(tmp_path: Path, servers: Path) -> None:
-    dead = f"http://127.0.0.1:{free_port()}"
-    with oauth_server(servers, "--issuer", dead) as server:
+    dead = nowhere()
+    with spawn(servers, "--issuer", dead) as server:
         session = Session(tmp_path)
         try:
             session.start()
@@ -464,7 +391,7 @@ def test_an_unreachable_authorization_server_is_one_line(tmp_path: Path, servers
 
 
 def test_nobody_signing_in_times_out_in_one_line(tmp_path: Path, servers: Path) -> None:
-    with oauth_server(servers) as server:
+    with spawn(servers) as server:
         config = tmp_path / "mcp_servers.json"
         config.write_text(json.dumps({"mcpServers": {"notes": {"url": server.url, "oauth": {"sign_in_timeout": 1}}}}))
         session = Session(tmp_path)
@@ -480,7 +407,7 @@ def test_nobody_signing_in_times_out_in_one_line(tmp_path: Path, servers: Path) 
 
 
 def test_an_interrupt_cancels_the_sign_in_in_one_line(tmp_path: Path, servers: Path) -> None:
-    with oauth_server(servers) as server:
+    with spawn(servers) as server:
         session = Session(tmp_path)
         try:
             kernel = session.start()
@@ -511,7 +438,7 @@ def test_an_interrupt_cancels_the_sign_in_in_one_line(tmp_path: Path, servers: P
 def test_an_interrupt_with_the_paste_box_open_ends_in_one_line_and_stdin_still_works(
     tmp_path: Path, servers: Path,
 ) -> None:
-    with oauth_server(servers) as server:
+    with spawn(servers) as server:
         session = Session(tmp_path, SSH_CONNECTION="10.0.0.1 50000 10.0.0.2 22")
         try:
             kernel = session.start()

@@ -1,8 +1,9 @@
-"""McpHub against a real OAuth-protected MCP server on 127.0.0.1 (tests/mcp_client/oauth_server.py).
+"""McpHub against a real OAuth-protected MCP server on 127.0.0.1 (tests/oauth_server.py, in this process).
 
 Signing in goes through the real loopback listener: the test's `sign_in` does what a browser does
-(GET the link, follow the redirects). Every token, code and secret the server hands out is then looked
-for in every log record, server event, exception message and server listing: none may appear.
+(oauth_server.follow: GET the link, follow the redirects). Every token, code and secret the server hands
+out is then looked for in every log record, server event, exception message and server listing: none
+may appear.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ import threading
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
 
-import httpx2
 import pytest
 from mcp_helpers import Events, WebServer, free_port
-from oauth_server import OAuthServer, Provider, serve_oauth
+from oauth_server import OAuthServer, follow, nowhere, serve
 
 from synapse_nb.errors import OAuthError
 from synapse_nb.mcp_client.hub import McpHub
@@ -38,8 +38,7 @@ class Browser:
 
     async def __call__(self, server: str, authorization_url: str, loopback: Awaitable[str]) -> str:
         self.asked += 1
-        async with httpx2.AsyncClient(follow_redirects=True, timeout=10) as browser:
-            await browser.get(authorization_url)
+        await asyncio.to_thread(follow, authorization_url)
         return await loopback
 
 
@@ -53,7 +52,7 @@ def refuse(server: str, authorization_url: str, loopback: Awaitable[str]) -> Awa
 
 @pytest.fixture
 def oauth_server() -> Iterator[OAuthServer]:
-    with serve_oauth() as server:
+    with serve() as server:
         yield server
 
 
@@ -85,8 +84,8 @@ async def test_sign_in_then_reconnect_from_stored_tokens_then_refresh_then_logou
     browser = Browser()
     async with McpHub(token_store=store, sign_in=browser, on_event=events) as hub:
         info = await hub.connect("remote", url=oauth_server.url)
-        assert (info.state, info.tool_count, browser.asked) == ("connected", 1, 1)
-        assert (await hub.call("remote__whoami", {})).text == "signed in"
+        assert (info.state, info.tool_count, browser.asked) == ("connected", 2, 1)
+        assert (await hub.call("remote__echo", {"text": "hi"})).text == "hi"
         assert hub.has_tokens("remote")
         said = everything_said(hub, events, logs)
 
@@ -97,7 +96,7 @@ async def test_sign_in_then_reconnect_from_stored_tokens_then_refresh_then_logou
     # a new hub (a restarted kernel): the stored token, no sign-in
     async with McpHub(token_store=store, sign_in=refuse, on_event=events) as hub:
         await hub.connect("remote", url=oauth_server.url)
-        assert (await hub.call("remote__whoami", {})).text == "signed in"
+        assert (await hub.call("remote__echo", {"text": "hi"})).text == "hi"
         said += everything_said(hub, events, logs)
 
     # the access token expired meanwhile (on the server and by its stored expiry): refreshed, no sign-in
@@ -106,8 +105,8 @@ async def test_sign_in_then_reconnect_from_stored_tokens_then_refresh_then_logou
     store.update(oauth_server.url, expires_at=record["expires_at"] - 7200)
     async with McpHub(token_store=store, sign_in=refuse, on_event=events) as hub:
         await hub.connect("remote", url=oauth_server.url)
-        assert oauth_server.provider.refreshes == 1
-        assert (await hub.call("remote__whoami", {})).text == "signed in"
+        assert oauth_server.provider.counts["refreshes"] == 1
+        assert (await hub.call("remote__echo", {"text": "hi"})).text == "hi"
         said += everything_said(hub, events, logs)
 
         assert await hub.logout("remote") is True
@@ -131,7 +130,7 @@ async def test_sign_in_then_reconnect_from_stored_tokens_then_refresh_then_logou
 async def test_denied_consent_is_one_line_and_leaves_nothing_connected(
     store: TokenStore, events: Events, logs: pytest.LogCaptureFixture,
 ) -> None:
-    with serve_oauth(Provider(deny=True)) as server:
+    with serve(deny=True) as server:
         async with McpHub(token_store=store, sign_in=Browser(), on_event=events) as hub:
             with pytest.raises(OAuthError) as caught:
                 await hub.connect("remote", url=server.url)
@@ -178,7 +177,7 @@ async def test_wrong_client_secret_is_invalid_client(
     oauth_server: OAuthServer, store: TokenStore, events: Events, logs: pytest.LogCaptureFixture,
 ) -> None:
     port = free_port()
-    oauth_server.provider.pre_register("pre-client", "the-right-secret-4411", f"http://127.0.0.1:{port}/callback")
+    oauth_server.provider.plant_client("pre-client", "the-right-secret-4411")
     wrong = "planted-wrong-secret-9d1e"
     async with McpHub(token_store=store, sign_in=Browser(), on_event=events) as hub:
         with pytest.raises(OAuthError) as caught:
@@ -192,8 +191,8 @@ async def test_wrong_client_secret_is_invalid_client(
 
 
 async def test_unreachable_authorization_server(store: TokenStore) -> None:
-    dead = f"http://127.0.0.1:{free_port()}"
-    with serve_oauth(issuer=dead) as server:
+    dead = nowhere()
+    with serve(issuer=dead) as server:
         async with McpHub(token_store=store, sign_in=Browser()) as hub:
             with pytest.raises(OAuthError) as caught:
                 await hub.connect("remote", url=server.url)
@@ -223,7 +222,7 @@ async def test_a_config_file_signs_in_one_server_at_a_time_and_others_connect_me
         if getattr(event, "server", None) == "plain" and getattr(event, "event", None) == "connected":
             plain_connected.set()
 
-    with serve_oauth() as first, serve_oauth() as second:
+    with serve() as first, serve() as second:
         config = tmp_path / "servers.json"
         config.write_text(json.dumps({"mcpServers": {
             "first": {"url": first.url}, "second": {"url": second.url}, "plain": {"url": demo_http.url},
@@ -271,10 +270,15 @@ async def test_a_missing_private_key_file_is_one_line(oauth_server: OAuthServer,
         assert hub.server("svc").state == "failed"
 
 
-async def test_configured_scopes_are_asked_for_when_the_server_names_none(
-    oauth_server: OAuthServer, store: TokenStore,
-) -> None:
+async def test_configured_scopes_are_asked_for_when_the_server_names_none(store: TokenStore) -> None:
+    with serve(scope=None) as server:
+        async with McpHub(token_store=store, sign_in=Browser()) as hub:
+            await hub.connect("remote", url=server.url, oauth={"scopes": ["notes:read", "notes:write"]})
+            assert (await hub.call("remote__echo", {"text": "hi"})).text == "hi"
+        assert server.provider.scopes_asked == [["notes:read", "notes:write"]]
+
+
+async def test_the_scope_the_server_names_is_asked_for(oauth_server: OAuthServer, store: TokenStore) -> None:
     async with McpHub(token_store=store, sign_in=Browser()) as hub:
-        await hub.connect("remote", url=oauth_server.url, oauth={"scopes": ["notes:read", "notes:write"]})
-        assert (await hub.call("remote__whoami", {})).text == "signed in"
-    assert oauth_server.provider.scopes_asked == [["notes:read", "notes:write"]]
+        await hub.connect("remote", url=oauth_server.url)
+    assert oauth_server.provider.scopes_asked == [["notes"]]

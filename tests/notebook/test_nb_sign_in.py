@@ -34,6 +34,15 @@ def cards_shown(ip: Shell) -> asyncio.Event:
     return shown
 
 
+async def card_shown(ip: Shell, sign_in: NotebookSignIn) -> tuple[asyncio.Future[str], asyncio.Task[str]]:
+    """A sign-in to "notes" started (inside the loop), once its card shows: the loopback it waits on, and it."""
+    loopback: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    shown = cards_shown(ip)
+    task = asyncio.ensure_future(sign_in("notes", AUTH_URL, loopback))
+    await asyncio.wait_for(shown.wait(), 10)
+    return loopback, task
+
+
 def test_the_card_is_a_link_with_a_plain_text_fallback() -> None:
     card = sign_in_card("notes", AUTH_URL + "&x=<b>", paste=True)
     assert 'href="https://as.example/authorize?client_id=c&amp;state=s' in card["text/html"]
@@ -60,10 +69,7 @@ def test_the_loopback_redirect_signs_in_and_the_card_says_so(ip: Shell) -> None:
     sign_in = NotebookSignIn(ip.state)
 
     async def run() -> str:
-        loopback: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        shown = cards_shown(ip)
-        task = asyncio.ensure_future(sign_in("notes", AUTH_URL, loopback))
-        await asyncio.wait_for(shown.wait(), 10)
+        loopback, task = await card_shown(ip, sign_in)
         assert sign_in.open[0].server == "notes"
         loopback.set_result(FINAL)
         return await asyncio.wait_for(task, 10)
@@ -132,10 +138,7 @@ def test_a_cancelled_sign_in_ends_its_card_and_leaves_nothing_open(ip: Shell) ->
     sign_in = NotebookSignIn(ip.state)
 
     async def run() -> None:
-        loopback: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        shown = cards_shown(ip)
-        task = asyncio.ensure_future(sign_in("notes", AUTH_URL, loopback))
-        await asyncio.wait_for(shown.wait(), 10)
+        loopback, task = await card_shown(ip, sign_in)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -180,10 +183,7 @@ def test_the_paste_box_is_offered_where_the_kernel_looks_remote(
     sign_in = NotebookSignIn(ip.state)
 
     async def run() -> str:
-        loopback: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        shown = cards_shown(ip)
-        task = asyncio.ensure_future(sign_in("notes", AUTH_URL, loopback))
-        await asyncio.wait_for(shown.wait(), 10)
+        loopback, task = await card_shown(ip, sign_in)
         if not offered:
             loopback.set_result(FINAL)
         return await asyncio.wait_for(task, 10)

@@ -5,24 +5,40 @@ from __future__ import annotations
 import asyncio
 import html
 import re
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from oauth_server import follow, serve
 
 from synapse_nb.events import Event, ServerEvent
 from synapse_nb.notebook.runner import Runner
 from synapse_nb.notebook.widgets import Inspector
 
+if TYPE_CHECKING:
+    from synapse_nb.notebook.state import SynapseState
+
 TIMEOUT = 60
-OAUTH_SERVER = Path(__file__).resolve().parents[2] / "oauth_server.py"
 AUTH_URL = "https://as.example/authorize?client_id=c&state=s"
 
 
-def test_an_open_sign_in_shows_as_a_link_in_the_server_panel(clean_env: Any) -> None:
+def sign_in_asked(state: SynapseState, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+    """Done once the state's hub asks a user to sign in (its first `sign_in_asked` server event)."""
+    asked: asyncio.Future[None] = loop.create_future()
+
+    def listener(event: Event) -> None:
+        if isinstance(event, ServerEvent) and event.event == "sign_in_asked" and not asked.done():
+            asked.set_result(None)
+
+    state.on_server_event(listener)
+    return asked
+
+
+@contextmanager
+def live_state() -> Iterator[tuple[SynapseState, asyncio.AbstractEventLoop]]:
+    """A live SynapseState (publishing nowhere) on a private loop, closed with its hub when the block ends."""
     from synapse_nb.notebook.state import SynapseState
 
     loop = asyncio.new_event_loop()
@@ -30,19 +46,21 @@ def test_an_open_sign_in_shows_as_a_link_in_the_server_panel(clean_env: Any) -> 
     state.live = True
     state.publish = lambda bundle, display_id, update: None
     try:
+        yield state, loop
+    finally:
+        state.close()
+        loop.close()
+
+
+def test_an_open_sign_in_shows_as_a_link_in_the_server_panel(clean_env: Any) -> None:
+    with live_state() as (state, loop):
         state.runner.run(state.hub.connect("demo", command=sys.executable,
                                            args=["-m", "synapse_nb.mcp_client.demo_server"]), timeout=TIMEOUT)
         assert state.sign_in is not None
         ins = Inspector(state, "demo")
         panel = ins.panels["demo"]
         assert panel.asking.children == ()
-        asked: asyncio.Future[None] = loop.create_future()
-
-        def listener(event: Event) -> None:
-            if isinstance(event, ServerEvent) and event.event == "sign_in_asked" and not asked.done():
-                asked.set_result(None)
-
-        state.on_server_event(listener)
+        asked = sign_in_asked(state, loop)
         loopback: asyncio.Future[str] = loop.create_future()
         task = state.runner.spawn(state.sign_in("demo", AUTH_URL, loopback))
         loop.run_until_complete(asyncio.wait_for(asked, TIMEOUT))
@@ -55,65 +73,29 @@ def test_an_open_sign_in_shows_as_a_link_in_the_server_panel(clean_env: Any) -> 
         loop.run_until_complete(asyncio.sleep(0))
         assert panel.asking.children == ()
         ins.close()
-    finally:
-        state.close()
-        loop.close()
 
 
-def test_the_panel_links_to_a_real_sign_in_and_drops_it_once_connected(clean_env: Any, tmp_path: Any) -> None:
+def test_the_panel_links_to_a_real_sign_in_and_drops_it_once_connected(clean_env: Any, tmp_path: Path) -> None:
     """A real hub connecting to tests/oauth_server.py: the inspector lists the server while it waits for the
     user, with the link; following it (as a browser would) connects, and the link leaves the panel."""
     from synapse_nb.mcp_client.oauth.storage import TokenStore
-    from synapse_nb.notebook.state import SynapseState
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    server = subprocess.Popen([sys.executable, str(OAUTH_SERVER), "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    loop = asyncio.new_event_loop()
-    state = SynapseState(None, runner=Runner(loop))
-    state.live = True
-    state.publish = lambda bundle, display_id, update: None
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert server.poll() is None, "the OAuth test server ended"
-                assert time.monotonic() < deadline, "the OAuth test server did not listen"
-                time.sleep(0.05)
+    with serve() as server, live_state() as (state, loop):  # the hub closes first, the server after it
         state.hub.token_store = TokenStore(tmp_path / "tokens", backend="file")  # never the user's keyring
         ins = Inspector(state)
-        asked: asyncio.Future[None] = loop.create_future()
-
-        def listener(event: Event) -> None:
-            if isinstance(event, ServerEvent) and event.event == "sign_in_asked" and not asked.done():
-                asked.set_result(None)
-
-        state.on_server_event(listener)
-        connecting = state.runner.spawn(state.hub.connect("notes", url=f"http://127.0.0.1:{port}/mcp"))
+        asked = sign_in_asked(state, loop)
+        connecting = state.runner.spawn(state.hub.connect("notes", url=server.url))
         loop.run_until_complete(asyncio.wait_for(asked, TIMEOUT))
         loop.run_until_complete(asyncio.sleep(0))
         panel = ins.panels["notes"]
         (link,) = panel.asking.children
         href = html.unescape(re.search(r'href="([^"]+)"', link.value).group(1))  # type: ignore[union-attr]
-        assert href.startswith(f"http://127.0.0.1:{port}/authorize?")
-
-        def browse() -> int:
-            with urllib.request.urlopen(href, timeout=30) as response:  # the AS redirects to the loopback listener
-                return int(response.status)
-
-        assert loop.run_until_complete(asyncio.to_thread(browse)) == 200
+        assert href.startswith(f"{server.origin}/authorize?")
+        # the AS redirects to the loopback listener, which answers (a refusal would raise)
+        final = loop.run_until_complete(asyncio.to_thread(follow, href))
+        assert "/callback?code=" in final
         info = loop.run_until_complete(asyncio.wait_for(connecting, TIMEOUT))
         assert info.state == "connected"
         loop.run_until_complete(asyncio.sleep(0))
         assert panel.asking.children == ()
         ins.close()
-    finally:
-        state.close()
-        loop.close()
-        server.kill()
-        server.wait(10)
