@@ -422,7 +422,7 @@ def test_an_interrupt_cancels_the_sign_in_in_one_line(tmp_path: Path, servers: P
             assert "connecting notes was cancelled" in str(error.get("evalue")), error
             assert len(error.get("traceback", [])) <= 2
             assert "connecting notes was interrupted" in run.text()
-            assert server_rows(session) == {"notes": "disconnected — %mcp restart notes to connect again"}
+            assert server_rows(session) == {"notes": "stopped"}
             still_open = session.run("from synapse_nb.notebook.extension import get_state; "
                                      "print(get_state(get_ipython()).sign_in.open)").stdout
             assert still_open.strip() == "[]"
@@ -452,7 +452,7 @@ def test_an_interrupt_with_the_paste_box_open_ends_in_one_line_and_stdin_still_w
             assert run.prompts
             error = run.error or {}
             assert error.get("evalue") == "connecting notes was cancelled", error
-            assert server_rows(session) == {"notes": "disconnected — %mcp restart notes to connect again"}
+            assert server_rows(session) == {"notes": "stopped"}
             # the kernel's stdin is free again: the next question is answered as usual
             asked = session.run("print('got', input('name? '))", allow_stdin=True, answer=lambda prompt: "Ada")
             assert asked.prompts == ["name? "]

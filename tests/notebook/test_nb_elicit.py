@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import Shell, demo_server_command
 from IPython.core.error import StdinNotImplementedError, UsageError
+from nb_shell import Shell, demo_server_command
 
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation, parse_form
 from synapse_nb.mcp_client.sampling import SamplingRequest

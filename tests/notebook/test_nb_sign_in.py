@@ -10,8 +10,8 @@ import asyncio
 import threading
 
 import pytest
-from conftest import Shell, demo_server_command
 from IPython.core.error import UsageError
+from nb_shell import Shell, demo_server_command
 from traitlets import TraitError
 
 from synapse_nb.notebook.sign_in import NotebookSignIn, pasted_redirect, sign_in_card
