@@ -31,22 +31,22 @@ from typing import Any, TypeVar
 import anyio
 import mcp.types as mt
 from mcp import Client
-from mcp.shared.subscriptions import ToolsListChanged
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from .. import __version__
 from ..config import ServerConfig
-from ..errors import McpError, OAuthError, ServerCrashedError, ServerDownError, ServerStartError, ToolCallTimeout
+from ..errors import McpError, OAuthError, ServerCrashedError, ServerDownError, ServerStartError
 from ..events import utcnow
-from .convert import RawTool, raw_tool
+from .convert import RawTool
 from .failure import Scrubber, describe, is_connection_lost, quiet_sdk_parse_errors, request_error, start_reason
 from .handlers import ClientHandlers, ServerHooks
+from .inflight import Request, Session, end_requests, submit
 from .info import EVENT_OF, TRANSITIONS, ServerInfo, ServerState, ServerTransport
 from .naming import qualify
 from .oauth.failure import auth_error
 from .oauth.provider import OAuthSession
-from .process import ProcessRef, StderrPipe, StderrRing, find_child, kill_tree
-from .tasks import wait_through_cancel
+from .process import ProcessRef, StderrPipe, StderrRing, final_tail, find_child, kill_tree
+from .tool_discovery import list_tools, listen, refresh_tools
 from .transport import open_transport, preflight
 
 __all__ = ["MAX_RESTARTS", "RESTART_WINDOW", "STOP_TIMEOUT", "ServerConnection"]
@@ -61,39 +61,6 @@ STOP_TIMEOUT = 5.0
 MAX_RESTARTS = 3
 RESTART_WINDOW = 60.0
 """At most MAX_RESTARTS automatic restarts within RESTART_WINDOW seconds; the next crash leaves it down."""
-_LIST_TIMEOUT = 30.0
-_DRAIN_TIMEOUT = 2.0
-_PAGE_CAP = 100
-
-
-class _Request:
-    """One request in flight: its worker task, and why the hub (not the caller) ended it, if it did."""
-
-    __slots__ = ("ended", "label", "task", "timeout")
-
-    def __init__(self, label: str, timeout: float | None) -> None:
-        self.label = label
-        self.timeout = timeout
-        self.task: asyncio.Task[Any] | None = None
-        self.ended: McpError | None = None
-
-    def end(self, error: McpError) -> None:
-        """Cancel the worker (the SDK then sends notifications/cancelled); the caller gets `error`."""
-        if self.ended is None and self.task is not None and not self.task.done():
-            self.ended = error
-            self.task.cancel()
-
-
-class _Session:
-    """What one generation's owner task shares with its request workers."""
-
-    __slots__ = ("client", "gen", "requests", "stop")
-
-    def __init__(self, client: Client, gen: int) -> None:
-        self.client = client
-        self.gen = gen
-        self.requests: set[_Request] = set()
-        self.stop = asyncio.Event()
 
 
 class ServerConnection:
@@ -122,7 +89,7 @@ class ServerConnection:
         self._generation = 0
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
-        self._session: _Session | None = None
+        self._session: Session | None = None
         self._life: anyio.CancelScope | None = None
         self._tools_dirty: asyncio.Event | None = None
         self._meta: dict[str, Any] = {}
@@ -295,42 +262,7 @@ class ServerConnection:
         if self.state != "connected" or session is None:
             raise ServerCrashedError(f"MCP server {self.name!r} is {self.info().status} (it cannot run {label})",
                                      server=self.name)
-        req = _Request(label, timeout)
-        worker = asyncio.get_running_loop().create_task(self._run(session, req, fn))
-        req.task = worker
-        session.requests.add(req)
-        worker.add_done_callback(lambda _: session.requests.discard(req))
-        try:
-            return await worker
-        except asyncio.CancelledError:
-            caller = asyncio.current_task()
-            if req.ended is not None and (caller is None or caller.cancelling() == 0):
-                raise req.ended from None  # the hub ended the worker before it ran; the caller was not cancelled
-            raise
-
-    async def _run(self, session: _Session, req: _Request, fn: Callable[[Client], Awaitable[T]]) -> T:
-        timer = None
-        if req.timeout is not None:
-            timer = asyncio.get_running_loop().call_later(req.timeout, self._expire, req)
-        try:
-            return await fn(session.client)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if req.ended is None or task is None or task.cancelling() > 1:
-                raise  # the caller was cancelled (perhaps as well): it gets its CancelledError
-            task.uncancel()
-            raise req.ended from None
-        except Exception as exc:  # the boundary for SDK and transport errors of one request
-            raise self._request_error(exc, session.gen, req.label) from exc
-        finally:
-            if timer is not None:
-                timer.cancel()
-
-    def _expire(self, req: _Request) -> None:
-        req.end(ToolCallTimeout(
-            f"{req.label} on MCP server {self.name!r} did not finish within {req.timeout:g} s; it was cancelled",
-            server=self.name, timeout=req.timeout or 0.0,
-        ))
+        return await submit(session, Request(label, timeout, self.name), fn, self._request_error)
 
     def _request_error(self, exc: Exception, gen: int, label: str) -> McpError:
         if not is_connection_lost(exc):
@@ -351,15 +283,6 @@ class ServerConnection:
             if self.state == "down" else "the next call restarts it"
         )
         return ServerCrashedError(f"MCP server {self.name!r} crashed during {label}; {then}", server=self.name)
-
-    async def _end_requests(self, session: _Session) -> None:
-        """End every request still running (the server stopped or crashed) and wait for its worker."""
-        requests = list(session.requests)
-        for req in requests:
-            req.end(self._interrupted(req.label))
-        workers = {req.task for req in requests if req.task is not None and not req.task.done()}
-        if workers:
-            await wait_through_cancel(workers, _DRAIN_TIMEOUT)
 
     # --- the owner task --------------------------------------------------------------------------
 
@@ -394,9 +317,9 @@ class ServerConnection:
                         self.process = find_child(pipe.inode, spawned_after)
                     connect_ms = (time.perf_counter() - t0) * 1000
 
-                    def connected(tools: tuple[RawTool, ...], discovery_ms: float) -> _Session:
+                    def connected(tools: tuple[RawTool, ...], discovery_ms: float) -> Session:
                         life.deadline = math.inf
-                        self._session = _Session(client, gen)
+                        self._session = Session(client, gen)
                         self._connected(client, tools, connect_ms, discovery_ms)
                         if not ready.done():
                             ready.set_result(None)
@@ -405,7 +328,7 @@ class ServerConnection:
                     await self._serve(client, gen, dirty, connected)
             if not ready.done():
                 reason = f"no answer to the handshake within {cfg.connect_timeout_s:g} s"
-                ready.set_exception(self._failed(reason, await _final_tail(pipe, self.ring)))
+                ready.set_exception(self._failed(reason, await final_tail(pipe, self.ring)))
         except Exception as exc:  # the owner task is the boundary for every start-up and transport failure
             logger.debug("MCP server %r: owner task ended with %r", self.name, exc, exc_info=True)
             if not ready.done():
@@ -415,7 +338,7 @@ class ServerConnection:
                 discovered = self.oauth.discovered if self.oauth is not None else True
                 error = auth_error(self.name, failure, discovered=discovered) if failure is not None else None
                 ready.set_exception(self._failed(error.reason if error else start_reason(exc, cfg, self._scrub),
-                                                 await _final_tail(pipe, self.ring), error))
+                                                 await final_tail(pipe, self.ring), error))
             elif not self._stopping:
                 self._mark_dead(gen, f"connection failed: {self._scrub(describe(exc))}")
         finally:
@@ -426,24 +349,24 @@ class ServerConnection:
             if pipe is not None:
                 pipe.close_writer()
             if session is not None:
-                await self._end_requests(session)
+                await end_requests(session, self._interrupted)
 
     async def _serve(
         self, client: Client, gen: int, dirty: asyncio.Event,
-        connected: Callable[[tuple[RawTool, ...], float], _Session],
+        connected: Callable[[tuple[RawTool, ...], float], Session],
     ) -> None:
         """Subscribe to tool changes, list the tools, then keep the client open until stop() or a crash."""
         async with anyio.create_task_group() as tg:
             caps = client.server_capabilities.tools
             if client.protocol_version in MODERN_PROTOCOL_VERSIONS and caps is not None and caps.list_changed:
-                await tg.start(self._listen, client, dirty)  # before listing: no change can slip between
+                await tg.start(listen, client, dirty, self.name)  # before listing: no change can slip between
             t0 = time.perf_counter()
-            tools = await _list_tools(client)
+            tools = await list_tools(client)
             session = connected(tools, (time.perf_counter() - t0) * 1000)
-            tg.start_soon(self._refresh_tools, client, gen, dirty)
+            tg.start_soon(refresh_tools, client, dirty, self.name, partial(self._tools_refreshed, gen))
             await session.stop.wait()
             self.hooks.closing = True  # the SDK now cancels the server's open requests: not the server's doing
-            await self._end_requests(session)  # before the client closes under them
+            await end_requests(session, self._interrupted)  # before the client closes under them
             tg.cancel_scope.cancel()
 
     def _connected(self, client: Client, tools: tuple[RawTool, ...], connect_ms: float, discovery_ms: float) -> None:
@@ -482,40 +405,17 @@ class ServerConnection:
             self._tools_dirty.set()
         await anyio.lowlevel.checkpoint()
 
-    async def _listen(
-        self, client: Client, dirty: asyncio.Event, *,
-        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """On the 2026-07-28 protocol list changes arrive on a `subscriptions/listen` stream."""
-        try:
-            async with client.listen(tools_list_changed=True) as subscription:
-                task_status.started()
-                async for event in subscription:
-                    if isinstance(event, ToolsListChanged):
-                        dirty.set()
-        except Exception as exc:  # a lost subscription only costs live tool updates; calls still work
-            logger.debug("MCP server %r: tool change subscription ended: %r", self.name, exc)
-        with contextlib.suppress(RuntimeError):  # started() already called
-            task_status.started()
-
-    async def _refresh_tools(self, client: Client, gen: int, dirty: asyncio.Event) -> None:
-        while True:
-            await dirty.wait()
-            dirty.clear()
-            try:
-                with anyio.fail_after(_LIST_TIMEOUT):
-                    tools = await _list_tools(client)
-            except Exception as exc:  # a failed refresh keeps the old list; a dead server is noticed elsewhere
-                logger.warning("MCP server %r: could not refresh its tools: %s", self.name, describe(exc))
-                continue
-            if gen != self._generation:
-                return
-            before = {t.name for t in self.tools}
-            after = {t.name for t in tools}
-            self.tools = tools
-            self._on_tools(self)
-            self._emit("tools_changed", {"added": sorted(after - before), "removed": sorted(before - after),
-                                         "tools": len(self.offered())})
+    def _tools_refreshed(self, gen: int, tools: tuple[RawTool, ...]) -> bool:
+        """A re-listing after a change notification; False once a newer generation has taken over."""
+        if gen != self._generation:
+            return False
+        before = {t.name for t in self.tools}
+        after = {t.name for t in tools}
+        self.tools = tools
+        self._on_tools(self)
+        self._emit("tools_changed", {"added": sorted(after - before), "removed": sorted(before - after),
+                                     "tools": len(self.offered())})
+        return True
 
     # --- failure ---------------------------------------------------------------------------------
 
@@ -582,25 +482,3 @@ class ServerConnection:
             f"MCP server {self.name!r} failed to start: {reason}{hint}", server=self.name, reason=reason,
             stderr_tail=tail,
         )
-
-
-async def _list_tools(client: Client) -> tuple[RawTool, ...]:
-    if client.server_capabilities.tools is None:
-        return ()
-    tools: list[mt.Tool] = []
-    cursor: str | None = None
-    for _ in range(_PAGE_CAP):
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return tuple(raw_tool(t) for t in tools)
-
-
-async def _final_tail(pipe: StderrPipe | None, ring: StderrRing) -> str:
-    """The stderr tail once the failed process's pipe has drained (waits at most a second)."""
-    if pipe is not None:
-        pipe.close_writer()
-        await asyncio.to_thread(pipe.wait_eof, 1.0)
-    return ring.tail(2000)

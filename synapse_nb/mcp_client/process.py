@@ -8,6 +8,7 @@ end of the pipe tells us that the process (and every child holding its stderr) h
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import contextlib
 import logging
@@ -23,7 +24,7 @@ from typing import TextIO
 
 import psutil
 
-__all__ = ["ProcessRef", "StderrPipe", "StderrRing", "find_child", "kill_tree"]
+__all__ = ["ProcessRef", "StderrPipe", "StderrRing", "final_tail", "find_child", "kill_tree"]
 
 logger = logging.getLogger("synapse_nb.mcp")
 
@@ -214,3 +215,11 @@ def _running(proc: psutil.Process) -> bool:
         return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
+
+
+async def final_tail(pipe: StderrPipe | None, ring: StderrRing) -> str:
+    """The stderr tail once the failed process's pipe has drained (waits at most a second)."""
+    if pipe is not None:
+        pipe.close_writer()
+        await asyncio.to_thread(pipe.wait_eof, 1.0)
+    return ring.tail(2000)
