@@ -11,7 +11,7 @@ from typing import Any
 
 import ipywidgets as w
 import pytest
-from real_state import go_live, private_state
+from real_state import connected, go_live, private_runner, private_state
 
 from synapse_nb.events import Event, ServerEvent
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
@@ -63,15 +63,11 @@ def node_args() -> dict[str, Any]:
 
 @pytest.fixture
 def everything() -> Iterator[State]:
-    loop = asyncio.new_event_loop()
-    state = State(Runner(loop))
-    # warnings and above only: every simulated message then is one the hub reports as a `log` event
-    state.runner.run(state.hub.connect("everything", **node_args(), log_level="warning"), timeout=TIMEOUT)
-    try:
-        yield state
-    finally:
-        state.runner.run(state.hub.aclose(), timeout=30)
-        loop.close()
+    with private_runner() as runner:
+        state = State(runner)
+        # warnings and above only: every simulated message then is one the hub reports as a `log` event
+        with connected(runner, state.hub, "everything", **node_args(), log_level="warning"):
+            yield state
 
 
 def wait_for_event(state: Any, name: str, *, foreground: bool = True) -> ServerEvent:
@@ -187,15 +183,10 @@ class Shown:
 
 @pytest.fixture
 def asking() -> Iterator[tuple[Runner, McpHub, Shown]]:
-    loop = asyncio.new_event_loop()
-    runner, shown = Runner(loop), Shown()
-    hub = McpHub(handlers=ClientHandlers(elicit=shown))
-    runner.run(hub.connect("everything", **node_args()), timeout=TIMEOUT)
-    try:
+    shown = Shown()
+    with private_runner() as runner, connected(runner, McpHub(handlers=ClientHandlers(elicit=shown)), "everything",
+                                               **node_args()) as hub:
         yield runner, hub, shown
-    finally:
-        runner.run(hub.aclose(), timeout=30)
-        loop.close()
 
 
 def test_elicitation_form_widget_answers_with_defaults(asking: tuple[Runner, McpHub, Shown]) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import ipywidgets as w
 import pytest
-from real_state import private_state
+from real_state import connected, private_runner, private_state
 
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.notebook.runner import Runner
@@ -38,15 +38,8 @@ class State:
 
 @pytest.fixture(scope="module")
 def demo() -> Iterator[State]:
-    loop = asyncio.new_event_loop()
-    runner = Runner(loop)
-    hub = McpHub()
-    runner.run(hub.connect("demo", command=DEMO[0], args=DEMO[1:]), timeout=60)
-    try:
+    with private_runner() as runner, connected(runner, McpHub(), "demo", command=DEMO[0], args=DEMO[1:]) as hub:
         yield State(hub, runner)
-    finally:
-        runner.run(hub.aclose(), timeout=30)
-        loop.close()
 
 
 def settle(state: State, *tasks: Any) -> None:
