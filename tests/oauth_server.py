@@ -38,6 +38,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import uvicorn
+from local_servers import free_port
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -286,9 +287,7 @@ def spawn(folder: Path, *argv: str) -> Iterator[OAuthServer]:
 
 def nowhere() -> str:
     """An origin on 127.0.0.1 where nothing listens: an authorization server that is down (`issuer`)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 def follow(link: str) -> str:

@@ -14,6 +14,7 @@ import pytest
 from llm_server import LlmServer, call, text, tool_calls  # tests/llm_server.py (tests/ is on sys.path)
 
 from synapse_nb.agent.orchestrator import Agent
+from synapse_nb.agent.result import TurnResult
 from synapse_nb.agent.spend import Budget
 from synapse_nb.agent.tools import ToolRegistry
 from synapse_nb.events import LlmCallFinished, TurnFailed
@@ -55,6 +56,14 @@ def _agent(provider: Any, source: Any, recorder: Any) -> Agent:
     return Agent(provider, ToolRegistry(source), system="You look things up.", sinks=[recorder])
 
 
+async def ask(agent: Agent, *questions: str) -> list[TurnResult]:
+    """Each question asked in turn (each under TIMEOUT), then the provider's HTTP client closed, pass or fail."""
+    try:
+        return [await asyncio.wait_for(agent.ask(question), TIMEOUT) for question in questions]
+    finally:
+        await agent.provider.aclose()
+
+
 @pytest.mark.parametrize("wire", ["openai", "anthropic"])
 async def test_each_call_is_priced_from_the_price_file_with_cached_tokens(
     wire: str, prices: Path, llm_server: LlmServer, source: Any, recorder: Any
@@ -64,11 +73,7 @@ async def test_each_call_is_priced_from_the_price_file_with_cached_tokens(
         tool_calls(call("demo__query", {"sql": "select 1"}), usage=(1000, 100)).cached(0, 600),
         text("Done.", usage=(1200, 50)).cached(600),
     )
-    provider = _provider(wire, llm_server)
-    try:
-        result = await asyncio.wait_for(_agent(provider, source, recorder).ask("How many?"), TIMEOUT)
-    finally:
-        await provider.aclose()
+    (result,) = await ask(_agent(_provider(wire, llm_server), source, recorder), "How many?")
     assert result.status == "finished", result.error
     first, second = recorder.of(LlmCallFinished)
     # Call 1: 1000 prompt tokens, of which 600 written to the cache (Anthropic bills writes at 1250/M;
@@ -94,11 +99,7 @@ async def test_an_unpriced_model_costs_unknown_and_local_models_cost_nothing(
     prices: Path, llm_server: LlmServer, source: Any, recorder: Any
 ) -> None:
     llm_server.queue(text("Hi.", usage=(100, 10)))
-    provider = _provider("openai", llm_server, model="gpt-unlisted")
-    try:
-        result = await asyncio.wait_for(_agent(provider, source, recorder).ask("hi"), TIMEOUT)
-    finally:
-        await provider.aclose()
+    (result,) = await ask(_agent(_provider("openai", llm_server, model="gpt-unlisted"), source, recorder), "hi")
     (call,) = recorder.of(LlmCallFinished)
     assert call.usage.cost_usd is None
     assert call.price_source is None
@@ -127,10 +128,7 @@ async def test_a_usd_budget_stops_the_turn_between_iterations(
     # The first call's projection is ~30 prompt tokens (< $0.05): it runs and costs 1000 x 0.001 + 100 x 0.002
     # = $1.20. The second could cost (1000 + 100 + a few) x 0.001 + 100 x 0.002 > $1.30: 1.20 + 1.30 > 1.50.
     agent.budget = Budget(turn_usd=1.5)
-    try:
-        result = await asyncio.wait_for(agent.ask("How many?"), TIMEOUT)
-    finally:
-        await provider.aclose()
+    (result,) = await ask(agent, "How many?")
     assert result.status == "budget_exceeded"
     assert result.error_type == "BudgetExceededError"
     assert result.error is not None
@@ -155,11 +153,7 @@ async def test_the_session_budget_counts_earlier_turns(
     provider = _provider("openai", llm_server)
     agent = _agent(provider, source, recorder)
     agent.budget = Budget(session_usd=2.0)
-    try:
-        first = await asyncio.wait_for(agent.ask("one"), TIMEOUT)
-        second = await asyncio.wait_for(agent.ask("two"), TIMEOUT)
-    finally:
-        await provider.aclose()
+    first, second = await ask(agent, "one", "two")
     assert first.status == "finished"
     assert first.usage.cost_usd == pytest.approx(1.2)
     # spent 1.20 in the session; the next call's projection is > 1100 prompt tokens ($1.10) + 100 output ($0.20).
@@ -181,10 +175,7 @@ async def test_max_tokens_counts_the_turns_prompt_and_output_tokens(
     provider = _provider("openai", llm_server, model="gpt-unlisted")  # a token budget needs no price
     agent = _agent(provider, source, recorder)
     agent.budget = Budget(max_tokens=2000)  # 1100 used + at least 1100 + 100 projected > 2000
-    try:
-        result = await asyncio.wait_for(agent.ask("How many?"), TIMEOUT)
-    finally:
-        await provider.aclose()
+    (result,) = await ask(agent, "How many?")
     assert result.status == "budget_exceeded"
     assert result.error is not None
     assert "1,100 tokens" in result.error
@@ -199,10 +190,7 @@ async def test_a_usd_budget_for_an_unpriced_model_says_so_before_any_call(
     provider = _provider("anthropic", llm_server, model="claude-unlisted")
     agent = _agent(provider, source, recorder)
     agent.budget = Budget(turn_usd=0.25)
-    try:
-        result = await asyncio.wait_for(agent.ask("hi"), TIMEOUT)
-    finally:
-        await provider.aclose()
+    (result,) = await ask(agent, "hi")
     assert result.status == "budget_exceeded"
     assert result.error is not None
     assert result.error.startswith("cost unknown for anthropic:claude-unlisted")
@@ -221,11 +209,7 @@ async def test_tool_result_tokens_are_measured_from_the_prompt_growth(
                               usage=(1000, 20)),
         text("Done.", usage=(1420, 20)),
     )
-    provider = _provider("openai", llm_server)
-    try:
-        await asyncio.wait_for(_agent(provider, source, recorder).ask("go"), TIMEOUT)
-    finally:
-        await provider.aclose()
+    await ask(_agent(_provider("openai", llm_server), source, recorder), "go")
     first, second = recorder.of(LlmCallFinished)
     assert dict(first.tool_result_tokens) == {}
     # The prompt grew by 1420 - 1000 - 20 = 400 tokens: 300 : 100 by the results' lengths.

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from local_servers import free_port, stop
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -66,12 +66,6 @@ def chromium_path() -> str:
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         pytest.fail(f"Chromium not found at {path}: run `make browser` (or set SYNAPSE_CHROMIUM=/path/to/chromium)")
     return path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -154,7 +148,7 @@ def start_lab(base: Path, extra_env: Mapping[str, str] | None = None) -> Iterato
     env.update(extra_env or {})
     # The kernel spec `python3` says "python": jupyter_client runs it with this very interpreter (the venv's).
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     log = base / "jupyterlab.log"
     cmd = [
         sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
@@ -169,12 +163,7 @@ def start_lab(base: Path, extra_env: Mapping[str, str] | None = None) -> Iterato
         _wait_until_up(lab, START_TIMEOUT)
         yield lab
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop(proc, timeout=20)
 
 
 @contextmanager

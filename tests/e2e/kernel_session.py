@@ -134,18 +134,32 @@ class Kernel:
 
     def run_all(self, cells: list[str], *, timeout: float = 120.0) -> list[Execution]:
         """Send every cell at once, as "Run All" does (later ones queue in the kernel), and gather each."""
-        ids = [self.kc.execute(code, store_history=False) for code in cells]
+        return self.gather([self.kc.execute(code, store_history=False) for code in cells], timeout=timeout)
+
+    def gather(
+        self,
+        ids: list[str],
+        *,
+        timeout: float = 120.0,
+        on_iopub: Callable[[dict[str, Any]], None] | None = None,
+    ) -> list[Execution]:
+        """Wait until every cell of `ids` (already sent, however) is done: idle on iopub and its execute reply
+        in. Returns each cell's Execution, in the order of `ids`; no input request is answered. `on_iopub`
+        sees every iopub message first, whichever cell it came with (a display update names its display,
+        not its cell)."""
         runs = {msg_id: Execution(reply={}) for msg_id in ids}
         idle: set[str] = set()
         deadline = time.monotonic() + timeout
         while len(idle) < len(ids) or any(not r.reply for r in runs.values()):
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError(f"{len(ids) - len(idle)} of {len(ids)} queued cells did not finish in {timeout} s")
+                raise TimeoutError(f"{len(ids) - len(idle)} of {len(ids)} cells did not finish in {timeout} s")
             try:
                 msg = self.kc.get_iopub_msg(timeout=min(left, 0.2))
             except queue.Empty:
                 msg = None
+            if msg is not None and on_iopub is not None:
+                on_iopub(msg)
             if msg is not None and msg["parent_header"].get("msg_id") in runs:
                 parent = msg["parent_header"]["msg_id"]
                 if msg["msg_type"] == "status":

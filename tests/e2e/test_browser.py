@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_lab import ARTIFACTS, CHROMIUM_ARGS, REPO, Lab, chromium_path, error_lines, start_lab
+from browser_lab import ARTIFACTS, CHROMIUM_ARGS, REPO, Lab, chromium_path, error_lines, start_lab, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -25,26 +25,12 @@ NOTEBOOK = REPO / "notebooks" / "tool_inspection.ipynb"
 RUN_TIMEOUT_MS = 120_000  # kernel start + all cells + the demo server's handshake
 
 
-def fallback_notebook() -> dict[str, Any]:
-    """Used only while notebooks/tool_inspection.ipynb does not exist: connect the demo server, inspect it."""
-    cells = [
-        "%load_ext synapse_nb",
-        f"%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools",
-        "%mcp inspect demo",
-    ]
-    return {
-        "cells": [
-            {"cell_type": "code", "execution_count": None, "id": f"cell-{i}", "metadata": {}, "outputs": [],
-             "source": src}
-            for i, src in enumerate(cells)
-        ],
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
+# Used only while notebooks/tool_inspection.ipynb does not exist: connect the demo server, inspect it.
+FALLBACK_CELLS = [
+    "%load_ext synapse_nb",
+    f"%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools",
+    "%mcp inspect demo",
+]
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +43,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 def _place_notebook(root: Path) -> str:
     """A copy of the repo's notebook in the server root (the repo file is never touched)."""
     target = root / "tool_inspection.ipynb"
-    if NOTEBOOK.exists():
-        shutil.copyfile(NOTEBOOK, target)
-    else:
-        target.write_text(json.dumps(fallback_notebook(), indent=1))
+    if not NOTEBOOK.exists():
+        return write_notebook(target, FALLBACK_CELLS)
+    shutil.copyfile(NOTEBOOK, target)
     return target.name
 
 
@@ -130,7 +115,7 @@ def test_inspector_calls_a_demo_tool_in_jupyterlab(lab: Lab) -> None:
             browser.close()
 
 
-def run_all_notebook() -> dict[str, Any]:
+def run_all_cells() -> list[str]:
     """33 cells: setup, %load_ext, %mcp connect, then 10 %%synapse, 10 %mcp call and 10 plain cells."""
     cells = [
         "import os, sys, tempfile\nos.environ['SYNAPSE_DB'] = os.path.join(tempfile.mkdtemp(), 'history.duckdb')",
@@ -140,12 +125,7 @@ def run_all_notebook() -> dict[str, Any]:
     for i in range(10):
         cells += [f"%%synapse --session run-all\nWhat tables are there? ({i})", f"%mcp call demo.echo text=cell{i}",
                   f"print('plain', {i})"]
-    notebook = fallback_notebook()
-    notebook["cells"] = [
-        {"cell_type": "code", "execution_count": None, "id": f"cell-{i}", "metadata": {}, "outputs": [], "source": src}
-        for i, src in enumerate(cells)
-    ]
-    return notebook
+    return cells
 
 
 def test_run_all_of_a_30_cell_notebook_in_jupyterlab(lab: Lab) -> None:
@@ -154,7 +134,7 @@ def test_run_all_of_a_30_cell_notebook_in_jupyterlab(lab: Lab) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     executable = chromium_path()
-    (lab.root / "run_all.ipynb").write_text(json.dumps(run_all_notebook(), indent=1))
+    write_notebook(lab.root / "run_all.ipynb", run_all_cells())
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)

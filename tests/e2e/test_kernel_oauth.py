@@ -15,6 +15,8 @@ import re
 import stat
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +93,14 @@ class Session:
         assert where.stdout.strip().startswith(str(REPO)), where.stdout  # this worktree's code
         self.run("%load_ext synapse_nb")
         return self.kernel
+
+    @contextmanager
+    def started(self) -> Iterator[Kernel]:
+        """A started kernel for the block, closed when the block ends, pass or fail (after any restart())."""
+        try:
+            yield self.start()
+        finally:
+            self.close()
 
     def restart(self) -> Kernel:
         self.close()
@@ -179,8 +189,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_sign_in_restart_logout_and_auth_again(tmp_path: Path, servers: Path) -> None:
     session = Session(tmp_path)
     with spawn(servers) as server:
-        try:
-            session.start()
+        with session.started():
             browser = Browser()
             run = session.run(f"%mcp connect notes {server.url}", on_message=browser)
             assert len(browser.links) == 1  # the cell showed the link; the test signed in with it
@@ -219,16 +228,13 @@ def test_sign_in_restart_logout_and_auth_again(tmp_path: Path, servers: Path) ->
             assert "✓ notes: signed in, connected, 2 tools" in run.text()
             assert server.state()["authorizations"] == 3
             assert "9" in session.run("%mcp call notes.add a=4 b=5").text()
-        finally:
-            session.close()
         scan_for_secrets(session, server.state()["issued"])
 
 
 def test_an_expired_access_token_is_refreshed_also_after_a_restart(tmp_path: Path, servers: Path) -> None:
     session = Session(tmp_path)
     with spawn(servers, "--access-ttl", "1") as server:
-        try:
-            session.start()
+        with session.started():
             browser = Browser()
             session.run(f"%mcp connect notes {server.url}", on_message=browser)
             assert server.state()["authorizations"] == 1
@@ -244,8 +250,6 @@ def test_an_expired_access_token_is_refreshed_also_after_a_restart(tmp_path: Pat
             assert len(browser.links) == 1
             assert server.state()["authorizations"] == 1  # refreshed, not signed in again
             assert server.state()["refreshes"] > refreshed
-        finally:
-            session.close()
         scan_for_secrets(session, server.state()["issued"])
 
 
@@ -259,22 +263,18 @@ def _wait_expired(server: OAuthServer, timeout: float = 30) -> None:
 
 def test_denied_consent_is_one_line_and_nothing_stays_connected(tmp_path: Path, servers: Path) -> None:
     session = Session(tmp_path)
-    with spawn(servers, "--deny") as server:
-        try:
-            session.start()
-            browser = Browser()
-            run = session.execute(f"%mcp connect notes {server.url}", on_message=browser)
-            assert len(browser.links) == 1
-            assert "error=access_denied" in browser.finals[0]
-            line = one_line_error(run)
-            assert "declined" in line, line
-            assert "%mcp auth notes" in line
-            assert server_rows(session).get("notes") not in ("connected", "connecting")
-            assert "notes" not in session.run("print(list(get_ipython().run_line_magic('mcp', 'tools').server))").stdout
-            assert session.stored_urls() in ([], [server.url])
-            assert server.state()["denied"] == 1
-        finally:
-            session.close()
+    with spawn(servers, "--deny") as server, session.started():
+        browser = Browser()
+        run = session.execute(f"%mcp connect notes {server.url}", on_message=browser)
+        assert len(browser.links) == 1
+        assert "error=access_denied" in browser.finals[0]
+        line = one_line_error(run)
+        assert "declined" in line, line
+        assert "%mcp auth notes" in line
+        assert server_rows(session).get("notes") not in ("connected", "connecting")
+        assert "notes" not in session.run("print(list(get_ipython().run_line_magic('mcp', 'tools').server))").stdout
+        assert session.stored_urls() in ([], [server.url])
+        assert server.state()["denied"] == 1
 
 
 def test_pasted_redirect_signs_in_a_preregistered_client_from_a_config_file(tmp_path: Path, servers: Path) -> None:
@@ -287,8 +287,7 @@ def test_pasted_redirect_signs_in_a_preregistered_client_from_a_config_file(tmp_
         }}))
         # a kernel over SSH: "auto" offers the box to paste the redirect into
         session = Session(tmp_path, NOTES_CLIENT_SECRET=CLIENT_SECRET, SSH_CONNECTION="10.0.0.1 50000 10.0.0.2 22")
-        try:
-            kernel = session.start()
+        with session.started() as kernel:
             seen: list[dict[str, Any]] = []  # the cell's iopub messages so far (those paste() reads itself too)
             stolen: list[dict[str, Any]] = []
             pasted: list[str] = []
@@ -323,8 +322,6 @@ def test_pasted_redirect_signs_in_a_preregistered_client_from_a_config_file(tmp_
             assert re.search(r"demo: ✓ connected", run.text()), run.text()
             assert server.state()["registrations"] == 0
             assert CANARY in session.run(f"%mcp call notes.echo text={CANARY}").text()
-        finally:
-            session.close()
         scan_for_secrets(session, [*server.state()["issued"], CLIENT_SECRET])
 
 
@@ -337,8 +334,7 @@ def test_a_config_file_signs_in_one_server_after_the_other(tmp_path: Path, serve
             "demo": {"command": sys.executable, "args": ["-m", "synapse_nb.mcp_client.demo_server"]},
         }}))
         session = Session(tmp_path)
-        try:
-            session.start()
+        with session.started():
             browser = Browser()
             run = session.run(f"%mcp connect --config {config}", on_message=browser)
             for name in ("notes", "tracker", "demo"):
@@ -349,8 +345,6 @@ def test_a_config_file_signs_in_one_server_after_the_other(tmp_path: Path, serve
             assert browser.events == [f"card {first}", f"done {first}", f"card {second}", f"done {second}"]
             assert {first, second} == {"notes", "tracker"}
             assert notes.state()["authorizations"] == tracker.state()["authorizations"] == 1
-        finally:
-            session.close()
 
 
 def test_a_wrong_client_secret_is_one_line(tmp_path: Path, servers: Path) -> None:
@@ -361,8 +355,7 @@ def test_a_wrong_client_secret_is_one_line(tmp_path: Path, servers: Path) -> Non
                                                    "client_secret": "wrong-secret-0a9b8c7d6e"}},
         }}))
         session = Session(tmp_path)
-        try:
-            session.start()
+        with session.started():
             browser = Browser()
             run = session.run(f"%mcp connect --config {config}", on_message=browser)
             assert len(browser.links) == 1
@@ -371,23 +364,18 @@ def test_a_wrong_client_secret_is_one_line(tmp_path: Path, servers: Path) -> Non
             assert len([ln for ln in report.splitlines() if ln.startswith("notes:")]) == 1
             assert server_rows(session).get("notes") not in ("connected", "connecting")
             assert "wrong-secret-0a9b8c7d6e" not in json.dumps([m["content"] for m in session.messages])
-        finally:
-            session.close()
 
 
 def test_an_unreachable_authorization_server_is_one_line(tmp_path: Path, servers: Path) -> None:
     dead = nowhere()
     with spawn(servers, "--issuer", dead) as server:
         session = Session(tmp_path)
-        try:
-            session.start()
+        with session.started():
             run = session.execute(f"%mcp connect notes {server.url}")
             line = one_line_error(run)
             assert "notes" in line
             assert "reach" in line or "unreachable" in line, line
             assert server_rows(session).get("notes") not in ("connected", "connecting")
-        finally:
-            session.close()
 
 
 def test_nobody_signing_in_times_out_in_one_line(tmp_path: Path, servers: Path) -> None:
@@ -395,22 +383,18 @@ def test_nobody_signing_in_times_out_in_one_line(tmp_path: Path, servers: Path) 
         config = tmp_path / "mcp_servers.json"
         config.write_text(json.dumps({"mcpServers": {"notes": {"url": server.url, "oauth": {"sign_in_timeout": 1}}}}))
         session = Session(tmp_path)
-        try:
-            session.start()
+        with session.started():
             run = session.run(f"%mcp connect --config {config}")
             assert re.search(r"notes: ✗ failed: .*within 1 s", run.text()), run.text()
             assert "⊘ notes: not signed in" in run.text()
             assert server_rows(session).get("notes") not in ("connected", "connecting")
             assert server.state()["authorizations"] == 0
-        finally:
-            session.close()
 
 
 def test_an_interrupt_cancels_the_sign_in_in_one_line(tmp_path: Path, servers: Path) -> None:
     with spawn(servers) as server:
         session = Session(tmp_path)
-        try:
-            kernel = session.start()
+        with session.started() as kernel:
 
             def interrupt(message: dict[str, Any]) -> None:
                 if sign_in_link(message) is not None and message["msg_type"] == "display_data":
@@ -430,8 +414,6 @@ def test_an_interrupt_cancels_the_sign_in_in_one_line(tmp_path: Path, servers: P
             browser = Browser()
             session.run("%mcp auth notes", on_message=browser)
             assert len(browser.links) == 1
-        finally:
-            session.close()
 
 
 
@@ -440,8 +422,7 @@ def test_an_interrupt_with_the_paste_box_open_ends_in_one_line_and_stdin_still_w
 ) -> None:
     with spawn(servers) as server:
         session = Session(tmp_path, SSH_CONNECTION="10.0.0.1 50000 10.0.0.2 22")
-        try:
-            kernel = session.start()
+        with session.started() as kernel:
 
             def interrupt(prompt: str) -> str:
                 assert prompt.startswith("paste the address your browser ended on")
@@ -458,5 +439,3 @@ def test_an_interrupt_with_the_paste_box_open_ends_in_one_line_and_stdin_still_w
             assert asked.prompts == ["name? "]
             assert asked.stdout.strip() == "got Ada"
             assert server.state()["authorizations"] == 0
-        finally:
-            session.close()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import time
 import urllib.error
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 from kernel_session import Kernel, kernel_env
+from local_servers import free_port, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -27,12 +27,6 @@ PHOENIX = REPO / ".tools" / "phoenix" / "bin" / "phoenix"
 META_SERVER = REPO / "tests" / "telemetry" / "meta_server.py"
 PROMPT = "Count to three and show what the server saw"
 OTEL_PREFIXES = ("OTEL_", "SYNAPSE_OTEL_")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_for(check: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -82,12 +76,7 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         wait_for(up, 120, "phoenix serve answering /healthz")
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop(proc, timeout=15)
 
 
 def otel_kernel(tmp: Path, **otel: str) -> Kernel:

@@ -9,9 +9,7 @@ wait. An interrupt with the box open ends the cell in one line. Either way the k
 from __future__ import annotations
 
 import json
-import queue
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -68,33 +66,14 @@ def in_subshell(kernel: Kernel, code: str) -> str:
 def finished(kernel: Kernel, msg_ids: list[str]) -> tuple[dict[str, Execution], list[dict[str, Any]]]:
     """Every cell of `msg_ids` to its end (idle and reply), no input request answered; also returns every
     display update, whichever cell it came with (an update names its display, not its cell)."""
-    runs = {msg_id: Execution(reply={}) for msg_id in msg_ids}
-    idle: set[str] = set()
     updates: list[dict[str, Any]] = []
-    deadline = time.monotonic() + TIMEOUT
-    while len(idle) < len(runs) or any(not r.reply for r in runs.values()):
-        assert time.monotonic() < deadline, f"cells did not finish: {[m for m in msg_ids if m not in idle]}"
-        try:
-            message = kernel.kc.get_iopub_msg(timeout=0.2)
-        except queue.Empty:
-            message = None
-        if message is not None:
-            parent = message["parent_header"].get("msg_id")
-            if message["msg_type"] == "update_display_data":
-                updates.append(message["content"])
-            if parent in runs:
-                if message["msg_type"] == "status":
-                    if message["content"]["execution_state"] == "idle":
-                        idle.add(parent)
-                else:
-                    runs[parent].messages.append(message)
-        try:
-            reply = kernel.kc.get_shell_msg(timeout=0.01)
-        except queue.Empty:
-            continue
-        if reply["parent_header"].get("msg_id") in runs:
-            runs[reply["parent_header"]["msg_id"]].reply = reply
-    return runs, updates
+
+    def keep_update(message: dict[str, Any]) -> None:
+        if message["msg_type"] == "update_display_data":
+            updates.append(message["content"])
+
+    runs = kernel.gather(msg_ids, timeout=TIMEOUT, on_iopub=keep_update)
+    return dict(zip(msg_ids, runs, strict=True)), updates
 
 
 def input_still_works(kernel: Kernel) -> None:

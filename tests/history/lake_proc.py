@@ -43,6 +43,14 @@ def when(i: int) -> dt.datetime:
     return DAY1 + dt.timedelta(hours=2 * (i % 2), seconds=i)
 
 
+def record_round(db: str, tag: str, first: int, n: int) -> None:
+    """Record tool calls `first` .. `first + n - 1` of session TAG into DB, in one store opened and closed
+    for this round (as a kernel that stops and starts between rounds)."""
+    with HistoryStore.open(db, strict=True) as store:
+        for i in range(first, first + n):
+            store.record(tool_call(tag, i, when=when(i)))
+
+
 def publisher(db: str, dest: str, tag: str, rounds: int, n: int, ready: str) -> None:
     deadline = time.monotonic() + WAIT
     while not Path(ready).exists():  # start together with the querier
@@ -50,12 +58,8 @@ def publisher(db: str, dest: str, tag: str, rounds: int, n: int, ready: str) -> 
             raise TimeoutError("the querier never started")
         time.sleep(0.01)
     reports: list[dict[str, int]] = []
-    i = 0
-    for _ in range(rounds):
-        with HistoryStore.open(db, strict=True) as store:
-            for _ in range(n):
-                store.record(tool_call(tag, i, when=when(i)))
-                i += 1
+    for r in range(rounds):
+        record_round(db, tag, r * n, n)
         reports.append(History(db).publish(dest).rows)
     print(json.dumps(reports), flush=True)
 
@@ -81,12 +85,8 @@ def querier(dest: str, stop: str, ready: str) -> None:
 
 
 def recorder(db: str, tag: str, rounds: int, n: int, done: str) -> None:
-    i = 0
-    for _ in range(rounds):
-        with HistoryStore.open(db, strict=True) as store:
-            for _ in range(n):
-                store.record(tool_call(tag, i, when=when(i)))
-                i += 1
+    for r in range(rounds):
+        record_round(db, tag, r * n, n)
     Path(done).touch()
 
 

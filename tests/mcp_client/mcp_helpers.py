@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+from local_servers import free_port
 
 from synapse_nb.events import Event, ServerEvent
 
@@ -118,12 +119,6 @@ async def gone(pid: int, timeout: float = 10.0) -> bool:
         await asyncio.sleep(0.05)
     return True
 
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

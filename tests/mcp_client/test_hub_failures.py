@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_helpers import Events, demo_stdio, free_port, gone
+from local_servers import free_port
+from mcp_helpers import Events, demo_stdio, gone
 
 from synapse_nb.errors import ConfigError, ServerStartError
 from synapse_nb.mcp_client.hub import McpHub

@@ -20,7 +20,8 @@ from collections.abc import Awaitable, Iterator
 from pathlib import Path
 
 import pytest
-from mcp_helpers import Events, WebServer, free_port
+from local_servers import free_port
+from mcp_helpers import Events, WebServer
 from oauth_server import OAuthServer, follow, nowhere, serve
 
 from synapse_nb.errors import OAuthError

@@ -6,7 +6,7 @@ import asyncio
 
 import httpx2
 import pytest
-from mcp_helpers import free_port
+from local_servers import free_port
 
 from synapse_nb.errors import OAuthError
 from synapse_nb.mcp_client.oauth.redirect import LoopbackReceiver, authorization_result

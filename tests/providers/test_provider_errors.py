@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import socket
 
 import httpx
 import pytest
 from llm_server import Gate, LlmServer, call, error, raw_body, raw_sse, stream_error, text, tool_calls
+from local_servers import free_port
 from provider_support import PLANTED_KEY, MakeProvider
 
 from synapse_nb.errors import (
@@ -279,10 +279,7 @@ async def test_nothing_listening_is_provider_unavailable(wire: str) -> None:
     from synapse_nb.providers.anthropic import AnthropicProvider
     from synapse_nb.providers.openai import OpenAIProvider
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     cls = OpenAIProvider if wire == "openai" else AnthropicProvider
     async with cls("m", api_key=PLANTED_KEY, base_url=url) as provider:
         err = await fail(provider)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 from types import SimpleNamespace
 
 import pytest
+from local_servers import free_port
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from synapse_nb import telemetry
@@ -35,9 +35,7 @@ def no_otel_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 @pytest.fixture
 def closed_port() -> int:
     """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_port()
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 
 import ipywidgets as w
 import pytest
+from real_state import go_live, private_state
 
 import synapse_nb
 from synapse_nb.events import Event, ServerEvent
-from synapse_nb.notebook.runner import Runner
 from synapse_nb.notebook.state import SynapseState
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
@@ -31,18 +31,11 @@ T = TypeVar("T")
 @pytest.fixture
 def state(clean_env: Any) -> Iterator[SynapseState]:
     """The notebook's own facade and answers, live as in a kernel (no shell: bundles are collected)."""
-    loop = asyncio.new_event_loop()
-    synapse = SynapseState(None, runner=Runner(loop))
-    synapse.live = True
-    published: list[dict[str, Any]] = []
-    synapse.publish = lambda bundle, display_id, update: published.append(dict(bundle))
-    try:
+    with private_state() as synapse:
+        go_live(synapse)
         synapse.runner.run(synapse.hub.connect("demo", command=DEMO[0], args=DEMO[1:], env=DEMO_ENV), timeout=TIMEOUT)
         assert synapse.hub.servers[0].protocol_version == "2025-11-25"
         yield synapse
-    finally:
-        synapse.close()
-        loop.close()
 
 
 def drive(state: SynapseState, awaitable: Awaitable[T]) -> T:

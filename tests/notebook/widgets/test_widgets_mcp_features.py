@@ -11,6 +11,7 @@ from typing import Any
 
 import ipywidgets as w
 import pytest
+from real_state import connected, go_live, private_runner, private_state
 
 from synapse_nb.events import Event, ServerEvent
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
@@ -62,15 +63,11 @@ def node_args() -> dict[str, Any]:
 
 @pytest.fixture
 def everything() -> Iterator[State]:
-    loop = asyncio.new_event_loop()
-    state = State(Runner(loop))
-    # warnings and above only: every simulated message then is one the hub reports as a `log` event
-    state.runner.run(state.hub.connect("everything", **node_args(), log_level="warning"), timeout=TIMEOUT)
-    try:
-        yield state
-    finally:
-        state.runner.run(state.hub.aclose(), timeout=30)
-        loop.close()
+    with private_runner() as runner:
+        state = State(runner)
+        # warnings and above only: every simulated message then is one the hub reports as a `log` event
+        with connected(runner, state.hub, "everything", **node_args(), log_level="warning"):
+            yield state
 
 
 def wait_for_event(state: Any, name: str, *, foreground: bool = True) -> ServerEvent:
@@ -133,11 +130,7 @@ def settle(runner: Runner, tasks: list[Any]) -> None:
 
 def test_subscribe_button_shows_resource_updates(clean_env: Any) -> None:
     """With the notebook's own facade: the updates `%mcp subscribe` lists are the ones the inspector shows."""
-    from synapse_nb.notebook.state import SynapseState
-
-    loop = asyncio.new_event_loop()
-    state = SynapseState(None, runner=Runner(loop))
-    try:
+    with private_state() as state:
         state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
         ins = Inspector(state, "everything")
         panel = ins.panels["everything"]
@@ -167,9 +160,6 @@ def test_subscribe_button_shows_resource_updates(clean_env: Any) -> None:
         assert browser.subscribe_button.description == "Subscribe"
         assert "unsubscribed from" in browser.output.value
         ins.close()
-    finally:
-        state.close()
-        loop.close()
 
 
 class Shown:
@@ -193,15 +183,10 @@ class Shown:
 
 @pytest.fixture
 def asking() -> Iterator[tuple[Runner, McpHub, Shown]]:
-    loop = asyncio.new_event_loop()
-    runner, shown = Runner(loop), Shown()
-    hub = McpHub(handlers=ClientHandlers(elicit=shown))
-    runner.run(hub.connect("everything", **node_args()), timeout=TIMEOUT)
-    try:
+    shown = Shown()
+    with private_runner() as runner, connected(runner, McpHub(handlers=ClientHandlers(elicit=shown)), "everything",
+                                               **node_args()) as hub:
         yield runner, hub, shown
-    finally:
-        runner.run(hub.aclose(), timeout=30)
-        loop.close()
 
 
 def test_elicitation_form_widget_answers_with_defaults(asking: tuple[Runner, McpHub, Shown]) -> None:
@@ -241,14 +226,8 @@ def test_url_elicitation_widget_shows_the_link_and_declines(asking: tuple[Runner
 def test_a_form_asked_during_an_inspector_call_shows_in_the_panel(clean_env: Any) -> None:
     """The notebook's own answers: a call made from the inspector (no cell waits) gets the widget form,
     in the cell and in the server's panel, and the panel drops it once answered."""
-    from synapse_nb.notebook.state import SynapseState
-
-    loop = asyncio.new_event_loop()
-    state = SynapseState(None, runner=Runner(loop))
-    state.live = True  # as in a kernel; there is no shell, so the widget's bundle is published directly
-    published: list[dict[str, Any]] = []
-    state.publish = lambda bundle, display_id, update: published.append(dict(bundle))
-    try:
+    with private_state() as state:
+        published = go_live(state)
         state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
         ins = Inspector(state, "everything")
         panel = ins.panels["everything"]
@@ -261,13 +240,10 @@ def test_a_form_asked_during_an_inspector_call_shows_in_the_panel(clean_env: Any
         assert widget.form is not None
         widget.form.load({"name": "Grace"})
         widget.accept_button.click()
-        result = loop.run_until_complete(asyncio.wait_for(call, TIMEOUT))
+        result = state.runner.loop.run_until_complete(asyncio.wait_for(call, TIMEOUT))
         assert "- Name: Grace" in result.text
         assert panel.asking.children == ()
         ins.close()
-    finally:
-        state.close()
-        loop.close()
 
 
 def test_a_cancelled_call_closes_its_question() -> None:
@@ -300,15 +276,10 @@ def test_sampling_asked_with_no_cell_waiting_is_approved_through_a_widget(clean_
     """A call from the inspector (or a background run): the sampling approval is a widget, not stdin; Allow lets
     the kernel's model answer the server, Refuse sends it an error."""
     from synapse_nb.mcp_client.sampling import SamplingRequest
-    from synapse_nb.notebook.state import SynapseState
-
-    loop = asyncio.new_event_loop()
-    state = SynapseState(None, runner=Runner(loop))
-    state.live = True
-    published: list[dict[str, Any]] = []
-    state.publish = lambda bundle, display_id, update: published.append(dict(bundle))
     arguments = {"prompt": "write a haiku", "maxTokens": 50}
-    try:
+    with private_state() as state:
+        published = go_live(state)
+        loop = state.runner.loop
         state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
         call = state.runner.spawn(state.call_tool("everything__trigger-sampling-request", arguments))
         wait_for_event(state, "elicitation_asked", foreground=False)
@@ -334,6 +305,3 @@ def test_sampling_asked_with_no_cell_waiting_is_approved_through_a_widget(clean_
         assert "the user declined the sampling request" in refused.text
         assert "refused" in widget.status.value
         assert state.answers.asking == []
-    finally:
-        state.close()
-        loop.close()

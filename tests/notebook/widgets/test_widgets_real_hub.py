@@ -10,6 +10,7 @@ from typing import Any
 
 import ipywidgets as w
 import pytest
+from real_state import connected, private_runner, private_state
 
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.notebook.runner import Runner
@@ -37,15 +38,8 @@ class State:
 
 @pytest.fixture(scope="module")
 def demo() -> Iterator[State]:
-    loop = asyncio.new_event_loop()
-    runner = Runner(loop)
-    hub = McpHub()
-    runner.run(hub.connect("demo", command=DEMO[0], args=DEMO[1:]), timeout=60)
-    try:
+    with private_runner() as runner, connected(runner, McpHub(), "demo", command=DEMO[0], args=DEMO[1:]) as hub:
         yield State(hub, runner)
-    finally:
-        runner.run(hub.aclose(), timeout=30)
-        loop.close()
 
 
 def settle(state: State, *tasks: Any) -> None:
@@ -156,11 +150,7 @@ def test_a_crash_is_shown_and_restart_brings_the_server_back(demo: State) -> Non
 def test_a_restart_by_a_call_reaches_an_open_inspector(clean_env: Any) -> None:
     """With the notebook's own facade (SynapseState), the hub's server events reach open panels."""
     from synapse_nb.errors import SynapseError
-    from synapse_nb.notebook.state import SynapseState
-
-    loop = asyncio.new_event_loop()
-    state = SynapseState(None, runner=Runner(loop))
-    try:
+    with private_state() as state:
         state.runner.run(state.hub.connect("demo", command=DEMO[0], args=DEMO[1:]), timeout=60)
         ins = inspector(state, "demo")
         card = ins.panels["demo"].card
@@ -175,6 +165,3 @@ def test_a_restart_by_a_call_reaches_an_open_inspector(clean_env: Any) -> None:
         assert f"pid <b>{second}</b>" in card.value
         assert "snb-state-connected" in card.value
         ins.close()
-    finally:
-        state.close()
-        loop.close()

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oauth_server import follow, serve
+from real_state import go_live, private_state
 
 from synapse_nb.events import Event, ServerEvent
-from synapse_nb.notebook.runner import Runner
 from synapse_nb.notebook.widgets import Inspector
 
 if TYPE_CHECKING:
@@ -38,18 +38,10 @@ def sign_in_asked(state: SynapseState, loop: asyncio.AbstractEventLoop) -> async
 
 @contextmanager
 def live_state() -> Iterator[tuple[SynapseState, asyncio.AbstractEventLoop]]:
-    """A live SynapseState (publishing nowhere) on a private loop, closed with its hub when the block ends."""
-    from synapse_nb.notebook.state import SynapseState
-
-    loop = asyncio.new_event_loop()
-    state = SynapseState(None, runner=Runner(loop))
-    state.live = True
-    state.publish = lambda bundle, display_id, update: None
-    try:
-        yield state, loop
-    finally:
-        state.close()
-        loop.close()
+    """A live SynapseState on a private loop, and that loop; closed with its hub when the block ends."""
+    with private_state() as state:
+        go_live(state)
+        yield state, state.runner.loop
 
 
 def test_an_open_sign_in_shows_as_a_link_in_the_server_panel(clean_env: Any) -> None:

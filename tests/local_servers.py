@@ -1,0 +1,24 @@
+"""Helpers for tests that run servers on 127.0.0.1: a free port, and stopping a server process."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then released) for a server the test starts next,
+    or to stand for a server that is down."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def stop(proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Ask `proc` to end (SIGTERM) so it can clean up; kill it if it has not ended within `timeout` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
