@@ -17,11 +17,11 @@ from pathlib import Path
 
 import duckdb
 from _common import Measure, Row, Size, bench_dir, fmt_rate, fmt_seconds, interleaved, median
-from bench_store import COLUMNS, GROUP_BY, TOOLS, _OpenConnection
+from bench_store import GROUP_BY, _OpenConnection
+from bench_store import load_calls as store_load_calls
 
 from synapse_nb.history.lake_dir import relation_files
 from synapse_nb.history.reader import History, history
-from synapse_nb.history.store import HistoryStore
 
 __all__ = ["row_lake"]
 
@@ -30,21 +30,7 @@ DAYS = 30
 
 def load_calls(path: Path, n: int) -> None:
     """n tool calls spread evenly over DAYS days, in bulk (the write path is row 9a)."""
-    HistoryStore.open(path, strict=True).close()
-    step_us = DAYS * 86_400_000_000 // max(n, 1)
-    tools = "[" + ", ".join(f"'{t}'" for t in TOOLS) + "]"
-    with duckdb.connect(str(path)) as con:
-        con.execute(f"""
-            INSERT INTO tool_calls ({COLUMNS})
-            SELECT 'c' || i, 's' || (i // 100), 'm' || i, 'demo', {tools}[1 + i % 5],
-                   json_object('sql', 'SELECT * FROM orders WHERE id = ' || i, 'limit', 10),
-                   'row ' || i || ': ' || repeat('x', 200),
-                   json_object('content', json_array(json_object('kind', 'text', 'text', 'row ' || i)),
-                               'is_error', i % 50 = 0, 'duration_ms', (i % 997) * 1.0),
-                   i % 50 = 0, NULL, 'auto',
-                   TIMESTAMP '2025-01-01' + to_microseconds(i * {step_us}), (i % 997) * 1.0
-            FROM range({n}) t(i)
-        """)
+    store_load_calls(path, n, step_us=DAYS * 86_400_000_000 // max(n, 1))
 
 
 def _copy_partitioned(path: Path, dest: Path) -> None:

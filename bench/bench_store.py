@@ -141,8 +141,9 @@ def _write_row(size: Size) -> Row:
 # ---- 9b, 9c ------------------------------------------------------------------------------------------------
 
 
-def load_calls(path: Path, n: int) -> None:
-    """n tool calls in the history file, in bulk (named columns: later migrations may add more)."""
+def load_calls(path: Path, n: int, *, step_us: int = 1000) -> None:
+    """n tool calls in the history file, in bulk (named columns: later migrations may add more), started
+    `step_us` microseconds apart."""
     HistoryStore.open(path, strict=True).close()
     con = duckdb.connect(str(path))
     tools = "[" + ", ".join(f"'{t}'" for t in TOOLS) + "]"
@@ -154,7 +155,7 @@ def load_calls(path: Path, n: int) -> None:
                json_object('content', json_array(json_object('kind', 'text', 'text', 'row ' || i)),
                            'is_error', i % 50 = 0, 'duration_ms', (i % 997) * 1.0),
                i % 50 = 0, NULL, 'auto',
-               TIMESTAMP '2025-01-01' + to_microseconds(i * 1000), (i % 997) * 1.0
+               TIMESTAMP '2025-01-01' + to_microseconds(i * {step_us}), (i % 997) * 1.0
         FROM range({n}) t(i)
     """)
     con.close()
