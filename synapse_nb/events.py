@@ -176,7 +176,19 @@ class ToolCallFinished:
 
     @property
     def is_error(self) -> bool:
+        """The call did not give a usable answer (an error, a cancel or a refusal: the model is told so)."""
         return self.error is not None or (self.result is not None and self.result.is_error)
+
+    @property
+    def outcome(self) -> str:
+        """What became of the call, as recorded: `ok`, `error` (the tool or the server failed), `cancelled`
+        (interrupted or stopped, usually by the user) or `denied` (approval refused it). Only `error` is
+        recorded with `is_error = true`: a cancel or a refusal is not the tool's failure."""
+        if self.error == "cancelled":
+            return "cancelled"
+        if self.approval == "denied":
+            return "denied"
+        return "error" if self.is_error else "ok"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -128,11 +128,12 @@ def _tool_call_row(e: ToolCallFinished) -> dict[str, Any]:
         "arguments": dict(e.call.arguments),
         "result_text": result.text if result is not None else e.error,
         "result": result.to_dict() if result is not None else None,
-        "is_error": e.is_error,
+        "is_error": e.outcome == "error",  # a cancel or a refusal is not an error: `outcome` says which
         "error": e.error,
         "approval": e.approval,
         "started_at": timestamp(e.started_at),
         "duration_ms": e.duration_ms,
+        "outcome": e.outcome,
     }
 
 

@@ -58,6 +58,7 @@ COLUMNS: dict[str, dict[str, Kind]] = {
         "approval": "str",
         "started_at": "ts",
         "duration_ms": "float",
+        "outcome": "str",
     },
     "llm_calls": {
         "llm_call_id": "str",

@@ -16,7 +16,7 @@ from synapse_nb.history.store import HistoryStore
 
 EXPECTED = [
     (1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin"), (5, "cost"), (6, "replay"),
-    (7, "lake"),
+    (7, "lake"), (8, "tool_call_outcome"),
 ]
 LATEST = known_version()  # the newest migration in the source tree
 KNOWN = [m.version for m in load_migrations()]  # the versions in the source tree, in order
@@ -181,3 +181,23 @@ def test_badly_named_migration_files_are_refused(tmp_path: Path) -> None:
     (tmp_path / "1_x.sql").write_text("SELECT 1;")
     with pytest.raises(HistoryError, match=r"NNNN_name\.sql"):
         load_migrations(tmp_path)
+
+
+def test_old_tool_calls_get_their_outcome_and_cancels_stop_counting_as_errors(tmp_path: Path, db_path: Path) -> None:
+    """Migration 0008: rows written before it (a cancel stored as is_error with error 'cancelled') get `outcome`."""
+    before = tmp_path / "m7"
+    before.mkdir()
+    for m in load_migrations():
+        if m.version < 8:
+            shutil.copy(m.path, before)
+    with duckdb.connect(str(db_path)) as con:
+        migrate(con, directory=before)
+        con.execute(
+            "INSERT INTO tool_calls (tool_call_id, is_error, error, approval) VALUES "
+            "('ok', false, NULL, 'auto'), ('err', true, 'boom', 'auto'), ('cancel', true, 'cancelled', 'auto'), "
+            "('deny', true, NULL, 'denied')"
+        )
+        assert [m.version for m in migrate(con)] == [v for v in KNOWN if v >= 8]
+        rows = con.execute("SELECT tool_call_id, outcome, is_error FROM tool_calls ORDER BY tool_call_id").fetchall()
+    assert rows == [("cancel", "cancelled", False), ("deny", "denied", False), ("err", "error", True),
+                    ("ok", "ok", False)]

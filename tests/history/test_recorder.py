@@ -142,3 +142,29 @@ def test_record_never_raises_and_ignores_unknown_objects(store: HistoryStore) ->
     assert detail["v"] is None
     assert detail["o"].startswith("<object")
     assert detail["b"] == "\ufffd"
+
+
+def test_a_cancel_or_a_refusal_is_recorded_as_its_outcome_not_as_an_error(store: HistoryStore) -> None:
+    """`outcome` says what became of each call; `is_error` stays true only for the tool's own failures."""
+    from dataclasses import replace
+
+    from history_events import tool_call
+
+    from synapse_nb.types import ContentBlock, ToolResult
+
+    ok = tool_call("s1", 1)
+    failed = replace(tool_call("s1", 2), result=ToolResult((ContentBlock("text", text="boom"),), is_error=True))
+    raised = replace(tool_call("s1", 3), result=None, error="MCP server 'demo' crashed")
+    cancelled = replace(tool_call("s1", 4), result=None, error="cancelled")
+    denied = replace(tool_call("s1", 5), approval="denied",
+                     result=ToolResult((ContentBlock("text", text="denied by user"),), is_error=True))
+    for event in (ok, failed, raised, cancelled, denied):
+        store.record(event)
+    rows = store.history().sql("SELECT tool_call_id, outcome, is_error FROM tool_calls ORDER BY tool_call_id")
+    assert [tuple(r) for r in rows.itertuples(index=False)] == [
+        ("s1-c1", "ok", False),
+        ("s1-c2", "error", True),
+        ("s1-c3", "error", True),
+        ("s1-c4", "cancelled", False),
+        ("s1-c5", "denied", False),
+    ]
