@@ -12,6 +12,7 @@ import ipywidgets as w
 
 from ._html import clean, esc, fmt_ms
 from .facade import HistoryLike
+from .trace import row_status
 
 __all__ = ["CallHistory", "history_query", "latency_svg", "rows_html"]
 
@@ -23,6 +24,14 @@ TABLE_ROWS = 8
 
 def _sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
+
+
+_STATUS_HTML = {
+    "ok": '<span class="snb-ok">ok</span>',
+    "error": '<span class="snb-err">error</span>',
+    "cancelled": '<span class="snb-muted">cancelled</span>',
+    "denied": '<span class="snb-muted">denied</span>',
+}
 
 
 def history_query(server: str, tools: Sequence[str], limit: int = LIMIT) -> str:
@@ -46,8 +55,9 @@ def latency_svg(rows: Sequence[dict[str, Any]], *, width: int = 320, height: int
     for i, r in enumerate(calls):
         ms = float(r["duration_ms"])
         h = max(2.0, (height - 14) * ms / peak)
-        colour = "#cf222e" if r.get("is_error") else "#0969da"
-        tip = f"{fmt_ms(ms)}{' (error)' if r.get('is_error') else ''}"
+        status = row_status(r)
+        colour = {"ok": "#0969da", "error": "#cf222e"}.get(status, "#8c959f")  # cancelled, denied: grey
+        tip = f"{fmt_ms(ms)}{'' if status == 'ok' else f' ({status})'}"
         bars.append(
             f'<rect x="{i * slot + 1:.1f}" y="{height - h:.1f}" width="{max(slot - 2, 1):.1f}" height="{h:.1f}" '
             f'fill="{colour}" rx="1"><title>{esc(tip)}</title></rect>'
@@ -67,9 +77,8 @@ def rows_html(rows: Sequence[dict[str, Any]]) -> str:
     for r in rows[:TABLE_ROWS]:
         at = r.get("started_at")
         when = at.strftime("%Y-%m-%d %H:%M:%S") if isinstance(at, _dt.datetime) else esc(at)
-        failed = bool(r.get("is_error")) or bool(r.get("error"))
         detail = r.get("error") or r.get("result_text") or ""
-        status = '<span class="snb-err">error</span>' if failed else '<span class="snb-ok">ok</span>'
+        status = _STATUS_HTML[row_status(r)]
         args = _compact(r.get("arguments"))
         lines.append(
             f"<tr><td>{when}</td><td>{esc(fmt_ms(r.get('duration_ms')))}</td>"
@@ -137,9 +146,8 @@ class CallHistory(w.VBox):  # type: ignore[misc]
             for i, r in enumerate(self.rows[:TABLE_ROWS]):
                 at = r.get("started_at")
                 when = at.strftime("%H:%M:%S") if isinstance(at, _dt.datetime) else str(at or "")
-                failed = bool(r.get("is_error")) or bool(r.get("error"))
                 args = _compact(r.get("arguments"))
-                options.append((f"{when} · {'error' if failed else 'ok'} · {args[:90]}", i))
+                options.append((f"{when} · {row_status(r)} · {args[:90]}", i))
             self.picker.options = options
             self.picker.value = None
             self.picker.layout.display = None if options else "none"
@@ -172,10 +180,11 @@ class CallHistory(w.VBox):  # type: ignore[misc]
             )
             return
         durations = [r["duration_ms"] for r in self.rows if isinstance(r.get("duration_ms"), int | float)]
-        errors = sum(1 for r in self.rows if r.get("is_error") or r.get("error"))
+        errors = sum(1 for r in self.rows if row_status(r) == "error")  # a cancel or a refusal is no error
         mean = sum(durations) / len(durations) if durations else None
+        calls = "last call" if len(self.rows) == 1 else f"last {len(self.rows)} calls"
         summary = (
-            f'<div class="snb-muted">last {len(self.rows)} calls · mean {esc(fmt_ms(mean))} · '
+            f'<div class="snb-muted">{calls} · mean {esc(fmt_ms(mean))} · '
             f"{errors} error{'s' if errors != 1 else ''}</div>"
         )
         self.view.value = summary + latency_svg(self.rows) + rows_html(self.rows)

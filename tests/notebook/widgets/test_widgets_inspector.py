@@ -309,6 +309,29 @@ def test_past_calls_of_the_tool_come_from_the_history_with_a_latency_chart(
     assert "call 0" in view
 
 
+def test_past_calls_count_only_real_errors_and_show_cancels_and_refusals_neutral(
+    hub: FakeHub, runner: FakeRunner
+) -> None:
+    """The user's own cancels and refused calls are not errors: not red, not in the error count."""
+    rows = history_rows(3)
+    rows[0].update(is_error=True, error="cancelled")  # as recorded before migration 0008
+    rows[1].update(is_error=False, error=None)
+    rows[2].update(is_error=False, approval="denied", result_text="denied by user")
+    echo = choose(inspector(FakeState(hub, runner, FakeHistory(rows))), "echo")
+    view = echo.history.view.value
+    assert "last 3 calls · mean 20 ms · 0 errors" in view
+    assert "#cf222e" not in view
+    assert "snb-err" not in view
+    assert '<span class="snb-muted">cancelled</span>' in view
+    assert '<span class="snb-muted">denied</span>' in view
+    assert [label.split(" · ")[1] for label, _ in echo.history.picker.options] == ["cancelled", "ok", "denied"]
+
+
+def test_one_past_call_is_the_last_call_not_the_last_1_calls(hub: FakeHub, runner: FakeRunner) -> None:
+    echo = choose(inspector(FakeState(hub, runner, FakeHistory(history_rows(1)))), "echo")
+    assert "last call · mean 10 ms · 0 errors" in echo.history.view.value
+
+
 def test_names_with_quotes_are_quoted_in_the_history_query(runner: FakeRunner) -> None:
     history = FakeHistory()
     hub = FakeHub(servers=[Info("o'hare", tool_count=1)], tools=[spec("it's", ECHO_SCHEMA, server="o'hare")])
