@@ -2,8 +2,9 @@
 whose results made later prompts longer.
 
 Every recorded call has `cost_usd` (NULL: the model had no known price, or it was recorded before
-costs were). A group with any unpriced call shows `cost_usd` NaN ("cost unknown", never a partial sum
-passed off as the total) and counts them in `unpriced_calls`.
+costs were). A group's `cost_usd` is the sum of what its priced calls cost, and `unpriced_calls` counts
+the others, so one unpriced call never hides the known sum (a nonzero `unpriced_calls` marks the sum as a
+lower bound); a group with no priced call at all shows NaN ("cost unknown", never 0).
 
 By tool / server. A tool's result is sent again with every later request of its session, so it costs
 on every one of them. Each call records the tokens each tool result first sent in it added to the
@@ -39,7 +40,7 @@ _TOTALS = """
     sum(coalesce(cached_input_tokens, 0)) AS cached_input_tokens,
     sum(coalesce(cache_write_tokens, 0)) AS cache_write_tokens,
     sum(output_tokens) AS output_tokens,
-    CASE WHEN count(*) FILTER (WHERE cost_usd IS NULL) > 0 THEN NULL ELSE sum(cost_usd) END AS cost_usd,
+    sum(cost_usd) AS cost_usd,
     count(*) FILTER (WHERE cost_usd IS NULL) AS unpriced_calls
 """
 
@@ -83,6 +84,7 @@ class _Group:
     context_usd: float = 0.0
     sampling_usd: float = 0.0
     unpriced: int = 0
+    priced: int = 0
 
 
 def _tokens(value: Any) -> Mapping[str, int]:
@@ -125,6 +127,7 @@ def _by_tool(history: History, by: Literal["server", "tool"], since: When) -> pd
                     groups[key].unpriced += 1
                 else:
                     groups[key].sampling_usd += float(row.cost_usd)
+                    groups[key].priced += 1
             continue
         for call_id, tokens in _tokens(row.tool_result_tokens).items():
             active[call_id] = active.get(call_id, 0) + tokens
@@ -145,10 +148,11 @@ def _by_tool(history: History, by: Literal["server", "tool"], since: When) -> pd
                 g.unpriced += 1
             else:
                 g.context_usd += min(1.0, tokens / int(row.input_tokens)) * float(row.input_cost_usd)
+                g.priced += 1
     columns = ["server"] if by == "server" else ["server", "tool"]
     records = []
     for key, g in groups.items():
-        total = None if g.unpriced else g.context_usd + g.sampling_usd
+        total = g.context_usd + g.sampling_usd if g.priced or not g.unpriced else None
         records.append({
             **dict(zip(columns, key, strict=True)), "tool_calls": g.tool_calls, "result_tokens": g.result_tokens,
             "resent_tokens": g.resent_tokens, "context_usd": g.context_usd, "sampling_usd": g.sampling_usd,

@@ -117,7 +117,9 @@ def test_cost_by_model_session_and_day(recorded: HistoryStore) -> None:
     days = h.cost(by="day")
     assert len(days) == 1
     assert days.calls.iloc[0] == 4
-    assert math.isnan(days.cost_usd.iloc[0])  # one unpriced call makes the day's total unknown
+    # one unpriced call does not hide what the priced ones cost: the known sum, with the unpriced ones counted
+    assert days.cost_usd.iloc[0] == pytest.approx(4.28)
+    assert days.unpriced_calls.iloc[0] == 1
 
     llm = h.llm_calls()
     assert llm.price_source.isna().sum() == 1  # the unpriced call
