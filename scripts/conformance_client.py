@@ -11,8 +11,10 @@ ClientHandlers a notebook injects and a TokenStore in a temporary data directory
 asks the user something, the driver's answer ("accept with the defaults") goes through the same
 elicitation code path as a user's; where it asks the user to sign in, the driver's `sign_in` does
 what a browser does: it GETs the authorization URL and follows the redirects, which end at the
-loopback listener. Then it calls every tool the server offers. No protocol code here: what the suite
-checks is synapse_nb's MCP client. Exit status 0 when everything answered.
+loopback listener. Then it calls tools as a user would: the calls the scenario's context lists
+(`toolCalls`, with their arguments), the calls its description asks for (`SCENARIO_CALLS`), else
+every tool the server offers. No protocol code here: what the suite checks is synapse_nb's MCP
+client. Exit status 0 when everything answered.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm
 from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.oauth.storage import TokenStore
+from synapse_nb.types import ToolSpec
 
 SERVER = "conformance"
 TIMEOUT = 20.0
@@ -43,6 +46,31 @@ CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 SECRETS = {"client_secret": "CONFORMANCE_CLIENT_SECRET", "private_key_pem": "CONFORMANCE_PRIVATE_KEY",
            "idp_id_token": "CONFORMANCE_IDP_ID_TOKEN"}
 """Context values that are secrets: they reach the config file as `${env:VAR}` references, as a user's would."""
+
+Call = tuple[str, dict[str, Any]]
+"""A tool call the driver makes: the tool's name on the server, and its arguments."""
+
+
+def echo_schema(tools: Mapping[str, ToolSpec]) -> list[Call]:
+    """json-schema-2020-12-preservation: pass the focal tool's inputSchema, as the client holds it, to the echo tool."""
+    return [("json_schema_echo", {"schema": dict(tools["json_schema_2020_12_tool"].input_schema)})]
+
+
+SCENARIO_CALLS: Mapping[str, Any] = {
+    "json-schema-2020-12-preservation": echo_schema,
+    # the scenario serves tools/list only: it checks that listing never fetches the schema's network $ref
+    "json-schema-ref-no-deref": lambda tools: [],
+}
+"""The calls a scenario's description asks for, from the tools as listed, where calling every tool is not it."""
+
+
+def planned_calls(scenario: str, context: Mapping[str, Any], tools: Mapping[str, ToolSpec]) -> list[Call]:
+    """The tool calls to make: the context's `toolCalls`, else the scenario's own plan, else every tool once."""
+    if isinstance(context.get("toolCalls"), list):
+        return [(str(c["name"]), dict(c.get("arguments") or {})) for c in context["toolCalls"]]
+    if scenario in SCENARIO_CALLS:
+        return list(SCENARIO_CALLS[scenario](tools))
+    return [(name, dict(ARGUMENTS.get(name, {}))) for name in tools]
 
 
 def oauth_entry(scenario: str, context: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,10 +126,14 @@ async def run(url: str, scenario: str, context: Mapping[str, Any], data: Path) -
         outcome = (await hub.connect_config(config))[SERVER]
         if isinstance(outcome, SynapseError):
             raise outcome
+        tools = {spec.original_name or spec.name: spec for spec in hub.tools}
         failed = 0
-        for spec in hub.tools:
-            name = spec.original_name or spec.name
-            result = await hub.call(spec.name, ARGUMENTS.get(name, {}))
+        for name, arguments in planned_calls(scenario, context, tools):
+            if name not in tools:
+                print(f"{name}: the server did not list this tool", file=sys.stderr)
+                failed += 1
+                continue
+            result = await hub.call(tools[name].name, arguments)
             print(f"{name}: {'error: ' if result.is_error else ''}{result.text[:300]}", file=sys.stderr)
             failed += result.is_error
     return 1 if failed else 0
