@@ -44,7 +44,7 @@ ARGUMENTS: Mapping[str, Mapping[str, Any]] = {"add_numbers": {"a": 5, "b": 3}}
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 """The client ID metadata document URL the suite's CIMD scenario expects (configured as a user would)."""
 SECRETS = {"client_secret": "CONFORMANCE_CLIENT_SECRET", "private_key_pem": "CONFORMANCE_PRIVATE_KEY",
-           "idp_id_token": "CONFORMANCE_IDP_ID_TOKEN"}
+           "idp_id_token": "CONFORMANCE_IDP_ID_TOKEN", "valid_jwt": "CONFORMANCE_WORKLOAD_JWT"}
 """Context values that are secrets: they reach the config file as `${env:VAR}` references, as a user's would."""
 
 Call = tuple[str, dict[str, Any]]
@@ -80,6 +80,8 @@ def oauth_entry(scenario: str, context: Mapping[str, Any]) -> dict[str, Any]:
         return {"grant": "identity_assertion", "client_id": context["client_id"],
                 "client_secret": secret["client_secret"], "idp_token_endpoint": context["idp_token_endpoint"],
                 "idp_client_id": context["idp_client_id"], "idp_id_token": secret["idp_id_token"]}
+    if "valid_jwt" in context:  # workload identity federation: the platform-issued JWT is the grant
+        return {"grant": "jwt_bearer", "client_id": context["client_id"], "assertion": secret["valid_jwt"]}
     if "private_key_pem" in context:
         return {"grant": "client_credentials", "client_id": context["client_id"],
                 "private_key": secret["private_key_pem"],
@@ -88,6 +90,8 @@ def oauth_entry(scenario: str, context: Mapping[str, Any]) -> dict[str, Any]:
         return {"grant": "client_credentials", "client_id": context["client_id"],
                 "client_secret": secret["client_secret"]}
     entry: dict[str, Any] = {"client_metadata_url": CLIENT_METADATA_URL}
+    if scenario.startswith("auth/dpop"):  # the DPoP extension's scenarios: a user turns it on for such a server
+        entry["dpop"] = True
     if context.get("client_id"):  # a pre-registered client
         entry["client_id"] = context["client_id"]
         if "client_secret" in secret:
