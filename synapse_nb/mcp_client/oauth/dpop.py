@@ -28,6 +28,7 @@ import httpx2
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
+from mcp.client.auth.oauth2 import OAuthContext
 
 __all__ = ["DPoPAuth", "DPoPKey"]
 
@@ -77,6 +78,12 @@ class DPoPAuth(httpx2.Auth):
         self.key = key
         self.nonces = nonces  # origin -> the latest nonce that server gave
         self.bound = bound  # access tokens issued as DPoP-bound
+
+    @property
+    def context(self) -> OAuthContext | None:
+        """The wrapped SDK provider's flow state (what it discovered), for whoever records why a flow failed."""
+        context = getattr(self.inner, "context", None)
+        return context if isinstance(context, OAuthContext) else None
 
     async def async_auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         flow = self.inner.async_auth_flow(request)
