@@ -11,6 +11,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import logging
 from collections.abc import Awaitable
 from pathlib import Path
 
@@ -51,8 +52,10 @@ def test_a_proof_is_signed_by_its_key_and_names_the_request() -> None:
 
 
 @pytest.mark.parametrize("nonce", [None, "server-nonce-1"])
-async def test_dpop_bound_tokens_at_the_token_endpoint_and_on_every_request(store: TokenStore, nonce: str | None,
-                                                                           ) -> None:
+async def test_dpop_bound_tokens_at_the_token_endpoint_and_on_every_request(
+    store: TokenStore, nonce: str | None, caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
     with serve(dpop=True, dpop_nonce=nonce) as server:
         async with McpHub(token_store=store, sign_in=browser) as hub:
             await hub.connect("remote", url=server.url, oauth={"dpop": True})
@@ -64,6 +67,7 @@ async def test_dpop_bound_tokens_at_the_token_endpoint_and_on_every_request(stor
         # with a nonce: one challenge, at the token endpoint; the MCP endpoint is the same server (origin), so
         # its requests carry the nonce learnt there (the suite's auth/dpop-nonce has two origins, two challenges)
         assert state.counts["nonce_challenges"] == (1 if nonce else 0)
+        assert [s[:6] for s in state.issued if s in caplog.text] == []  # tokens and codes never reach a log
 
 
 async def test_without_dpop_a_server_that_requires_it_is_refused_in_one_line(store: TokenStore) -> None:
@@ -97,7 +101,9 @@ async def test_jwt_bearer_exchanges_the_workload_jwt_read_from_its_file(store: T
         assert (server.provider.counts["assertions"], server.provider.counts["authorizations"]) == (1, 0)
 
 
-async def test_a_refused_workload_jwt_is_one_line_and_not_retried(store: TokenStore) -> None:
+async def test_a_refused_workload_jwt_is_one_line_and_not_retried(store: TokenStore,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
     with serve(jwt_bearer=True, client_id="ci", client_secret="ci-secret") as server:
         wrong = workload_jwt("https://another-issuer.test")
         oauth = {"grant": "jwt_bearer", "client_id": "ci", "client_secret": "ci-secret", "assertion": wrong}
@@ -108,6 +114,7 @@ async def test_a_refused_workload_jwt_is_one_line_and_not_retried(store: TokenSt
         assert "\n" not in message
         assert "invalid_grant" in message
         assert wrong not in message
+        assert wrong not in caplog.text
         assert server.provider.counts["assertions"] == 1
 
 
