@@ -368,6 +368,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--no-registration", action="store_true", help="turn dynamic client registration off")
     parser.add_argument("--issuer", help="advertise this authorization server instead (e.g. one that is down)")
     parser.add_argument("--no-scope", action="store_true", help=f"require and advertise no scope (not {SCOPE!r})")
+    parser.add_argument("--dpop", action="store_true", help="require DPoP proofs and issue DPoP-bound tokens")
+    parser.add_argument("--dpop-nonce", help="with --dpop: demand this nonce (use_dpop_nonce first)")
+    parser.add_argument("--jwt-bearer", action="store_true",
+                        help="accept the jwt-bearer grant with a WORKLOAD_KEY-signed JWT (a confidential client)")
     options = parser.parse_args(argv)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", options.port))
@@ -376,8 +380,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         server, provider = build_server(port, access_ttl=options.access_ttl, deny=options.deny,
                                         client_id=options.client_id, client_secret=options.client_secret,
                                         auth_method=options.auth_method, registration=not options.no_registration,
-                                        issuer=options.issuer, scope=None if options.no_scope else SCOPE)
+                                        issuer=options.issuer, scope=None if options.no_scope else SCOPE,
+                                        jwt_bearer=options.jwt_bearer)
         app = recording_verifiers(server.streamable_http_app(), provider)
+        if options.dpop:
+            app = requiring_dpop(app, provider, f"http://127.0.0.1:{port}", options.dpop_nonce)
         print(f"http://127.0.0.1:{port}/mcp", flush=True)  # listening already: spawn() waits for this line
         uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
 
