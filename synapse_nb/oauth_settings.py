@@ -7,8 +7,9 @@ No `oauth` key at all is fine: a server that answers 401 with OAuth metadata is 
 dynamic client registration (or a client ID metadata document) and the authorization-code grant.
 The key is for what cannot be discovered: a pre-registered client, the client-credentials grant of a
 service account or CI job (client secret or private-key JWT), the identity-assertion grant of
-enterprise-managed (cross-app) access, scopes to ask for, the loopback port and the sign-in wait.
-Secret values (`client_secret`, `private_key`, `idp_id_token`) never show in a repr.
+enterprise-managed (cross-app) access, the jwt-bearer grant of workload identity federation, DPoP-bound
+tokens, scopes to ask for, the loopback port and the sign-in wait.
+Secret values (`client_secret`, `private_key`, `idp_id_token`, `assertion`) never show in a repr.
 """
 
 from __future__ import annotations
@@ -24,15 +25,15 @@ from .masking import MASK
 
 __all__ = ["DEFAULT_SIGN_IN_TIMEOUT", "GRANTS", "OAUTH_KEYS", "TOKEN_AUTH_METHODS", "OAuthSettings", "parse_oauth"]
 
-Grant = Literal["authorization_code", "client_credentials", "identity_assertion"]
+Grant = Literal["authorization_code", "client_credentials", "identity_assertion", "jwt_bearer"]
 TokenAuthMethod = Literal["client_secret_basic", "client_secret_post", "none", "private_key_jwt"]
 
-GRANTS: tuple[Grant, ...] = ("authorization_code", "client_credentials", "identity_assertion")
+GRANTS: tuple[Grant, ...] = ("authorization_code", "client_credentials", "identity_assertion", "jwt_bearer")
 TOKEN_AUTH_METHODS: tuple[TokenAuthMethod, ...] = ("client_secret_basic", "client_secret_post", "none",
                                                     "private_key_jwt")
 DEFAULT_SIGN_IN_TIMEOUT = 300.0
 """Seconds a connect waits for the user to sign in before it gives up."""
-_SECRET_FIELDS = frozenset({"client_secret", "private_key", "idp_id_token"})
+_SECRET_FIELDS = frozenset({"client_secret", "private_key", "idp_id_token", "assertion"})
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -42,7 +43,11 @@ class OAuthSettings:
     `grant`: "authorization_code" (a user signs in in the browser), "client_credentials" (a service
     account: `client_id` + `client_secret`, or `private_key`/`private_key_file` for private_key_jwt)
     or "identity_assertion" (SEP-990: an ID token of the enterprise IdP, `idp_id_token`, exchanged
-    at `idp_token_endpoint` for an ID-JAG, then presented with `client_id` + `client_secret`).
+    at `idp_token_endpoint` for an ID-JAG, then presented with `client_id` + `client_secret`)
+    or "jwt_bearer" (RFC 7523, workload identity federation: the workload's own JWT, `assertion` or
+    `assertion_file` (read at each token request, as platforms rotate it), exchanged with `client_id`
+    and, where the server wants one, `client_secret`). `dpop`: ask for DPoP-bound tokens (RFC 9449) and
+    prove the key on every request, whatever the grant.
     `scopes`: what to ask for; a browser sign-in still asks for the scope a server's 401 challenge names
     (the MCP scope-selection rule), and None lets the server decide (its challenge, then its metadata).
     `token_endpoint_auth_method` None picks client_secret_basic with a secret, private_key_jwt with
@@ -67,6 +72,9 @@ class OAuthSettings:
     idp_token_endpoint: str | None = None
     idp_client_id: str | None = None
     idp_id_token: str | None = None
+    assertion: str | None = None
+    assertion_file: str | None = None
+    dpop: bool = False
 
     def __repr__(self) -> str:
         shown = []
@@ -82,14 +90,14 @@ class OAuthSettings:
     @property
     def secrets(self) -> tuple[str, ...]:
         """The secret values set here, for masking."""
-        return tuple(v for v in (self.client_secret, self.private_key, self.idp_id_token) if v)
+        return tuple(v for v in (self.client_secret, self.private_key, self.idp_id_token, self.assertion) if v)
 
     @property
     def auth_method(self) -> TokenAuthMethod:
         """The token endpoint auth method in effect (the configured one, else what the credentials imply)."""
         if self.token_endpoint_auth_method is not None:
             return self.token_endpoint_auth_method
-        if self.private_key or self.private_key_file:
+        if (self.private_key or self.private_key_file) and self.grant != "jwt_bearer":
             return "private_key_jwt"
         return "client_secret_basic" if self.client_secret else "none"
 
@@ -160,13 +168,18 @@ def parse_oauth(raw: Any, expand: Callable[[str, str], str]) -> tuple[OAuthSetti
     if isinstance(wait, bool) or not isinstance(wait, int | float) or wait <= 0:
         problems.append("oauth.sign_in_timeout must be a positive number of seconds")
         wait = DEFAULT_SIGN_IN_TIMEOUT
+    dpop = raw.get("dpop", False)
+    if not isinstance(dpop, bool):
+        problems.append("oauth.dpop must be true or false")
+        dpop = False
     settings = OAuthSettings(
         grant=grant, client_id=text("client_id"), client_secret=text("client_secret"), scopes=scopes,
         token_endpoint_auth_method=method, private_key=text("private_key"),
         private_key_file=text("private_key_file"), signing_algorithm=text("signing_algorithm") or "RS256",
         issuer=text("issuer"), client_metadata_url=text("client_metadata_url"), redirect_port=port or None,
         sign_in_timeout=float(wait), idp_token_endpoint=text("idp_token_endpoint"),
-        idp_client_id=text("idp_client_id"), idp_id_token=text("idp_id_token"),
+        idp_client_id=text("idp_client_id"), idp_id_token=text("idp_id_token"), assertion=text("assertion"),
+        assertion_file=text("assertion_file"), dpop=dpop,
     )
     problems.extend(_consistency(settings))
     return (None if problems else settings), problems
@@ -199,5 +212,15 @@ def _consistency(s: OAuthSettings) -> list[str]:
         if method not in ("client_secret_basic", "client_secret_post"):
             problems.append("oauth.grant identity_assertion authenticates with client_secret_basic or "
                             "client_secret_post")
+    if s.grant == "jwt_bearer":
+        if not s.client_id or not (s.assertion or s.assertion_file):
+            problems.append("oauth.grant jwt_bearer needs client_id and assertion (or assertion_file)")
+        if s.assertion and s.assertion_file:
+            problems.append("oauth: give assertion or assertion_file, not both")
+        if method == "private_key_jwt":
+            problems.append("oauth.grant jwt_bearer authenticates with none, client_secret_basic or "
+                            "client_secret_post")
+    elif s.assertion or s.assertion_file:
+        problems.append("oauth.assertion and oauth.assertion_file are for grant jwt_bearer")
     return problems
 

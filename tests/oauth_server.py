@@ -8,6 +8,12 @@ tokens, registered and planted client secrets, the PKCE verifiers of token reque
 counts of authorizations, refreshes, registrations and denials, to tell a reconnect from a new sign-in; the
 access tokens still live, to wait for a short `access_ttl` to pass.
 
+Test modes: `dpop=True` requires DPoP (RFC 9449: a valid proof at the token endpoint, tokens issued as
+`token_type: DPoP` bound to the proof's key, and `Authorization: DPoP` with a matching proof on every MCP
+request; `dpop_nonce` also demands that nonce, answering use_dpop_nonce first); `jwt_bearer=True` accepts
+the RFC 7523 jwt-bearer grant with a workload JWT signed by WORKLOAD_KEY for this server's issuer
+(`workload_jwt()` makes one), from a confidential client.
+
 Three ways to run it, all yielding an `OAuthServer`:
 - `serve(**options)`: in this process, uvicorn in a thread (fixtures; `.provider` can be changed directly);
 - `spawn(folder, *argv)`: a subprocess with the command-line options below (e.g. for kernels' tests);
@@ -20,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import hashlib
 import http.client
 import json
 import math
@@ -37,26 +45,40 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import jwt
 import uvicorn
+from cryptography.hazmat.primitives.asymmetric import ec
+from jwt.algorithms import ECAlgorithm
 from local_servers import free_port
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    IdentityAssertionParams,
     RefreshToken,
     TokenError,
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
-from mcp.shared.auth import InvalidRedirectUriError, OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import JWT_BEARER_GRANT_TYPE, InvalidRedirectUriError, OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SCOPE = "notes"
+WORKLOAD_KEY = ec.generate_private_key(ec.SECP256R1())
+"""The key of the workload platform this server's jwt-bearer grant trusts (test mode `jwt_bearer`)."""
+
+
+def workload_jwt(issuer: str, *, subject: str = "ci-job", expires_in: int = 300) -> str:
+    """A workload JWT as a platform would issue it for the authorization server `issuer` (its audience)."""
+    now = int(time.time())
+    claims = {"iss": "https://platform.test", "sub": subject, "aud": issuer, "iat": now, "exp": now + expires_in,
+              "jti": secrets.token_hex(8)}
+    return jwt.encode(claims, WORKLOAD_KEY, algorithm="ES256")
 
 
 class LoopbackClient(OAuthClientInformationFull):
@@ -71,8 +93,10 @@ class LoopbackClient(OAuthClientInformationFull):
 class MemoryAuthServer:
     """An OAuthAuthorizationServerProvider holding clients, codes and tokens in memory."""
 
-    def __init__(self, *, access_ttl: int, deny: bool, resource: str, scope: str | None = SCOPE) -> None:
+    def __init__(self, *, access_ttl: int, deny: bool, resource: str, scope: str | None = SCOPE,
+                 issuer: str = "") -> None:
         self.access_ttl = access_ttl
+        self.issuer = issuer
         self.deny = deny
         self.resource = resource
         self.scope = scope
@@ -81,7 +105,10 @@ class MemoryAuthServer:
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
         self.issued: list[str] = []  # every secret value handed out or planted, for the tests' scans
-        self.counts = {"authorizations": 0, "refreshes": 0, "registrations": 0, "denied": 0, "verifiers": 0}
+        self.counts = {"authorizations": 0, "refreshes": 0, "registrations": 0, "denied": 0, "verifiers": 0,
+                       "assertions": 0, "dpop_proofs": 0, "nonce_challenges": 0}
+        self.dpop_bound: dict[str, str] = {}  # access token -> the JWK thumbprint of the key it is bound to
+        self.dpop_jtis: set[str] = set()
         self.scopes_asked: list[list[str] | None] = []  # the `scope` of each authorization request
 
     def expire_access_tokens(self) -> None:
@@ -147,6 +174,17 @@ class MemoryAuthServer:
         self.refresh.pop(refresh_token.token, None)  # rotated, as the spec asks of public clients
         return self._tokens(client.client_id, scopes or refresh_token.scopes, refresh_token.resource)
 
+    async def exchange_identity_assertion(self, client: OAuthClientInformationFull,
+                                          params: IdentityAssertionParams) -> OAuthToken:
+        """The jwt-bearer grant (test mode `jwt_bearer`): a workload JWT signed by WORKLOAD_KEY, for this issuer."""
+        self.counts["assertions"] += 1
+        self.issued.append(params.assertion)
+        try:
+            jwt.decode(params.assertion, WORKLOAD_KEY.public_key(), algorithms=["ES256"], audience=self.issuer)
+        except jwt.PyJWTError as exc:
+            raise TokenError("invalid_grant", f"the workload JWT was refused: {exc}") from None
+        return self._tokens(client.client_id, params.scopes or ([self.scope] if self.scope else []), params.resource)
+
     async def load_access_token(self, token: str) -> AccessToken | None:
         access = self.access.get(token)
         if access is None or (access.expires_at is not None and access.expires_at <= time.time()):
@@ -179,23 +217,26 @@ def _secret(kind: str) -> str:
 def build_server(port: int, *, access_ttl: int = 3600, deny: bool = False, client_id: str | None = None,
                  client_secret: str | None = None, auth_method: str = "client_secret_basic",
                  registration: bool = True, issuer: str | None = None, scope: str | None = SCOPE,
-                 ) -> tuple[MCPServer[Any], MemoryAuthServer]:
+                 jwt_bearer: bool = False) -> tuple[MCPServer[Any], MemoryAuthServer]:
     """The MCP server (tools `add` and `echo`, behind OAuth) and its authorization server.
 
     `scope` is the one scope the server requires and advertises (None: it names none, so the client
     asks for what it is configured with); `issuer` advertises another authorization server (one that is
     down, say)."""
     origin = f"http://127.0.0.1:{port}"
-    provider = MemoryAuthServer(access_ttl=access_ttl, deny=deny, resource=f"{origin}/mcp", scope=scope)
+    provider = MemoryAuthServer(access_ttl=access_ttl, deny=deny, resource=f"{origin}/mcp", scope=scope,
+                                issuer=issuer or origin)
     if client_id:
         provider.plant_client(client_id, client_secret, auth_method)
+        if jwt_bearer:
+            provider.clients[client_id].grant_types = [JWT_BEARER_GRANT_TYPE]
     scopes = [scope] if scope else None
     auth = AuthSettings(
         issuer_url=AnyUrl(issuer or origin), resource_server_url=AnyUrl(f"{origin}/mcp"),
         validate_token_resource=True, required_scopes=scopes,
         client_registration_options=ClientRegistrationOptions(enabled=registration, valid_scopes=scopes,
                                                               default_scopes=scopes),
-        revocation_options=RevocationOptions(enabled=True),
+        revocation_options=RevocationOptions(enabled=True), identity_assertion_enabled=jwt_bearer,
     )
     server: MCPServer[Any] = MCPServer("oauth-test", auth_server_provider=provider, auth=auth, log_level="WARNING")
 
@@ -244,16 +285,19 @@ class OAuthServer:
 
 
 @contextmanager
-def serve(**options: Any) -> Iterator[OAuthServer]:
+def serve(*, dpop: bool = False, dpop_nonce: str | None = None, **options: Any) -> Iterator[OAuthServer]:
     """The server in this process, uvicorn in a thread, on a free port, until the block ends.
 
-    `options` are build_server's. The socket listens before uvicorn starts, so it is ready at once."""
+    `options` are build_server's; `dpop` and `dpop_nonce` are the DPoP test mode (module docstring).
+    The socket listens before uvicorn starts, so it is ready at once."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen(64)
         port = int(sock.getsockname()[1])
         mcp, provider = build_server(port, **options)
         app = recording_verifiers(mcp.streamable_http_app(), provider)
+        if dpop:
+            app = requiring_dpop(app, provider, f"http://127.0.0.1:{port}", dpop_nonce)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
         thread.start()
@@ -324,6 +368,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--no-registration", action="store_true", help="turn dynamic client registration off")
     parser.add_argument("--issuer", help="advertise this authorization server instead (e.g. one that is down)")
     parser.add_argument("--no-scope", action="store_true", help=f"require and advertise no scope (not {SCOPE!r})")
+    parser.add_argument("--dpop", action="store_true", help="require DPoP proofs and issue DPoP-bound tokens")
+    parser.add_argument("--dpop-nonce", help="with --dpop: demand this nonce (use_dpop_nonce first)")
+    parser.add_argument("--jwt-bearer", action="store_true",
+                        help="accept the jwt-bearer grant with a WORKLOAD_KEY-signed JWT (a confidential client)")
     options = parser.parse_args(argv)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", options.port))
@@ -332,8 +380,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         server, provider = build_server(port, access_ttl=options.access_ttl, deny=options.deny,
                                         client_id=options.client_id, client_secret=options.client_secret,
                                         auth_method=options.auth_method, registration=not options.no_registration,
-                                        issuer=options.issuer, scope=None if options.no_scope else SCOPE)
+                                        issuer=options.issuer, scope=None if options.no_scope else SCOPE,
+                                        jwt_bearer=options.jwt_bearer)
         app = recording_verifiers(server.streamable_http_app(), provider)
+        if options.dpop:
+            app = requiring_dpop(app, provider, f"http://127.0.0.1:{port}", options.dpop_nonce)
         print(f"http://127.0.0.1:{port}/mcp", flush=True)  # listening already: spawn() waits for this line
         uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on")).run(sockets=[sock])
 
@@ -362,6 +413,115 @@ def recording_verifiers(app: ASGIApp, provider: MemoryAuthServer) -> ASGIApp:
             return messages.pop(0) if messages else await receive()
 
         await app(scope, replay, send)
+
+    return wrapped
+
+
+def dpop_thumbprint(jwk: dict[str, Any]) -> str:
+    """RFC 7638: the SHA-256 of the key's required members, canonical JSON."""
+    members = {k: jwk[k] for k in ("crv", "kty", "x", "y")}
+    digest = hashlib.sha256(json.dumps(members, sort_keys=True, separators=(",", ":")).encode()).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def check_dpop_proof(provider: MemoryAuthServer, proof: str | None, method: str, url: str, *,
+                     token: str | None = None, nonce: str | None = None) -> tuple[str, str]:
+    """The proof's key thumbprint and "" when RFC 9449 section 4.3's checks pass, else ("", the problem)."""
+    if not proof:
+        return "", "missing DPoP proof"
+    try:
+        header = jwt.get_unverified_header(proof)
+        if header.get("typ") != "dpop+jwt" or not isinstance(header.get("jwk"), dict):
+            return "", "typ must be dpop+jwt, with the public key as jwk"
+        key = ECAlgorithm.from_jwk(json.dumps(header["jwk"]))
+        claims = jwt.decode(proof, key, algorithms=["ES256"])  # type: ignore[arg-type]
+    except (jwt.PyJWTError, ValueError) as exc:
+        return "", f"bad proof: {exc}"
+    if claims.get("htm") != method or claims.get("htu") != url:
+        return "", f"htm/htu {claims.get('htm')} {claims.get('htu')} are not {method} {url}"
+    if abs(time.time() - float(claims.get("iat", 0))) > 60 or claims.get("jti") in provider.dpop_jtis:
+        return "", "stale or replayed proof"
+    if token is not None:
+        ath = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
+        if claims.get("ath") != ath:
+            return "", "ath does not match the access token"
+    if nonce is not None and claims.get("nonce") != nonce:
+        return "", "use_dpop_nonce"
+    provider.dpop_jtis.add(str(claims["jti"]))
+    provider.counts["dpop_proofs"] += 1
+    return dpop_thumbprint(header["jwk"]), ""
+
+
+def requiring_dpop(app: ASGIApp, provider: MemoryAuthServer, origin: str, nonce: str | None) -> ASGIApp:
+    """The app behind DPoP (test mode `dpop`): proofs at /token and on /mcp, tokens bound to the proof's key."""
+
+    async def refuse(send: Send, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
+        raw = json.dumps(body).encode()
+        await send({"type": "http.response.start", "status": status, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(raw)).encode()),
+            *((k.encode(), v.encode()) for k, v in headers.items())]})
+        await send({"type": "http.response.body", "body": raw})
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] not in ("/token", "/mcp"):
+            await app(scope, receive, send)
+            return
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        url, proof = f"{origin}{scope['path']}", headers.get("dpop")
+        if scope["path"] == "/token":
+            jkt, problem = check_dpop_proof(provider, proof, scope["method"], url, nonce=nonce)
+            if problem == "use_dpop_nonce":
+                provider.counts["nonce_challenges"] += 1
+                await refuse(send, 400, {"error": "use_dpop_nonce"}, {"DPoP-Nonce": nonce or ""})
+            elif problem:
+                await refuse(send, 400, {"error": "invalid_dpop_proof", "error_description": problem}, {})
+            else:
+                await app(scope, receive, binding(send, jkt))
+            return
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        if not token:
+            await app(scope, receive, send)  # the SDK's 401 with the resource metadata
+            return
+        jkt, problem = check_dpop_proof(provider, proof, scope["method"], url, token=token, nonce=nonce)
+        if problem == "use_dpop_nonce":
+            provider.counts["nonce_challenges"] += 1
+            await refuse(send, 401, {"error": "use_dpop_nonce"},
+                         {"WWW-Authenticate": 'DPoP error="use_dpop_nonce"', "DPoP-Nonce": nonce or ""})
+        elif scheme.lower() != "dpop" or problem or provider.dpop_bound.get(token) != jkt:
+            why = problem or "the token is not bound to this key"
+            await refuse(send, 401, {"error": "invalid_token"},
+                         {"WWW-Authenticate": f'DPoP error="invalid_token", error_description="{why}"'})
+        else:
+            scope = dict(scope, headers=[(k, v) for k, v in scope["headers"] if k.lower() != b"authorization"]
+                         + [(b"authorization", f"Bearer {token}".encode())])
+            await app(scope, receive, send)
+
+    def binding(send: Send, jkt: str) -> Send:
+        """The token endpoint's answer with its token bound to `jkt` and typed DPoP."""
+        start: Message | None = None
+        chunks: list[bytes] = []
+
+        async def sending(message: Message) -> None:
+            nonlocal start
+            if message["type"] == "http.response.start":
+                start = message
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            assert start is not None
+            body = b"".join(chunks)
+            if start["status"] == 200:
+                answer = json.loads(body)
+                answer["token_type"] = "DPoP"
+                provider.dpop_bound[answer["access_token"]] = jkt
+                body = json.dumps(answer).encode()
+            start["headers"] = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"] + [
+                (b"content-length", str(len(body)).encode())]
+            await send(start)
+            await send({"type": "http.response.body", "body": body})
+
+        return sending
 
     return wrapped
 

@@ -235,7 +235,9 @@ async def test_a_config_file_signs_in_one_server_at_a_time_and_others_connect_me
     assert (most, browser.asked) == (1, 2)
 
 
-async def test_a_401_without_oauth_metadata_says_to_check_the_url_and_header(store: TokenStore) -> None:
+@pytest.mark.parametrize("oauth", [None, {"dpop": True}])
+async def test_a_401_without_oauth_metadata_says_to_check_the_url_and_header(store: TokenStore,
+                                                                             oauth: dict[str, bool] | None) -> None:
     class Unauthorized(http.server.BaseHTTPRequestHandler):
         def _refuse(self) -> None:
             self.send_response(401 if self.path == "/mcp" else 404)
@@ -254,7 +256,7 @@ async def test_a_401_without_oauth_metadata_says_to_check_the_url_and_header(sto
             async with McpHub(token_store=store, sign_in=refuse) as hub:
                 with pytest.raises(OAuthError) as caught:
                     await hub.connect("plain", url=f"http://127.0.0.1:{plain.server_address[1]}/mcp",
-                                      headers={"Authorization": "Bearer wrong-token-0f0f0f"})
+                                      headers={"Authorization": "Bearer wrong-token-0f0f0f"}, oauth=oauth)
                 assert "publishes no OAuth metadata" in str(caught.value)
                 assert "wrong-token-0f0f0f" not in str(caught.value)
         finally:

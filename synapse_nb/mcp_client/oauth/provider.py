@@ -2,8 +2,9 @@
 
 The SDK does the protocol (discovery, registration, PKCE, token requests, refresh, step-up); this
 module only chooses the provider from the settings (authorization code, client credentials with a
-secret or a private-key JWT, identity assertion), gives it the TokenStore record of the server URL,
-the loopback redirect URI and the sign-in step, and remembers why a flow failed, so that the
+secret or a private-key JWT, identity assertion, jwt-bearer: jwt_bearer.py), wraps it in DPoP proofs
+when asked (dpop.py), gives it the TokenStore record of the server URL, the loopback redirect URI and
+the sign-in step, and remembers why a flow failed, so that the
 connection can say it in one line (failure.py) instead of the transport's "connection closed".
 While the user signs in the connect deadline is paused (`pause`); the sign-in has its own timeout.
 """
@@ -37,7 +38,9 @@ from pydantic import AnyUrl
 from ... import __version__
 from ...errors import OAuthError
 from ...oauth_settings import OAuthSettings
+from .dpop import DPoPAuth, DPoPKey
 from .identity import discover_issuer, id_jag_exchange
+from .jwt_bearer import JwtBearerOAuthProvider
 from .masking import install_log_masking, oauth_mask
 from .redirect import LoopbackReceiver, SignIn, authorization_result, default_sign_in
 from .storage import ServerTokens, TokenStore
@@ -69,6 +72,9 @@ class OAuthSession:
         self.discovered = False  # the failed flow had found OAuth metadata (else: a 401 without OAuth)
         self._receiver: LoopbackReceiver | None = None
         self._auth_url: str | None = None
+        self._dpop_key: DPoPKey | None = None
+        self._dpop_nonces: dict[str, str] = {}
+        self._dpop_bound: set[str] = set()
         install_log_masking()
         for secret in self.settings.secrets:
             oauth_mask().add_secret(secret)
@@ -97,8 +103,13 @@ class OAuthSession:
                 issuer=issuer, scope=s.scope, token_endpoint_auth_method=_secret_method(s),
                 assertion_provider=id_jag_exchange(self.name, s.idp_token_endpoint, s.idp_client_id, s.idp_id_token),
             )
+        elif s.grant == "jwt_bearer":
+            provider = self._jwt_bearer(storage)
         else:
             provider = await self._authorization_code(storage)
+        if s.dpop:
+            self._dpop_key = self._dpop_key or DPoPKey()
+            provider = DPoPAuth(provider, self._dpop_key, self._dpop_nonces, self._dpop_bound)
         return _Recording(self, provider)
 
     async def aclose(self) -> None:
@@ -155,7 +166,8 @@ class OAuthSession:
             # configuration's documented meaning (set oauth.issuer to pin it), not something to shout about.
             warnings.filterwarnings("ignore", message="Omitting `issuer` is deprecated")
             if s.auth_method == "private_key_jwt":
-                key = s.private_key if s.private_key else await asyncio.to_thread(_read_key, self.name,
+                key = s.private_key if s.private_key else await asyncio.to_thread(_read_file, self.name,
+                                                                                   "private_key_file",
                                                                                    s.private_key_file or "")
                 oauth_mask().add_secret(key)
                 jwt = SignedJWTParameters(issuer=s.client_id, subject=s.client_id, signing_key=key,
@@ -168,6 +180,21 @@ class OAuthSession:
                                                   client_secret=s.client_secret,
                                                   token_endpoint_auth_method=_secret_method(s),
                                                   scope=s.scope, issuer=s.issuer)
+
+    def _jwt_bearer(self, storage: _MaskingStorage) -> JwtBearerOAuthProvider:
+        s = self.settings
+        assert s.client_id is not None  # parse_oauth made sure
+
+        async def assertion() -> str:
+            jwt = s.assertion or (await asyncio.to_thread(_read_file, self.name, "assertion_file",
+                                                          s.assertion_file or "")).strip()
+            oauth_mask().add_secret(jwt)
+            return jwt
+
+        method = s.auth_method
+        return JwtBearerOAuthProvider(self.url, storage, s.client_id, assertion, client_secret=s.client_secret,
+                                      token_endpoint_auth_method="none" if method == "private_key_jwt" else method,
+                                      scope=s.scope)
 
     # --- the sign-in step (SDK redirect and callback handlers) ---------------------------------------
 
@@ -324,9 +351,9 @@ def _secret_method(s: OAuthSettings) -> Literal["client_secret_basic", "client_s
     return "client_secret_post" if s.auth_method == "client_secret_post" else "client_secret_basic"
 
 
-def _read_key(server: str, path: str) -> str:
+def _read_file(server: str, key: str, path: str) -> str:
     try:
         return Path(path).expanduser().read_text(encoding="utf-8")
     except OSError as exc:
-        raise OAuthError(f"cannot read oauth.private_key_file of MCP server {server!r} ({exc.strerror}): fix the "
+        raise OAuthError(f"cannot read oauth.{key} of MCP server {server!r} ({exc.strerror}): fix the "
                          "path", server=server, kind="failed") from None
