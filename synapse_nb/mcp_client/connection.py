@@ -32,7 +32,7 @@ import mcp.types as mt
 from mcp import Client
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from .. import __version__
+from .._version import __version__
 from ..config import ServerConfig
 from ..errors import OAuthError, ServerCrashedError
 from ..events import utcnow
