@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__ as __version__
 from .errors import (
     AgentError,
     ConfigError,
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from .history.store import HistoryStore
     from .mcp_client.hub import McpHub
 
-__version__ = "0.1.0"
 
 __all__ = [
     "Agent",

@@ -2,17 +2,20 @@
 
 The owner task enters and leaves every SDK context (client, transport, its task group, the connect
 deadline) itself, so no anyio scope ever crosses tasks, whichever task (or nest_asyncio re-entry)
-awaits a call. Each request runs the SDK call in a worker task that the caller awaits: cancelling
-the caller cancels the worker, a timer cancels it at the call's timeout, and the owner cancels it
-when the server stops or crashes; in each case the SDK sends `notifications/cancelled` to the
-server before the worker ends. The owner waits on a stop event; on stop or crash it ends the
-requests still running and waits for their workers before it closes the client.
+awaits a call. Each request runs the SDK call in a worker task that the caller awaits (inflight.py:
+cancelling the caller cancels the worker, the request's deadline cancels it at its timeout, and the
+owner cancels it when the server stops or crashes; in each case the SDK sends
+`notifications/cancelled` to the server before the worker ends). The owner waits on a stop event; on
+stop or crash it ends the requests still running and waits for their workers before it closes the client.
 
-State changes go through `_move` only (connection_state.py), checked against TRANSITIONS; each one
-emits its ServerEvent. The request workers live in inflight.py, tool listing in tool_discovery.py.
-Stopping runs in a task of its own that the caller awaits through `asyncio.shield`, so a caller
-cancelled with a plain `task.cancel()` (which no anyio shield stops) still leaves the process ended
-and its requests answered.
+A tool call reads as one line: `call_tool` -> `_send` -> `Session.run` (the worker, under its
+deadline) -> `features.call_tool` -> the SDK.
+
+What is known about the server lives in `self.state` (connection_state.ConnectionState), whose
+`move` is the one way its state changes; tool listing lives in tool_discovery.py. Stopping runs in
+a task of its own that the caller awaits through `asyncio.shield`, so a caller cancelled with a
+plain `task.cancel()` (which no anyio shield stops) still leaves the process ended and its requests
+answered.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack
 from functools import partial
 from typing import Any, TypeVar
@@ -32,18 +35,21 @@ import mcp.types as mt
 from mcp import Client
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from .. import __version__
+from .._version import __version__
 from ..config import ServerConfig
-from ..errors import OAuthError, ServerCrashedError
+from ..errors import McpError, OAuthError
 from ..events import utcnow
+from ..types import ToolResult
+from . import features
 from .connection_state import MAX_RESTARTS, RESTART_WINDOW, ConnectionState, Emit
 from .convert import RawTool
-from .failure import describe, quiet_sdk_parse_errors, start_reason
-from .handlers import ServerHooks
-from .inflight import Request, Session, end_requests, submit
+from .failure import Scrubber, describe, is_connection_lost, quiet_sdk_parse_errors, request_error, start_reason
+from .handlers import ClientHandlers, ServerHooks
+from .inflight import Request, Session
 from .oauth.failure import auth_error
 from .oauth.provider import OAuthSession
 from .process import StderrPipe, final_tail, find_child, kill_tree
+from .tasks import validation_ready
 from .tool_discovery import list_tools, listen, refresh_tools
 from .transport import open_transport, preflight
 
@@ -57,15 +63,35 @@ STOP_TIMEOUT = 5.0
 """Seconds a server gets to close cleanly before its process tree is killed."""
 
 
-class ServerConnection(ConnectionState):
-    """Starts, serves, stops and restarts one server; the hub owns one per configured name."""
+class ServerConnection:
+    """Starts, serves, stops and restarts one server, and runs its requests; the hub owns one per configured name.
+
+    `hooks` answer what the server asks of the client (handlers.py), `oauth` is the sign-in side of an
+    HTTP server, `server` an in-process server object (transport "memory").
+    """
 
     def __init__(
         self, config: ServerConfig, *, emit: Emit, on_tools: Callable[[ServerConnection], None],
         server: object | None = None, hooks: ServerHooks | None = None, oauth: OAuthSession | None = None,
     ) -> None:
-        super().__init__(config, emit=emit, server=server, hooks=hooks, oauth=oauth)
+        self.config = config
+        self.inproc = server
+        self.hooks = hooks if hooks is not None else ServerHooks(config, ClientHandlers(), emit)
+        self.oauth = oauth  # its failures become OAuthErrors
+        self.state = ConnectionState(config, "memory" if server is not None else config.transport, emit)
         self._on_tools = on_tools  # the hub rebuilds its tool registry
+        self._scrub = Scrubber(config)
+        self._generation = 0
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+        self._session: Session | None = None
+        self._life: anyio.CancelScope | None = None  # the connect deadline, while connecting
+        self._tools_dirty: asyncio.Event | None = None
+        self._stopper: asyncio.Task[None] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -74,29 +100,25 @@ class ServerConnection(ConnectionState):
         self._generation += 1
         gen = self._generation
         self._stopping = False
-        self.tools = ()
-        self.process = None
-        self._meta = {}
-        self._move("connecting", {"transport": self.transport, "restart": self._restart, "restarts": self.restarts,
-                                  "reason": self.last_error if self._restart == "automatic" else None})
+        self.state.connecting()
         problem = preflight(self.config)
         if problem is not None:
-            raise self._failed(problem)
+            raise self.state.failed(problem)
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
         pipe = None
-        if self.transport == "stdio":
+        if self.state.transport == "stdio":
             quiet_sdk_parse_errors()
-            pipe = StderrPipe(self.ring, self.name, on_eof=partial(self._eof_threadsafe, loop, gen))
+            pipe = StderrPipe(self.state.ring, self.name, on_eof=partial(self._eof_threadsafe, loop, gen))
         self._task = loop.create_task(self._own(gen, ready, pipe), name=f"synapse-mcp-{self.name}")
         try:
             await ready
         except asyncio.CancelledError:
             self._stopping = True
-            self.last_error = "connecting was cancelled"
+            self.state.last_error = "connecting was cancelled"
             if self._life is not None:
                 self._life.cancel()
-            self._move("stopped", {"reason": self.last_error})
+            self.state.move("stopped", {"reason": self.state.last_error})
             raise
 
     async def stop(self, timeout: float | None = None, *, reason: str = "disconnected") -> None:
@@ -106,7 +128,7 @@ class ServerConnection(ConnectionState):
         does not cut it short, so the process still ends and the requests in flight still get an answer.
         """
         await self._halt(timeout)
-        self._move("stopped", {"reason": reason})
+        self.state.move("stopped", {"reason": reason})
 
     async def _halt(self, timeout: float | None = None) -> None:
         """Stop the session and the process, whatever the caller's fate; leaves the state to the caller."""
@@ -126,49 +148,59 @@ class ServerConnection(ConnectionState):
             done, _ = await asyncio.wait({task}, timeout=timeout)
             if not done:
                 logger.warning("MCP server %r did not stop within %g s; killing it", self.name, timeout)
-                if self.process is not None:
-                    await asyncio.to_thread(kill_tree, self.process)
+                if self.state.process is not None:
+                    await asyncio.to_thread(kill_tree, self.state.process)
                 if self._life is not None:
                     self._life.cancel()
                 done, _ = await asyncio.wait({task}, timeout=2.0)
                 if not done:
                     task.cancel()
-        if self.process is not None and self.process.alive():
-            await asyncio.to_thread(kill_tree, self.process)
+        process = self.state.process
+        if process is not None and process.alive():
+            await asyncio.to_thread(kill_tree, process)
 
     async def restart(self, *, automatic: bool) -> None:
         """Stop (if running) and start again; an automatic restart counts against the restart budget.
 
         An automatic restart that fails leaves the server "crashed" (or "down" once the budget is spent).
         """
-        if automatic:
-            self._restart_times.append(time.monotonic())
-        else:
-            self._restart_times.clear()
+        self.state.count_restart(automatic)
         await self._halt()
-        self.restarts += 1
-        self._restart = "automatic" if automatic else "manual"
+        self.state.restarts += 1
+        self.state.restart = "automatic" if automatic else "manual"
         try:
             await self.start()
         finally:
-            self._restart = None
+            self.state.restart = None
 
     # --- requests --------------------------------------------------------------------------------
 
-    async def request(self, fn: Callable[[Client], Awaitable[T]], label: str, timeout: float | None) -> T:
-        """Run `fn(client)` bounded by `timeout` seconds; cancelling the caller cancels it on the server.
+    async def call_tool(
+        self, tool: str, arguments: Mapping[str, Any], *, timeout: float, max_total: float,
+        on_progress: features.OnProgress | None = None,
+    ) -> ToolResult:
+        """Call a tool by its name on the server; ToolCallTimeout after `timeout` s without progress
+        (at most `max_total` s in all), and the call is cancelled on the server."""
+        if self.state.validates(tool):
+            await validation_ready()
+        req = Request(f"tool {tool!r}", self.name, timeout, max_total)
+        return await self._send(req, lambda client: features.call_tool(
+            client, tool, dict(arguments), alive=req.alive, on_progress=on_progress,
+            on_url_required=self.hooks.url_required))
 
-        The SDK call runs in a worker task of its own, so that the caller (whatever task or nested
-        loop it is) only awaits a task; cancelling the caller cancels the worker (asyncio propagates
-        it), and the SDK answers that with `notifications/cancelled` before the worker ends.
-        """
+    async def request(
+        self, fn: Callable[[Client], Awaitable[T]], label: str, timeout: float | None, *,
+        max_total: float | None = None,
+    ) -> T:
+        """Run `fn(client)` bounded by `timeout` seconds (a question to the user holds that, up to
+        `max_total`); ToolCallTimeout when it runs out. Cancelling the caller cancels it on the server."""
+        return await self._send(Request(label, self.name, timeout, max_total), fn)
+
+    async def _send(self, req: Request, fn: Callable[[Client], Awaitable[T]]) -> T:
         session = self._session
-        if self.state == "down":
-            raise self.down_error()
-        if self.state != "connected" or session is None:
-            raise ServerCrashedError(f"MCP server {self.name!r} is {self.info().status} (it cannot run {label})",
-                                     server=self.name)
-        return await submit(session, Request(label, timeout, self.name), fn, self._request_error)
+        if self.state.current != "connected" or session is None:
+            raise self.state.not_running_error(req.label)
+        return await session.run(req, fn)
 
     # --- the owner task --------------------------------------------------------------------------
 
@@ -200,12 +232,12 @@ class ServerConnection(ConnectionState):
                     )
                     if pipe is not None:
                         pipe.close_writer()
-                        self.process = find_child(pipe.inode, spawned_after)
+                        self.state.process = find_child(pipe.inode, spawned_after)
                     connect_ms = (time.perf_counter() - t0) * 1000
 
                     def connected(tools: tuple[RawTool, ...], discovery_ms: float) -> Session:
                         life.deadline = math.inf
-                        self._session = Session(client, gen)
+                        self._session = Session(client, gen, self.hooks.deadlines, self._request_error)
                         self._connected(client, tools, connect_ms, discovery_ms)
                         if not ready.done():
                             ready.set_result(None)
@@ -214,7 +246,7 @@ class ServerConnection(ConnectionState):
                     await self._serve(client, gen, dirty, connected)
             if not ready.done():
                 reason = f"no answer to the handshake within {cfg.connect_timeout_s:g} s"
-                ready.set_exception(self._failed(reason, await final_tail(pipe, self.ring)))
+                ready.set_exception(self.state.failed(reason, await final_tail(pipe, self.state.ring)))
         except Exception as exc:  # the owner task is the boundary for every start-up and transport failure
             logger.debug("MCP server %r: owner task ended with %r", self.name, exc, exc_info=True)
             if not ready.done():
@@ -223,8 +255,9 @@ class ServerConnection(ConnectionState):
                     failure = exc
                 discovered = self.oauth.discovered if self.oauth is not None else True
                 error = auth_error(self.name, failure, discovered=discovered) if failure is not None else None
-                ready.set_exception(self._failed(error.reason if error else start_reason(exc, cfg, self._scrub),
-                                                 await final_tail(pipe, self.ring), error))
+                ready.set_exception(self.state.failed(
+                    error.reason if error else start_reason(exc, cfg, self._scrub),
+                    await final_tail(pipe, self.state.ring), error))
             elif not self._stopping:
                 self._mark_dead(gen, f"connection failed: {self._scrub(describe(exc))}")
         finally:
@@ -235,7 +268,7 @@ class ServerConnection(ConnectionState):
             if pipe is not None:
                 pipe.close_writer()
             if session is not None:
-                await end_requests(session, self._interrupted)
+                await session.end_all(self.state.interrupted_error)
 
     async def _serve(
         self, client: Client, gen: int, dirty: asyncio.Event,
@@ -252,28 +285,19 @@ class ServerConnection(ConnectionState):
             tg.start_soon(refresh_tools, client, dirty, self.name, partial(self._tools_refreshed, gen))
             await session.stop.wait()
             self.hooks.closing = True  # the SDK now cancels the server's open requests: not the server's doing
-            await end_requests(session, self._interrupted)  # before the client closes under them
+            await session.end_all(self.state.interrupted_error)  # before the client closes under them
             tg.cancel_scope.cancel()
 
     def _connected(self, client: Client, tools: tuple[RawTool, ...], connect_ms: float, discovery_ms: float) -> None:
         info = client.server_info
-        self._meta = {
+        self.state.connected({
             "server_name": info.name if info is not None else None,
             "server_version": info.version if info is not None else None,
             "protocol_version": client.protocol_version,
             "connected_at": utcnow(),
             "connect_ms": round(connect_ms, 3),
             "discovery_ms": round(discovery_ms, 3),
-        }
-        self.tools = tools
-        self.last_error = None
-        self.ever_connected = True
-        self._move("connected", {
-            "transport": self.transport, "pid": self.process.pid if self.process else None,
-            "tools": len(self.offered()), "connect_ms": self._meta["connect_ms"],
-            "discovery_ms": self._meta["discovery_ms"], "protocol_version": client.protocol_version,
-            "restarts": self.restarts, "restart": self._restart,
-        })
+        }, tools)
         self._on_tools(self)
 
     # --- notifications and tool refresh ----------------------------------------------------------
@@ -281,7 +305,7 @@ class ServerConnection(ConnectionState):
     async def _on_message(self, gen: int, message: Any) -> None:
         if isinstance(message, Exception):
             # e.g. a line on the server's stdout that is not JSON-RPC: skipped, the session goes on
-            self.skipped_messages += 1
+            self.state.skipped_messages += 1
             logger.debug("MCP server %r: skipped a message that did not parse: %s", self.name, message)
         elif (
             isinstance(message, mt.ToolListChangedNotification)
@@ -295,12 +319,8 @@ class ServerConnection(ConnectionState):
         """A re-listing after a change notification; False once a newer generation has taken over."""
         if gen != self._generation:
             return False
-        before = {t.name for t in self.tools}
-        after = {t.name for t in tools}
-        self.tools = tools
+        self.state.relisted(tools)
         self._on_tools(self)
-        self._emit("tools_changed", {"added": sorted(after - before), "removed": sorted(before - after),
-                                     "tools": len(self.offered())})
         return True
 
     # --- OAuth sign-in -------------------------------------------------------------------------------
@@ -319,5 +339,39 @@ class ServerConnection(ConnectionState):
             try:
                 yield
             finally:
-                if self._life is life and self.state == "connecting":
+                if self._life is life and self.state.current == "connecting":
                     life.deadline = anyio.current_time() + max(left, 0.0)
+
+    # --- failures ----------------------------------------------------------------------------------
+
+    def _request_error(self, exc: Exception, gen: int, label: str) -> McpError:
+        if not is_connection_lost(exc):
+            return request_error(exc, self.name, label, self._scrub)
+        if self._stopping:
+            return self.state.interrupted_error(label)
+        self._mark_dead(gen, f"connection lost during {label}: {self._scrub(describe(exc))}")
+        return self.state.crashed_error(label)
+
+    def _eof_threadsafe(self, loop: asyncio.AbstractEventLoop, gen: int) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is left to tell
+            loop.call_soon_threadsafe(self._on_stderr_eof, gen)
+
+    def _on_stderr_eof(self, gen: int, checks: int = 0) -> None:
+        # A dying process closes its files before it turns into a zombie: look again for up to a second
+        # before concluding that it only closed its stderr.
+        process = self.state.process
+        if process is not None and process.alive():
+            if checks < 20 and gen == self._generation:
+                asyncio.get_running_loop().call_later(0.05, self._on_stderr_eof, gen, checks + 1)
+            elif checks >= 20:
+                logger.debug("MCP server %r closed its stderr but is still running", self.name)
+            return
+        self._mark_dead(gen, "the server process exited")
+
+    def _mark_dead(self, gen: int, reason: str) -> None:
+        """The connection of generation `gen` is gone: record it, tell the hub, end the owner task."""
+        if gen != self._generation or self._stopping or self.state.current != "connected":
+            return
+        self.state.died(reason)
+        if self._session is not None and self._session.gen == gen:
+            self._session.stop.set()

@@ -1,34 +1,28 @@
-"""ConnectionState: one MCP server's state, its checked transitions, restart budget and recorded failures."""
+"""ConnectionState: what is known about one MCP server, the one way its state changes, its restart budget.
+
+A ServerConnection owns one (`conn.state`) and drives it; everything here is plain bookkeeping on the
+event loop: no tasks, no SDK.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import fnmatch
-import logging
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import anyio
+from typing import Any, Literal
 
 from ..config import ServerConfig
 from ..errors import McpError, ServerCrashedError, ServerDownError, ServerStartError
 from .convert import RawTool
-from .failure import Scrubber, describe, is_connection_lost, request_error
-from .handlers import ClientHandlers, ServerHooks
-from .inflight import Session
 from .info import EVENT_OF, TRANSITIONS, ServerInfo, ServerState, ServerTransport
 from .naming import qualify
-from .oauth.provider import OAuthSession
 from .process import ProcessRef, StderrRing
 
-__all__ = ["MAX_RESTARTS", "RESTART_WINDOW", "ConnectionState", "Emit"]
-
-logger = logging.getLogger("synapse_nb.mcp")
+__all__ = ["MAX_RESTARTS", "RESTART_WINDOW", "ConnectionState", "Emit", "RestartKind"]
 
 Emit = Callable[[str, Mapping[str, Any]], None]
+RestartKind = Literal["automatic", "manual"]
 
 MAX_RESTARTS = 3
 RESTART_WINDOW = 60.0
@@ -36,52 +30,36 @@ RESTART_WINDOW = 60.0
 
 
 class ConnectionState:
-    """What a ServerConnection knows about its server, and the one way (`_move`) its state changes."""
+    """One server's state (`current`), tools, process, failures and restarts; every change of `current`
+    goes through `move`, checked against info.TRANSITIONS and reported as a ServerEvent through `emit`."""
 
-    def __init__(
-        self, config: ServerConfig, *, emit: Emit,
-        server: object | None = None, hooks: ServerHooks | None = None, oauth: OAuthSession | None = None,
-    ) -> None:
+    def __init__(self, config: ServerConfig, transport: ServerTransport, emit: Emit) -> None:
         self.config = config
-        self.oauth = oauth  # HTTP servers: the OAuth side (sign-in, tokens); its failures become OAuthErrors
-        self.hooks = hooks if hooks is not None else ServerHooks(config, ClientHandlers(), emit)
-        self.state: ServerState = "stopped"  # until start(): nothing runs yet
+        self.transport = transport
+        self.current: ServerState = "stopped"  # until the first start: nothing runs yet
         self.ever_connected = False
         self.tools: tuple[RawTool, ...] = ()
         self.last_error: str | None = None
         self.process: ProcessRef | None = None
         self.restarts = 0
+        self.restart: RestartKind | None = None  # while a restart is connecting
         self.ring = StderrRing()
         self.skipped_messages = 0
-        self.inproc = server
-        self._scrub = Scrubber(config)
         self._emit = emit
         self._restart_times: deque[float] = deque()
-        self._generation = 0
-        self._stopping = False
-        self._task: asyncio.Task[None] | None = None
-        self._session: Session | None = None
-        self._life: anyio.CancelScope | None = None
-        self._tools_dirty: asyncio.Event | None = None
         self._meta: dict[str, Any] = {}
-        self._restart: str | None = None  # "automatic" or "manual" while a restart is connecting
-        self._stopper: asyncio.Task[None] | None = None
 
     @property
     def name(self) -> str:
         return self.config.name
-
-    @property
-    def transport(self) -> ServerTransport:
-        return "memory" if self.inproc is not None else self.config.transport
 
     def info(self) -> ServerInfo:
         c = self.config
         return ServerInfo(
             name=c.name,
             transport=self.transport,
-            state=self.state,
-            pid=self.process.pid if self.process is not None and self.state == "connected" else None,
+            state=self.current,
+            pid=self.process.pid if self.process is not None and self.current == "connected" else None,
             tool_count=len(self.offered()),
             last_error=self.last_error,
             stderr_tail=self.ring.tail(),
@@ -92,16 +70,16 @@ class ConnectionState:
             **self._meta,
         )
 
-    def _move(self, to: ServerState, detail: Mapping[str, Any]) -> None:
-        """The one place a state changes: checked against info.TRANSITIONS, then reported as a ServerEvent
+    def move(self, to: ServerState, detail: Mapping[str, Any]) -> None:
+        """The one place the state changes: checked against info.TRANSITIONS, then reported as a ServerEvent
         (named after the new state; "restarted" for "connected" at the end of a restart)."""
-        was = self.state
+        was = self.current
         if to == was:
             return
         if to not in TRANSITIONS[was]:
             raise RuntimeError(f"MCP server {self.name!r}: no transition from {was} to {to}")
-        self.state = to
-        event = "restarted" if to == "connected" and self._restart is not None else EVENT_OF[to]
+        self.current = to
+        event = "restarted" if to == "connected" and self.restart is not None else EVENT_OF[to]
         self._emit(event, {**detail, "from": was})
 
     def offered(self) -> list[RawTool]:
@@ -119,81 +97,57 @@ class ConnectionState:
         """The tool declares an output schema, so the SDK validates its results (see tasks.validation_ready)."""
         return any(t.validated for t in self.tools if t.name == tool)
 
-    # --- restart budget ----------------------------------------------------------------------------
+    # --- the steps of a connection's life ----------------------------------------------------------
 
-    def restart_budget_left(self) -> int:
-        now = time.monotonic()
-        while self._restart_times and now - self._restart_times[0] > RESTART_WINDOW:
-            self._restart_times.popleft()
-        return MAX_RESTARTS - len(self._restart_times)
+    def connecting(self) -> None:
+        """A (re)start begins: what the last connection knew is gone."""
+        self.tools = ()
+        self.process = None
+        self._meta = {}
+        self.move("connecting", {"transport": self.transport, "restart": self.restart, "restarts": self.restarts,
+                                 "reason": self.last_error if self.restart == "automatic" else None})
 
-    def down_error(self) -> ServerDownError:
-        return ServerDownError(
-            f"MCP server {self.name!r} crashed {MAX_RESTARTS + 1} times within {RESTART_WINDOW:g} s and stays down; "
-            f"run `%mcp restart {self.name}` (or `await hub.restart({self.name!r})`) to start it again",
-            server=self.name,
-        )
+    def connected(self, meta: Mapping[str, Any], tools: tuple[RawTool, ...]) -> None:
+        """The handshake and the first tool listing are done; `meta` holds ServerInfo's server_* and timing fields."""
+        self._meta = dict(meta)
+        self.tools = tools
+        self.last_error = None
+        self.ever_connected = True
+        self.move("connected", {
+            "transport": self.transport, "pid": self.process.pid if self.process else None,
+            "tools": len(self.offered()), "connect_ms": self._meta["connect_ms"],
+            "discovery_ms": self._meta["discovery_ms"], "protocol_version": self._meta["protocol_version"],
+            "restarts": self.restarts, "restart": self.restart,
+        })
 
-    # --- errors and failure ------------------------------------------------------------------------
+    def relisted(self, tools: tuple[RawTool, ...]) -> None:
+        """The server's tools were listed again after it announced a change."""
+        before = {t.name for t in self.tools}
+        after = {t.name for t in tools}
+        self.tools = tools
+        self._emit("tools_changed", {"added": sorted(after - before), "removed": sorted(before - after),
+                                     "tools": len(self.offered())})
 
-    def _request_error(self, exc: Exception, gen: int, label: str) -> McpError:
-        if not is_connection_lost(exc):
-            return request_error(exc, self.name, label, self._scrub)
-        if self._stopping:
-            return self._interrupted(label)
-        self._mark_dead(gen, f"connection lost during {label}: {self._scrub(describe(exc))}")
-        return self._crashed_error(label)
-
-    def _interrupted(self, label: str) -> McpError:
-        if self.state in ("crashed", "down"):
-            return self._crashed_error(label)
-        return McpError(f"MCP server {self.name!r} was disconnected during {label}", server=self.name)
-
-    def _crashed_error(self, label: str) -> ServerCrashedError:
-        then = (
-            f"it crashed too often and stays down: run `%mcp restart {self.name}`"
-            if self.state == "down" else "the next call restarts it"
-        )
-        return ServerCrashedError(f"MCP server {self.name!r} crashed during {label}; {then}", server=self.name)
-
-    def _eof_threadsafe(self, loop: asyncio.AbstractEventLoop, gen: int) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is left to tell
-            loop.call_soon_threadsafe(self._on_stderr_eof, gen)
-
-    def _on_stderr_eof(self, gen: int, checks: int = 0) -> None:
-        # A dying process closes its files before it turns into a zombie: look again for up to a second
-        # before concluding that it only closed its stderr.
-        if self.process is not None and self.process.alive():
-            if checks < 20 and gen == self._generation:
-                asyncio.get_running_loop().call_later(0.05, self._on_stderr_eof, gen, checks + 1)
-            elif checks >= 20:
-                logger.debug("MCP server %r closed its stderr but is still running", self.name)
-            return
-        self._mark_dead(gen, "the server process exited")
-
-    def _mark_dead(self, gen: int, reason: str) -> None:
-        """The connection of generation `gen` is gone: record it, tell the hub, end the owner task."""
-        if gen != self._generation or self._stopping or self.state != "connected":
-            return
+    def died(self, reason: str) -> None:
+        """The connected server is gone: "crashed" (the next tool call restarts it), or "down" once the
+        restart budget is spent."""
         self.last_error = reason
         down = self.restart_budget_left() <= 0
-        self._move("down" if down else "crashed", {
+        self.move("down" if down else "crashed", {
             "reason": str(self.down_error()) if down else reason, "pid": self.process.pid if self.process else None,
             "stderr_tail": self.ring.tail(1000),
         })
-        if self._session is not None and self._session.gen == gen:
-            self._session.stop.set()
 
-    def _failed(self, reason: str, stderr_tail: str = "", error: ServerStartError | None = None) -> ServerStartError:
+    def failed(self, reason: str, stderr_tail: str = "", error: ServerStartError | None = None) -> ServerStartError:
         """Starting did not work: "failed", or after an automatic restart "crashed"/"down" (tried again later).
 
-        `error` is the error to raise when it is more precise than a ServerStartError (an OAuthError)."""
+        Returns the error to raise: `error` when it is more precise than a ServerStartError (an OAuthError)."""
         self.last_error = reason
         tail = stderr_tail or self.ring.tail(2000)
         to: ServerState = "failed"
-        if self._restart == "automatic":
+        if self.restart == "automatic":
             to = "down" if self.restart_budget_left() <= 0 else "crashed"
-        self._move(to, {"reason": reason, "stderr_tail": tail})
+        self.move(to, {"reason": reason, "stderr_tail": tail})
         if error is not None:
             return error
         last = tail.strip().splitlines()[-1:] if tail.strip() else []
@@ -202,3 +156,47 @@ class ConnectionState:
             f"MCP server {self.name!r} failed to start: {reason}{hint}", server=self.name, reason=reason,
             stderr_tail=tail,
         )
+
+    # --- restart budget ----------------------------------------------------------------------------
+
+    def count_restart(self, automatic: bool) -> None:
+        """An automatic restart spends budget; a manual one (`%mcp restart`) gives it all back."""
+        if automatic:
+            self._restart_times.append(time.monotonic())
+        else:
+            self._restart_times.clear()
+
+    def restart_budget_left(self) -> int:
+        now = time.monotonic()
+        while self._restart_times and now - self._restart_times[0] > RESTART_WINDOW:
+            self._restart_times.popleft()
+        return MAX_RESTARTS - len(self._restart_times)
+
+    # --- the errors its state explains ---------------------------------------------------------------
+
+    def down_error(self) -> ServerDownError:
+        return ServerDownError(
+            f"MCP server {self.name!r} crashed {MAX_RESTARTS + 1} times within {RESTART_WINDOW:g} s and stays down; "
+            f"run `%mcp restart {self.name}` (or `await hub.restart({self.name!r})`) to start it again",
+            server=self.name,
+        )
+
+    def not_running_error(self, label: str) -> McpError:
+        """A request came while the server is not connected (it is not restarted for it here)."""
+        if self.current == "down":
+            return self.down_error()
+        return ServerCrashedError(f"MCP server {self.name!r} is {self.info().status} (it cannot run {label})",
+                                  server=self.name)
+
+    def interrupted_error(self, label: str) -> McpError:
+        """A request the connection ended because the server stopped or crashed under it."""
+        if self.current in ("crashed", "down"):
+            return self.crashed_error(label)
+        return McpError(f"MCP server {self.name!r} was disconnected during {label}", server=self.name)
+
+    def crashed_error(self, label: str) -> ServerCrashedError:
+        then = (
+            f"it crashed too often and stays down: run `%mcp restart {self.name}`"
+            if self.current == "down" else "the next call restarts it"
+        )
+        return ServerCrashedError(f"MCP server {self.name!r} crashed during {label}; {then}", server=self.name)

@@ -1,9 +1,12 @@
-"""Call deadlines: progress reports push them back, a question to the user holds them, a maximum bounds both.
+"""Request deadlines, the one timeout mechanism of requests to a server: progress reports push them back,
+a question to the user holds them, a maximum bounds both.
 
-A tool call that reports progress is alive, so each report restarts its timeout (as the MCP Inspector
-does). A call whose server is waiting on the user (an elicitation form, a sampling approval) must
-not time out while the user reads and types, so asking holds every deadline of that server's calls
-at their maximum and restarts them when the answer is given.
+Every request (tool calls, resources, prompts, log level, roots, subscriptions) runs its SDK call
+inside an anyio cancel scope entered here, in its worker task (inflight.py). A tool call that reports
+progress is alive, so each report restarts its timeout (as the MCP Inspector does). A request whose
+server is waiting on the user (an elicitation form, a sampling approval, a sign-in) must not time out
+while the user reads and types, so asking holds every deadline of that server's requests at their
+maximum and restarts them when the answer is given.
 """
 
 from __future__ import annotations

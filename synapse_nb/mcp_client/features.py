@@ -1,16 +1,19 @@
-"""The SDK calls behind the hub's client features: tool calls with progress, log level, roots, subscriptions.
+"""The SDK calls behind the hub's requests: tool calls with progress, resources, prompts, log level, roots,
+subscriptions.
 
-Each function runs inside a server's request worker (`ServerConnection.request`) with the SDK client
-of that moment. Calls the SDK marks deprecated for protocol 2026-07-28 (logging/setLevel, roots,
-resources/subscribe) are still the protocol on 2025-era servers (server-everything speaks
-2025-11-25), so their warning is silenced exactly there.
+Each function runs inside a server's request worker (inflight.py, under the request's deadline) with
+the SDK client of that moment, and returns synapse values (convert.py), never SDK types. Calls the
+SDK marks deprecated for protocol 2026-07-28 (logging/setLevel, roots, resources/subscribe) are still
+the protocol on 2025-era servers (server-everything speaks 2025-11-25), so their warning is silenced
+exactly there.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 import warnings
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 import mcp.types as mt
@@ -18,15 +21,21 @@ from mcp import Client, MCPDeprecationWarning, MCPError, UrlElicitationRequiredE
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..errors import McpError
-from .deadline import Deadlines
+from ..types import ContentBlock, ToolResult
+from .convert import prompt_info, prompt_result, resource_blocks, resource_info, tool_result
+from .info import PromptInfo, PromptResult, ResourceInfo
 from .logs import LogLevel
 
 __all__ = [
     "OnProgress",
     "OnUrlRequired",
     "call_tool",
+    "get_prompt",
     "is_modern",
+    "list_prompts",
+    "list_resources",
     "notify_roots_changed",
+    "read_resource",
     "set_log_level",
     "subscribe",
     "unsubscribe",
@@ -55,38 +64,57 @@ def _legacy_call() -> Iterator[None]:
 
 
 async def call_tool(
-    client: Client, tool: str, arguments: dict[str, object], *, timeout: float | None, max_total: float,
-    on_progress: OnProgress | None, on_url_required: OnUrlRequired | None = None, deadlines: Deadlines | None = None,
-) -> mt.CallToolResult | None:
-    """Call a tool; None when it ran past its deadline (it is then cancelled on the server).
+    client: Client, tool: str, arguments: dict[str, object], *, alive: Callable[[], None],
+    on_progress: OnProgress | None = None, on_url_required: OnUrlRequired | None = None,
+) -> ToolResult:
+    """Call a tool; each progress report is a sign of life (`alive()` pushes the request's deadline back).
 
-    The deadline is `timeout` seconds, pushed back by `timeout` on every progress report (as the
-    MCP Inspector does), but never past `max_total` seconds from the start. A server that answers
-    "URL elicitation required" (-32042) has its URLs shown through `on_url_required`; once the user
-    completed them the call is retried, once. While the server's `deadlines` say the user is being
-    asked something, the deadline is held (deadline.py).
+    The result's duration counts from here (inside the request's worker). A server that answers "URL
+    elicitation required" (-32042) has its URLs shown through `on_url_required`; once the user
+    completed them the call is retried, once.
     """
-    tracker = deadlines if deadlines is not None else Deadlines()
-    with tracker.track(timeout, max_total) as deadline:
 
-        async def report(progress: float, total: float | None, message: str | None) -> None:
-            deadline.push()
-            if on_progress is not None:
-                try:
-                    on_progress(progress, total, message)
-                except Exception:  # a display callback must not end the call
-                    logger.exception("the progress callback of a call to %r failed", tool)
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        alive()
+        if on_progress is not None:
+            try:
+                on_progress(progress, total, message)
+            except Exception:  # a display callback must not end the call
+                logger.exception("the progress callback of a call to %r failed", tool)
 
-        try:
-            result = await client.call_tool(tool, arguments, progress_callback=report)
-        except MCPError as exc:
-            if exc.code != mt.URL_ELICITATION_REQUIRED or on_url_required is None:
-                raise
-            required = UrlElicitationRequiredError.from_error(exc.error).elicitations
-            if not required or not await on_url_required(required):
-                raise
-            result = await client.call_tool(tool, arguments, progress_callback=report)
-    return None if deadline.scope.cancelled_caught else result
+    started = time.perf_counter()
+    try:
+        result = await client.call_tool(tool, arguments, progress_callback=report)
+    except MCPError as exc:
+        if exc.code != mt.URL_ELICITATION_REQUIRED or on_url_required is None:
+            raise
+        required = UrlElicitationRequiredError.from_error(exc.error).elicitations
+        if not required or not await on_url_required(required):
+            raise
+        result = await client.call_tool(tool, arguments, progress_callback=report)
+    return tool_result(result, (time.perf_counter() - started) * 1000)
+
+
+async def list_resources(client: Client) -> list[ResourceInfo]:
+    """The server's resources; none when it offers no `resources` capability."""
+    if client.server_capabilities.resources is None:
+        return []
+    return [resource_info(r) for r in (await client.list_resources()).resources]
+
+
+async def read_resource(client: Client, uri: str) -> tuple[ContentBlock, ...]:
+    return resource_blocks(await client.read_resource(uri))
+
+
+async def list_prompts(client: Client) -> list[PromptInfo]:
+    """The server's prompts; none when it offers no `prompts` capability."""
+    if client.server_capabilities.prompts is None:
+        return []
+    return [prompt_info(p) for p in (await client.list_prompts()).prompts]
+
+
+async def get_prompt(client: Client, prompt: str, arguments: Mapping[str, str]) -> PromptResult:
+    return prompt_result(await client.get_prompt(prompt, dict(arguments)))
 
 
 async def set_log_level(client: Client, level: LogLevel) -> bool:

@@ -9,44 +9,138 @@ Servers that crash are restarted on their next tool call (at most 3 times a minu
 change is reported as a `ServerEvent` to `on_event` (info.TRANSITIONS lists them), which is how
 panels keep up. One lock per server name orders connect, restart and disconnect of that name. A hub
 belongs to the event loop that connected its servers: a request from another loop raises McpError.
+
+The hub owns its table of connections (table.py) and hands each job to a collaborator it holds:
+the loop and the per-name locks (loop_owner.py), OAuth tokens and sign-in (oauth/accounts.py), the
+exit hook (exit_guard.py); each server is a ServerConnection (connection.py), which runs every
+request under one deadline mechanism (inflight.py, deadline.py) and answers what the server asks
+of the client through its ServerHooks (handlers.py). A tool call: `McpHub.call` ->
+`ServerConnection.call_tool` -> `features.call_tool` -> the SDK.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import Any, Self, TypeVar
 
 from mcp import Client
 
 from ..config import ApprovePolicy, ServerConfig, Transport, load_mcp_config
-from ..errors import McpError, ServerStartError, ToolCallTimeout
+from ..errors import McpError, ServerCrashedError, ServerStartError
+from ..events import ServerEvent
 from ..oauth_settings import OAuthSettings
-from ..protocols import ProgressCallback
-from ..types import ToolResult
+from ..protocols import EventSink, ProgressCallback
+from ..types import ContentBlock, ToolResult, ToolSpec
 from . import features
 from .connect_args import config_from_args
-from .convert import tool_result
-from .hub_oauth import HubOAuth
-from .hub_requests import HubRequests
+from .connection import ServerConnection
+from .exit_guard import ExitGuard
+from .handlers import ClientHandlers, ServerHooks
 from .info import PromptInfo, PromptResult, ResourceInfo, ServerInfo
+from .logs import LogEntry, check_level
+from .loop_owner import LoopOwner
+from .oauth.accounts import OAuthAccounts
 from .oauth.redirect import SignIn
-from .tasks import validation_ready
+from .oauth.storage import TokenStore
+from .table import ConnectionTable
 
 __all__ = ["McpHub", "PromptInfo", "PromptResult", "ResourceInfo", "ServerInfo"]
 
 logger = logging.getLogger("synapse_nb.mcp")
 
+T = TypeVar("T")
 
-class McpHub(HubOAuth, HubRequests):
-    """Connects MCP servers and offers their tools; satisfies `protocols.ToolSource`.
+_SIGN_IN_TURN = "\0sign-in"
+"""The name of the lock that makes sign-ins wait for each other (no server can be named so)."""
 
-    Connecting and tool calls live here; the registry, locks and lifecycle in hub_core.HubCore, the
-    OAuth methods in hub_oauth.HubOAuth, resources, prompts and client features in hub_requests.HubRequests.
-    """
+
+class McpHub:
+    """Connects MCP servers and offers their tools; satisfies `protocols.ToolSource`."""
+
+    def __init__(
+        self, *, on_event: EventSink | None = None, default_timeout: float = 120.0,
+        handlers: ClientHandlers | None = None, max_total_timeout: float = 600.0,
+        token_store: TokenStore | None = None, sign_in: SignIn | None = None,
+    ) -> None:
+        """`handlers` answer servers' elicitation and sampling requests (see handlers.py); a call that
+        reports progress may run past its timeout, each report pushing the deadline back, up to
+        `max_total_timeout` seconds. HTTP servers that ask for OAuth keep their tokens in `token_store`
+        (default: TokenStore(), the keyring or a 0600 file under the data directory) and are signed in
+        to through `sign_in` (default: log the link, wait for the browser at the loopback listener)."""
+        self.default_timeout = default_timeout
+        self.max_total_timeout = max_total_timeout
+        self.handlers = handlers if handlers is not None else ClientHandlers()
+        self._on_event = on_event
+        self._table = ConnectionTable()
+        self._loop = LoopOwner()
+        self._accounts = OAuthAccounts(token_store, sign_in)
+        self._exit = ExitGuard(self._table)
+        self._closing: set[asyncio.Task[None]] = set()  # stops that outlive a cancelled caller
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        states = ", ".join(f"{c.name}={c.state.current}" for c in self._table)
+        return f"<McpHub servers=[{states}] tools={len(self._table.specs)}>"
+
+    @property
+    def token_store(self) -> TokenStore | None:
+        """Where OAuth tokens are kept (None until an HTTP server needs one, unless given)."""
+        return self._accounts.token_store
+
+    @token_store.setter
+    def token_store(self, store: TokenStore | None) -> None:
+        self._accounts.token_store = store
+
+    @property
+    def sign_in(self) -> SignIn | None:
+        """The default sign-in step for servers that ask for OAuth (None: log the link, wait at the loopback)."""
+        return self._accounts.sign_in
+
+    @sign_in.setter
+    def sign_in(self, sign_in: SignIn | None) -> None:
+        self._accounts.sign_in = sign_in
+
+    # --- what is connected -----------------------------------------------------------------------
+
+    @property
+    def servers(self) -> list[ServerInfo]:
+        """Every server added to the hub (connected or not), in the order they were added."""
+        return [c.state.info() for c in self._table]
+
+    def server(self, name: str) -> ServerInfo:
+        return self._conn(name).state.info()
+
+    def server_config(self, name: str) -> ServerConfig:
+        """The server's configuration (its repr masks env and header values)."""
+        return self._conn(name).config
+
+    @property
+    def tools(self) -> list[ToolSpec]:
+        """The tools offered to the model, named `SERVER__TOOL` (see naming.py), allow-lists applied.
+
+        Tools that only run as MCP tasks are left out (this client cannot run tasks yet); `all_tools` has them.
+        """
+        return [t for t in self._table.specs if not t.needs_task]
+
+    @property
+    def all_tools(self) -> list[ToolSpec]:
+        """Every listed tool, including those marked `needs_task` (for `%mcp tools` and the inspector)."""
+        return self._table.specs
+
+    def tool(self, qualified_name: str) -> ToolSpec:
+        return self._table.tool(qualified_name)
 
     # --- connecting ------------------------------------------------------------------------------
 
@@ -144,33 +238,220 @@ class McpHub(HubOAuth, HubRequests):
         ServerCrashedError (the server died; the next call restarts it), ServerDownError, and
         McpError for a tool that needs MCP tasks.
         """
-        spec = self.tool(qualified_name)
+        spec = self._table.tool(qualified_name)
         assert spec.server is not None
         assert spec.original_name is not None
-        self._check_loop()
+        self._loop.check()
         if spec.needs_task:
             raise McpError(f"tool {qualified_name!r} needs MCP tasks, which this client does not support yet",
                            server=spec.server)
-        conn = self._conn(spec.server)
-        if conn.state != "connected":
-            conn = await self._ensure_running(conn)
+        conn = await self._running(self._conn(spec.server))
         limit = timeout if timeout is not None else (conn.config.timeout or self.default_timeout)
-        tool, args = spec.original_name, dict(arguments)
-        if conn.validates(tool):
-            await validation_ready()
-        started = time.perf_counter()
+        return await conn.call_tool(spec.original_name, arguments, timeout=limit, max_total=self.max_total_timeout,
+                                    on_progress=on_progress)
 
-        async def run(client: Client) -> ToolResult | None:
-            result = await features.call_tool(client, tool, args, timeout=limit, max_total=self.max_total_timeout,
-                                              on_progress=on_progress, on_url_required=conn.hooks.url_required,
-                                              deadlines=conn.hooks.deadlines)
-            return None if result is None else tool_result(result, (time.perf_counter() - started) * 1000)
+    async def _running(self, conn: ServerConnection) -> ServerConnection:
+        """A crashed server is restarted here, on its next tool call; a down one raises ServerDownError."""
+        if conn.state.current == "connected":
+            return conn
+        async with self._loop.lock(conn.name):
+            conn = self._table.find(conn.name) or conn  # replaced meanwhile: the current one
+            if conn.state.current == "down":
+                raise conn.state.down_error()
+            if conn.state.current != "crashed":
+                return conn  # connected by now, or stopped or failed: the request itself says so
+            try:
+                await conn.restart(automatic=True)
+            except ServerStartError as exc:
+                if conn.state.info().state == "down":  # the failed restart spent the budget
+                    raise conn.state.down_error() from exc
+                raise ServerCrashedError(
+                    f"MCP server {conn.name!r} crashed and did not restart: {exc.reason}", server=conn.name
+                ) from exc
+            finally:
+                self._table.rebuild()
+            return conn
 
-        # the deadline lives in features.call_tool, where progress reports can move it
-        result = await conn.request(run, f"tool {tool!r}", None)
-        if result is None:
-            raise ToolCallTimeout(
-                f"tool {tool!r} on MCP server {conn.name!r} did not finish within {limit:g} s; it was cancelled",
-                server=conn.name, timeout=limit,
+    # --- resources, prompts and client features (never restart a server) ---------------------------
+
+    async def list_resources(self, name: str) -> list[ResourceInfo]:
+        return await self._request(name, features.list_resources, "resources/list")
+
+    async def read_resource(self, name: str, uri: str) -> tuple[ContentBlock, ...]:
+        return await self._request(name, partial(features.read_resource, uri=uri), f"resources/read {uri!r}")
+
+    async def list_prompts(self, name: str) -> list[PromptInfo]:
+        return await self._request(name, features.list_prompts, "prompts/list")
+
+    async def get_prompt(self, name: str, prompt: str, arguments: Mapping[str, str] | None = None) -> PromptResult:
+        args = {k: str(v) for k, v in (arguments or {}).items()}
+        return await self._request(name, partial(features.get_prompt, prompt=prompt, arguments=args),
+                                   f"prompt {prompt!r}")
+
+    def logs(self, name: str, n: int | None = None, *, level: str = "debug") -> list[LogEntry]:
+        """The server's last `n` log messages (all kept when None) at `level` or above, oldest first."""
+        return self._conn(name).hooks.log_ring.tail(n, level)
+
+    async def set_log_level(self, name: str, level: str) -> None:
+        """Ask the server for log messages at `level` and above (they land in `logs(name)`).
+
+        On a 2026-07-28 connection the level travels in each request's _meta, fixed when the client
+        connects: there it applies from the next (re)connection."""
+        checked = check_level(level)
+        self._conn(name).hooks.log_level = checked
+        await self._request(name, partial(features.set_log_level, level=checked), "logging/setLevel")
+
+    def roots(self, name: str) -> tuple[Path, ...]:
+        """The directories this client offers the server as roots."""
+        return self._conn(name).hooks.roots
+
+    async def set_roots(self, name: str, paths: Sequence[str | Path]) -> tuple[Path, ...]:
+        """Replace the server's roots and tell it (notifications/roots/list_changed); returns them resolved."""
+        roots = self._conn(name).hooks.set_roots(paths)
+        await self._request(name, features.notify_roots_changed, "roots/list_changed")
+        self._emit(name, "roots_changed", {"roots": [str(p) for p in roots]})
+        return roots
+
+    async def subscribe(self, name: str, uri: str) -> None:
+        """Subscribe to a resource; its updates reach `handlers.on_resource_updated(server, uri)`."""
+        await self._request(name, partial(features.subscribe, uri=uri), f"resources/subscribe {uri!r}")
+
+    async def unsubscribe(self, name: str, uri: str) -> None:
+        await self._request(name, partial(features.unsubscribe, uri=uri), f"resources/unsubscribe {uri!r}")
+
+    async def _request(self, name: str, run: Callable[[Client], Awaitable[T]], label: str) -> T:
+        """A request other than a tool call: a server that is not connected says so; it is not restarted for
+        this (opening an inspector must not restart a crashed server; a tool call or `restart()` does)."""
+        self._loop.check()
+        conn = self._conn(name)
+        return await conn.request(run, label, conn.config.timeout or self.default_timeout,
+                                  max_total=self.max_total_timeout)
+
+    # --- OAuth (oauth/ holds the flow; each HTTP connection gets its OAuthSession in _start) --------
+
+    def has_tokens(self, name: str) -> bool:
+        """Whether OAuth tokens are stored for the server's URL (a reconnect needs no sign-in)."""
+        return self._accounts.has_tokens(self._conn(name).config.url)
+
+    async def logout(self, name: str) -> bool:
+        """Forget the server's stored OAuth tokens and registered client, and disconnect it.
+
+        Returns whether anything was stored. The next connect signs in afresh."""
+        url = self._http_url(name)
+        await self.disconnect(name)
+        return await self._accounts.forget(url)
+
+    async def authenticate(self, name: str, *, sign_in: SignIn | None = None) -> ServerInfo:
+        """Sign in to the server again (its stored tokens are dropped, its registered client kept) and reconnect.
+
+        Raises OAuthError when the sign-in does not work (the server is then "failed")."""
+        url = self._http_url(name)
+        config = self._conn(name).config
+        await self._accounts.forget_tokens(url)
+        async with self._loop.lock(name):
+            old = self._table.find(name)
+            if old is not None:
+                await old.stop(reason="signing in again")
+        return await self._start(config, sign_in=sign_in)
+
+    def _http_url(self, name: str) -> str:
+        url = self._conn(name).config.url
+        if url is None:
+            raise McpError(f"MCP server {name!r} is a stdio server; it has no OAuth sign-in", server=name)
+        return url
+
+    # --- starting and stopping ---------------------------------------------------------------------
+
+    async def _start(self, config: ServerConfig, server: object | None = None, *,
+                     sign_in: SignIn | None = None) -> ServerInfo:
+        self._loop.adopt(idle=not len(self._table) and not self._closing)
+        # The name's lock: a second connect of the same name waits, then finds the first one's server
+        # (same config: kept) or replaces it; it never starts a process the registry then forgets.
+        async with self._loop.lock(config.name):
+            old = self._table.find(config.name)
+            if old is not None:
+                if old.config == config and old.inproc is server and old.state.current == "connected":
+                    return old.state.info()
+                await old.stop(reason="replaced")
+            emit = partial(self._emit, config.name)
+            conn = ServerConnection(
+                config, emit=emit, on_tools=self._table.tools_changed, server=server,
+                hooks=ServerHooks(config, self.handlers, emit),
+                oauth=self._accounts.session(config, sign_in, turn=self._loop.lock(_SIGN_IN_TURN)),
             )
-        return result
+            self._table.put(conn)
+            self._exit.arm()
+            try:
+                await conn.start()
+            finally:
+                self._table.rebuild()
+        if config.log_level is not None:
+            await self._apply_log_level(conn, config.log_level)
+        return conn.state.info()
+
+    async def _apply_log_level(self, conn: ServerConnection, level: str) -> None:
+        """The configured log level, asked of a 2025-era server right after connecting (2026-07-28 sets it in
+        every request's _meta instead); a server without logging only costs a warning."""
+        try:
+            await self._request(conn.name, partial(features.set_log_level, level=check_level(level)),
+                                "logging/setLevel")
+        except McpError as exc:
+            logger.warning("MCP server %r: could not set its log level to %s: %s", conn.name, level, exc)
+
+    async def restart(self, name: str) -> ServerInfo:
+        """Stop and start a server again (also one that failed or is down); resets its restart budget."""
+        self._loop.check()
+        async with self._loop.lock(name):
+            conn = self._conn(name)
+            try:
+                await conn.restart(automatic=False)
+            finally:
+                self._table.rebuild()
+            return conn.state.info()
+
+    async def disconnect(self, name: str) -> None:
+        """Close the session and end the server's process; its tools disappear.
+
+        A caller cancelled meanwhile does not cut this short: the process still ends (see `aclose`).
+        """
+        self._loop.check()
+        async with self._loop.lock(name):
+            conn = self._conn(name)
+            await self._outlasting(self._drop([conn]))
+
+    async def aclose(self) -> None:
+        """Disconnect every server (each bounded: close, then kill after 5 s).
+
+        Runs in a task of its own that the caller awaits through `asyncio.shield`: cancelling the caller,
+        even with a plain `task.cancel()`, still ends every process and answers the requests in flight.
+        """
+        if len(self._table):
+            self._loop.check()
+        await self._outlasting(self._drop(list(self._table)))
+        if not len(self._table):
+            self._exit.disarm()
+
+    async def _drop(self, conns: list[ServerConnection]) -> None:
+        await asyncio.gather(*(c.stop() for c in conns), return_exceptions=True)
+        self._table.drop(conns)
+
+    async def _outlasting(self, coro: Awaitable[None]) -> None:
+        """Await `coro` in a task of its own that goes on if the caller is cancelled."""
+        task: asyncio.Task[None] = asyncio.ensure_future(coro)
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+        await asyncio.shield(task)
+
+    # --- the table and events ------------------------------------------------------------------------
+
+    def _conn(self, name: str) -> ServerConnection:
+        return self._table.get(name)
+
+    def _emit(self, server: str, event: str, detail: Mapping[str, Any]) -> None:
+        logger.info("MCP server %r: %s %s", server, event, {k: v for k, v in detail.items() if k != "stderr_tail"})
+        if self._on_event is None:
+            return
+        try:
+            self._on_event(ServerEvent(server=server, event=event, detail=dict(detail)))
+        except Exception:  # a sink must not raise (protocols.EventSink); if one does, the hub goes on
+            logger.exception("event sink failed on a server event")

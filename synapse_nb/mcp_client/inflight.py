@@ -1,9 +1,11 @@
-"""Requests in flight on one server session: each one's worker task, its timeout, and how it ends.
+"""Requests in flight on one server session: each one's worker task, its deadline, and how it ends.
 
 The SDK call of a request runs in a worker task of its own, so that the caller (whatever task or
-nested loop it is) only awaits a task; cancelling the caller cancels the worker (asyncio propagates
-it), a timer ends it at the request's timeout, and the connection ends it when the server stops or
-crashes. In each case the SDK sends `notifications/cancelled` to the server before the worker ends.
+nested loop it is) only awaits a task. A request ends in one of four ways, and in each the SDK sends
+`notifications/cancelled` to the server before the worker ends: it finishes; the caller is cancelled
+(asyncio propagates that to the worker); its deadline passes (the worker's anyio cancel scope from
+deadline.py, the one timeout mechanism of every request: progress reports push it back, a question
+to the user holds it); or the connection ends it because the server stopped or crashed.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from typing import Any, TypeVar
 from mcp import Client
 
 from ..errors import McpError, ToolCallTimeout
+from .deadline import Deadline, Deadlines
 from .tasks import wait_through_cancel
 
-__all__ = ["DRAIN_TIMEOUT", "OnError", "Request", "Session", "end_requests", "submit"]
+__all__ = ["DRAIN_TIMEOUT", "OnError", "Request", "Session"]
 
 T = TypeVar("T")
 OnError = Callable[[Exception, int, str], McpError]
@@ -28,16 +31,27 @@ DRAIN_TIMEOUT = 2.0
 
 
 class Request:
-    """One request in flight: its worker task, and why the hub (not the caller) ended it, if it did."""
+    """One request: what it is for, its timeout, its worker task, and why the hub (not the caller) ended it.
 
-    __slots__ = ("ended", "label", "server", "task", "timeout")
+    `timeout` seconds from the last sign of life (`alive()`), never past `max_total` seconds from the
+    start; None: no deadline.
+    """
 
-    def __init__(self, label: str, timeout: float | None, server: str) -> None:
+    __slots__ = ("deadline", "ended", "label", "max_total", "server", "task", "timeout")
+
+    def __init__(self, label: str, server: str, timeout: float | None, max_total: float | None = None) -> None:
         self.label = label
-        self.timeout = timeout
         self.server = server
+        self.timeout = timeout
+        self.max_total = max_total if max_total is not None else (timeout or 0.0)
         self.task: asyncio.Task[Any] | None = None
+        self.deadline: Deadline | None = None  # once its worker runs
         self.ended: McpError | None = None
+
+    def alive(self) -> None:
+        """A sign of life from the server (a progress report): the deadline moves back by `timeout`."""
+        if self.deadline is not None:
+            self.deadline.push()
 
     def end(self, error: McpError) -> None:
         """Cancel the worker (the SDK then sends notifications/cancelled); the caller gets `error`."""
@@ -45,64 +59,65 @@ class Request:
             self.ended = error
             self.task.cancel()
 
-    def expire(self) -> None:
-        self.end(ToolCallTimeout(
+    def timed_out(self) -> ToolCallTimeout:
+        return ToolCallTimeout(
             f"{self.label} on MCP server {self.server!r} did not finish within {self.timeout:g} s; it was cancelled",
             server=self.server, timeout=self.timeout or 0.0,
-        ))
+        )
 
 
 class Session:
-    """What one generation's owner task shares with its request workers."""
+    """What one generation's owner task shares with its request workers: the client and the requests in flight.
 
-    __slots__ = ("client", "gen", "requests", "stop")
+    `deadlines` are the connection's (a question to the user holds them all); `on_error` maps a
+    request's SDK or transport error.
+    """
 
-    def __init__(self, client: Client, gen: int) -> None:
+    __slots__ = ("client", "deadlines", "gen", "on_error", "requests", "stop")
+
+    def __init__(self, client: Client, gen: int, deadlines: Deadlines, on_error: OnError) -> None:
         self.client = client
         self.gen = gen
+        self.deadlines = deadlines
+        self.on_error = on_error
         self.requests: set[Request] = set()
         self.stop = asyncio.Event()
 
+    async def run(self, req: Request, fn: Callable[[Client], Awaitable[T]]) -> T:
+        """Run `fn(client)` in a worker task under `req`'s deadline; the caller awaits the worker."""
+        worker = asyncio.get_running_loop().create_task(self._work(req, fn))
+        req.task = worker
+        self.requests.add(req)
+        worker.add_done_callback(lambda _: self.requests.discard(req))
+        try:
+            return await worker
+        except asyncio.CancelledError:
+            caller = asyncio.current_task()
+            if req.ended is not None and (caller is None or caller.cancelling() == 0):
+                raise req.ended from None  # the hub ended the worker before it ran; the caller was not cancelled
+            raise
 
-async def submit(session: Session, req: Request, fn: Callable[[Client], Awaitable[T]], on_error: OnError) -> T:
-    """Run `fn(session.client)` in a worker task bounded by `req.timeout`; the caller awaits the worker."""
-    worker = asyncio.get_running_loop().create_task(_run(session, req, fn, on_error))
-    req.task = worker
-    session.requests.add(req)
-    worker.add_done_callback(lambda _: session.requests.discard(req))
-    try:
-        return await worker
-    except asyncio.CancelledError:
-        caller = asyncio.current_task()
-        if req.ended is not None and (caller is None or caller.cancelling() == 0):
-            raise req.ended from None  # the hub ended the worker before it ran; the caller was not cancelled
-        raise
+    async def _work(self, req: Request, fn: Callable[[Client], Awaitable[T]]) -> T:
+        try:
+            with self.deadlines.track(req.timeout, req.max_total) as deadline:
+                req.deadline = deadline
+                return await fn(self.client)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if req.ended is None or task is None or task.cancelling() > 1:
+                raise  # the caller was cancelled (perhaps as well): it gets its CancelledError
+            task.uncancel()
+            raise req.ended from None
+        except Exception as exc:  # the boundary for SDK and transport errors of one request
+            raise self.on_error(exc, self.gen, req.label) from exc
+        # only reached when the deadline's scope swallowed its own cancellation: the request timed out
+        raise req.timed_out()
 
-
-async def _run(session: Session, req: Request, fn: Callable[[Client], Awaitable[T]], on_error: OnError) -> T:
-    timer = None
-    if req.timeout is not None:
-        timer = asyncio.get_running_loop().call_later(req.timeout, req.expire)
-    try:
-        return await fn(session.client)
-    except asyncio.CancelledError:
-        task = asyncio.current_task()
-        if req.ended is None or task is None or task.cancelling() > 1:
-            raise  # the caller was cancelled (perhaps as well): it gets its CancelledError
-        task.uncancel()
-        raise req.ended from None
-    except Exception as exc:  # the boundary for SDK and transport errors of one request
-        raise on_error(exc, session.gen, req.label) from exc
-    finally:
-        if timer is not None:
-            timer.cancel()
-
-
-async def end_requests(session: Session, interrupted: Callable[[str], McpError]) -> None:
-    """End every request still running (the server stopped or crashed) and wait for its worker."""
-    requests = list(session.requests)
-    for req in requests:
-        req.end(interrupted(req.label))
-    workers = {req.task for req in requests if req.task is not None and not req.task.done()}
-    if workers:
-        await wait_through_cancel(workers, DRAIN_TIMEOUT)
+    async def end_all(self, interrupted: Callable[[str], McpError]) -> None:
+        """End every request still running (the server stopped or crashed) and wait for its worker."""
+        requests = list(self.requests)
+        for req in requests:
+            req.end(interrupted(req.label))
+        workers = {req.task for req in requests if req.task is not None and not req.task.done()}
+        if workers:
+            await wait_through_cancel(workers, DRAIN_TIMEOUT)

@@ -26,7 +26,7 @@ from opentelemetry.sdk.resources import SERVICE_NAME, SERVICE_VERSION, Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
-from .. import __version__
+from .._version import __version__
 from ..masking import SecretMask, mask_url
 from . import endpoint
 from .attributes import AGENT_NAME, Content

@@ -4,15 +4,19 @@ the transport is tested in process in test_hub_memory.py."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import sys
+from pathlib import Path
 
 import pytest
 from mcp_helpers import Events, demo_stdio, wait_until
 
 import synapse_nb
 from synapse_nb.errors import ToolCallTimeout
+from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
+from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.protocols import ToolSource
 
@@ -116,3 +120,28 @@ async def test_secrets_stay_out_of_info_config_events_and_errors(events: Events)
     assert "'DEMO_TOKEN': '[REDACTED]'" in texts[1]
 
 
+
+
+ASKER = Path(__file__).with_name("asking_server.py")
+
+
+async def test_a_request_other_than_a_tool_call_times_out_the_same_way() -> None:
+    async with McpHub() as hub:
+        await hub.connect("asker", command=sys.executable, args=[str(ASKER)], timeout=0.5)
+        with pytest.raises(ToolCallTimeout, match=r"prompt 'hang' on MCP server 'asker' did not finish within 0.5 s"):
+            await hub.get_prompt("asker", "hang")
+        assert hub.server("asker").state == "connected"
+        assert (await hub.list_prompts("asker"))[0].name == "greet"
+
+
+async def test_a_question_to_the_user_holds_the_deadline_of_any_request() -> None:
+    # one timeout mechanism for every request: a prompt whose server asks the user is held like a tool call
+    async def slow_user(request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+        assert isinstance(request, ElicitationForm)
+        await asyncio.sleep(1.5)  # the user reads and types for three times the request's timeout
+        return request.answer({"name": "Ada"})
+
+    async with McpHub(handlers=ClientHandlers(elicit=slow_user), max_total_timeout=60.0) as hub:
+        await hub.connect("asker", command=sys.executable, args=[str(ASKER)], timeout=0.5)
+        rendered = await hub.get_prompt("asker", "greet")
+    assert rendered.messages[0].content == "hello Ada"

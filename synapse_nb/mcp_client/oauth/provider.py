@@ -35,7 +35,7 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl
 
-from ... import __version__
+from ..._version import __version__
 from ...errors import OAuthError
 from ...oauth_settings import OAuthSettings
 from .dpop import DPoPAuth, DPoPKey
