@@ -8,17 +8,19 @@ import keyword
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, NoReturn
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from IPython.core.error import UsageError
+
+from ..server_config import APPROVE_MODES, ServerConfig, choices, parse_server
 
 __all__ = [
     "APPROVE_MODES",
     "FORMATS",
     "AskOptions",
     "CallTarget",
-    "ConnectSpec",
+    "ConfigFile",
     "expand",
     "parse_ask",
     "parse_call_arguments",
@@ -28,7 +30,6 @@ __all__ = [
     "split",
 ]
 
-APPROVE_MODES = ("auto", "ask", "deny")
 FORMATS = ("markdown", "text", "json", "code")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 
@@ -172,34 +173,13 @@ def parse_ask(line: str) -> AskOptions:
 
 
 @dataclass(frozen=True)
-class ConnectSpec:
-    """What `%mcp connect` was asked to do: one server (stdio or URL), or the config file."""
+class ConfigFile:
+    """`%mcp connect` without a server: connect every enabled server of the config file (`path`, else the default)."""
 
-    name: str | None = None
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    transport: Literal["stdio", "http", "sse"] | None = None
-    timeout: float | None = None
-    approve: str | None = None
-    tools: tuple[str, ...] | None = None
-    config: str | None = None
-    log_level: str | None = None
-    sampling: str | None = None
-    elicitation: str | None = None
-
-    @property
-    def from_config(self) -> bool:
-        return self.name is None
+    path: str | None = None
 
 
 _CONNECT_HINT = "%mcp help"
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-SAMPLING = ("ask", "auto", "deny")
-ELICITATION = ("ask", "decline")
 
 
 def _connect_parser() -> _Parser:
@@ -220,8 +200,12 @@ def _connect_parser() -> _Parser:
     return p
 
 
-def parse_connect(words: Sequence[str]) -> ConnectSpec:
-    """`connect NAME -- COMMAND ARGS`, `connect NAME URL [--header K=V]`, `connect`, `connect --config PATH`."""
+def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
+    """`connect NAME -- COMMAND ARGS`, `connect NAME URL [--header K=V]`, `connect`, `connect --config PATH`.
+
+    One server's options become its ServerConfig through server_config.parse_server, the parser the
+    config file and `McpHub.connect` use; whatever it finds wrong is a UsageError here, before connecting.
+    """
     words = list(words)
     command: list[str] = []
     if "--" in words:
@@ -232,12 +216,9 @@ def parse_connect(words: Sequence[str]) -> ConnectSpec:
     ns, rest = _connect_parser().parse_known_args(words)
     if rest:
         raise UsageError(f"%mcp connect: unknown option or extra word {rest[0]!r}; see {_CONNECT_HINT}")
-    if ns.approve is not None and ns.approve not in APPROVE_MODES:
-        raise UsageError(f"%mcp connect: --approve {ns.approve!r} is not one of auto, ask, deny")
-    if ns.transport is not None and ns.transport not in ("stdio", "http", "sse"):
-        raise UsageError(f"%mcp connect: --transport {ns.transport!r} is not one of stdio, http, sse")
-    for option, value, allowed in (("--log-level", ns.log_level, LOG_LEVELS), ("--sampling", ns.sampling, SAMPLING),
-                                   ("--elicitation", ns.elicitation, ELICITATION)):
+    for option, key in (("--approve", "approve"), ("--transport", "transport"), ("--log-level", "log_level"),
+                        ("--sampling", "sampling"), ("--elicitation", "elicitation")):
+        value, allowed = getattr(ns, key), choices(key)
         if value is not None and value not in allowed:
             raise UsageError(f"%mcp connect: {option} {value!r} is not one of {', '.join(allowed)}")
     headers = parse_pairs(ns.header, "%mcp connect --header", "--header Authorization='Bearer ...'")
@@ -254,7 +235,7 @@ def parse_connect(words: Sequence[str]) -> ConnectSpec:
                 f"%mcp connect: {per_server[0]} applies to one server; for the config file's servers set "
                 '"timeout", "approve" or "tools" in their entries'
             )
-        return ConnectSpec(config=ns.config)
+        return ConfigFile(ns.config)
     if ns.config is not None:
         raise UsageError("%mcp connect: --config connects every server of a file; drop the server name")
     if not re.match(r"^[A-Za-z0-9_-]{1,64}$", ns.name):
@@ -271,11 +252,15 @@ def parse_connect(words: Sequence[str]) -> ConnectSpec:
         raise UsageError("%mcp connect: --header is for URL servers; use --env K=V for a command")
     if ns.url and (env or ns.cwd):
         raise UsageError("%mcp connect: --env and --cwd are for command servers; use --header K=V for a URL")
-    return ConnectSpec(
-        name=ns.name, command=command[0] if command else None, args=tuple(command[1:]), url=ns.url,
-        headers=headers, env=env, cwd=ns.cwd, transport=ns.transport, timeout=ns.timeout, approve=ns.approve,
-        tools=tools, log_level=ns.log_level, sampling=ns.sampling, elicitation=ns.elicitation,
-    )
+    entry = {
+        "command": command[0] if command else None, "args": command[1:], "url": ns.url, "headers": headers,
+        "env": env, "cwd": ns.cwd, "transport": ns.transport, "timeout": ns.timeout, "approve": ns.approve,
+        "tools": tools, "log_level": ns.log_level, "sampling": ns.sampling, "elicitation": ns.elicitation,
+    }
+    config = parse_server(ns.name, entry)
+    if config.problem is not None:
+        raise UsageError(f"%mcp connect: {config.problem}")
+    return config
 
 
 def parse_pairs(items: Sequence[str], option: str, example: str = "KEY=VALUE") -> dict[str, str]:

@@ -26,6 +26,7 @@ from .args import (
     APPROVE_MODES,
     FORMATS,
     AskOptions,
+    ConfigFile,
     expand,
     parse_ask,
     parse_call_arguments,
@@ -350,8 +351,8 @@ class SynapseMagics(Magics):
         words = split(expand(rest, self._ns), f"%mcp {sub}")
         if sub == "connect":
             spec = parse_connect(words)
-            if spec.from_config:
-                return Pending(_nothing(mcp_cmd.connect_config_async(state, spec.config)), "connecting was cancelled")
+            if isinstance(spec, ConfigFile):
+                return Pending(_nothing(mcp_cmd.connect_config_async(state, spec.path)), "connecting was cancelled")
             return Pending(_nothing(mcp_cmd.connect_async(state, spec)), f"connecting {spec.name} was cancelled")
         if sub == "list":
             _at_most(words, 0, "%mcp list")

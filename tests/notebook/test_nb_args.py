@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 
+from synapse_nb.config import ServerConfig
 from synapse_nb.notebook.args import (
     AskOptions,
+    ConfigFile,
     expand,
     parse_ask,
     parse_call_arguments,
@@ -65,25 +67,26 @@ def test_bad_synapse_lines_say_what_to_do(line: str, needle: str) -> None:
 
 def test_connect_stdio_splits_at_the_double_dash() -> None:
     spec = parse_connect(["demo", "--env", "TOKEN=abc", "--", "python", "-m", "server", "--port", "3"])
+    assert isinstance(spec, ServerConfig)
     assert spec.name == "demo"
     assert spec.command == "python"
     assert spec.args == ("-m", "server", "--port", "3")
     assert spec.env == {"TOKEN": "abc"}
-    assert not spec.from_config
+    assert spec.transport == "stdio"
 
 
 def test_connect_url_with_headers() -> None:
     spec = parse_connect(["api", "https://example.test/mcp", "--header", "Authorization=Bearer x=y", "--timeout", "5"])
+    assert isinstance(spec, ServerConfig)
+    assert spec.transport == "http"
     assert spec.url == "https://example.test/mcp"
     assert spec.headers == {"Authorization": "Bearer x=y"}
     assert spec.timeout == 5.0
 
 
 def test_connect_without_a_name_uses_the_config_file() -> None:
-    assert parse_connect([]).from_config
-    spec = parse_connect(["--config", "servers.json"])
-    assert spec.from_config
-    assert spec.config == "servers.json"
+    assert parse_connect([]) == ConfigFile(None)
+    assert parse_connect(["--config", "servers.json"]) == ConfigFile("servers.json")
 
 
 @pytest.mark.parametrize(
@@ -100,6 +103,8 @@ def test_connect_without_a_name_uses_the_config_file() -> None:
         (["demo", "--approve", "sometimes", "--", "cmd"], "not one of auto, ask, deny"),
         (["demo", "http://x", "--frobnicate"], "unknown option"),
         (["--config", "x.json", "--approve", "ask"], "--approve applies to one server"),
+        (["demo", "--timeout", "0", "--", "cmd"], "server 'demo': timeout must be a positive number of seconds"),
+        (["demo", "--transport", "sse", "--", "cmd"], "transport sse needs \"url\""),
     ],
 )
 def test_bad_connect_lines(words: list[str], needle: str) -> None:
