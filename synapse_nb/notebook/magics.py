@@ -24,6 +24,7 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
 from .args import (
     APPROVE_MODES,
+    ASK_OPTIONS,
     FORMATS,
     AskOptions,
     ConfigFile,
@@ -266,7 +267,8 @@ class SynapseMagics(Magics):
         if sub not in SYNAPSE_SUBCOMMANDS:
             if sub.startswith("-"):
                 raise UsageError(
-                    f"%synapse: unknown option {sub}; options go on a %%synapse cell's first line (%%synapse --help)"
+                    f"%synapse: unknown option {sub}{ASK_OPTIONS.suggest(sub)}; options go on a %%synapse cell's "
+                    "first line (%%synapse --help)"
                 )
             return self._ask("", line.strip(), AskOptions())  # `%synapse What tables are there?`
         if sub in ("record", "replay"):  # notebook/tape.py; `{path}` / `$path` expand as on other magic lines

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from IPython.core.error import UsageError
 
@@ -144,3 +146,48 @@ def test_expand_uses_the_namespace_and_leaves_failures_alone() -> None:
     assert expand("demo -- {exe} -m server --port $port", ns) == "demo -- /venv/bin/python -m server --port 8000"
     assert expand("x -- {undefined_name}", ns) == "x -- {undefined_name}"
     assert expand("plain words", ns) == "plain words"
+
+
+@pytest.mark.parametrize(("parse", "words", "says"), [
+    (lambda w: parse_ask(" ".join(w)), ["--modle", "x"], "%%synapse: unknown option --modle (did you mean --model?)"),
+    (lambda w: parse_ask(" ".join(w)), ["--no-histroy"], "(did you mean --no-history?)"),
+    (parse_connect, ["demo", "--aprove", "ask", "--", "cmd"], "%mcp connect: unknown option --aprove (did you mean "
+                                                               "--approve?)"),
+    (parse_connect, ["demo", "http://x", "--heder=A=b"], "(did you mean --header?)"),
+])
+def test_unknown_options_say_which_was_meant(parse: Any, words: list[str], says: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse(words)
+    assert says in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_no_guess_for_an_option_like_none() -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_ask("--zzzzzz")
+    assert "did you mean" not in str(caught.value)
+
+
+def test_words_after_the_double_dash_are_the_servers_even_when_they_look_like_options() -> None:
+    spec = parse_connect(["demo", "--timeout", "3", "--", "srv", "--timeout", "9", "--modle", "--"])
+    assert isinstance(spec, ServerConfig)
+    assert (spec.command, spec.args, spec.timeout) == ("srv", ("--timeout", "9", "--modle", "--"), 3.0)
+
+
+def test_help_is_generated_from_the_declared_options() -> None:
+    from synapse_nb.notebook.args import ASK_OPTIONS, CONNECT_OPTIONS
+    from synapse_nb.notebook.commands.help import ASK_HELP, MCP_HELP
+
+    for option in ASK_OPTIONS.options:
+        assert f"  {option.usage} " in ASK_HELP, option.flag
+    for option in CONNECT_OPTIONS.options:
+        if not option.positional:
+            assert f"  {option.usage} " in MCP_HELP, option.flag
+    # the allowed values come from the one table (server_config), so the help cannot drift from it
+    assert "--log-level LEVEL       what the server logs: debug | info | notice" in MCP_HELP
+    assert "--approve MODE        auto | ask | deny" in ASK_HELP
+
+
+def test_a_mistyped_option_on_the_line_magic_says_which_was_meant(ip: Any) -> None:
+    with pytest.raises(UsageError, match=r"unknown option --modle \(did you mean --model\?\)"):
+        ip.line("synapse", "--modle x")
