@@ -17,8 +17,7 @@ import os
 import shlex
 import warnings
 from collections.abc import Mapping
-from types import UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf, ValidationError, model_validator
 
@@ -28,6 +27,7 @@ from .oauth_settings import OAuthSettings, parse_oauth
 
 __all__ = [
     "APPROVE_MODES",
+    "CHOICES",
     "DEFAULT_CONNECT_TIMEOUT",
     "ELICITATION_MODES",
     "LOG_LEVELS",
@@ -149,11 +149,17 @@ _KEYS = frozenset(ServerConfig.model_fields) - {"name", "source", "problem", "di
 """The keys an entry may have (`type` is the config files' name of `transport`)."""
 
 
+CHOICES: dict[str, tuple[str, ...]] = {
+    "transport": TRANSPORTS, "approve": APPROVE_MODES, "elicitation": ELICITATION_MODES, "sampling": SAMPLING_MODES,
+    "log_level": LOG_LEVELS,
+}
+"""The keys with a fixed set of values, in the order help and errors list them (the fields' Literals say the
+same as sets; typing's caches may reorder a Literal inside a union, so the order is taken from here)."""
+
+
 def choices(key: str) -> tuple[str, ...]:
     """The allowed values of a ServerConfig key with a fixed set of them (() for any other key)."""
-    annotation = ServerConfig.model_fields[key].annotation
-    arms = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
-    return tuple(value for arm in arms if get_origin(arm) is Literal for value in get_args(arm))
+    return CHOICES.get(key, ())
 
 
 def parse_server(

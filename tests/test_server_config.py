@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 import pytest
 
@@ -13,6 +13,7 @@ from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.notebook.args import parse_connect
 from synapse_nb.server_config import (
     APPROVE_MODES,
+    CHOICES,
     ELICITATION_MODES,
     LOG_LEVELS,
     SAMPLING_MODES,
@@ -56,6 +57,11 @@ def test_one_table_of_allowed_values() -> None:
     assert SAMPLING_MODES == choices("sampling") == ("ask", "auto", "deny")
     assert choices("log_level") == LOG_LEVELS
     assert choices("timeout") == ()
+    for key, allowed in CHOICES.items():  # the table and the model's Literals say the same
+        annotation = ServerConfig.model_fields[key].annotation
+        arms = (annotation,) if get_origin(annotation) is Literal else get_args(annotation)
+        literals = {v for arm in arms if get_origin(arm) is Literal for v in get_args(arm)}
+        assert literals == set(allowed), key
 
 
 @pytest.mark.parametrize(("entry", "says"), [
