@@ -1,27 +1,35 @@
-"""Settings resolved from the environment (DESIGN.md section 5): file locations and MCP server config."""
+"""Settings resolved from the environment (DESIGN.md section 5): file locations and the MCP servers file.
+
+One entry of the file is checked by server_config.parse_server, as `%mcp connect` and `McpHub.connect` are.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import shlex
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from .envvars import expand_vars
 from .errors import ConfigError
-from .masking import MASK, mask_url
-from .oauth_settings import OAuthSettings, parse_oauth
+from .server_config import (
+    DEFAULT_CONNECT_TIMEOUT,
+    ApprovePolicy,
+    ConfigWarning,
+    ServerConfig,
+    Transport,
+    parse_server,
+)
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "MCP_URL_CONNECT_TIMEOUT",
+    "ApprovePolicy",
     "ConfigWarning",
     "ServerConfig",
+    "Transport",
     "data_dir",
     "history_path",
     "load_mcp_config",
@@ -66,92 +74,11 @@ def mcp_config_path() -> Path | None:
 
 # --- MCP servers file (DESIGN.md section 5) -------------------------------------------------------
 
-Transport = Literal["stdio", "http", "sse"]
-ApprovePolicy = str | Mapping[str, str]
-
-DEFAULT_CONNECT_TIMEOUT = 30.0
-"""Seconds a server gets to start and complete the handshake, unless its entry says otherwise."""
 MCP_URL_CONNECT_TIMEOUT = 5.0
 """Connect timeout of the `default` server that `MCP_URL` adds."""
 
-_ENTRY_KEYS = frozenset(
-    {"command", "args", "env", "cwd", "url", "headers", "type", "disabled", "timeout", "connect_timeout", "approve",
-     "tools", "elicitation", "sampling", "roots", "log_level", "oauth"}
-)
 _TOP_KEYS = frozenset({"mcpServers", "servers"})
 _QUIET_TOP_KEYS = frozenset({"inputs", "$schema"})  # VS Code keeps these next to `servers`; not ours to read
-_TRANSPORTS: dict[str, Transport] = {
-    "stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http", "sse": "sse",
-}
-_APPROVE_VALUES = frozenset({"auto", "ask", "deny"})
-_CHOICES: dict[str, tuple[str, ...]] = {
-    "elicitation": ("ask", "decline"),
-    "sampling": ("ask", "auto", "deny"),
-    "log_level": ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"),
-}
-
-
-class ConfigWarning(UserWarning):
-    """Something in a config file was ignored (an unknown key, a duplicate server)."""
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class ServerConfig:
-    """One MCP server entry, with `${VAR}` references expanded.
-
-    `env` and `headers` values are secrets as far as we know: `repr()` masks them, and `display`
-    shows the command or URL as written in the file (before expansion, without credentials). An
-    entry that cannot be used keeps `problem` (one line); connecting it fails with that reason.
-    """
-
-    name: str
-    transport: Transport = "stdio"
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    disabled: bool = False
-    timeout: float | None = None
-    connect_timeout: float | None = None
-    approve: ApprovePolicy | None = None
-    tools: tuple[str, ...] | None = None
-    elicitation: str | None = None
-    sampling: str | None = None
-    roots: tuple[str, ...] | None = None
-    log_level: str | None = None
-    oauth: OAuthSettings | None = None
-    source: str | None = None
-    problem: str | None = None
-    display: str = field(default="", compare=False)
-
-    def __post_init__(self) -> None:
-        if not self.display:
-            shown = self.url if self.transport != "stdio" else _command_line(self.command, self.args)
-            object.__setattr__(self, "display", mask_url(shown or "") if self.transport != "stdio" else shown)
-
-    def __repr__(self) -> str:
-        parts = [f"name={self.name!r}", f"transport={self.transport!r}", f"display={self.display!r}"]
-        if self.env:
-            parts.append(f"env={ {k: MASK for k in self.env} }")
-        if self.headers:
-            parts.append(f"headers={ {k: MASK for k in self.headers} }")
-        if self.cwd:
-            parts.append(f"cwd={self.cwd!r}")
-        for key in ("disabled", "timeout", "connect_timeout", "approve", "tools", "elicitation", "sampling", "roots",
-                    "log_level", "oauth", "problem"):
-            value = getattr(self, key)
-            if value not in (None, False):
-                parts.append(f"{key}={value!r}")
-        return f"ServerConfig({', '.join(parts)})"
-
-    __str__ = __repr__
-
-    @property
-    def connect_timeout_s(self) -> float:
-        """The connect timeout in effect (the entry's, else the default)."""
-        return self.connect_timeout if self.connect_timeout is not None else DEFAULT_CONNECT_TIMEOUT
 
 
 def load_mcp_config(path: Path | str | None = None) -> dict[str, ServerConfig]:
@@ -224,132 +151,7 @@ def _parse_entry(name: str, entry: Any, *, text: str, source: str, environ: Mapp
     where = f"{source}:{line}:{column}: server {name!r}"
     if not isinstance(entry, dict):
         return ServerConfig(name=name, source=source, problem=f"{where}: entry must be an object")
-    for key in entry:
-        if key not in _ENTRY_KEYS:
-            warnings.warn(f"{where}: unknown key {key!r} ignored", ConfigWarning, stacklevel=4)
-    problems: list[str] = []
-    missing: list[str] = []
-
-    def text_value(key: str, value: Any, *, expand: bool = True) -> str | None:
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            problems.append(f"{key} must be a string")
-            return None
-        return expand_vars(str(value), environ, missing, key) if expand else str(value)
-
-    def text_map(key: str) -> dict[str, str]:
-        raw = entry.get(key) or {}
-        if not isinstance(raw, dict):
-            problems.append(f"{key} must be an object of strings")
-            return {}
-        return {str(k): v for k, v in ((k, text_value(f"{key}.{k}", raw[k])) for k in raw) if v is not None}
-
-    def text_list(key: str) -> list[str]:
-        raw = entry.get(key) or []
-        if isinstance(raw, str) or not isinstance(raw, list):
-            problems.append(f"{key} must be a list of strings")
-            return []
-        items = [text_value(f"{key}[{i}]", x, expand=False) for i, x in enumerate(raw)]
-        return [x for x in items if x is not None]
-
-    def seconds(key: str) -> float | None:
-        raw = entry.get(key)
-        if raw is None:
-            return None
-        if isinstance(raw, bool) or not isinstance(raw, int | float) or raw <= 0:
-            problems.append(f"{key} must be a positive number of seconds")
-            return None
-        return float(raw)
-
-    command = text_value("command", entry.get("command"))
-    url = text_value("url", entry.get("url"))
-    raw_type = entry.get("type")
-    transport: Transport = "stdio" if url is None else "http"
-    if raw_type is not None:
-        if raw_type not in _TRANSPORTS:
-            problems.append(f"type must be one of stdio, http, sse (got {raw_type!r})")
-        else:
-            transport = _TRANSPORTS[raw_type]
-    if transport == "stdio" and not command:
-        problems.append("needs \"command\" (stdio) or \"url\" (http, sse)")
-    if transport != "stdio" and not url:
-        problems.append(f"type {transport} needs \"url\"")
-    raw_args = tuple(text_list("args"))
-    args = tuple(expand_vars(a, environ, missing, f"args[{i}]") for i, a in enumerate(raw_args))
-    disabled = entry.get("disabled", False)
-    if not isinstance(disabled, bool):
-        problems.append("disabled must be true or false")
-        disabled = False
-    tools: tuple[str, ...] | None = None
-    if "tools" in entry:
-        tools = tuple(text_list("tools"))
-    roots: tuple[str, ...] | None = None
-    if "roots" in entry:
-        roots = tuple(expand_vars(r, environ, missing, f"roots[{i}]") for i, r in enumerate(text_list("roots")))
-
-    def choice(key: str) -> str | None:
-        raw = entry.get(key)
-        if raw is None:
-            return None
-        if raw not in _CHOICES[key]:
-            problems.append(f"{key} must be one of {', '.join(_CHOICES[key])} (got {raw!r})")
-            return None
-        return str(raw)
-    oauth: OAuthSettings | None = None
-    if entry.get("oauth") is not None:
-        oauth, oauth_problems = parse_oauth(
-            entry["oauth"], lambda key, value: expand_vars(value, environ, missing, key))
-        problems.extend(oauth_problems)
-        if oauth is not None and transport == "stdio":
-            problems.append("oauth applies to http and sse servers only (a stdio server gets credentials from env)")
-    config = ServerConfig(
-        name=name,
-        transport=transport,
-        command=command,
-        args=args,
-        env=text_map("env"),
-        cwd=text_value("cwd", entry.get("cwd")),
-        url=url,
-        headers=text_map("headers"),
-        disabled=disabled,
-        timeout=seconds("timeout"),
-        connect_timeout=seconds("connect_timeout"),
-        approve=_approve(entry.get("approve"), problems),
-        tools=tools,
-        elicitation=choice("elicitation"),
-        sampling=choice("sampling"),
-        roots=roots,
-        log_level=choice("log_level"),
-        oauth=oauth,
-        source=source,
-        display=(
-            _command_line(str(entry.get("command") or ""), raw_args)
-            if transport == "stdio"
-            else mask_url(str(entry.get("url") or ""))
-        ),
-    )
-    if missing:
-        problems.append("environment variable(s) not set: " + ", ".join(dict.fromkeys(missing)))
-    if problems:
-        config = replace(config, problem=f"{where}: " + "; ".join(problems))
-    return config
-
-
-def _approve(raw: Any, problems: list[str]) -> ApprovePolicy | None:
-    if raw is None:
-        return None
-    if isinstance(raw, str) and raw in _APPROVE_VALUES:
-        return raw
-    if isinstance(raw, dict) and all(isinstance(v, str) and v in _APPROVE_VALUES for v in raw.values()):
-        return {str(k): str(v) for k, v in raw.items()}
-    problems.append("approve must be auto, ask, deny, or an object mapping tool names to those")
-    return None
-
-
-
-def _command_line(command: str | None, args: tuple[str, ...]) -> str:
-    return shlex.join([command or "", *args]) if command else ""
+    return parse_server(name, entry, environ=environ, where=where, source=source)
 
 
 def _locate(text: str, key: str) -> tuple[int, int]:

@@ -5,24 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
-import enum
 import functools
 import inspect
 import json
 import logging
 import re
 import time
-import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, TypeVar, overload
 
 from ..errors import ConfigError, ToolCallTimeout, UnknownToolError
 from ..protocols import ProgressCallback, ToolSource
 from ..types import ContentBlock, ToolResult, ToolSpec
-from .schema import is_optional, schema_from_function, strip_none
+from .schema import ToolArguments
 
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
@@ -60,8 +58,7 @@ class NativeTool:
     spec: ToolSpec
     fn: Callable[..., Any]
     is_async: bool
-    enum_params: Mapping[str, type[enum.Enum]] = field(default_factory=dict)
-    signature: inspect.Signature | None = None
+    arguments: ToolArguments
 
     async def __call__(self, arguments: Mapping[str, Any], executor: Executor | None = None) -> ToolResult:
         """Run the function; anything it raises becomes an error result (one line: type and message).
@@ -84,17 +81,7 @@ class NativeTool:
         return dataclasses.replace(result, duration_ms=(time.perf_counter() - started) * 1000)
 
     def _bind(self, arguments: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
-        sig = self.signature or inspect.signature(self.fn)
-        kwargs = dict(arguments)
-        for pname, enum_type in self.enum_params.items():
-            if pname in kwargs and not isinstance(kwargs[pname], enum_type):
-                kwargs[pname] = enum_type(kwargs[pname])
-        args = [
-            kwargs.pop(p.name) for p in sig.parameters.values()
-            if p.kind is inspect.Parameter.POSITIONAL_ONLY and p.name in kwargs
-        ]
-        sig.bind(*args, **kwargs)  # TypeError naming the missing or unexpected argument
-        return args, kwargs
+        return self.arguments.bind(arguments)  # TypeError naming each argument that does not fit
 
 
 def to_tool_result(value: Any) -> ToolResult:
@@ -124,28 +111,16 @@ def native_tool(
         raise ConfigError(
             f"tool name {tool_name!r} is not allowed: use 1-64 letters, digits, '_' or '-' (@tool(name=...))"
         )
-    doc_description, schema = schema_from_function(fn)
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # unresolvable forward references: no Enum conversion then
-        hints = {}
-    enum_params: dict[str, type[enum.Enum]] = {}
-    for pname, tp in hints.items():
-        base = strip_none(tp) if is_optional(tp) else tp
-        if pname != "return" and isinstance(base, type) and issubclass(base, enum.Enum):
-            enum_params[pname] = base
+    arguments = ToolArguments.of(fn)
     spec = ToolSpec(
         name=tool_name,
-        description=description if description is not None else (doc_description or tool_name),
-        input_schema=schema,
+        description=description if description is not None else (arguments.description or tool_name),
+        input_schema=arguments.input_schema,
         server=None,
         original_name=tool_name,
         annotations=dict(annotations or {}),
     )
-    return NativeTool(
-        spec=spec, fn=fn, is_async=inspect.iscoroutinefunction(fn), enum_params=enum_params,
-        signature=inspect.signature(fn),
-    )
+    return NativeTool(spec=spec, fn=fn, is_async=inspect.iscoroutinefunction(fn), arguments=arguments)
 
 
 @overload

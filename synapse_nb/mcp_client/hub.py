@@ -35,9 +35,9 @@ from ..errors import McpError, ServerCrashedError, ServerStartError
 from ..events import ServerEvent
 from ..oauth_settings import OAuthSettings
 from ..protocols import EventSink, ProgressCallback
+from ..server_config import parse_server
 from ..types import ContentBlock, ToolResult, ToolSpec
 from . import features
-from .connect_args import config_from_args
 from .connection import ServerConnection
 from .exit_guard import ExitGuard
 from .handlers import ClientHandlers, ServerHooks
@@ -175,12 +175,19 @@ class McpHub:
         Raises ServerStartError (the server stays listed as "failed", with its stderr tail), OAuthError
         when signing in did not work.
         """
-        config = config_from_args(
-            name, command=command, args=args, env=env, cwd=cwd, url=url, headers=headers, transport=transport,
-            timeout=timeout, approve=approve, tools=tools, connect_timeout=connect_timeout,
-            elicitation=elicitation, sampling=sampling, roots=roots, log_level=log_level,
-            oauth=OAuthSettings.from_mapping(oauth) if isinstance(oauth, Mapping) else oauth,
-        )
+        given = {"command": command, "args": args, "env": env, "cwd": cwd, "url": url, "headers": headers,
+                 "transport": transport, "timeout": timeout, "approve": approve, "tools": tools,
+                 "connect_timeout": connect_timeout, "elicitation": elicitation, "sampling": sampling,
+                 "roots": roots, "log_level": log_level,
+                 "oauth": OAuthSettings.from_mapping(oauth) if isinstance(oauth, Mapping) else oauth}
+        config = parse_server(name, given)
+        return await self._start(config, sign_in=sign_in)
+
+    async def connect_server(self, config: ServerConfig, *, sign_in: SignIn | None = None) -> ServerInfo:
+        """Start one server from its ServerConfig (server_config.parse_server's, or a config file's entry).
+
+        What `connect` does with its keywords once they are a ServerConfig; `%mcp connect` builds one.
+        """
         return await self._start(config, sign_in=sign_in)
 
     async def connect_in_process(
@@ -198,10 +205,8 @@ class McpHub:
         The SDK pairs the client with it in memory: no process, no pipes. For embedded servers and
         for tests of everything above the transport. Its ServerInfo says transport "memory".
         """
-        config = config_from_args(
-            name, command=None, args=(), env=None, cwd=None, url=None, headers=None, transport=None,
-            timeout=timeout, approve=approve, tools=tools, connect_timeout=connect_timeout, in_process=server,
-        )
+        given = {"timeout": timeout, "approve": approve, "tools": tools, "connect_timeout": connect_timeout}
+        config = parse_server(name, given, in_process=server)
         return await self._start(config, server)
 
     async def connect_config(

@@ -8,17 +8,22 @@ import keyword
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, NoReturn
+from dataclasses import dataclass
+from typing import Any
 
 from IPython.core.error import UsageError
 
+from ..server_config import APPROVE_MODES, ServerConfig, choices, parse_server
+from .options import Option, OptionSet
+
 __all__ = [
     "APPROVE_MODES",
+    "ASK_OPTIONS",
+    "CONNECT_OPTIONS",
     "FORMATS",
     "AskOptions",
     "CallTarget",
-    "ConnectSpec",
+    "ConfigFile",
     "expand",
     "parse_ask",
     "parse_call_arguments",
@@ -28,25 +33,8 @@ __all__ = [
     "split",
 ]
 
-APPROVE_MODES = ("auto", "ask", "deny")
 FORMATS = ("markdown", "text", "json", "code")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises UsageError instead of printing and exiting."""
-
-    def __init__(self, prog: str, help_hint: str) -> None:
-        super().__init__(prog=prog, add_help=False, allow_abbrev=False)
-        self.help_hint = help_hint
-
-    def error(self, message: str) -> NoReturn:
-        message = re.sub(r"^unrecognized arguments: ", "unknown option ", message)
-        message = message.replace("argument ", "")
-        raise UsageError(f"{self.prog}: {message}; see {self.help_hint}")
-
-    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message or 'bad arguments'}; see {self.help_hint}")
 
 
 def split(line: str, where: str) -> list[str]:
@@ -112,43 +100,41 @@ def _usd(text: str) -> float:
     return value
 
 
-def _ask_parser() -> _Parser:
-    p = _Parser("%%synapse", "%%synapse --help")
-    p.add_argument("--model")
-    p.add_argument("--session")
-    p.add_argument("--system")
-    p.add_argument("--tools", action="append")
-    p.add_argument("--no-tools", action="store_true")
-    p.add_argument("--max-iterations", type=_positive_int)
-    p.add_argument("--approve")
-    p.add_argument("--format")
-    p.add_argument("--out")
-    p.add_argument("--background", action="store_true")
-    p.add_argument("--no-history", action="store_true")
-    p.add_argument("--kernel", action="store_true")
-    p.add_argument("--budget", type=_usd)
-    p.add_argument("--max-tokens", type=_positive_int)
-    p.add_argument("--help", "-h", action="store_true")
-    return p
+ASK_OPTIONS = OptionSet("%%synapse", "%%synapse --help", (
+    Option("--model", "ID", "provider:model for this cell (e.g. openai:gpt-4.1-mini, scripted:demo)"),
+    Option("--session", "NAME", "continue (or start) the session NAME instead of the current one"),
+    Option("--system", "TEXT", "system prompt for this cell"),
+    Option("--tools", "PATTERN", "offer only tools matching the glob (repeatable), e.g. --tools 'demo__*'",
+           repeat=True),
+    Option("--no-tools", help="offer no tools"),
+    Option("--kernel", help="offer the kernel__* tools: list_variables, describe_dataframe, get_value, recent_cells, "
+           "and run_python (asks before it runs); --tools 'kernel__*' selects among them. For every cell: "
+           "%config SynapseMagics.kernel_tools = True"),
+    Option("--max-iterations", "N", "stop after N model calls (default 10)", type=_positive_int),
+    Option("--budget", "USD", "stop before a model call that could take this cell past USD (e.g. --budget 0.25); "
+           "per session: %config SynapseMagics.session_budget = 2.0", type=_usd),
+    Option("--max-tokens", "N", "stop before a model call that could take this cell past N tokens (prompt + output "
+           "of all its model calls, cached prompt tokens included)", type=_positive_int),
+    Option("--approve", "MODE", "{choices} for every tool call of this cell", choices=APPROVE_MODES,
+           example="--approve ask"),
+    Option("--format", "FORMAT", "{choices} (code: the first code block goes into a new cell)", choices=FORMATS,
+           example="--format text"),
+    Option("--out", "NAME", "also store the result in the variable NAME"),
+    Option("--background", help="return at once with a handle (await it, or .result()); Stop/approve with buttons"),
+    Option("--no-history", help="do not record this turn in the history file"),
+    Option("--help", help="this help (also %synapse --help)", aliases=("-h",)),
+))
+"""The options of a %%synapse cell: parse_ask reads them, `%%synapse --help` lists them."""
 
 
 def parse_ask(line: str) -> AskOptions:
     """The options of a %%synapse line (validated: modes, formats, names)."""
     words = split(line, "%%synapse")
-    ns, rest = _ask_parser().parse_known_args(words)
+    ns, rest = ASK_OPTIONS.parse(words)
     if rest:
-        unknown = next((w for w in rest if w.startswith("-")), None)
-        if unknown is not None:
-            raise UsageError(f"%%synapse: unknown option {unknown}; see %%synapse --help")
         raise UsageError(
             f"%%synapse: unexpected {rest[0]!r} on the magic line; write the prompt in the cell body "
             "below %%synapse (see %%synapse --help)"
-        )
-    if ns.approve is not None and ns.approve not in APPROVE_MODES:
-        raise UsageError(f"%%synapse: --approve {ns.approve!r} is not one of auto, ask, deny; e.g. --approve ask")
-    if ns.format is not None and ns.format not in FORMATS:
-        raise UsageError(
-            f"%%synapse: --format {ns.format!r} is not one of markdown, text, json, code; e.g. --format text"
         )
     if ns.out is not None and (not _IDENTIFIER.match(ns.out) or keyword.iskeyword(ns.out)):
         raise UsageError(f"%%synapse: --out {ns.out!r} is not a Python variable name; e.g. --out answer")
@@ -172,76 +158,46 @@ def parse_ask(line: str) -> AskOptions:
 
 
 @dataclass(frozen=True)
-class ConnectSpec:
-    """What `%mcp connect` was asked to do: one server (stdio or URL), or the config file."""
+class ConfigFile:
+    """`%mcp connect` without a server: connect every enabled server of the config file (`path`, else the default)."""
 
-    name: str | None = None
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    transport: Literal["stdio", "http", "sse"] | None = None
-    timeout: float | None = None
-    approve: str | None = None
-    tools: tuple[str, ...] | None = None
-    config: str | None = None
-    log_level: str | None = None
-    sampling: str | None = None
-    elicitation: str | None = None
-
-    @property
-    def from_config(self) -> bool:
-        return self.name is None
+    path: str | None = None
 
 
-_CONNECT_HINT = "%mcp help"
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-SAMPLING = ("ask", "auto", "deny")
-ELICITATION = ("ask", "decline")
+CONNECT_OPTIONS = OptionSet("%mcp connect", "%mcp help", (
+    Option("name", "NAME"),
+    Option("url", "URL"),
+    Option("--header", "K=V", "an HTTP header for a URL server (repeatable); its value is a secret", repeat=True),
+    Option("--env", "K=V", "an environment variable of a command server (repeatable); its value is a secret",
+           repeat=True),
+    Option("--cwd", "DIR", "the folder a command server starts in"),
+    Option("--transport", "KIND", "{choices} (default: stdio for a command, http for a URL)",
+           choices=choices("transport")),
+    Option("--timeout", "SECONDS", "seconds each tool call may take (default 120)", type=float),
+    Option("--approve", "MODE", "{choices} for every tool call of this server", choices=choices("approve")),
+    Option("--tools", "PATTERN", "offer only the tools matching the glob (repeatable)", repeat=True),
+    Option("--log-level", "LEVEL", "what the server logs: {choices}", choices=choices("log_level")),
+    Option("--sampling", "MODE", "may the server use the kernel's model: {choices}", choices=choices("sampling")),
+    Option("--elicitation", "MODE", "may the server ask you for input: {choices}", choices=choices("elicitation")),
+    Option("--config", "PATH", "connect every enabled server of PATH instead (no NAME)"),
+), rest="command")
+"""`%mcp connect`'s options; every word after `--` is the server's command line (options there are the server's)."""
 
 
-def _connect_parser() -> _Parser:
-    p = _Parser("%mcp connect", _CONNECT_HINT)
-    p.add_argument("name", nargs="?")
-    p.add_argument("url", nargs="?")
-    p.add_argument("--header", action="append", default=[])
-    p.add_argument("--env", action="append", default=[])
-    p.add_argument("--cwd")
-    p.add_argument("--transport")
-    p.add_argument("--timeout", type=float)
-    p.add_argument("--approve")
-    p.add_argument("--tools", action="append")
-    p.add_argument("--config")
-    p.add_argument("--log-level", dest="log_level")
-    p.add_argument("--sampling")
-    p.add_argument("--elicitation")
-    return p
+def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
+    """`connect NAME -- COMMAND ARGS`, `connect NAME URL [--header K=V]`, `connect`, `connect --config PATH`.
 
-
-def parse_connect(words: Sequence[str]) -> ConnectSpec:
-    """`connect NAME -- COMMAND ARGS`, `connect NAME URL [--header K=V]`, `connect`, `connect --config PATH`."""
-    words = list(words)
-    command: list[str] = []
-    if "--" in words:
-        cut = words.index("--")
-        words, command = words[:cut], words[cut + 1 :]
-        if not command:
-            raise UsageError("%mcp connect: nothing after '--'; give the server command, e.g. -- python -m server")
-    ns, rest = _connect_parser().parse_known_args(words)
+    One server's options become its ServerConfig through server_config.parse_server, the parser the
+    config file and `McpHub.connect` use; whatever it finds wrong is a UsageError here, before connecting.
+    """
+    ns, rest = CONNECT_OPTIONS.parse(words)
+    command: list[str] = ns.command
+    if "--" in words and not command:
+        raise UsageError("%mcp connect: nothing after '--'; give the server command, e.g. -- python -m server")
     if rest:
-        raise UsageError(f"%mcp connect: unknown option or extra word {rest[0]!r}; see {_CONNECT_HINT}")
-    if ns.approve is not None and ns.approve not in APPROVE_MODES:
-        raise UsageError(f"%mcp connect: --approve {ns.approve!r} is not one of auto, ask, deny")
-    if ns.transport is not None and ns.transport not in ("stdio", "http", "sse"):
-        raise UsageError(f"%mcp connect: --transport {ns.transport!r} is not one of stdio, http, sse")
-    for option, value, allowed in (("--log-level", ns.log_level, LOG_LEVELS), ("--sampling", ns.sampling, SAMPLING),
-                                   ("--elicitation", ns.elicitation, ELICITATION)):
-        if value is not None and value not in allowed:
-            raise UsageError(f"%mcp connect: {option} {value!r} is not one of {', '.join(allowed)}")
-    headers = parse_pairs(ns.header, "%mcp connect --header", "--header Authorization='Bearer ...'")
-    env = parse_pairs(ns.env, "%mcp connect --env", "--env API_TOKEN=...")
+        raise UsageError(f"%mcp connect: unexpected word {rest[0]!r}; see %mcp help")
+    headers = parse_pairs(ns.header or [], "%mcp connect --header", "--header Authorization='Bearer ...'")
+    env = parse_pairs(ns.env or [], "%mcp connect --env", "--env API_TOKEN=...")
     tools = tuple(ns.tools) if ns.tools else None
     if ns.name is None:
         if command or headers or env or ns.url:
@@ -254,7 +210,7 @@ def parse_connect(words: Sequence[str]) -> ConnectSpec:
                 f"%mcp connect: {per_server[0]} applies to one server; for the config file's servers set "
                 '"timeout", "approve" or "tools" in their entries'
             )
-        return ConnectSpec(config=ns.config)
+        return ConfigFile(ns.config)
     if ns.config is not None:
         raise UsageError("%mcp connect: --config connects every server of a file; drop the server name")
     if not re.match(r"^[A-Za-z0-9_-]{1,64}$", ns.name):
@@ -271,11 +227,15 @@ def parse_connect(words: Sequence[str]) -> ConnectSpec:
         raise UsageError("%mcp connect: --header is for URL servers; use --env K=V for a command")
     if ns.url and (env or ns.cwd):
         raise UsageError("%mcp connect: --env and --cwd are for command servers; use --header K=V for a URL")
-    return ConnectSpec(
-        name=ns.name, command=command[0] if command else None, args=tuple(command[1:]), url=ns.url,
-        headers=headers, env=env, cwd=ns.cwd, transport=ns.transport, timeout=ns.timeout, approve=ns.approve,
-        tools=tools, log_level=ns.log_level, sampling=ns.sampling, elicitation=ns.elicitation,
-    )
+    entry = {
+        "command": command[0] if command else None, "args": command[1:], "url": ns.url, "headers": headers,
+        "env": env, "cwd": ns.cwd, "transport": ns.transport, "timeout": ns.timeout, "approve": ns.approve,
+        "tools": tools, "log_level": ns.log_level, "sampling": ns.sampling, "elicitation": ns.elicitation,
+    }
+    config = parse_server(ns.name, entry)
+    if config.problem is not None:
+        raise UsageError(f"%mcp connect: {config.problem}")
+    return config
 
 
 def parse_pairs(items: Sequence[str], option: str, example: str = "KEY=VALUE") -> dict[str, str]:

@@ -24,8 +24,10 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
 from .args import (
     APPROVE_MODES,
+    ASK_OPTIONS,
     FORMATS,
     AskOptions,
+    ConfigFile,
     expand,
     parse_ask,
     parse_call_arguments,
@@ -265,7 +267,8 @@ class SynapseMagics(Magics):
         if sub not in SYNAPSE_SUBCOMMANDS:
             if sub.startswith("-"):
                 raise UsageError(
-                    f"%synapse: unknown option {sub}; options go on a %%synapse cell's first line (%%synapse --help)"
+                    f"%synapse: unknown option {sub}{ASK_OPTIONS.suggest(sub)}; options go on a %%synapse cell's "
+                    "first line (%%synapse --help)"
                 )
             return self._ask("", line.strip(), AskOptions())  # `%synapse What tables are there?`
         if sub in ("record", "replay"):  # notebook/tape.py; `{path}` / `$path` expand as on other magic lines
@@ -350,8 +353,8 @@ class SynapseMagics(Magics):
         words = split(expand(rest, self._ns), f"%mcp {sub}")
         if sub == "connect":
             spec = parse_connect(words)
-            if spec.from_config:
-                return Pending(_nothing(mcp_cmd.connect_config_async(state, spec.config)), "connecting was cancelled")
+            if isinstance(spec, ConfigFile):
+                return Pending(_nothing(mcp_cmd.connect_config_async(state, spec.path)), "connecting was cancelled")
             return Pending(_nothing(mcp_cmd.connect_async(state, spec)), f"connecting {spec.name} was cancelled")
         if sub == "list":
             _at_most(words, 0, "%mcp list")

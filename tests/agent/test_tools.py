@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 import pytest
+from pydantic import BaseModel, Field
 
 from synapse_nb.agent.schema import parse_docstring
 from synapse_nb.agent.tools import TOOL_ATTR, NativeTool, ToolRegistry, tool
@@ -135,7 +136,7 @@ async def test_calls_convert_arguments_and_results() -> None:
     result = await registry.call("temp", {"value": 20, "unit": "f"})
     assert not result.is_error
     assert result.structured_content == {"value": 20, "unit": "FAHRENHEIT"}
-    assert result.text == '{"value": 20, "unit": "FAHRENHEIT"}'
+    assert result.text == '{"value": 20.0, "unit": "FAHRENHEIT"}'  # validated as the float it is declared as
     assert result.duration_ms > 0
 
     @tool
@@ -285,3 +286,47 @@ def test_register_namespace_collects_decorated_functions_only() -> None:
     assert registry.spec("first").description == "New version."
     registry.unregister("first")
     assert [s.name for s in registry.native] == ["second_tool"]
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+class Frame:  # a type pydantic cannot check: passed on as given
+    pass
+
+
+@pytest.mark.anyio
+async def test_arguments_are_validated_and_coerced_by_the_signature() -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    @tool
+    def place(json: int, at: Point, /, tags: tuple[str, ...] = (), frame: Frame | None = None,
+              note: Annotated[str, Field(description="why")] = "") -> str:
+        seen.append((json, at, tags, frame, note))
+        return "ok"
+
+    registry = ToolRegistry()
+    registry.register(place)
+    schema = native(place).spec.input_schema
+    assert schema["properties"]["at"] == {
+        "type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"],
+    }
+    assert schema["properties"]["note"]["description"] == "why"
+    assert schema["properties"]["frame"] == {}
+    assert (await registry.call("place", {"json": "3", "at": {"x": 1, "y": "2"}, "tags": ["a"]})).text == "ok"
+    assert seen[-1] == (3, Point(x=1, y=2), ("a",), None, "")
+    bad = await registry.call("place", {"json": "three", "at": {"x": 1}})
+    assert bad.is_error
+    assert bad.text.startswith("TypeError: arguments do not fit the tool: json: Input should be a valid integer")
+    assert "at.y: Field required" in bad.text
+    assert "\n" not in bad.text
+
+
+def test_one_unresolvable_annotation_leaves_the_others_checked() -> None:
+    def count(n: int, thing: NoSuchType) -> int:  # type: ignore[name-defined]  # noqa: F821
+        return n
+
+    schema = native(tool(count)).spec.input_schema
+    assert schema["properties"] == {"n": {"type": "integer"}, "thing": {}}

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from IPython.core.error import UsageError
 
+from synapse_nb.config import ServerConfig
 from synapse_nb.notebook.args import (
     AskOptions,
+    ConfigFile,
     expand,
     parse_ask,
     parse_call_arguments,
@@ -65,25 +69,26 @@ def test_bad_synapse_lines_say_what_to_do(line: str, needle: str) -> None:
 
 def test_connect_stdio_splits_at_the_double_dash() -> None:
     spec = parse_connect(["demo", "--env", "TOKEN=abc", "--", "python", "-m", "server", "--port", "3"])
+    assert isinstance(spec, ServerConfig)
     assert spec.name == "demo"
     assert spec.command == "python"
     assert spec.args == ("-m", "server", "--port", "3")
     assert spec.env == {"TOKEN": "abc"}
-    assert not spec.from_config
+    assert spec.transport == "stdio"
 
 
 def test_connect_url_with_headers() -> None:
     spec = parse_connect(["api", "https://example.test/mcp", "--header", "Authorization=Bearer x=y", "--timeout", "5"])
+    assert isinstance(spec, ServerConfig)
+    assert spec.transport == "http"
     assert spec.url == "https://example.test/mcp"
     assert spec.headers == {"Authorization": "Bearer x=y"}
     assert spec.timeout == 5.0
 
 
 def test_connect_without_a_name_uses_the_config_file() -> None:
-    assert parse_connect([]).from_config
-    spec = parse_connect(["--config", "servers.json"])
-    assert spec.from_config
-    assert spec.config == "servers.json"
+    assert parse_connect([]) == ConfigFile(None)
+    assert parse_connect(["--config", "servers.json"]) == ConfigFile("servers.json")
 
 
 @pytest.mark.parametrize(
@@ -100,6 +105,8 @@ def test_connect_without_a_name_uses_the_config_file() -> None:
         (["demo", "--approve", "sometimes", "--", "cmd"], "not one of auto, ask, deny"),
         (["demo", "http://x", "--frobnicate"], "unknown option"),
         (["--config", "x.json", "--approve", "ask"], "--approve applies to one server"),
+        (["demo", "--timeout", "0", "--", "cmd"], "server 'demo': timeout must be a positive number of seconds"),
+        (["demo", "--transport", "sse", "--", "cmd"], "transport sse needs \"url\""),
     ],
 )
 def test_bad_connect_lines(words: list[str], needle: str) -> None:
@@ -139,3 +146,48 @@ def test_expand_uses_the_namespace_and_leaves_failures_alone() -> None:
     assert expand("demo -- {exe} -m server --port $port", ns) == "demo -- /venv/bin/python -m server --port 8000"
     assert expand("x -- {undefined_name}", ns) == "x -- {undefined_name}"
     assert expand("plain words", ns) == "plain words"
+
+
+@pytest.mark.parametrize(("parse", "words", "says"), [
+    (lambda w: parse_ask(" ".join(w)), ["--modle", "x"], "%%synapse: unknown option --modle (did you mean --model?)"),
+    (lambda w: parse_ask(" ".join(w)), ["--no-histroy"], "(did you mean --no-history?)"),
+    (parse_connect, ["demo", "--aprove", "ask", "--", "cmd"], "%mcp connect: unknown option --aprove (did you mean "
+                                                               "--approve?)"),
+    (parse_connect, ["demo", "http://x", "--heder=A=b"], "(did you mean --header?)"),
+])
+def test_unknown_options_say_which_was_meant(parse: Any, words: list[str], says: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse(words)
+    assert says in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_no_guess_for_an_option_like_none() -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_ask("--zzzzzz")
+    assert "did you mean" not in str(caught.value)
+
+
+def test_words_after_the_double_dash_are_the_servers_even_when_they_look_like_options() -> None:
+    spec = parse_connect(["demo", "--timeout", "3", "--", "srv", "--timeout", "9", "--modle", "--"])
+    assert isinstance(spec, ServerConfig)
+    assert (spec.command, spec.args, spec.timeout) == ("srv", ("--timeout", "9", "--modle", "--"), 3.0)
+
+
+def test_help_is_generated_from_the_declared_options() -> None:
+    from synapse_nb.notebook.args import ASK_OPTIONS, CONNECT_OPTIONS
+    from synapse_nb.notebook.commands.help import ASK_HELP, MCP_HELP
+
+    for option in ASK_OPTIONS.options:
+        assert f"  {option.usage} " in ASK_HELP, option.flag
+    for option in CONNECT_OPTIONS.options:
+        if not option.positional:
+            assert f"  {option.usage} " in MCP_HELP, option.flag
+    # the allowed values come from the one table (server_config), so the help cannot drift from it
+    assert "--log-level LEVEL       what the server logs: debug | info | notice" in MCP_HELP
+    assert "--approve MODE        auto | ask | deny" in ASK_HELP
+
+
+def test_a_mistyped_option_on_the_line_magic_says_which_was_meant(ip: Any) -> None:
+    with pytest.raises(UsageError, match=r"unknown option --modle \(did you mean --model\?\)"):
+        ip.line("synapse", "--modle x")

@@ -16,6 +16,7 @@ import pytest
 from IPython.core.error import StdinNotImplementedError, UsageError
 from nb_shell import Shell, demo_server_command
 
+from synapse_nb.config import ServerConfig
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation, parse_form
 from synapse_nb.mcp_client.sampling import SamplingRequest
 from synapse_nb.notebook.args import parse_connect
@@ -170,6 +171,7 @@ def test_logs_arguments() -> None:
 
 def test_connect_takes_the_servers_client_policies() -> None:
     spec = parse_connect(["s", "--log-level", "info", "--sampling", "auto", "--elicitation", "decline", "--", "x"])
+    assert isinstance(spec, ServerConfig)
     assert (spec.log_level, spec.sampling, spec.elicitation) == ("info", "auto", "decline")
     with pytest.raises(UsageError, match="--sampling 'always' is not one of ask, auto, deny"):
         parse_connect(["s", "--sampling", "always", "--", "x"])

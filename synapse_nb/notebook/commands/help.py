@@ -1,6 +1,8 @@
-"""Help texts of the magics (`%synapse help`, `%%synapse --help`, `%mcp help`)."""
+"""Help texts of the magics (`%synapse help`, `%%synapse --help`, `%mcp help`); option lines come from args.py."""
 
 from __future__ import annotations
+
+from ..args import ASK_OPTIONS, CONNECT_OPTIONS
 
 __all__ = ["ASK_HELP", "MCP_HELP", "SYNAPSE_HELP"]
 
@@ -14,29 +16,11 @@ Ask the agent; it may call the tools of connected MCP servers and @synapse_nb.to
 The result is in _synapse: .text, .messages, .tool_calls (DataFrame), .session_id, .usage (tokens and
 .usage.cost_usd, None when the model has no price).
 
-  --model ID            provider:model for this cell (e.g. openai:gpt-4.1-mini, scripted:demo)
-  --session NAME        continue (or start) the session NAME instead of the current one
-  --system TEXT         system prompt for this cell
-  --tools PATTERN       offer only tools matching the glob (repeatable), e.g. --tools 'demo__*'
-  --no-tools            offer no tools
-  --kernel              offer the kernel__* tools: list_variables, describe_dataframe, get_value,
-                        recent_cells, and run_python (asks before it runs); --tools 'kernel__*' selects
-                        among them. For every cell: %config SynapseMagics.kernel_tools = True
-  --max-iterations N    stop after N model calls (default 10)
-  --budget USD          stop before a model call that could take this cell past USD (e.g. --budget 0.25);
-                        per session: %config SynapseMagics.session_budget = 2.0
-  --max-tokens N        stop before a model call that could take this cell past N tokens (prompt + output
-                        of all its model calls, cached prompt tokens included)
-  --approve MODE        auto | ask | deny for every tool call of this cell
-  --format FORMAT       markdown | text | json | code (code: the first code block goes into a new cell)
-  --out NAME            also store the result in the variable NAME
-  --background          return at once with a handle (await it, or .result()); Stop/approve with buttons
-  --no-history          do not record this turn in the history file
-  --help                this help (also %synapse --help)
+{options}
 
 A one-line question needs no cell: %synapse What tables are there? (default options).
 Interrupt the kernel to cancel a turn: it is recorded as cancelled and servers stay connected.
-"""
+""".replace("{options}", ASK_OPTIONS.help())
 
 SYNAPSE_HELP = """\
 %synapse SUBCOMMAND  (or %synapse QUESTION)
@@ -79,9 +63,8 @@ MCP_HELP = """\
   connect NAME URL [--header K=V]       a streamable-HTTP server (--transport sse for SSE)
   connect                               every enabled server of the config file
   connect --config PATH                 every enabled server of PATH
-      options for all: --timeout SECONDS (per call), --approve auto|ask|deny, --tools PATTERN,
-        --log-level LEVEL (what the server logs: debug .. emergency), --sampling ask|auto|deny (may it
-        use the kernel's model), --elicitation ask|decline (may it ask you for input)
+      options (a config file's entry takes the same keys: timeout, approve, tools, log_level ...):
+{connect_options}
   list                                  servers: transport, state, tools, pid
   tools [SERVER]                        tools as offered to the model (DataFrame)
   call SERVER.TOOL {"key": "value"}     call a tool by hand (JSON object,
@@ -109,4 +92,4 @@ A server that asks for OAuth shows "Sign in to NAME" in the cell; the connect go
 If the browser cannot reach the kernel (JupyterHub, SSH), paste the address it ended on into the input box
 (offered on kernels that look remote; %config SynapseMagics.oauth_redirect = "paste" | "loopback" | "auto").
 Tokens stay in the OS keyring, else in a 0600 file under ~/.local/share/synapse, never in the notebook.
-"""
+""".replace("{connect_options}", CONNECT_OPTIONS.help(indent=8, column=24))

@@ -14,8 +14,9 @@ from IPython.core.error import UsageError
 
 from ...errors import OAuthError, ServerStartError, SynapseError, UnknownServerError
 from ...masking import SecretMask
+from ...server_config import ServerConfig
 from ...types import ToolResult, ToolSpec
-from ..args import CallTarget, ConnectSpec
+from ..args import CallTarget
 from ..display import ticking
 from ..output import LiveOutput
 from ..state import SynapseState, usage_error
@@ -110,12 +111,12 @@ def _progress(text: str) -> dict[str, Any]:
     return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
 
 
-def connect(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
+def connect(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     """`connect_async` from synchronous code (through the runner's bridge)."""
     return state.runner.run(connect_async(state, spec))
 
 
-async def connect_async(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
+async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     """`%mcp connect NAME -- COMMAND ...` / `NAME URL`: start one server and show its tools count.
 
     Header and env values become secrets of the history store first, so they are never recorded or
@@ -123,7 +124,6 @@ async def connect_async(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
     An HTTP server that asks for OAuth shows "Sign in to NAME" here (notebook/sign_in.py) and connects
     once the user has signed in; a sign-in that does not work is one line (the OAuthError's message).
     """
-    assert spec.name is not None
     started = clock()
     before = _connected_at(state, spec.name)
     for value in (*spec.headers.values(), *spec.env.values()):
@@ -133,12 +133,7 @@ async def connect_async(state: SynapseState, spec: ConnectSpec) -> ServerInfo:
     out.start(_progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(state, shown)}) …"))
     hub = state.hub
     try:
-        info = await hub.connect(
-            spec.name, command=spec.command, args=spec.args, env=dict(spec.env) or None, cwd=spec.cwd,
-            url=spec.url, headers=dict(spec.headers) or None, transport=spec.transport, timeout=spec.timeout,
-            approve=spec.approve, tools=spec.tools,
-            log_level=spec.log_level, sampling=spec.sampling, elicitation=spec.elicitation,
-        )
+        info = await hub.connect_server(spec)
     except OAuthError as exc:
         out.finish(_progress(f"✗ {spec.name}: not signed in"))
         raise UsageError(_mask(state, f"%mcp connect: {exc}")) from None
