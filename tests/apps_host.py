@@ -95,22 +95,23 @@ class AppsConnection:
     """The apps server over stdio, held open by an owner task (so cells and comm handlers on the same loop
     can share it) until `aclose()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, server: StdioServerParameters | None = None) -> None:
+        self.server = server or StdioServerParameters(command=sys.executable, args=[str(APPS_SERVER)])
         self._ready: asyncio.Future[ClientAppHost] = asyncio.get_running_loop().create_future()
         self._stop = asyncio.Event()
         self._task = asyncio.get_running_loop().create_task(self._own())
 
     @classmethod
-    async def open(cls) -> ClientAppHost:
-        """A connected host (kept as `host.connection`)."""
-        connection = cls()
+    async def open(cls, server: StdioServerParameters | None = None) -> ClientAppHost:
+        """A connected host (kept as `host.connection`) for `server` (default: tests/servers/apps_server.py)."""
+        connection = cls(server)
         async with asyncio.timeout(OPEN_TIMEOUT):
             host = await asyncio.shield(connection._ready)
         host.connection = connection  # type: ignore[attr-defined]
         return host
 
     async def _own(self) -> None:
-        server = StdioServerParameters(command=sys.executable, args=[str(APPS_SERVER)])
+        server = self.server
         # the server's stderr to the process's own (a kernel's sys.stderr has no file descriptor to hand on)
         errlog = sys.__stderr__ or sys.stderr
         try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,10 @@ from browser_lab import Lab, NotebookPage, failure_shot, open_browser, start_lab
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 TESTS = Path(__file__).resolve().parents[1]
+REPO = TESTS.parent
+NODE = shutil.which("node") or "node"
+BASIC = str(REPO / ".tools" / "apps" / "node_modules" / "@modelcontextprotocol" / "server-basic-vanillajs" / "dist"
+            / "index.js")
 FRAME_TIMEOUT_MS = 60_000
 FLAG = "release-busy-cell"
 CELLS = [
@@ -35,6 +40,10 @@ CELLS = [
     'await open_view(host, "probe", {})',                                               # 3
     f"import os, time\nwhile not os.path.exists({FLAG!r}):\n    time.sleep(0.05)",     # 4 busy until released
     'print(await host.wait_for("ui/resource-teardown"))',                               # 5
+    "from mcp.client.stdio import StdioServerParameters\n"
+    f"basic = await AppsConnection.open(StdioServerParameters(command={NODE!r}, args=[{BASIC!r}, '--stdio']))\n"
+    'await open_view(basic, "get-time", {})',                                          # 6 an official example
+    "print(basic.events)",                                                              # 7
 ]
 
 
@@ -217,3 +226,22 @@ def test_the_sandbox_keeps_the_view_away_from_the_notebook(nb: NotebookPage) -> 
                                  "api-contents", "popup"}
         assert all(outcome.startswith("blocked") for outcome in outcomes.values()), outcomes
         nb.shot("apps-probe", nb.cell(3))
+
+
+def test_an_official_example_server_view_works_in_the_notebook(nb: NotebookPage) -> None:
+    """server-basic-vanillajs (npm, pinned by `make tools`): its View renders and its button reaches its server."""
+    if not Path(BASIC).is_file():
+        pytest.fail(f"{BASIC} is missing: run `make tools`")
+    with failure_shot(nb, "apps-basic"):
+        nb.run(6, timeout=120_000)
+        _iframe, view = frame_of(nb, 6)
+        button = view.locator("#get-time-btn")
+        nb.expect(button).to_be_visible(timeout=FRAME_TIMEOUT_MS)
+        time_box = view.locator("#server-time")
+        before = time_box.inner_text()
+        button.click()
+        nb.expect(time_box).not_to_have_text(before, timeout=FRAME_TIMEOUT_MS)
+        assert re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", time_box.inner_text())
+        nb.shot("apps-basic-vanillajs", nb.cell(6))
+        run_again(nb, 7)
+        assert "('tools/call', {'name': 'get-time'" in nb.output(7).inner_text()
