@@ -44,7 +44,21 @@ CONFORMANCE_NEXT_TOOLS := $(TOOLS)/conformance-next
 CONFORMANCE_NEXT := $(CONFORMANCE_NEXT_TOOLS)/node_modules/@modelcontextprotocol/conformance/.installed-$(CONFORMANCE_NEXT_VERSION)
 
 .PHONY: test test-py313 lint typecheck pytest demo bench venv tools otel-receiver browser clean help
-.PHONY: conformance conformance-tools
+.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers
+
+# The MCP Apps View widget's browser half (synapse_nb/notebook/widgets/static/app_view.js, committed so that
+# the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
+# js/package-lock.json. `make widget-js` rebuilds it; the View fixtures of the tests read the View half of
+# ext-apps from the same js/node_modules.
+WIDGET_JS_DEPS := js/node_modules/.package-lock.json
+# The official MCP Apps example servers, pinned, into a folder of their own under .tools/.
+APPS_EXAMPLES_VERSION := 2.0.3
+APPS_EXAMPLES := @modelcontextprotocol/server-basic-vanillajs@$(APPS_EXAMPLES_VERSION) \
+                 @modelcontextprotocol/server-cohort-heatmap@$(APPS_EXAMPLES_VERSION) \
+                 @modelcontextprotocol/server-customer-segmentation@$(APPS_EXAMPLES_VERSION) \
+                 @modelcontextprotocol/server-system-monitor@$(APPS_EXAMPLES_VERSION)
+APPS_TOOLS := $(TOOLS)/apps
+APPS_SERVERS := $(APPS_TOOLS)/.installed-$(APPS_EXAMPLES_VERSION)
 
 help:
 	@echo "make demo    run notebooks/quickstart.ipynb and analyze_with_agent.ipynb offline and show the answers"
@@ -65,7 +79,7 @@ $(VENV)/.installed: pyproject.toml
 
 # The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder,
 # and the OTLP receiver of the tracing tests.
-tools: $(NPM_TOOLS) $(PYSERVERS) otel-receiver
+tools: $(NPM_TOOLS) $(PYSERVERS) otel-receiver widget-js-deps apps-servers
 
 # One npm install for all three (the stamp's name carries the versions: a bump installs again).
 $(NPM_TOOLS):
@@ -77,6 +91,23 @@ $(NPM_TOOLS):
 $(PYSERVERS):
 	@test -x $(TOOLS)/pyservers/bin/python || $(PYTHON) -m venv $(TOOLS)/pyservers
 	$(TOOLS)/pyservers/bin/python -m pip install --quiet $(REFERENCE_PY)
+	@touch $@
+
+widget-js-deps: $(WIDGET_JS_DEPS)
+
+$(WIDGET_JS_DEPS): js/package.json js/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make" >&2; exit 1; }
+	cd js && npm ci --silent --no-audit --no-fund
+	@touch $@
+
+widget-js: $(WIDGET_JS_DEPS)
+	cd js && npm run --silent build
+
+apps-servers: $(APPS_SERVERS)
+
+$(APPS_SERVERS):
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make test" >&2; exit 1; }
+	npm install --silent --no-audit --no-fund --prefix $(APPS_TOOLS) $(APPS_EXAMPLES)
 	@touch $@
 
 otel-receiver: $(PHOENIX)

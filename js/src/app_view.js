@@ -1,0 +1,229 @@
+// The browser half of synapse_nb's AppView widget: an MCP Apps View in a sandboxed iframe, spoken to by the
+// official host bridge (AppBridge from @modelcontextprotocol/ext-apps). Every request the View makes goes to
+// the kernel through the widget's comm, tagged with this view's id so that the answer reaches the View that
+// asked; links open here, in the browser; the frame follows the View's size and JupyterLab's theme.
+import { AppBridge, PostMessageTransport, buildAllowAttribute } from "@modelcontextprotocol/ext-apps/app-bridge";
+
+const HOST_INFO = { name: "synapse_nb", version: "0.1" };
+const TEARDOWN_MS = 1000;
+const DEFAULT_HEIGHT = 120;
+const LINK_SCHEMES = ["http:", "https:", "mailto:"];
+
+// The spec's style variables, read from the JupyterLab theme variables they correspond to.
+const STYLE_VARIABLES = {
+  "--color-background-primary": "--jp-layout-color0",
+  "--color-background-secondary": "--jp-layout-color1",
+  "--color-background-tertiary": "--jp-layout-color2",
+  "--color-text-primary": "--jp-content-font-color1",
+  "--color-text-secondary": "--jp-content-font-color2",
+  "--color-text-tertiary": "--jp-content-font-color3",
+  "--color-text-danger": "--jp-error-color1",
+  "--color-text-success": "--jp-success-color1",
+  "--color-text-warning": "--jp-warn-color1",
+  "--color-text-info": "--jp-info-color1",
+  "--color-border-primary": "--jp-border-color1",
+  "--color-border-secondary": "--jp-border-color2",
+  "--font-sans": "--jp-ui-font-family",
+  "--font-mono": "--jp-code-font-family",
+  "--border-radius-sm": "--jp-border-radius",
+};
+
+function pageTheme(model) {
+  const forced = model.get("theme");
+  if (forced === "light" || forced === "dark") return forced;
+  // JupyterLab marks the body with its theme's lightness; other frontends: the user agent's preference
+  const light = document.body.dataset.jpThemeLight;
+  if (light === "true") return "light";
+  if (light === "false") return "dark";
+  return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+}
+
+function pageStyles() {
+  const computed = getComputedStyle(document.body);
+  const variables = {};
+  for (const [name, source] of Object.entries(STYLE_VARIABLES)) {
+    const value = computed.getPropertyValue(source).trim();
+    if (value) variables[name] = value;
+  }
+  return { variables };
+}
+
+function hostContext(model, el) {
+  const tool = model.get("tool");
+  return {
+    theme: pageTheme(model),
+    styles: pageStyles(),
+    displayMode: model.get("display_mode") || "inline",
+    availableDisplayModes: ["inline"],
+    containerDimensions: { maxWidth: Math.max(el.clientWidth, 320) },
+    locale: navigator.language,
+    timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    userAgent: "synapse_nb",
+    platform: "web",
+    ...(tool && tool.name ? { toolInfo: { tool } } : {}),
+  };
+}
+
+// The resource's HTML with the host's Content-Security-Policy as its first element (after a doctype, which
+// must stay first), so that it governs everything the document loads.
+function withPolicy(html, policy) {
+  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy.replace(/"/g, "&quot;")}">`;
+  const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
+  return doctype ? doctype[0] + meta + html.slice(doctype[0].length) : meta + html;
+}
+
+function viewId() {
+  if (window.crypto && typeof window.crypto.randomUUID === "function") return window.crypto.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+}
+
+// Resolves once `el` is in the page (JupyterLab lays outputs out lazily); an iframe has no window before.
+function whenConnected(el, alive) {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (!alive()) return;
+      if (el.isConnected) resolve();
+      else requestAnimationFrame(check);
+    };
+    check();
+  });
+}
+
+function render({ model, el }) {
+  const id = viewId();
+  const pending = new Map();
+  let seq = 0;
+  let alive = true;
+  let initialized = false;
+
+  el.classList.add("synapse-app-view");
+  const frame = document.createElement("iframe");
+  frame.setAttribute("sandbox", "allow-scripts allow-forms");
+  frame.setAttribute("allow", buildAllowAttribute(model.get("permissions") || undefined));
+  frame.setAttribute("title", `MCP App ${model.get("resource_uri")}`);
+  frame.dataset.resourceUri = model.get("resource_uri");
+  frame.style.width = "100%";
+  frame.style.border = model.get("prefers_border") ? "1px solid var(--jp-border-color2)" : "0";
+  frame.style.display = "block";
+  frame.style.height = `${model.get("height") || DEFAULT_HEIGHT}px`;
+
+  const send = (content) => {
+    try {
+      model.send({ ...content, view: id });
+    } catch (err) {
+      console.warn("synapse_nb app view: the kernel is unreachable", err);
+    }
+  };
+  // A request to the kernel; it stays pending while a cell runs (the kernel answers when it is free).
+  const ask = (method, params) =>
+    new Promise((resolve, reject) => {
+      const n = ++seq;
+      pending.set(n, { resolve, reject });
+      send({ type: "request", id: n, method, params: params || {} });
+    });
+  const onMessage = (msg) => {
+    if (!msg || msg.view !== id || msg.type !== "response") return;
+    const waiter = pending.get(msg.id);
+    if (!waiter) return;
+    pending.delete(msg.id);
+    if (msg.error) waiter.reject(new Error(msg.error.message || "the kernel refused the request"));
+    else waiter.resolve(msg.result || {});
+  };
+  model.on("msg:custom", onMessage);
+
+  const bridge = new AppBridge(
+    null,
+    HOST_INFO,
+    {
+      openLinks: {},
+      serverTools: {},
+      serverResources: {},
+      logging: {},
+      updateModelContext: { text: {} },
+      message: { text: {} },
+      sandbox: { csp: model.get("csp") || {}, permissions: model.get("permissions") || {} },
+    },
+    { hostContext: hostContext(model, el) },
+  );
+  bridge.oncalltool = (params) => ask("tools/call", params);
+  bridge.onreadresource = (params) => ask("resources/read", params);
+  bridge.onmessage = (params) => ask("ui/message", params);
+  bridge.onupdatemodelcontext = (params) => ask("ui/update-model-context", params);
+  bridge.onrequestdisplaymode = (params) => ask("ui/request-display-mode", params);
+  bridge.onloggingmessage = (params) => send({ type: "notification", method: "notifications/message", params });
+  bridge.onopenlink = async ({ url }) => {
+    let scheme = "";
+    try {
+      scheme = new URL(url).protocol;
+    } catch (_err) {
+      return { isError: true };
+    }
+    if (!LINK_SCHEMES.includes(scheme)) return { isError: true };
+    window.open(url, "_blank", "noopener,noreferrer");
+    send({ type: "notification", method: "ui/open-link", params: { url } });
+    return {};
+  };
+  bridge.onsizechange = ({ height }) => {
+    if (typeof height !== "number" || !(height > 0)) return;
+    const px = Math.ceil(height);
+    frame.style.height = `${px}px`;
+    if (model.get("height") !== px) {
+      model.set("height", px);
+      model.save_changes();
+    }
+  };
+  const sendTool = () => {
+    const input = model.get("tool_input");
+    if (input) bridge.sendToolInput({ arguments: input });
+    const cancelled = model.get("tool_cancelled");
+    const result = model.get("tool_result");
+    if (cancelled) bridge.sendToolCancelled({ reason: cancelled });
+    else if (result && Array.isArray(result.content)) bridge.sendToolResult(result);
+  };
+  // Every (re)load of the frame's document initializes again (a cell moved in the page reloads its iframe).
+  bridge.oninitialized = () => {
+    initialized = true;
+    el.dataset.initialized = "true";
+    sendTool();
+  };
+  const onResult = () => initialized && sendTool();
+  const onPartial = () => {
+    const partial = model.get("tool_input_partial");
+    if (initialized && partial) bridge.sendToolInputPartial({ arguments: partial });
+  };
+  const onTheme = () => {
+    if (initialized) bridge.sendHostContextChange({ theme: pageTheme(model), styles: pageStyles() });
+  };
+  model.on("change:tool_result", onResult);
+  model.on("change:tool_cancelled", onResult);
+  model.on("change:tool_input_partial", onPartial);
+  model.on("change:theme", onTheme);
+  const themeWatch = new MutationObserver(onTheme);
+  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
+
+  el.appendChild(frame);
+  whenConnected(el, () => alive).then(async () => {
+    // connect before the document loads, so the View's first ui/initialize is heard (the frame's
+    // WindowProxy outlives the navigation to the srcdoc document)
+    await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+    frame.srcdoc = withPolicy(model.get("html"), model.get("csp_policy"));
+  });
+
+  return () => {
+    alive = false;
+    themeWatch.disconnect();
+    model.off("msg:custom", onMessage);
+    model.off("change:tool_result", onResult);
+    model.off("change:tool_cancelled", onResult);
+    model.off("change:tool_input_partial", onPartial);
+    model.off("change:theme", onTheme);
+    for (const waiter of pending.values()) waiter.reject(new Error("the view was removed"));
+    pending.clear();
+    send({ type: "notification", method: "ui/resource-teardown", params: {} });
+    const close = () => bridge.close().catch(() => {});
+    if (initialized) bridge.teardownResource({}, { timeout: TEARDOWN_MS }).then(close, close);
+    else close();
+  };
+}
+
+export default { render };

@@ -1,0 +1,247 @@
+"""MCP Apps Views in JupyterLab in Chromium (issue 24's groundwork): tests/servers/apps_server.py's Views
+rendered by synapse_nb's AppView widget, their requests answered by the kernel.
+
+One JupyterLab and one notebook for the module, driven cell by cell: the counter View renders inside the
+cell output (text inside the sandboxed frame, the tool input and result delivered); a click in the View calls
+the app-only tool through the kernel and the View shows the answer; ui/message, context, log and link reach
+the kernel (the link opens as a browser tab); the frame follows the View's height; JupyterLab's dark theme
+reaches the View; a request made while a cell runs is answered when the kernel is free; the probe View's
+escapes (parent DOM, top, cookies, storage, /api/contents, popups) fail; save + reload brings the View back
+without a tool call and the re-created View's requests are answered; re-running the cell tears the View
+down. Screenshots go to tests/e2e/artifacts/apps-*.png.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_lab import Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
+TESTS = Path(__file__).resolve().parents[1]
+REPO = TESTS.parent
+NODE = shutil.which("node") or "node"
+BASIC = str(REPO / ".tools" / "apps" / "node_modules" / "@modelcontextprotocol" / "server-basic-vanillajs" / "dist"
+            / "index.js")
+FRAME_TIMEOUT_MS = 60_000
+FLAG = "release-busy-cell"
+CELLS = [
+    f"import sys\nsys.path.insert(0, {str(TESTS)!r})\nfrom apps_host import AppsConnection, open_view\n"
+    "host = await AppsConnection.open()",                                            # 0
+    'await open_view(host, "counter", {"start": 3})',                                   # 1
+    "print(host.events)",                                                               # 2
+    'await open_view(host, "probe", {})',                                               # 3
+    f"import os, time\nwhile not os.path.exists({FLAG!r}):\n    time.sleep(0.05)",     # 4 busy until released
+    'print(await host.wait_for("ui/resource-teardown"))',                               # 5
+    "from mcp.client.stdio import StdioServerParameters\n"
+    f"basic = await AppsConnection.open(StdioServerParameters(command={NODE!r}, args=[{BASIC!r}, '--stdio']))\n"
+    'await open_view(basic, "get-time", {})',                                          # 6 an official example
+    "print(basic.events)",                                                              # 7
+]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    with start_lab(tmp_path_factory.mktemp("lab")) as lab:
+        yield lab
+
+
+@pytest.fixture(scope="module")
+def nb(lab: Lab) -> Iterator[NotebookPage]:
+    """One page on the notebook for the module (the tests run in order on it): the apps server connected
+    (cell 0) and the counter View shown (cell 1)."""
+    with open_browser() as browser:
+        name = write_notebook(lab.root / "apps.ipynb", CELLS)
+        nb = NotebookPage.open(browser, lab, name)
+        with failure_shot(nb, "apps-setup"):
+            nb.run(0, timeout=120_000)
+            nb.run(1)
+        yield nb
+
+
+def run_again(nb: NotebookPage, i: int) -> None:
+    """Run cell i, which may have run before: wait for a new execution count."""
+    prompt = nb.cell(i).locator(".jp-InputPrompt")
+    before = prompt.inner_text().strip()
+    _press_run(nb, i)
+    nb.expect(prompt).not_to_have_text(before, timeout=FRAME_TIMEOUT_MS)
+    nb.wait_done(i)
+
+
+def _press_run(nb: NotebookPage, i: int) -> None:
+    nb.cell(i).locator(".jp-InputPrompt").click()
+    nb.page.keyboard.press("Escape")
+    nb.page.keyboard.press("Control+Enter")
+
+
+def events(nb: NotebookPage) -> list[tuple[str, dict[str, Any]]]:
+    """What the Views asked the kernel so far (cell 2 prints the test host's record)."""
+    run_again(nb, 2)
+    text = nb.output(2).inner_text().strip()
+    return [tuple(e) for e in ast.literal_eval(text)]  # type: ignore[misc]
+
+
+def frame_of(nb: NotebookPage, cell: int) -> Any:
+    iframe = nb.output(cell).locator("iframe")
+    iframe.wait_for(timeout=FRAME_TIMEOUT_MS)
+    return iframe, nb.output(cell).frame_locator("iframe")
+
+
+def test_counter_view_renders_and_calls_tools_through_the_kernel(nb: NotebookPage) -> None:
+    with failure_shot(nb, "apps-counter"):
+        iframe, view = frame_of(nb, 1)
+        assert iframe.get_attribute("sandbox") == "allow-scripts allow-forms"
+        srcdoc = iframe.get_attribute("srcdoc") or ""
+        assert 'http-equiv="Content-Security-Policy"' in srcdoc
+        assert "connect-src https://api.example.com" in srcdoc
+        nb.expect(view.locator("#title")).to_have_text("Counter view", timeout=FRAME_TIMEOUT_MS)
+        nb.expect(view.locator("#input")).to_have_text('{"start":3}')
+        nb.expect(view.locator("#status")).to_have_text("result: counter starts at 3")
+        nb.expect(view.locator("#theme")).to_have_text("light")
+        nb.shot("apps-counter-rendered", nb.cell(1))
+
+        view.locator("#bump").click()
+        nb.expect(view.locator("#status")).to_have_text("tool: bumped to 4")
+        nb.expect(view.locator("#count")).to_have_text("4")
+        nb.shot("apps-counter-bumped", nb.cell(1))
+
+        view.locator("#message").click()
+        nb.expect(view.locator("#status")).to_have_text("message sent")
+        view.locator("#context").click()
+        nb.expect(view.locator("#status")).to_have_text("context updated")
+        view.locator("#log").click()
+        nb.expect(view.locator("#status")).to_have_text("log sent")
+        # the link opens as a tab of the browser, with no handle back to the notebook (noopener); the
+        # machine has no internet, so the page is served here
+        nb.page.context.route("https://example.com/**", lambda route: route.fulfill(body="linked"))
+        with nb.page.context.expect_page() as popup:
+            view.locator("#link").click()
+        popup.value.wait_for_load_state()
+        assert popup.value.url == "https://example.com/counter"
+        assert popup.value.evaluate("window.opener === null")
+        nb.expect(view.locator("#status")).to_have_text("link opened")
+        popup.value.close()
+
+        asked = events(nb)
+        assert ("tools/call", {"name": "bump", "arguments": {"value": 3}}) in asked
+        messages = [p for m, p in asked if m == "ui/message"]
+        assert messages == [{"role": "user", "content": [{"type": "text", "text": "the count is 4"}]}]
+        assert ("ui/update-model-context", {"content": [{"type": "text", "text": "the counter shows 4"}]}) in asked
+        assert any(m == "notifications/message" and p.get("data") == "count is 4" for m, p in asked)
+        assert ("ui/open-link", {"url": "https://example.com/counter"}) in asked
+
+        # the frame follows the View's height
+        before = iframe.bounding_box()["height"]
+        view.locator("#grow").click()
+        nb.expect(view.locator("#status")).to_have_text("grown")
+        nb.page.wait_for_function(
+            "([el, h]) => el.getBoundingClientRect().height >= h + 380", arg=[iframe.element_handle(), before],
+            timeout=FRAME_TIMEOUT_MS,
+        )
+        nb.shot("apps-counter-grown", nb.cell(1))
+
+
+def test_a_request_made_while_a_cell_runs_is_answered_when_the_kernel_is_free(lab: Lab, nb: NotebookPage) -> None:
+    flag = lab.root / FLAG
+    with failure_shot(nb, "apps-busy"):
+        _iframe, view = frame_of(nb, 1)
+        nb.expect(view.locator("#title")).to_have_text("Counter view", timeout=FRAME_TIMEOUT_MS)
+        nb.run(4, wait=False)
+        view.locator("#bump").click()
+        nb.expect(view.locator("#status")).to_have_text("calling bump")
+        nb.shot("apps-busy-waiting", nb.cell(1))
+        flag.write_text("go")
+        nb.wait_done(4)
+        nb.expect(view.locator("#status")).to_have_text("tool: bumped to 5", timeout=FRAME_TIMEOUT_MS)
+    flag.unlink()
+
+
+def choose_theme(nb: NotebookPage, theme: str) -> None:
+    """Settings > Theme > THEME in JupyterLab's menu bar."""
+    nb.page.get_by_role("menuitem", name="Settings", exact=True).click()
+    nb.page.locator(".lm-Menu .lm-Menu-itemLabel", has_text=re.compile(r"^Theme$")).click()
+    nb.page.locator(".lm-Menu .lm-Menu-itemLabel", has_text=re.compile(f"^{theme}$")).click()
+
+
+def test_dark_theme_reaches_the_view(nb: NotebookPage) -> None:
+    with failure_shot(nb, "apps-dark"):
+        _iframe, view = frame_of(nb, 1)
+        nb.expect(view.locator("#theme")).to_have_text("light", timeout=FRAME_TIMEOUT_MS)
+        choose_theme(nb, "JupyterLab Dark")
+        nb.expect(nb.page.locator("body")).to_have_attribute("data-jp-theme-light", "false", timeout=30_000)
+        nb.expect(view.locator("#theme")).to_have_text("dark", timeout=FRAME_TIMEOUT_MS)
+        background = view.locator("#bg").inner_text()
+        assert background not in ("?", "white", "#fff", "#ffffff"), background
+        nb.shot("apps-dark", nb.cell(1))
+        choose_theme(nb, "JupyterLab Light")
+        nb.expect(view.locator("#theme")).to_have_text("light", timeout=FRAME_TIMEOUT_MS)
+
+
+def test_reload_brings_the_view_back_without_a_tool_call(nb: NotebookPage) -> None:
+    with failure_shot(nb, "apps-reload"):
+        _iframe, view = frame_of(nb, 1)
+        nb.expect(view.locator("#title")).to_have_text("Counter view", timeout=FRAME_TIMEOUT_MS)
+        calls_before = [e for e in events(nb) if e[0] == "tools/call"]
+        nb.page.keyboard.press("Control+s")
+        nb.expect(nb.page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
+        nb.page.reload()
+        nb.wait_idle()
+        _iframe, view = frame_of(nb, 1)
+        nb.expect(view.locator("#status")).to_have_text("result: counter starts at 3", timeout=FRAME_TIMEOUT_MS)
+        nb.expect(view.locator("#input")).to_have_text('{"start":3}')
+        nb.shot("apps-reloaded", nb.cell(1))
+        assert [e for e in events(nb) if e[0] == "tools/call"] == calls_before
+        view.locator("#bump").click()
+        nb.expect(view.locator("#status")).to_have_text("tool: bumped to 4", timeout=FRAME_TIMEOUT_MS)
+
+
+
+def test_running_the_cell_again_tears_the_old_view_down(nb: NotebookPage) -> None:
+    with failure_shot(nb, "apps-teardown"):
+        assert not any(m == "ui/resource-teardown" for m, _ in events(nb))
+        run_again(nb, 1)
+        run_again(nb, 5)  # waits in the kernel for the notification the removed view sent
+        assert nb.output(5).inner_text().strip() == "{}"
+        _iframe, view = frame_of(nb, 1)
+        nb.expect(view.locator("#status")).to_have_text("result: counter starts at 3", timeout=FRAME_TIMEOUT_MS)
+
+
+def test_the_sandbox_keeps_the_view_away_from_the_notebook(nb: NotebookPage) -> None:
+    with failure_shot(nb, "apps-probe"):
+        nb.run(3)
+        _iframe, view = frame_of(nb, 3)
+        nb.expect(view.locator("#done")).to_have_text("probe done", timeout=FRAME_TIMEOUT_MS)
+        outcomes = dict(
+            re.match(r"(\S+) (.*)", line).groups()  # type: ignore[union-attr]
+            for line in view.locator("#probe li").all_inner_texts()
+        )
+        assert set(outcomes) == {"parent-document", "top-location", "cookie", "local-storage", "session-storage",
+                                 "api-contents", "popup"}
+        assert all(outcome.startswith("blocked") for outcome in outcomes.values()), outcomes
+        nb.shot("apps-probe", nb.cell(3))
+
+
+def test_an_official_example_server_view_works_in_the_notebook(nb: NotebookPage) -> None:
+    """server-basic-vanillajs (npm, pinned by `make tools`): its View renders and its button reaches its server."""
+    if not Path(BASIC).is_file():
+        pytest.fail(f"{BASIC} is missing: run `make tools`")
+    with failure_shot(nb, "apps-basic"):
+        nb.run(6, timeout=120_000)
+        _iframe, view = frame_of(nb, 6)
+        button = view.locator("#get-time-btn")
+        nb.expect(button).to_be_visible(timeout=FRAME_TIMEOUT_MS)
+        time_box = view.locator("#server-time")
+        before = time_box.inner_text()
+        button.click()
+        nb.expect(time_box).not_to_have_text(before, timeout=FRAME_TIMEOUT_MS)
+        assert re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", time_box.inner_text())
+        nb.shot("apps-basic-vanillajs", nb.cell(6))
+        run_again(nb, 7)
+        assert "('tools/call', {'name': 'get-time'" in nb.output(7).inner_text()

@@ -1,0 +1,39 @@
+"""The committed View widget bundle (synapse_nb/notebook/widgets/static/app_view.js) is what `make widget-js`
+builds from js/src and the pinned npm packages of js/package-lock.json: rebuilding gives the same bytes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.node, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[3]
+JS = REPO / "js"
+BUNDLE = REPO / "synapse_nb" / "notebook" / "widgets" / "static" / "app_view.js"
+
+
+def test_rebuilding_the_bundle_gives_the_committed_file(tmp_path: Path) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("npm is missing: install Node.js 18+ with npm, then run `make widget-js-deps`")
+    if not (JS / "node_modules" / ".package-lock.json").exists():
+        pytest.fail("js/node_modules is missing: run `make widget-js-deps`")
+    lock = json.loads((JS / "package-lock.json").read_text())
+    assert lock["packages"]["node_modules/@modelcontextprotocol/ext-apps"]["version"] == "2.0.4"
+    out = tmp_path / "app_view.js"
+    subprocess.run([npm, "run", "--silent", "build", "--", f"--outfile={out}"], cwd=JS, check=True,
+                   capture_output=True, timeout=120)
+    assert out.read_bytes() == BUNDLE.read_bytes(), "static/app_view.js is stale: run `make widget-js` and commit it"
+
+
+def test_the_wheel_carries_the_bundle() -> None:
+    """Installing needs no Node: the bundle sits inside the package, next to the widget that reads it."""
+    from synapse_nb.notebook.widgets.app_view import AppView
+
+    assert AppView._esm.default_value == BUNDLE.read_text(encoding="utf-8")
+    assert "ui/initialize" in BUNDLE.read_text(encoding="utf-8")
