@@ -225,7 +225,10 @@ def row_frontend(size: Size) -> list[Row]:
             why="" if later_ph < 0.1 else "see 17a; a loaded machine delays every thread hand-off of the kernel"),
         Row("17c", "first text shown after its chunk left the server",
             Measure("bare httpx: first event parsed", bare_first), Measure("first word in the cell", first_text),
-            "< 30 ms", first_text < 0.03, note=f"median of {len(s.first_text)} cells"),
+            "< 30 ms", first_text < 0.03, note=f"median of {len(s.first_text)} cells",
+            why="" if first_text < 0.03 else
+                "the first word waits behind the same thread hand-offs and background threads as 17d, and in a "
+                "kernel's first cell behind the provider's first imports (httpx, the agent layer)"),
         Row("17d", "last text shown after the last chunk left the server",
             Measure("bare httpx: [DONE] parsed", bare_last), Measure("last word in the cell", last_text),
             "< 30 ms", last_text < 0.03, note=f"median of {len(s.last_text)} cells",
@@ -243,11 +246,14 @@ def row_frontend(size: Size) -> list[Row]:
 
 
 _WHY_END = (
-    "after [DONE] the kernel's main thread needs little CPU (the turn's last events, 4-5 display messages); "
-    "the time goes to waiting: each IPython display() flushes stdout and stderr through ipykernel's IOPub "
-    "thread and waits for it (two thread hand-offs per output), while background threads of the same "
-    "process compete for the GIL and the 2 cores: the MCP SDK preload started by %load_ext (mcp_client "
-    "`preload()`: ~1 s of CPU, plus jsonschema's rfc3987-syntax grammar, ~2 s, for 3-10 s after loading) and "
-    "the history flusher's DuckDB ingest (now deferred until events stop, history/store.py QUIET); see "
-    "bench/results.md's findings for the patches"
+    "after [DONE] the kernel's main thread needs little CPU; it waits. The turn publishes 5 outputs after the "
+    "last event (the held text, an identical update, the finished line, the emptied live output, the final "
+    "output: notebook/display.py, output.py), each IPython display() flushes stdout and stderr through "
+    "ipykernel's IOPub thread and waits for it, and ipykernel flushes twice more before the reply and twice "
+    "before idle: ~14 thread hand-offs, each a scheduler wake-up (several ms on 2 busy cores). Meanwhile "
+    "background threads of the kernel compete for the GIL and the cores: the MCP SDK preload that %load_ext "
+    "starts (~1 s of CPU, plus jsonschema's rfc3987-syntax URI grammar, 2-3 s, for 3-10 s after loading: "
+    "patch /work/brief/patches/bench-kernel-preload-no-jsonschema.diff) and the history flusher's DuckDB "
+    "ingest (fixed: history/store.py waits for QUIET). Left (notebook layer): publish no identical update and "
+    "no update that finish() replaces at once"
 )
