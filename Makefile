@@ -110,7 +110,7 @@ typecheck: venv
 # The suite, then the notebooks re-executed and compared with their saved outputs (nbval).
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
-pytest: venv tools browser $(LANGCHAIN_MCP)
+pytest: venv tools browser bench-tools
 	SYNAPSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest $(NBVAL) tests notebooks
 
 demo: venv

@@ -22,8 +22,10 @@ Baselines of 17c-17f: a bare httpx client in this process reading the same strea
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import queue
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,7 +36,7 @@ import httpx
 from _common import Measure, Row, Size, bench_dir, fmt_seconds, median
 from llm_server import LlmServer, text
 
-__all__ = ["row_frontend"]
+__all__ = ["Cell", "Frontend", "row_frontend"]
 
 FIRST = "Fjord"  # the first word: it appears nowhere else in the cell's output
 STRIPPED = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY", "SYNAPSE_MODEL",
@@ -61,11 +63,19 @@ class Cell:
 class Frontend:
     """A fresh kernel of this interpreter and its client, as JupyterLab would drive it (ZMQ over IPC)."""
 
-    def __init__(self, work: Path, env: Mapping[str, str]) -> None:
+    def __init__(self, work: Path, env: Mapping[str, str], python: str | None = None) -> None:
+        """`python`: the interpreter of the kernel (another venv's, for a peer); default this one."""
+        from jupyter_client.kernelspec import KernelSpecManager
         from jupyter_client.manager import KernelManager
 
         work.mkdir(parents=True, exist_ok=True)
-        self.km = KernelManager(kernel_name="python3", transport="ipc", ip=str(work / "kernel-ipc"))
+        specs = work / "kernels"
+        (specs / "bench").mkdir(parents=True, exist_ok=True)
+        argv = [python or sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        (specs / "bench" / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "bench",
+                                                                 "language": "python"}))
+        self.km = KernelManager(kernel_name="bench", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]),
+                                transport="ipc", ip=str(work / "kernel-ipc"))
         self.km.start_kernel(cwd=str(work), env=dict(env))
         self.kc = self.km.client()
         self.kc.start_channels()
@@ -90,7 +100,9 @@ class Frontend:
                 if kind == "status" and content["execution_state"] == "idle":
                     cell.idle = now
                 elif kind in SHOWN:
-                    shown = content.get("text") if kind == "stream" else content.get("data", {}).get("text/plain")
+                    data = content.get("data", {})  # a peer's Markdown result has its text in text/markdown only
+                    shown = content.get("text") if kind == "stream" else (
+                        f"{data.get('text/plain', '')}\n{data.get('text/markdown', '')}")
                     cell.shown.append((now, str(shown or "")))
                 elif kind == "error":
                     raise RuntimeError(f"the cell failed: {content.get('ename')}: {content.get('evalue')}")

@@ -17,7 +17,7 @@ NUMBERS = set(re.findall(r"^    (\d+): \(", RUN.read_text(), re.MULTILINE))  # t
 ROW_LINE = re.compile(r"^\| (\d+)([a-z]?) \| (.+?) \| .* \| (met|MISSED|—) \|$", re.MULTILINE)
 
 
-def run_bench(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def run_bench(*args: str, cwd: Path, timeout: float = 400) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(RUN), *args], capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False
     )
