@@ -26,6 +26,14 @@ PYSERVERS  := $(TOOLS)/pyservers/.installed-$(REFERENCE_PY_VERSION)
 # its own because it pins its own web stack. About 850 MB: 40 s to install here, 3 min on a busy network.
 PHOENIX_VERSION := 20.26.1
 PHOENIX := $(TOOLS)/phoenix/.installed-$(PHOENIX_VERSION)
+# The peers `make bench` measures synapse_nb against (issue 22), each in a venv of its own under .tools/bench-peers
+# (they pin their own langchain and mcp): jupyter-ai's `%%ai` magic (jupyter-ai-magics, with the OpenAI provider
+# and a kernel to run it in) and langchain-mcp-adapters.
+JUPYTER_AI_VERSION := 2.31.7
+LANGCHAIN_MCP_VERSION := 0.3.2
+BENCH_PEERS := $(TOOLS)/bench-peers
+JUPYTER_AI := $(BENCH_PEERS)/jupyter-ai/.installed-$(JUPYTER_AI_VERSION)
+LANGCHAIN_MCP := $(BENCH_PEERS)/langchain-mcp/.installed-$(LANGCHAIN_MCP_VERSION)
 CHROMIUM ?= /usr/bin/chromium
 # The team's shared/ folder (it holds tools/build-python.sh): beside a fresh clone (as CI runs it), or,
 # in a git worktree, beside the main clone.
@@ -44,7 +52,7 @@ CONFORMANCE_NEXT_TOOLS := $(TOOLS)/conformance-next
 CONFORMANCE_NEXT := $(CONFORMANCE_NEXT_TOOLS)/node_modules/@modelcontextprotocol/conformance/.installed-$(CONFORMANCE_NEXT_VERSION)
 
 .PHONY: test test-py313 lint typecheck pytest demo bench venv tools otel-receiver browser clean help
-.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers
+.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools
 
 # The MCP Apps View widget's browser half (synapse_nb/notebook/widgets/static/app_view.js, committed so that
 # the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
@@ -143,14 +151,26 @@ typecheck: venv
 # The suite, then the notebooks re-executed and compared with their saved outputs (nbval).
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
-pytest: venv tools browser
+pytest: venv tools browser bench-tools
 	SYNAPSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest $(NBVAL) tests notebooks
 
 demo: venv
 	$(PY) scripts/demo.py
 
-bench: venv
+bench: venv tools bench-tools
 	$(PY) bench/run.py
+
+bench-tools: $(JUPYTER_AI) $(LANGCHAIN_MCP)
+
+$(JUPYTER_AI):
+	@test -x $(BENCH_PEERS)/jupyter-ai/bin/python || $(PYTHON) -m venv $(BENCH_PEERS)/jupyter-ai
+	$(BENCH_PEERS)/jupyter-ai/bin/python -m pip install --quiet jupyter-ai-magics==$(JUPYTER_AI_VERSION) "langchain-openai<0.4" ipykernel
+	@touch $@
+
+$(LANGCHAIN_MCP):
+	@test -x $(BENCH_PEERS)/langchain-mcp/bin/python || $(PYTHON) -m venv $(BENCH_PEERS)/langchain-mcp
+	$(BENCH_PEERS)/langchain-mcp/bin/python -m pip install --quiet langchain-mcp-adapters==$(LANGCHAIN_MCP_VERSION)
+	@touch $@
 
 # Both suites, each against its own expected failures (tests/conformance/expected_failures.toml, by version).
 conformance: venv conformance-tools

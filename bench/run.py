@@ -47,6 +47,9 @@ ROWS: dict[int, tuple[str, str, str]] = {
     14: ("a 20-turn notebook replayed vs recorded against a 200 ms model", "bench_replay", "row_replay"),
     15: ("OpenTelemetry tracing on vs off, collector unreachable", "bench_otel", "row_otel"),
     16: ("prompt caching: share of a 10-iteration turn's prompt read from the cache", "bench_cost", "row_prompt_cache"),
+    17: ("a %%synapse answer as a frontend sees it (ZMQ, real kernel)", "bench_frontend", "row_frontend"),
+    18: ("an MCP tool call vs the bare SDK and langchain-mcp-adapters", "bench_peers", "row_peers"),
+    19: ("%%synapse vs jupyter-ai's %%ai in real kernels", "bench_ai_peer", "row_ai_peer"),
 }
 
 PACKAGES = ("synapse_nb", "mcp", "httpx", "duckdb", "pandas", "pyarrow", "ipython", "ipykernel", "jupyter_client",

@@ -206,6 +206,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
+            if n == first_content - 1:
+                self.server.owner.first_content_at = time.perf_counter()  # type: ignore[attr-defined]
         self.server.owner.last_event_at = time.perf_counter()  # type: ignore[attr-defined]
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
@@ -244,6 +246,7 @@ class LlmServer:
         self.responder: Callable[[RecordedRequest], Reply | None] | None = None
         self.on_request: Callable[[RecordedRequest], None] | None = None
         self.last_event_at: float | None = None  # perf_counter() when the last SSE event of a stream was sent
+        self.first_content_at: float | None = None  # perf_counter() when a stream's first content event was sent
 
     # lifecycle
     def start(self) -> LlmServer:

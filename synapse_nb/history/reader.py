@@ -138,12 +138,12 @@ class History:
 
     def find_session(self, name_or_id: str) -> str | None:
         """The newest session named `name_or_id`, else the session whose id starts with it; None if none."""
-        found = self.sql(
+        found = self.rows(
             "SELECT session_id FROM sessions WHERE name = $1 OR starts_with(session_id, $1) "
             "ORDER BY (name = $1) DESC, created_at DESC LIMIT 1",
             [name_or_id],
         )
-        return None if found.empty else str(found["session_id"].iloc[0])
+        return str(found[0][0]) if found else None
 
     def transcript(self, session_id: str) -> tuple[list[Message], int]:
         """A recorded session's conversation as Messages (no system prompt) and the next free `seq`,
@@ -205,6 +205,16 @@ class History:
             except duckdb.Error as exc:
                 raise HistoryError(f"history query failed: {str(exc).splitlines()[0]}", path=str(self.path)) from exc
         return table.to_pandas() if table is not None else pd.DataFrame()
+
+    def rows(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        """`sql` as a list of tuples, without pandas or pyarrow: for the small lookups on a cell's path (e.g.
+        whether a session name is taken), where importing pandas (about a second) would delay the cell."""
+        with self.connection() as con:
+            try:
+                rel = con.sql(query, params=params)
+                return rel.fetchall() if rel is not None else []
+            except duckdb.Error as exc:
+                raise HistoryError(f"history query failed: {str(exc).splitlines()[0]}", path=str(self.path)) from exc
 
     def export(self, directory: str | Path) -> list[Path]:
         """Write each relation to `<directory>/<relation>.parquet` (one consistent snapshot); returns the files."""

@@ -50,17 +50,28 @@ if TYPE_CHECKING:
     from .flusher import Flusher
     from .reader import History
 
-__all__ = ["HistoryStore"]
+__all__ = ["HistoryStore", "quiet_wait"]
 
 logger = logging.getLogger("synapse_nb.history")
 
 BATCH_DELAY = 0.2  # seconds to gather events after the first one before ingesting them
 MIN_INTERVAL = 2.0  # at most one ingest per this many seconds per process: each costs ~20-30 ms of CPU
 # and holds the lock; readers merge the spool, so nobody waits for it (bench row 3)
+QUIET = 0.3  # an ingest waits until no event came for this long: never at a turn's end, when the cell
+# finishes and a frontend waits for the kernel (an ingest's CPU and GIL then delay the last output and idle)
+MAX_DEFER = 10.0  # ... but for no longer than this after the first event waiting (a busy kernel still ingests)
 SCAN_INTERVAL = 5.0  # how often an idle flusher looks for spools left by dead processes
 ROTATE_BYTES = 32 * 1024 * 1024  # a spool this large is handed over (finished and deleted) and replaced
 OPEN_TIMEOUT = 10.0  # how long a strict open, and a reader, wait for the background open of a busy file
 ATTEMPT_TIMEOUT = 1.0  # one background ingest waits this long for a busy file, then backs off and retries
+
+
+def quiet_wait(now: float, last_event: float, pending_since: float) -> float:
+    """Seconds an ingest still waits at `now`: until QUIET after the last event recorded, but no later than
+    MAX_DEFER after the first event waiting. Events arrive while a turn runs and stop when it ends; an
+    ingest (~30 ms of CPU, DuckDB and the GIL) started then would land on the cell's last output and its
+    idle message. Readers merge the spool, so nothing waits for the ingest."""
+    return max(0.0, min(last_event + QUIET, pending_since + MAX_DEFER) - now)
 
 
 class HistoryStore:
@@ -88,6 +99,8 @@ class HistoryStore:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._pending = False
+        self._last_event = float("-inf")  # time.monotonic() of the last event recorded (quiet: see QUIET)
+        self._pending_since = float("-inf")  # when `_pending` last became true (bounds the wait: MAX_DEFER)
         self._failed_write = False
         self._failures = 0  # consecutive failed ingests (backoff, and one warning per streak)
         self._busy = 0  # consecutive ingests that found the file held by another program
@@ -245,6 +258,7 @@ class HistoryStore:
         spool = self._spool
         if spool is None or spool.closed or self.problem is not None:
             return
+        now = self._last_event = time.monotonic()  # every event, text deltas too: a turn is running
         try:
             rows = self._recorder.rows(event)
             if not rows:
@@ -258,6 +272,7 @@ class HistoryStore:
             return
         if not self._pending:
             self._pending = True
+            self._pending_since = now
             self._wake.set()
 
     def _line(self, relation: str, row: dict[str, object]) -> bytes:
@@ -301,6 +316,9 @@ class HistoryStore:
                 wait = max(BATCH_DELAY, MIN_INTERVAL - (time.monotonic() - last), self._backoff())
                 if self._stop.wait(wait):
                     return
+                while (rest := quiet_wait(time.monotonic(), self._last_event, self._pending_since)) > 0:
+                    if self._stop.wait(rest):
+                        return
             now = time.monotonic()
             due = woke
             if now >= next_scan:

@@ -45,6 +45,7 @@ from ..errors import (
 from ..masking import SecretMask
 from ..protocols import ProviderChunk
 from ..types import Message, ToolSpec
+from ._tls import tls_context
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -225,7 +226,9 @@ class HttpStreamer:
         self.timeout = make_timeout(timeout)
         self.max_event_bytes = max_event_bytes
         self._mask = SecretMask(secrets)
-        self._client = httpx.AsyncClient(timeout=self.timeout, transport=transport)
+        # The TLS context is shared by every provider (and none is built for plain http): see _tls.py.
+        verify = tls_context(self.base_url) if transport is None else True
+        self._client = httpx.AsyncClient(timeout=self.timeout, transport=transport, verify=verify)
 
     async def aclose(self) -> None:
         await self._client.aclose()

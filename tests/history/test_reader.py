@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 from history_events import at, conversation, raw, tool_call
 
 import synapse_nb
+from synapse_nb.errors import HistoryError
 from synapse_nb.history.catalog import known_version, load_migrations
 from synapse_nb.history.reader import History, history
 from synapse_nb.history.schema import COLUMNS, RELATIONS
@@ -141,8 +144,6 @@ def test_an_old_file_is_read_as_it_is_without_migrating_it(tmp_path: Path, db_pa
 
 
 def test_a_bad_query_is_one_history_error_line(filled: HistoryStore) -> None:
-    from synapse_nb.errors import HistoryError
-
     with pytest.raises(HistoryError, match=r"^history query failed: Parser Error: syntax error") as info:
         history().sql("SELECT * FROMM tool_calls")
     assert "\n" not in str(info.value)
@@ -166,3 +167,29 @@ def test_a_read_that_finds_a_large_backlog_ingests_it_once(store: HistoryStore, 
     assert raw(db_path, "SELECT count(*) FROM tool_calls") == [(i,)]  # the read moved them into the file
     store.record(tool_call("s", i))
     assert len(history().tool_calls()) == i + 1  # and merges what is left, counting nothing twice
+
+
+def test_rows_answers_like_sql_as_tuples(filled: HistoryStore) -> None:
+    h = history()
+    query = "SELECT session_id, count(*) FROM messages WHERE session_id <> $1 GROUP BY 1 ORDER BY 1"
+    assert h.rows(query, ["nope"]) == [("s1", 4), ("s2", 4)]
+    assert h.rows(query, ["nope"]) == list(h.sql(query, ["nope"]).itertuples(index=False, name=None))
+    assert h.rows("SELECT 1 FROM sessions WHERE name = $1", ["nobody"]) == []
+    assert h.find_session("s2") == "s2"
+    with pytest.raises(HistoryError, match=r"^history query failed: .*no_such_table") as info:
+        h.rows("SELECT * FROM no_such_table")
+    assert "\n" not in str(info.value)
+
+
+def test_rows_reads_the_history_without_loading_pandas(filled: HistoryStore, db_path: Path) -> None:
+    """The lookup a cell makes before its first output (is this session name taken?) must not pay for
+    importing pandas and pyarrow (about a second in a fresh kernel)."""
+    filled.flush()
+    code = (
+        "import sys\n"
+        "from synapse_nb.history.reader import History\n"
+        f"print(History({str(db_path)!r}).rows('SELECT count(*) FROM sessions'), "
+        "'pandas' in sys.modules, 'pyarrow' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.split() == ["[(2,)]", "False", "False"]

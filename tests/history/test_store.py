@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,40 @@ def test_the_flusher_ingests_without_being_asked(store: HistoryStore, db_path: P
     assert done.wait(timeout=30)
     assert store.pending_bytes == 0
     assert raw(db_path, "SELECT tool_call_id FROM tool_calls") == [("s-c1",)]
+
+
+def test_an_ingest_waits_for_a_quiet_moment(
+    store: HistoryStore, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events come while a turn runs and stop when it ends, just as the cell finishes: the background
+    ingest (DuckDB, ~30 ms of CPU and the GIL) starts only once no event came for QUIET seconds, so it
+    never lands on a cell's last output and idle message; a kernel that never goes quiet still ingests
+    within MAX_DEFER."""
+    monkeypatch.setattr(store_module, "MIN_INTERVAL", 0.0)  # only the batching delay and the quiet rule left
+    assert store._flusher_ready.wait(timeout=30)
+    assert store._flusher is not None
+    flusher = store._flusher
+    started: list[float] = []  # time.monotonic() at the start of each background ingest
+    run = flusher.run
+
+    def timed_run(**kwargs: object) -> object:
+        started.append(time.monotonic())
+        return run(**kwargs)  # type: ignore[arg-type]
+
+    flusher.run = timed_run  # type: ignore[method-assign]
+    done = store._ingested_event
+    done.clear()
+    for n in range(1, 4):
+        store.record(tool_call("s", n))
+    assert done.wait(timeout=30)
+    assert started
+    assert started[0] >= store._last_event + store_module.QUIET
+    assert _count(db_path) == 3
+    # the rule itself: still waiting while events come, at once when quiet, never past MAX_DEFER
+    quiet, defer = store_module.QUIET, store_module.MAX_DEFER
+    assert store_module.quiet_wait(100.0, 100.0, 99.0) == pytest.approx(quiet)
+    assert store_module.quiet_wait(100.0 + quiet, 100.0, 99.0) == 0.0
+    assert store_module.quiet_wait(99.0 + defer, 99.0 + defer - 0.01, 99.0) == 0.0
 
 
 def test_a_busy_file_never_fails_recording_or_reading_and_catches_up(
