@@ -2,8 +2,8 @@
 
 The model is tests/llm_server.py (a real HTTP server on 127.0.0.1, OpenAI wire, through the `ollama:`
 provider: no key) holding each answer back 200 ms, as a hosted model's time to first byte. Each turn
-is a `%%synapse` cell run through the notebook layer's own command (`commands.ask.ask`, history on):
-the model asks for a notebook tool, the tool answers, the model answers. Baseline: the 20 cells
+is a `%%synapse` cell run through the notebook layer's own command (`commands.ask.ask_async` through the
+runner, history on): the model asks for a notebook tool, the tool answers, the model answers. Baseline: the 20 cells
 recorded (`%synapse record PATH`); measured: the same 20 cells replayed (`%synapse replay PATH`) with
 the server stopped, tool calls answered from the cassette (median of a few replays, each in a fresh
 session). The replayed answers are checked to equal the recorded ones.
@@ -38,14 +38,15 @@ def lookup(q: str) -> str:
 
 def _cells(state: Any, session: str, turns: int) -> tuple[float, list[str]]:
     from synapse_nb.notebook.args import AskOptions
-    from synapse_nb.notebook.commands.ask import ask
+    from synapse_nb.notebook.commands.ask import ask_async
     from synapse_nb.notebook.state import Settings
 
     settings = Settings()
     answers: list[str] = []
     t0 = time.perf_counter()
     for i in range(turns):
-        result = ask(state, settings, AskOptions(model="ollama:bench", session=session), f"question {i}?")
+        options = AskOptions(model="ollama:bench", session=session)
+        result = state.runner.run(ask_async(state, settings, options, f"question {i}?"))
         answers.append(str(getattr(result, "text", "")))
     return time.perf_counter() - t0, answers
 
