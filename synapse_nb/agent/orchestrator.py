@@ -59,6 +59,13 @@ CANCEL_GRACE = 5.0
 """Seconds to wait for tool calls to acknowledge cancellation before leaving them behind."""
 
 
+_TOLD_PER_TURN = frozenset({
+    "provider", "system", "tool_patterns", "max_iterations", "max_result_chars", "approval", "ask_callback", "sinks",
+    "tool_scope", "budget", "tool_answer", "tool_timeout",
+})
+"""TurnOptions fields (and the old name of `ask`), refused as Agent attributes (see Agent.__setattr__)."""
+
+
 @dataclass(slots=True)
 class _Call:
     """One requested tool call on its way through approval and execution."""
@@ -130,6 +137,14 @@ class Agent:
         self._running = False
         self._broken_sinks: set[int] = set()
         self._tools_digest = ToolsDigest()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _TOLD_PER_TURN:  # these were Agent attributes once: setting one now would do nothing
+            raise AgentError(
+                f"Agent.{name} is told per turn: pass it to Agent(...) or in the turn's options, e.g. "
+                f"agent.ask(prompt, agent.defaults.replace({name}=...))"
+            )
+        super().__setattr__(name, value)
 
     @property
     def running(self) -> bool:

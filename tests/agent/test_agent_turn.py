@@ -185,3 +185,13 @@ async def test_options_are_a_checked_value() -> None:
         TurnOptions(provider, max_iterations=0)
     with pytest.raises(AgentError, match="max_iterations must be at least 1, got 0"):
         Agent(provider, max_iterations=0)
+
+
+async def test_setting_what_a_turn_is_told_on_the_agent_says_where_it_goes_now() -> None:
+    agent = Agent(ScriptedProvider(["hi"]))
+    with pytest.raises(AgentError, match=r"Agent.tool_scope is told per turn: .*defaults.replace\(tool_scope=...\)"):
+        agent.tool_scope = None  # type: ignore[misc]
+    with pytest.raises(AgentError, match=r"Agent\.sinks is told per turn"):
+        agent.sinks = []  # type: ignore[misc]
+    agent.session_name = "renamed"  # the session's own fields stay settable
+    assert agent.session_name == "renamed"
