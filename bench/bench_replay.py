@@ -66,18 +66,18 @@ def row_replay(size: Size) -> list[Row]:
             server.responder = _respond
             os.environ["OLLAMA_BASE_URL"] = server.openai_base_url
             _cells(state, "warm-up", 1)  # imports, the history store, the HTTP client: neither side pays for them
-            record(state, str(cassette))
+            record(state.deck, str(cassette))
             recorded, answers = _cells(state, "recorded", turns)
-            stop(state)
+            stop(state.deck)
             requests = len(server.requests) - 2
-        replay(state, str(cassette))
+        replay(state.deck, str(cassette))
         times = []
         for r in range(rounds):
             seconds, again = _cells(state, f"replayed-{r}", turns)
             if again != answers:
                 raise AssertionError(f"replay {r} answered differently from the recording")
             times.append(seconds)
-        stop(state)
+        stop(state.deck)
     finally:
         state.close()
     replayed = median(times)

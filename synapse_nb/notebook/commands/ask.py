@@ -26,7 +26,8 @@ from ..display import Format, TurnDisplay, TurnView
 from ..interpolate import interpolate
 from ..output import LiveOutput
 from ..result import BackgroundRun, SynapseResult
-from ..state import Settings, SynapseState, usage_error
+from ..settings import Settings
+from ..usage import usage_error
 from .cost import check_prices
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from ...agent.turn import TurnOptions
     from ...protocols import ApprovalCallback, EventSink, Provider
     from ...telemetry.spans import SpanSink
+    from ..state import SynapseState
 
 __all__ = ["INTERRUPTED", "CellInterrupted", "TurnPlan", "ask_async", "background", "plan_turn", "run_turn"]
 
@@ -85,16 +87,17 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         raise UsageError("%%synapse: missing prompt; write the question in the cell body below the %%synapse line")
     namespace: Mapping[str, Any] = getattr(state.shell, "user_ns", None) or {}
     prompt = interpolate(body.strip(), namespace)
-    if options.session is None and state.current not in state.sessions:
-        state.current = state.own_session_name(state.current)
-    session = (options.session or state.current).strip()
-    running = state.background.get(session)
+    sessions = state.sessions
+    if options.session is None and sessions.current not in sessions:
+        sessions.current = sessions.own_name(sessions.current)
+    session = (options.session or sessions.current).strip()
+    running = sessions.background.get(session)
     if running is not None and not running.done():
         raise UsageError(
             f"%%synapse: session {session!r} is busy with a background run; await it, .cancel() it, "
             "or use another --session"
         )
-    provider = state.provider(options.model or settings.model or None)
+    provider = state.models.provider(options.model or settings.model or None)
     model_id = f"{provider.name}:{provider.model}"
     state.register_notebook_tools()
     kernel = (options.kernel or settings.kernel_tools) and options.tools != () and state.kernel is not None
@@ -167,7 +170,7 @@ def background(
         controls.show()
     task = state.runner.spawn(_background_turn(turn, told, controls), name=f"synapse {turn.plan.session}")
     handle = BackgroundRun(task, state.runner, session=turn.plan.session, prompt=turn.plan.prompt, controls=controls)
-    state.background[turn.plan.session] = handle
+    state.sessions.background[turn.plan.session] = handle
     if keep is not None:
         keep(handle)
     return handle
@@ -187,7 +190,7 @@ class _Turn:
 
     def __init__(self, state: SynapseState, settings: Settings, options: AskOptions, body: str) -> None:
         self.plan = plan = plan_turn(state, settings, options, body)
-        self.agent = state.agent(plan.session, plan.provider)
+        self.agent = state.sessions.agent(plan.session, plan.provider)
         unrecorded = _history_problem(state) if plan.history else None
         view = TurnView(
             model=plan.model_id, model_note=plan.model_note, session=plan.session, format=plan.format,
@@ -204,10 +207,10 @@ class _Turn:
         if plan.price_note:
             view.notes.append(plan.price_note)
         self.events: list[Event] = []
-        self.sinks: list[EventSink] = [self.events.append, self.display, state.history_sink(plan.history)]
+        self.sinks: list[EventSink] = [self.events.append, self.display, state.router.history_sink(plan.history)]
         if state.tape is not None and state.tape.writer is not None:
             self.sinks.append(state.tape.on_event)  # recording: tool results join the cassette
-        self.tracing: SpanSink | None = state.tracing()  # OpenTelemetry spans of the turn, when tracing is on
+        self.tracing: SpanSink | None = state.tracer.sink()  # OpenTelemetry spans of the turn, when tracing is on
         if self.tracing is not None:
             self.sinks.append(self.tracing)
         self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)

@@ -18,13 +18,14 @@ from ...types import ToolResult, ToolSpec
 from ..args import CallTarget, ConnectSpec
 from ..display import ticking
 from ..output import LiveOutput
-from ..state import SynapseState, usage_error
+from ..usage import usage_error
 from ..view import GLYPH, duration
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ...mcp_client.info import ServerInfo
+    from ..state import SynapseState
 
 __all__ = [
     "CallOutput",
