@@ -110,8 +110,9 @@ def row_hub(size: Size) -> list[Row]:
 async def _bridge(size: Size) -> Row:
     """`%mcp call` as a whole cell runs it: the awaited command (notebook/awaited.py) on the running loop.
 
-    Then, for the record, the nested bridge a magic called from code takes (`commands.mcp.call` called
-    synchronously while the loop runs), measured last because it applies nest_asyncio2 to the process."""
+    Then, for the record, the nested bridge a magic called from code takes (`commands.mcp.call_async` through
+    the runner, called synchronously while the loop runs), measured last because it applies nest_asyncio2 to
+    the process."""
     import _asyncio
 
     from synapse_nb.notebook.args import CallTarget
@@ -158,7 +159,7 @@ async def _bridge(size: Size) -> Row:
         # pure-Python Task then runs both sides, so it gets its own baseline.
         nested_arms = {
             "await2": per_call("await2", lambda: state.call_tool("demo__echo", ARGS)),
-            "nested": per_call("nested", lambda: mcp_cmd.call(state, target, ARGS)),
+            "nested": per_call("nested", lambda: state.runner.run(mcp_cmd.call_async(state, target, ARGS))),
         }
         nested = await ainterleaved(nested_arms, max(2, rounds // 4), per=n)
     finally:

@@ -43,8 +43,7 @@ def _closed_port() -> int:
 async def _turn(registry: ToolRegistry, sinks: list[EventSink], scope: ToolScope | None) -> None:
     script: list[Any] = [{"tool_calls": [{"name": "count", "arguments": {"n": 3}},
                                          {"name": "count", "arguments": {"n": 4}}]}, "done"]
-    agent = Agent(ScriptedProvider(script), registry, sinks=sinks)
-    agent.tool_scope = scope
+    agent = Agent(ScriptedProvider(script), registry, sinks=sinks, tool_scope=scope)
     result = await agent.ask("count twice")
     if result.status != "finished" or len(result.tool_calls) != 2:
         raise RuntimeError(f"the benchmark turn did not run as scripted: {result}")

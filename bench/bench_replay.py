@@ -2,8 +2,8 @@
 
 The model is tests/llm_server.py (a real HTTP server on 127.0.0.1, OpenAI wire, through the `ollama:`
 provider: no key) holding each answer back 200 ms, as a hosted model's time to first byte. Each turn
-is a `%%synapse` cell run through the notebook layer's own command (`commands.ask.ask`, history on):
-the model asks for a notebook tool, the tool answers, the model answers. Baseline: the 20 cells
+is a `%%synapse` cell run through the notebook layer's own command (`commands.ask.ask_async` through the
+runner, history on): the model asks for a notebook tool, the tool answers, the model answers. Baseline: the 20 cells
 recorded (`%synapse record PATH`); measured: the same 20 cells replayed (`%synapse replay PATH`) with
 the server stopped, tool calls answered from the cassette (median of a few replays, each in a fresh
 session). The replayed answers are checked to equal the recorded ones.
@@ -38,14 +38,15 @@ def lookup(q: str) -> str:
 
 def _cells(state: Any, session: str, turns: int) -> tuple[float, list[str]]:
     from synapse_nb.notebook.args import AskOptions
-    from synapse_nb.notebook.commands.ask import ask
+    from synapse_nb.notebook.commands.ask import ask_async
     from synapse_nb.notebook.state import Settings
 
     settings = Settings()
     answers: list[str] = []
     t0 = time.perf_counter()
     for i in range(turns):
-        result = ask(state, settings, AskOptions(model="ollama:bench", session=session), f"question {i}?")
+        options = AskOptions(model="ollama:bench", session=session)
+        result = state.runner.run(ask_async(state, settings, options, f"question {i}?"))
         answers.append(str(getattr(result, "text", "")))
     return time.perf_counter() - t0, answers
 
@@ -65,18 +66,18 @@ def row_replay(size: Size) -> list[Row]:
             server.responder = _respond
             os.environ["OLLAMA_BASE_URL"] = server.openai_base_url
             _cells(state, "warm-up", 1)  # imports, the history store, the HTTP client: neither side pays for them
-            record(state, str(cassette))
+            record(state.deck, str(cassette))
             recorded, answers = _cells(state, "recorded", turns)
-            stop(state)
+            stop(state.deck)
             requests = len(server.requests) - 2
-        replay(state, str(cassette))
+        replay(state.deck, str(cassette))
         times = []
         for r in range(rounds):
             seconds, again = _cells(state, f"replayed-{r}", turns)
             if again != answers:
                 raise AssertionError(f"replay {r} answered differently from the recording")
             times.append(seconds)
-        stop(state)
+        stop(state.deck)
     finally:
         state.close()
     replayed = median(times)

@@ -2,8 +2,8 @@
 
 The model is tests/llm_server.py (a real HTTP server on 127.0.0.1, OpenAI wire format) reached through
 the `ollama:` provider (OpenAI-compatible, no key). The measured path is the cell's own code:
-`commands.ask.ask()` with a live output whose publisher notes when the answer's text reaches it —
-everything a `%%synapse` cell runs except IPython's message send to the frontend. The baseline is a
+`commands.ask.ask_async()` through the runner, with a live output whose publisher notes when the answer's
+text reaches it — everything a `%%synapse` cell runs except IPython's message send to the frontend. The baseline is a
 bare httpx client reading the same kind of response from the same server.
 
 - 8a time to first token: the server sends the first token, then holds the rest back (as a model
@@ -88,7 +88,7 @@ def _open_when(event: threading.Event, gate: Gate) -> threading.Thread:
 def _cell(server: LlmServer, shown: _Shown) -> Callable[[str], Any]:
     """A `%%synapse` cell runner: ask(prompt) through the notebook layer's own command."""
     from synapse_nb.notebook.args import AskOptions
-    from synapse_nb.notebook.commands.ask import ask
+    from synapse_nb.notebook.commands.ask import ask_async
     from synapse_nb.notebook.state import Settings, SynapseState
 
     os.environ["OLLAMA_BASE_URL"] = server.openai_base_url
@@ -101,7 +101,7 @@ def _cell(server: LlmServer, shown: _Shown) -> Callable[[str], Any]:
     def run(prompt: str) -> Any:
         # A fresh session per cell, so that the transcript (and each request) does not grow run by run.
         options = AskOptions(model="ollama:bench", session=f"bench-{next(turns)}", tools=())
-        return ask(state, settings, options, prompt)
+        return state.runner.run(ask_async(state, settings, options, prompt))
 
     run.state = state  # type: ignore[attr-defined]
     return run

@@ -56,7 +56,7 @@ def _tape_from_env(state: SynapseState) -> None:
     from .tape import from_env
 
     try:
-        said = from_env(state)
+        said = from_env(state.deck)
     except UsageError as exc:
         print(f"synapse_nb: {exc}")
         return

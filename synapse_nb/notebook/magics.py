@@ -274,7 +274,7 @@ class SynapseMagics(Magics):
         if sub in ("record", "replay"):  # notebook/tape.py; `{path}` / `$path` expand as on other magic lines
             from .tape import command as tape_command
 
-            print(tape_command(state, sub, split(expand(rest, self._ns), f"%synapse {sub}")))
+            print(tape_command(state.deck, sub, split(expand(rest, self._ns), f"%synapse {sub}")))
             return None
         words = split(rest, f"%synapse {sub}")
         if sub == "model":
@@ -293,18 +293,18 @@ class SynapseMagics(Magics):
             _at_most(words, 0, "%synapse inspect")
             return session_cmd.inspect(state)
         _at_most(words, 0, "%synapse reset")
-        print(session_cmd.reset(state))
+        print(session_cmd.reset(state.sessions, state.policy))
         return None
 
     def _session(self, words: list[str]) -> Any:
         state = self.state
         if not words:
-            print(session_cmd.session_show(state))
+            print(session_cmd.session_show(state.sessions))
             return None
         action, args = words[0], words[1:]
         if action == "new":
             _at_most(args, 1, "%synapse session new [NAME]")
-            print(session_cmd.session_new(state, args[0] if args else None))
+            print(session_cmd.session_new(state.sessions, args[0] if args else None))
             return None
         if action == "list":
             _at_most(args, 0, "%synapse session list")

@@ -1,7 +1,12 @@
-"""The extension's state in one kernel: runner, MCP hub, history store, sessions, providers, settings.
+"""SynapseState: the thin container of one kernel's parts, for the magics, the widgets and unload.
 
-Built by `%load_ext synapse_nb` and kept on the shell (never in module globals); every heavy part (the
-MCP SDK, DuckDB, httpx) is created on first use, so loading the extension stays instant.
+It holds small parts with one job each: `secret_registry` (notebook/secrets.py), `router` (where events
+go: notebook/routing.py), `sessions` (notebook/sessions.py), `deck` (record/replay: notebook/tape.py),
+`tracer` (OpenTelemetry: notebook/tracing.py), `models` (providers: notebook/models.py), and the
+services built on first use (hub, registry, policy, store), so loading the extension stays instant.
+Built by `%load_ext synapse_nb` and kept on the shell (never in module globals). Commands and helpers
+take the parts they use; the methods here that only forward to a part are kept for the callers that
+hold the whole.
 """
 
 from __future__ import annotations
@@ -12,27 +17,24 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
 from ..errors import SynapseError
-from ..events import (
-    Event,
-    ServerEvent,
-    SessionStarted,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnCancelled,
-    TurnFailed,
-    TurnFinished,
-    utcnow,
-)
+from ..events import Event, ServerEvent, ToolCallFinished, utcnow
 from ..types import ToolCall, ToolResult
+from .models import Models
 from .output import Publisher, ipython_publisher
+from .routing import EventRouter
 from .runner import CANCEL_GRACE, Runner
+from .secrets import SecretRegistry
+from .sessions import Sessions
+from .settings import Settings
+from .tape import TapeDeck
+from .tracing import KernelTracing
+from .usage import usage_error
 
 if TYPE_CHECKING:
     from ..agent.approval import ApprovalPolicy
@@ -43,7 +45,6 @@ if TYPE_CHECKING:
     from ..history.store import HistoryStore
     from ..mcp_client.hub import McpHub
     from ..protocols import EventSink, ProgressCallback, Provider
-    from ..providers.registry import ProviderCache
     from ..telemetry.export import Tracing
     from ..telemetry.spans import SpanSink
     from .elicit import NotebookAnswers
@@ -52,38 +53,16 @@ if TYPE_CHECKING:
     from .sign_in import NotebookSignIn
     from .tape import Tape
 
-__all__ = ["STATE_ATTR", "Settings", "SynapseState", "usage_error"]
+__all__ = ["STATE_ATTR", "Settings", "SynapseState", "usage_error"]  # the last two re-exported for old imports
 
 logger = logging.getLogger("synapse_nb.notebook")
 
 STATE_ATTR = "_synapse_nb_state"
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The options users set once (`%config SynapseMagics.NAME = ...`), as the commands see them."""
-
-    model: str = ""
-    approve: str = ""
-    max_iterations: int = 10
-    format: str = "markdown"
-    system: str = ""
-    history: bool = True
-    stream_interval: float = 0.1
-    max_result_chars: int = 20000
-    history_rows: int = 10
-    kernel_tools: bool = False
-    session_budget: float = 0.0  # USD a session may cost (0: no limit)
-
-
-def usage_error(exc: SynapseError) -> UsageError:
-    """The one place a SynapseError becomes IPython's UsageError (one line, no traceback)."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return UsageError(text)
-
-
 class SynapseState:
-    """Everything the magics and widgets share in one kernel (also the facade the widgets get)."""
+    """What the magics, the widgets and unload share in one kernel: the kernel's parts (see the module
+    docstring), the services built on first use, and the teardown of all of them."""
 
     def __init__(self, shell: Any | None = None, *, runner: Runner | None = None) -> None:
         self.shell = shell
@@ -91,34 +70,58 @@ class SynapseState:
         self.live = getattr(shell, "kernel", None) is not None
         self.publish: Publisher = ipython_publisher
         self.input: Callable[[str], str] | None = None  # None: builtins.input at call time (the kernel's stdin)
-        self.model: str | None = None  # set by `%synapse model ID`
-        self.current = default_session_name(shell)
         self.kernel_id = kernel_id()  # qualifies session names another kernel (the same notebook opened twice) took
-        self.sessions: dict[str, Agent] = {}
-        self.background: dict[str, BackgroundRun] = {}
+        self.secret_registry = SecretRegistry()
+        self.tracer = KernelTracing(
+            self.secret_registry, wanted=lambda: getattr(self.magics, "otel", None), closed=lambda: self.closed)
+        self.router = EventRouter(lambda: self.store, self.tracer.sink)
+        self.sessions = Sessions(
+            registry=lambda: self.registry, policy=lambda: self.policy, history=self.history,
+            notebook=lambda: notebook_path(self.shell), kernel_id=lambda: self.kernel_id,
+            current=default_session_name(shell),
+        )
+        self.deck = TapeDeck(self.secret_registry)  # record / replay (notebook/tape.py)
+        self.models = Models(self.secret_registry, self.deck, self.sessions, self.runner)
         self._hub: McpHub | None = None
         self.answers: NotebookAnswers | None = None  # answers servers' questions (built with the hub)
         self.sign_in: NotebookSignIn | None = None  # signs in to OAuth-protected servers (built with the hub)
         self._store: HistoryStore | None = None
-        self.lake_publisher: LakePublisher | None = None  # `publish_to`: publishes after each turn
         self._registry: ToolRegistry | None = None
         self._policy: ApprovalPolicy | None = None
-        self._providers: ProviderCache | None = None
-        self._secrets: list[str] = []
-        self._session_events: dict[str, SessionStarted] = {}
-        self._recorded_sessions: set[str] = set()
-        # server -> the tool call running on it (session id, call id, recorded?): a sampling request
-        # the server sends meanwhile is recorded as caused by that call (notebook/elicit.py).
-        self._running_calls: dict[str, tuple[str, str, bool]] = {}
-        self._session_counter = 1
         self.magics: Any = None  # the SynapseMagics instance (set by extension.load)
         self.kernel: KernelTools | None = None  # the `kernel__*` tool group (set by extension.load)
         self.warned_history = False
         self.closed = False
-        self._server_listeners: list[EventSink] = []
-        self.tape: Tape | None = None  # record or replay (notebook/tape.py); None: neither is on
-        self._tracing: Tracing | None = None
-        self._tracing_said = False  # the missing-extra line was given
+
+    # -- forwarded to the parts (for callers holding the whole)
+
+    @property
+    def current(self) -> str:
+        """The current session's name (`%synapse session NAME`)."""
+        return self.sessions.current
+
+    @current.setter
+    def current(self, name: str) -> None:
+        self.sessions.current = name
+
+    @property
+    def background(self) -> dict[str, BackgroundRun]:
+        """The background run of each session (the latest, done or not)."""
+        return self.sessions.background
+
+    @property
+    def tape(self) -> Tape | None:
+        """What is on: recording or replaying (notebook/tape.py); None: neither."""
+        return self.deck.tape
+
+    @property
+    def lake_publisher(self) -> LakePublisher | None:
+        """`publish_to`: publishes the lake after each turn (None: off)."""
+        return self.router.lake_publisher
+
+    @lake_publisher.setter
+    def lake_publisher(self, publisher: LakePublisher | None) -> None:
+        self.router.lake_publisher = publisher
 
     # -- lazily built parts
 
@@ -134,7 +137,7 @@ class SynapseState:
 
             self.answers = NotebookAnswers(self)
             self.sign_in = NotebookSignIn(self)
-            self._hub = McpHub(on_event=self.record, handlers=self.answers.handlers(), sign_in=self.sign_in)
+            self._hub = McpHub(on_event=self.router.record, handlers=self.answers.handlers(), sign_in=self.sign_in)
             self.registry.source = self._hub
         return self._hub
 
@@ -178,8 +181,7 @@ class SynapseState:
             from ..history.store import HistoryStore
 
             self._store = HistoryStore.open()
-            for secret in self._secrets:
-                self._store.redactor.add_secret(secret)
+            self.secret_registry.subscribe(self._store.redactor.add_secret)  # for as long as the kernel runs
         return self._store
 
     @property
@@ -207,118 +209,48 @@ class SynapseState:
 
     def add_secret(self, value: str) -> None:
         """A value that must never reach the history file or the display (header or env value)."""
-        if not value or value in self._secrets:
-            return
-        self._secrets.append(value)
-        if self._store is not None:
-            self._store.redactor.add_secret(value)
-        if self.tape is not None:
-            self.tape.mask.add_secret(value)
-        if self._tracing is not None:
-            self._tracing.add_secret(value)
+        self.secret_registry.add(value)
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        return tuple(self._secrets)
+        return self.secret_registry.values
 
     def record(self, event: Event) -> None:
-        """The history sink (used by the hub): records everything; server events also go to open panels, the
-        rest (a server's sampling request, a call made by hand) to tracing when it is on."""
-        self._sink(event, enabled=True)
-        if isinstance(event, ServerEvent):
-            self.tell_panels(event)
-        elif (sink := self.tracing()) is not None:  # a server's sampling request, a call made by hand
-            try:
-                sink(event)
-            except Exception:  # tracing must never break recording
-                logger.exception("tracing a %s event failed", type(event).__name__)
+        """The history sink the hub uses (notebook/routing.py)."""
+        self.router.record(event)
 
     def tell_panels(self, event: ServerEvent) -> None:
-        """Give open panels a ServerEvent without recording it (e.g. a question waiting for an answer)."""
-        for listener in list(self._server_listeners):
-            try:
-                listener(event)
-            except Exception:  # a widget's listener must not break the hub
-                logger.exception("a server event listener failed")
+        """Give open panels a ServerEvent without recording it (notebook/routing.py)."""
+        self.router.tell_panels(event)
 
     def on_server_event(self, listener: EventSink) -> Callable[[], None]:
-        """Call `listener` with every ServerEvent (the inspector's panels); returns the unsubscribe function."""
-        self._server_listeners.append(listener)
+        """Call `listener` with every ServerEvent; returns the unsubscribe function (notebook/routing.py)."""
+        return self.router.on_server_event(listener)
 
-        def unsubscribe() -> None:
-            if listener in self._server_listeners:
-                self._server_listeners.remove(listener)
+    def history_sink(self, enabled: bool) -> EventSink:
+        """A sink recording one turn, or nothing of it (notebook/routing.py)."""
+        return self.router.history_sink(enabled)
 
-        return unsubscribe
+    def running_call(self, server: str) -> tuple[str, str, bool] | None:
+        """The tool call running on `server` now: (session id, tool call id, recorded?), or None."""
+        return self.router.running_call(server)
 
     def tracing(self) -> SpanSink | None:
-        """The span sink of OpenTelemetry tracing while it is on (`SynapseMagics.otel`, else the standard
-        OTEL_EXPORTER_OTLP_* variables), opened on first use; None when off. Tracing asked for without the
-        otel extra installed says so in one line, once, and the turn runs untraced."""
-        from .. import telemetry
-
-        if not telemetry.wanted(getattr(self.magics, "otel", None)):
-            self.close_tracing()
-            return None
-        if self._tracing is None and not self.closed:
-            for value in telemetry.header_secrets():  # the collector's credentials: secrets everywhere
-                self.add_secret(value)
-            try:
-                self._tracing = telemetry.open_tracing(secrets=self._secrets)
-            except ImportError:
-                if not self._tracing_said:
-                    self._tracing_said = True
-                    logger.warning("%s", telemetry.MISSING_EXTRA)
-                return None
-        return self._tracing.sink if self._tracing is not None else None
+        """The span sink of OpenTelemetry tracing while it is on, else None (notebook/tracing.py)."""
+        return self.tracer.sink()
 
     @property
     def tracing_pipeline(self) -> Tracing | None:
         """The open tracing pipeline (for `%synapse status`), or None: off, or not opened yet."""
-        return self._tracing
+        return self.tracer.pipeline
 
     def flush_tracing(self) -> bool:
-        """Export the spans of ended turns now, in this thread (they otherwise go in batches, off the loop);
-        False when tracing is off. A collector that cannot be reached is said once, as always."""
-        return self._tracing.flush() if self._tracing is not None else False
+        """Export the spans of ended turns now, in this thread; False when tracing is off."""
+        return self.tracer.flush()
 
     def close_tracing(self) -> None:
         """Stop tracing: open spans end, queued ones get a bounded moment to export."""
-        tracing, self._tracing = self._tracing, None
-        if tracing is not None:
-            tracing.close()
-
-    def history_sink(self, enabled: bool) -> EventSink:
-        """A sink for one turn; `enabled=False` (--no-history) records nothing of it.
-
-        A session whose first turn was not recorded gets its session row with its first recorded turn.
-        """
-        return lambda event: self._sink(event, enabled=enabled)
-
-    def running_call(self, server: str) -> tuple[str, str, bool] | None:
-        """The tool call running on `server` now: (session id, tool call id, recorded?), or None."""
-        return self._running_calls.get(server)
-
-    def _sink(self, event: Event, *, enabled: bool) -> None:
-        if isinstance(event, SessionStarted):
-            self._session_events[event.session_id] = event
-        elif isinstance(event, ToolCallStarted) and event.server is not None:
-            self._running_calls[event.server] = (event.session_id, event.call.id, enabled)
-        elif (isinstance(event, ToolCallFinished) and event.server is not None
-              and self._running_calls.get(event.server, ("", "", True))[1] == event.call.id):
-            del self._running_calls[event.server]
-        if not enabled:
-            return
-        session_id = getattr(event, "session_id", None)
-        if session_id is not None and session_id not in self._recorded_sessions:
-            started = self._session_events.get(session_id)
-            if started is not None:
-                self._recorded_sessions.add(session_id)
-                if started is not event:
-                    self.store.record(started)
-        self.store.record(event)
-        if self.lake_publisher is not None and isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
-            self.lake_publisher.request()  # sets an event: the publish runs on the publisher's thread
+        self.tracer.close()
 
     async def call_tool(
         self, qualified_name: str, arguments: Mapping[str, Any], *, on_progress: ProgressCallback | None = None,
@@ -335,8 +267,8 @@ class SynapseState:
         error: str | None = "cancelled"
         agent = self.sessions.get(self.current)
         if spec.server is not None:
-            self._running_calls[spec.server] = (
-                agent.session_id if agent is not None and agent.messages else "", call.id, True)
+            self.router.call_started(
+                spec.server, agent.session_id if agent is not None and agent.messages else "", call.id)
         try:
             if grouped:
                 result = await self.registry.call(qualified_name, arguments, on_progress=on_progress)
@@ -349,7 +281,7 @@ class SynapseState:
             raise
         finally:
             agent = self.sessions.get(self.current)
-            self.record(ToolCallFinished(
+            self.router.record(ToolCallFinished(
                 session_id=agent.session_id if agent is not None and agent.messages else "", call=call,
                 server=spec.server, tool=spec.original_name or qualified_name, approval="manual",
                 started_at=started_at, duration_ms=(time.perf_counter() - started) * 1000, result=result,
@@ -359,72 +291,30 @@ class SynapseState:
     # -- models and sessions
 
     def provider(self, model_id: str | None) -> Provider:
-        """The provider for a model id (None: the kernel's model, else SYNAPSE_MODEL, else scripted:demo).
+        """The provider for a model id (None: the kernel's model, else SYNAPSE_MODEL, else scripted:demo);
+        see notebook/models.py."""
+        return self.models.provider(model_id)
 
-        A key or base URL changed in the environment (`%env`, after a 401) gives a new provider at the
-        next call, and the replaced one is closed in the background on the runner's loop (once no
-        background run could still be using it). The
-        environment's secret values (a key set since the kernel started among them) become secrets of
-        the history and the display.
-        """
-        from ..masking import secret_env_values
-        from ..providers.registry import ProviderCache
+    @property
+    def model(self) -> str | None:
+        """The kernel's model (`%synapse model ID`), or None."""
+        return self.models.model
 
-        if self._providers is None:
-            self._providers = ProviderCache()
-        tape = self.tape
-        try:
-            if tape is not None and tape.cassette is not None:  # replaying: no key, no network
-                return tape.provider(model_id or self.model or None, None)
-            provider = self._providers.get(model_id or self.model or None)
-        except SynapseError as exc:
-            raise usage_error(exc) from None
-        for value in secret_env_values():
-            self.add_secret(value)
-        # A background run may still stream through a replaced provider: close it once none runs.
-        if self._providers.retired and all(run.done() for run in self.background.values()):
-            self.runner.spawn(self._providers.aclose_retired(), name="synapse: close replaced providers")
-        return provider if tape is None else tape.provider(model_id, provider)
+    @model.setter
+    def model(self, model_id: str | None) -> None:
+        self.models.model = model_id
 
     def agent(self, name: str, provider: Provider) -> Agent:
         """The agent of a session of this kernel, created (not yet recorded) on first use."""
-        agent = self.sessions.get(name)
-        if agent is None:
-            from ..agent.orchestrator import Agent
-
-            agent = Agent(
-                provider, self.registry, session_name=name, approval=self.policy,
-                notebook=notebook_path(self.shell), kernel_id=self.kernel_id,
-            )
-            self.sessions[name] = agent
-        return agent
+        return self.sessions.agent(name, provider)
 
     def own_session_name(self, name: str) -> str:
-        """`name`, or `name-KERNEL` (8 characters of this kernel's id) when another kernel recorded a session
-        of that name: a notebook opened twice (or reopened) must not write two conversations as one name.
-
-        Asked when a session of this kernel starts; without a kernel id or a readable history, `name`."""
-        if self.kernel_id is None or name in self.sessions:
-            return name
-        try:
-            history = self.history()
-            if history is None:
-                return name
-            taken = history.sql(
-                "SELECT 1 FROM sessions WHERE name = $1 AND kernel_id IS DISTINCT FROM $2 LIMIT 1",
-                [name, self.kernel_id],
-            )
-        except SynapseError:
-            return name  # the history cannot say: the turn itself reports why
-        return name if taken.empty else f"{name}-{self.kernel_id[:8]}"
+        """`name`, or `name-KERNEL` when another kernel recorded a session of that name (notebook/sessions.py)."""
+        return self.sessions.own_name(name)
 
     def new_session_name(self) -> str:
-        base = re.sub(r"-\d+$", "", self.current) or "session"
-        while True:
-            self._session_counter += 1
-            name = f"{base}-{self._session_counter}"
-            if name not in self.sessions:
-                return name
+        """A name no session of this kernel has (notebook/sessions.py)."""
+        return self.sessions.new_name()
 
     # -- teardown
 
@@ -435,8 +325,7 @@ class SynapseState:
                 await self._hub.aclose()
             except Exception:  # teardown goes on whatever one part does
                 logger.exception("closing the MCP hub failed")
-        if self._providers is not None:
-            await self._providers.aclose()
+        await self.models.aclose()
 
     def close(self) -> None:
         """Cancel background runs, close servers, providers and the history store (bounded).
@@ -448,8 +337,7 @@ class SynapseState:
         if self.closed:
             return
         self.closed = True
-        if self.tape is not None:
-            self.tape.close()
+        self.deck.close()
         if not self.runner.can_block:
             for task in self.runner.tasks:
                 task.cancel()
@@ -475,9 +363,9 @@ class SynapseState:
         self._close_history()
 
     def _close_history(self) -> None:
-        if self.lake_publisher is not None:
-            self.lake_publisher.close()
-            self.lake_publisher = None
+        if self.router.lake_publisher is not None:
+            self.router.lake_publisher.close()
+            self.router.lake_publisher = None
         if self._store is not None:
             self._store.close()
         self.close_tracing()

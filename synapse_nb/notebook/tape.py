@@ -5,13 +5,14 @@ Recording wraps each turn's provider (providers/replay.py: every model exchange 
 and adds a sink that writes each tool call's outcome. Replaying answers every model request from the
 cassette (no network, no key) and, unless `--live-tools`, every tool call too. The cassette format and
 the request fingerprint are synapse_nb/cassette.py's; its lines are masked with the secrets the kernel
-knows (masking.py), as the history's are. With neither on, `state.tape` is None and nothing of this runs.
+knows (masking.py, notebook/secrets.py), as the history's are. The kernel's TapeDeck holds what is on; with
+neither on, its `tape` is None and nothing of this runs.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -21,15 +22,18 @@ from IPython.core.error import UsageError
 from ..errors import SynapseError
 from ..events import Event, ToolCallFinished
 from ..types import ToolCall, ToolResult
-from .state import SynapseState, usage_error
+from .usage import usage_error
 
 if TYPE_CHECKING:
     from ..cassette import CassetteWriter
     from ..cassette_reader import Cassette
     from ..masking import SecretMask
     from ..protocols import Provider, ToolAnswer
+    from .secrets import SecretRegistry
 
-__all__ = ["RECORD_VARIABLE", "REPLAY_VARIABLE", "Tape", "command", "from_env", "record", "replay", "stop"]
+__all__ = [
+    "RECORD_VARIABLE", "REPLAY_VARIABLE", "Tape", "TapeDeck", "command", "from_env", "record", "replay", "stop",
+]
 
 RECORD_VARIABLE = "SYNAPSE_RECORD"
 REPLAY_VARIABLE = "SYNAPSE_REPLAY"
@@ -93,56 +97,80 @@ class Tape:
             self.writer.close()
 
 
-def _mask(state: SynapseState) -> SecretMask:
-    from ..masking import SecretMask
+class TapeDeck:
+    """The kernel's record/replay switch: the Tape that is on (None: neither), its mask kept up to date with
+    the kernel's secrets while it is on."""
 
-    return SecretMask(state.secrets)
+    def __init__(self, secrets: SecretRegistry) -> None:
+        self.secrets = secrets
+        self.tape: Tape | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+
+    def put(self, tape: Tape | None) -> None:
+        """`tape` is on from now on (None: nothing is); the one that was on is closed."""
+        self.close()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.tape = tape
+        if tape is not None:
+            self._unsubscribe = self.secrets.subscribe(tape.mask.add_secret, known=False)  # built with the known
+
+    def close(self) -> None:
+        """Close the tape that is on (its cassette is complete on disk); it stays the one on."""
+        if self.tape is not None:
+            self.tape.close()
+
+    def mask(self) -> SecretMask:
+        """A mask holding every secret the kernel knows now, for a new cassette."""
+        from ..masking import SecretMask
+
+        return SecretMask(self.secrets.values)
 
 
-def record(state: SynapseState, path: str) -> str:
+def record(deck: TapeDeck, path: str) -> str:
     """Start recording to `path` (replaced if it exists); stops a replay or recording that was on."""
     from ..cassette import CassetteWriter
 
-    mask = _mask(state)
+    mask = deck.mask()
     try:
         writer = CassetteWriter(path, mask)
     except SynapseError as exc:
         raise usage_error(exc) from None
-    stop(state)
-    state.tape = Tape("record", path, mask, writer=writer)
+    stop(deck)
+    deck.put(Tape("record", path, mask, writer=writer))
     return f"recording model exchanges and tool results to {path} (%synapse record off stops)"
 
 
-def replay(state: SynapseState, path: str, *, live_tools: bool = False) -> str:
+def replay(deck: TapeDeck, path: str, *, live_tools: bool = False) -> str:
     """Replay `path` from now on; stops a recording or replay that was on."""
     from ..cassette_reader import Cassette
 
-    mask = _mask(state)
+    mask = deck.mask()
     try:
         cassette = Cassette.load(path, mask)
     except SynapseError as exc:
         raise usage_error(exc) from None
-    stop(state)
-    state.tape = Tape("replay", path, mask, cassette=cassette, live_tools=live_tools)
+    stop(deck)
+    deck.put(Tape("replay", path, mask, cassette=cassette, live_tools=live_tools))
     tools = "run live" if live_tools else "answered from the cassette"
     return (f"replaying {path}: {len(cassette.exchanges)} model exchanges, {len(cassette.tools)} tool results; "
             f"no model is called, tool calls are {tools} (%synapse replay off stops)")
 
 
-def stop(state: SynapseState, mode: str | None = None) -> str:
+def stop(deck: TapeDeck, mode: str | None = None) -> str:
     """Turn recording or replay off (`mode` None: whichever is on)."""
-    tape = state.tape
+    tape = deck.tape
     if tape is None or (mode is not None and tape.mode != mode):
         return f"{mode or 'record/replay'} is not on"
-    tape.close()
-    state.tape = None
+    deck.put(None)
     if tape.writer is not None:
         held = f"{tape.writer.exchanges} model exchanges, {tape.writer.tools} tool results"
         return f"stopped recording: {tape.shown} holds {held}"
     return "replay is off: models and tools answer live again"
 
 
-def command(state: SynapseState, sub: str, words: list[str]) -> str:
+def command(deck: TapeDeck, sub: str, words: list[str]) -> str:
     """`%synapse record ...` / `%synapse replay ...`: the line to print."""
     usage = RECORD_USAGE if sub == "record" else REPLAY_USAGE
     live_tools = sub == "replay" and "--live-tools" in words
@@ -151,7 +179,7 @@ def command(state: SynapseState, sub: str, words: list[str]) -> str:
     if unknown:
         raise UsageError(f"%synapse {sub}: unknown option {unknown[0]}; use {usage}")
     if not args:
-        tape = state.tape
+        tape = deck.tape
         if tape is not None and tape.mode == sub:
             return f"{sub} is on: {tape.shown} ({tape.note})"
         raise UsageError(f"%synapse {sub}: name the cassette file, e.g. %synapse {sub} cassettes/run.jsonl ({usage})")
@@ -164,17 +192,17 @@ def command(state: SynapseState, sub: str, words: list[str]) -> str:
             raise UsageError(
                 "%synapse replay off: --live-tools goes with a cassette, e.g. %synapse replay PATH --live-tools"
             )
-        return stop(state, sub)
-    return record(state, args[0]) if sub == "record" else replay(state, args[0], live_tools=live_tools)
+        return stop(deck, sub)
+    return record(deck, args[0]) if sub == "record" else replay(deck, args[0], live_tools=live_tools)
 
 
-def from_env(state: SynapseState, env: Mapping[str, str] = os.environ) -> str | None:
+def from_env(deck: TapeDeck, env: Mapping[str, str] = os.environ) -> str | None:
     """Apply SYNAPSE_RECORD / SYNAPSE_REPLAY (at `%load_ext`): the line to say, or None when neither is set."""
     recording, replaying = env.get(RECORD_VARIABLE, "").strip(), env.get(REPLAY_VARIABLE, "").strip()
     if recording and replaying:
         raise UsageError(f"set {RECORD_VARIABLE} or {REPLAY_VARIABLE}, not both; neither is on")
     if recording:
-        return record(state, recording)
+        return record(deck, recording)
     if replaying:
-        return replay(state, replaying)
+        return replay(deck, replaying)
     return None

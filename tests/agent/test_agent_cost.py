@@ -51,9 +51,10 @@ def _provider(wire: str, server: LlmServer, model: str | None = None) -> Any:
     return AnthropicProvider(model or "claude-test", api_key="k-test", base_url=server.anthropic_base_url)
 
 
-def _agent(provider: Any, source: Any, recorder: Any) -> Agent:
-    """An agent over `source` (the FakeSource fixture) reporting to `recorder` (the Recorder fixture)."""
-    return Agent(provider, ToolRegistry(source), system="You look things up.", sinks=[recorder])
+def _agent(provider: Any, source: Any, recorder: Any, budget: Budget | None = None) -> Agent:
+    """An agent over `source` (the FakeSource fixture) reporting to `recorder` (the Recorder fixture), its turns
+    checked against `budget`."""
+    return Agent(provider, ToolRegistry(source), system="You look things up.", sinks=[recorder], budget=budget)
 
 
 async def ask(agent: Agent, *questions: str) -> list[TurnResult]:
@@ -124,10 +125,9 @@ async def test_a_usd_budget_stops_the_turn_between_iterations(
         text("never sent", usage=(10, 1)),
     )
     provider = _provider(wire, llm_server)
-    agent = _agent(provider, source, recorder)
     # The first call's projection is ~30 prompt tokens (< $0.05): it runs and costs 1000 x 0.001 + 100 x 0.002
     # = $1.20. The second could cost (1000 + 100 + a few) x 0.001 + 100 x 0.002 > $1.30: 1.20 + 1.30 > 1.50.
-    agent.budget = Budget(turn_usd=1.5)
+    agent = _agent(provider, source, recorder, budget=Budget(turn_usd=1.5))
     (result,) = await ask(agent, "How many?")
     assert result.status == "budget_exceeded"
     assert result.error_type == "BudgetExceededError"
@@ -151,8 +151,7 @@ async def test_the_session_budget_counts_earlier_turns(
 ) -> None:
     llm_server.queue(text("One.", usage=(1000, 100)), text("Two.", usage=(1000, 100)))
     provider = _provider("openai", llm_server)
-    agent = _agent(provider, source, recorder)
-    agent.budget = Budget(session_usd=2.0)
+    agent = _agent(provider, source, recorder, budget=Budget(session_usd=2.0))
     first, second = await ask(agent, "one", "two")
     assert first.status == "finished"
     assert first.usage.cost_usd == pytest.approx(1.2)
@@ -173,8 +172,8 @@ async def test_max_tokens_counts_the_turns_prompt_and_output_tokens(
         text("never sent"),
     )
     provider = _provider("openai", llm_server, model="gpt-unlisted")  # a token budget needs no price
-    agent = _agent(provider, source, recorder)
-    agent.budget = Budget(max_tokens=2000)  # 1100 used + at least 1100 + 100 projected > 2000
+    # 1100 used + at least 1100 + 100 projected > 2000
+    agent = _agent(provider, source, recorder, budget=Budget(max_tokens=2000))
     (result,) = await ask(agent, "How many?")
     assert result.status == "budget_exceeded"
     assert result.error is not None
@@ -188,8 +187,7 @@ async def test_a_usd_budget_for_an_unpriced_model_says_so_before_any_call(
 ) -> None:
     llm_server.queue(text("never sent"))
     provider = _provider("anthropic", llm_server, model="claude-unlisted")
-    agent = _agent(provider, source, recorder)
-    agent.budget = Budget(turn_usd=0.25)
+    agent = _agent(provider, source, recorder, budget=Budget(turn_usd=0.25))
     (result,) = await ask(agent, "hi")
     assert result.status == "budget_exceeded"
     assert result.error is not None

@@ -63,8 +63,7 @@ async def test_a_recorded_turn_replays_with_the_same_transcript_and_no_tool_runs
 
     events: list[Event] = []
     again = Agent(ReplayProvider("scripted", ScriptedProvider(SCRIPT).model, cassette), registry(ran),
-                  sinks=[events.append])
-    again.tool_answer = answer
+                  sinks=[events.append], tool_answer=answer)
     replayed = await again.ask("add 2 and 3, then break")
     assert ran == ["add", "boom"]  # nothing ran again
     assert replayed.text == recorded.text

@@ -293,6 +293,30 @@ def test_background_run_returns_a_handle_awaitable_later(ip: Any, script: Script
     assert ip.published.final[0]["text/plain"].startswith("background answer")
 
 
+def test_foreground_and_background_runs_take_the_same_turn_path(
+    ip: Any, script: Script, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both kinds of run go through commands/ask.py's one `run_turn`; only who asks approval differs."""
+    from synapse_nb.notebook.commands import ask as ask_cmd
+
+    ran: list[tuple[str, str, str]] = []
+    real = ask_cmd.run_turn
+
+    async def spy(turn: Any, told: Any, **kwargs: Any) -> Any:
+        result, interrupted = await real(turn, told, **kwargs)
+        ran.append((turn.plan.prompt, type(told.ask).__name__, result.text))
+        return result, interrupted
+
+    monkeypatch.setattr(ask_cmd, "run_turn", spy)
+    ip.run(TOOLS)
+    model = script(SHOUT)
+    ip.cell(f"synapse --model {model}", "shout here")
+    ip.cell(f"synapse --model {model} --background --session other --out job", "shout there")
+    ip.run("answer = await job")
+    assert ip.ns["answer"].text == "It says THERE."
+    assert ran == [("shout here", "StdinApproval", "It says HERE."), ("shout there", "method", "It says THERE.")]
+
+
 def test_background_run_can_be_cancelled(ip: Any, script: Script) -> None:
     ip.run(
         "import asyncio, synapse_nb\n"

@@ -51,7 +51,7 @@ def test_env_after_a_401_takes_effect_at_the_next_cell(
         assert ip.state.provider("openai:gpt-test") is not old
 
     assert ip.state.store.redactor.redact_text(f"x {NEW_KEY} y") == "x [REDACTED] y"
-    for shown in (ip.published.text(), repr(ip.state._providers), caplog.text):
+    for shown in (ip.published.text(), repr(ip.state.models.cache), caplog.text):
         assert NEW_KEY not in shown
         assert OLD_KEY not in shown
 

@@ -146,7 +146,7 @@ def test_switch_resumes_a_session_recorded_by_another_kernel(
     model = script(["first answer", "second answer"])
     ip.cell(f"synapse --model {model} --session alpha", "first question")
     session_id = ip.ns["_synapse"].session_id
-    ip.state.sessions.clear()  # what a new kernel on the same history file knows of it: nothing
+    ip.state.sessions.agents.clear()  # what a new kernel on the same history file knows of it: nothing
     ip.line("synapse", "session new")
     capsys.readouterr()
     ip.line("synapse", "session switch alpha")
@@ -167,7 +167,7 @@ def test_switch_by_id_prefix_and_unknown_names_start_fresh(
 ) -> None:
     ip.cell(f"synapse --model {script(['x'])} --session beta", "q")
     prefix = ip.ns["_synapse"].session_id[:8]
-    ip.state.sessions.clear()
+    ip.state.sessions.agents.clear()
     ip.line("synapse", f"session switch {prefix}")
     assert "resumed session beta from the history file (2 messages)" in capsys.readouterr().out
     ip.line("synapse", "session switch gamma")
@@ -183,7 +183,7 @@ def test_a_notebook_opened_twice_records_each_kernel_under_its_own_name(
     first = ip.ns["_synapse"]
     assert first.session == "main"
     # The same notebook in a second kernel: the same default name, the same history file.
-    ip.state.sessions.clear()
+    ip.state.sessions.agents.clear()
     ip.state.current = "main"
     ip.state.kernel_id = "22222222-dddd-4eee-8fff-000000000002"
     ip.cell(f"synapse --model {model}", "second kernel")

@@ -77,8 +77,7 @@ async def test_an_unreachable_collector_is_said_once_and_the_turns_go_on(
         tools.register(count)
         for turn in range(2):
             script = [{"tool_calls": [{"name": "count", "arguments": {"n": 3}}]}, "Counted {result}."]
-            agent = Agent(ScriptedProvider(script), tools, sinks=[tracing.sink])
-            agent.tool_scope = tracing.sink.tool_scope
+            agent = Agent(ScriptedProvider(script), tools, sinks=[tracing.sink], tool_scope=tracing.sink.tool_scope)
             result = await agent.ask(f"count, turn {turn}")
             assert (result.status, result.text) == ("finished", "Counted 1 2 3.")
             tracing.flush()  # the export fails (in this thread, here; in the worker thread in a notebook)

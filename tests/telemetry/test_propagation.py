@@ -27,10 +27,9 @@ async def run_turn(traced: Traced | None) -> dict[str, Any]:
     """One turn that calls both tools of the server; the `_meta` the server saw."""
     async with McpHub() as hub:
         await hub.connect("meta", command=sys.executable, args=[META_SERVER])
-        agent = Agent(ScriptedProvider(list(SCRIPT)), ToolRegistry(hub))
-        if traced is not None:
-            agent.sinks.append(traced.tracing.sink)
-            agent.tool_scope = traced.tracing.sink.tool_scope
+        sink = traced.tracing.sink if traced is not None else None
+        agent = Agent(ScriptedProvider(list(SCRIPT)), ToolRegistry(hub), sinks=[sink] if sink is not None else [],
+                      tool_scope=sink.tool_scope if sink is not None else None)
         result = await agent.ask("what did the server see?")
     assert result.status == "finished"
     calls = {c.tool: c for c in result.tool_calls}

@@ -60,8 +60,8 @@ def registry() -> ToolRegistry:
 
 def traced_agent(traced: Traced, script: list[Any], **kwargs: Any) -> tuple[Agent, list[Event]]:
     events: list[Event] = []
-    agent = Agent(ScriptedProvider(script), registry(), sinks=[events.append, traced.tracing.sink], **kwargs)
-    agent.tool_scope = traced.tracing.sink.tool_scope
+    agent = Agent(ScriptedProvider(script), registry(), sinks=[events.append, traced.tracing.sink],
+                  tool_scope=traced.tracing.sink.tool_scope, **kwargs)
     return agent, events
 
 
@@ -213,8 +213,8 @@ class FailsSecondTime:
 
 @pytest.mark.anyio
 async def test_a_failed_turn_and_its_failed_model_call(traced: Traced) -> None:
-    agent = Agent(FailsSecondTime(calls(("add", {"a": 1, "b": 2}))), registry(), sinks=[traced.tracing.sink])
-    agent.tool_scope = traced.tracing.sink.tool_scope
+    agent = Agent(FailsSecondTime(calls(("add", {"a": 1, "b": 2}))), registry(), sinks=[traced.tracing.sink],
+                  tool_scope=traced.tracing.sink.tool_scope)
     result = await agent.ask("add")
     assert result.status == "failed"
     turn = traced.named("invoke_agent")[0]
@@ -245,8 +245,8 @@ async def test_a_tool_runs_inside_its_span(traced: Traced) -> None:
 
     tools = ToolRegistry()
     tools.register(where)
-    agent = Agent(ScriptedProvider([calls(("where", {})), "ok"]), tools, sinks=[traced.tracing.sink])
-    agent.tool_scope = traced.tracing.sink.tool_scope
+    agent = Agent(ScriptedProvider([calls(("where", {})), "ok"]), tools, sinks=[traced.tracing.sink],
+                  tool_scope=traced.tracing.sink.tool_scope)
     await agent.ask("where?")
     [span] = traced.named("execute_tool where")
     assert seen == [span.context.span_id]
@@ -299,8 +299,8 @@ async def test_a_cancelled_turn_ends_its_spans_as_cancelled_not_as_errors(traced
 
     tools = ToolRegistry()
     tools.register(forever)
-    agent = Agent(ScriptedProvider([calls(("forever", {})), "never"]), tools, sinks=[traced.tracing.sink])
-    agent.tool_scope = traced.tracing.sink.tool_scope
+    agent = Agent(ScriptedProvider([calls(("forever", {})), "never"]), tools, sinks=[traced.tracing.sink],
+                  tool_scope=traced.tracing.sink.tool_scope)
     task = asyncio.ensure_future(agent.ask("wait"))
     await asyncio.wait_for(running.wait(), 5)
     task.cancel()

@@ -1,4 +1,10 @@
-"""`%%synapse`: one agent turn in a cell, blocking (stdin approvals) or in the background (widget controls)."""
+"""`%%synapse`: one agent turn in a cell, blocking (stdin approvals) or in the background (widget controls).
+
+Both kinds of run check the cell into a TurnPlan (`plan_turn`, the provider resolved once), build the
+turn's display and TurnOptions (`_Turn`), and run it through the one function `run_turn`; only what is
+around it differs: who asks approval (stdin or the RunControls' buttons) and what the cell gets back (the
+result, or a handle at once).
+"""
 
 from __future__ import annotations
 
@@ -20,14 +26,18 @@ from ..display import Format, TurnDisplay, TurnView
 from ..interpolate import interpolate
 from ..output import LiveOutput
 from ..result import BackgroundRun, SynapseResult
-from ..state import Settings, SynapseState, usage_error
+from ..settings import Settings
+from ..usage import usage_error
 from .cost import check_prices
 
 if TYPE_CHECKING:
     from ...agent.orchestrator import Agent
-    from ...protocols import ApprovalCallback, EventSink
+    from ...agent.turn import TurnOptions
+    from ...protocols import ApprovalCallback, EventSink, Provider
+    from ...telemetry.spans import SpanSink
+    from ..state import SynapseState
 
-__all__ = ["INTERRUPTED", "CellInterrupted", "TurnPlan", "ask", "ask_async", "background", "plan_turn"]
+__all__ = ["INTERRUPTED", "CellInterrupted", "TurnPlan", "ask_async", "background", "plan_turn", "run_turn"]
 
 KERNEL_NOTE = "the agent could see the kernel (kernel__* tools: variables, DataFrames, cells, run_python)"
 
@@ -54,6 +64,7 @@ class TurnPlan:
 
     prompt: str
     session: str
+    provider: Provider  # resolved once, here: the turn runs with this one
     model_id: str
     model_note: str | None
     system: str | None
@@ -76,16 +87,17 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         raise UsageError("%%synapse: missing prompt; write the question in the cell body below the %%synapse line")
     namespace: Mapping[str, Any] = getattr(state.shell, "user_ns", None) or {}
     prompt = interpolate(body.strip(), namespace)
-    if options.session is None and state.current not in state.sessions:
-        state.current = state.own_session_name(state.current)
-    session = (options.session or state.current).strip()
-    running = state.background.get(session)
+    sessions = state.sessions
+    if options.session is None and sessions.current not in sessions:
+        sessions.current = sessions.own_name(sessions.current)
+    session = (options.session or sessions.current).strip()
+    running = sessions.background.get(session)
     if running is not None and not running.done():
         raise UsageError(
             f"%%synapse: session {session!r} is busy with a background run; await it, .cancel() it, "
             "or use another --session"
         )
-    provider = state.provider(options.model or settings.model or None)
+    provider = state.models.provider(options.model or settings.model or None)
     model_id = f"{provider.name}:{provider.model}"
     state.register_notebook_tools()
     kernel = (options.kernel or settings.kernel_tools) and options.tools != () and state.kernel is not None
@@ -119,7 +131,7 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         provider.name, provider.model, budget=options.budget, session_budget=session_budget,
     )
     return TurnPlan(
-        prompt=prompt, session=session, model_id=model_id, model_note=note, system=system,
+        prompt=prompt, session=session, provider=provider, model_id=model_id, model_note=note, system=system,
         tool_patterns=patterns, max_iterations=options.max_iterations or settings.max_iterations,
         max_result_chars=settings.max_result_chars,
         approve=options.approve or settings.approve or None, format=fmt, history=options.history and settings.history,
@@ -134,41 +146,51 @@ def _model_note(model_id: str) -> str | None:
     return "offline scripted model" if is_offline(model_id) else None
 
 
-def ask(
-    state: SynapseState, settings: Settings, options: AskOptions, body: str,
-    *, keep: Callable[[SynapseResult | BackgroundRun], None] | None = None,
-) -> SynapseResult | BackgroundRun:
-    """One %%synapse cell from synchronous code: `background` at once, else `ask_async` through the runner's
-    bridge (see notebook/runner.py); CellInterrupted when the user interrupted it."""
-    if options.background:
-        return background(state, settings, options, body, keep=keep)
-    try:
-        return state.runner.run(ask_async(state, settings, options, body, keep=keep))
-    except KeyboardInterrupt as exc:
-        if isinstance(exc, CellInterrupted):
-            raise
-        raise CellInterrupted(INTERRUPTED) from None
-
-
 def background(
     state: SynapseState, settings: Settings, options: AskOptions, body: str,
     *, keep: Callable[[SynapseResult | BackgroundRun], None] | None = None,
 ) -> BackgroundRun:
-    """`%%synapse --background`: start the turn as a task on the loop and return its handle at once."""
+    """`%%synapse --background`: start the turn as a task on the loop and return its handle at once.
+
+    Approval is asked with the RunControls' buttons (denied, with a note, where no widget can show)."""
+    from ..widgets import RunControls
+
     turn = _Turn(state, settings, options, body)
-    turn.agent.tool_scope = turn.tracing.tool_scope if turn.tracing is not None else None
-    handle = _start_background(state, turn.plan, turn.agent, turn.display, turn.events, turn.sinks)
+    handle: BackgroundRun | None = None
+
+    def stop() -> None:
+        if handle is not None:
+            handle.cancel()
+
+    controls = RunControls(on_stop=stop)
+    approval: ApprovalCallback = controls.ask if state.live else _NoButtons(turn.display)
+    told = turn.options(approval, controls.on_event)
+    turn.display.start()
+    if state.live:
+        controls.show()
+    task = state.runner.spawn(_background_turn(turn, told, controls), name=f"synapse {turn.plan.session}")
+    handle = BackgroundRun(task, state.runner, session=turn.plan.session, prompt=turn.plan.prompt, controls=controls)
+    state.sessions.background[turn.plan.session] = handle
     if keep is not None:
         keep(handle)
     return handle
 
 
+async def _background_turn(turn: _Turn, told: TurnOptions, controls: Any) -> SynapseResult:
+    result, interrupted = await run_turn(turn, told, interrupts=(asyncio.CancelledError,))
+    if interrupted:
+        _uncancel()  # the run ends as "cancelled", and awaiting the handle gives that result
+    controls.finish(result.status)
+    return result
+
+
 class _Turn:
-    """A cell checked, its agent prepared and its display built: what both kinds of run start from."""
+    """A cell checked, its session's agent found, its display and sinks built: what both kinds of run start
+    from. `options(ask, ...)` gives the TurnOptions the agent is told, once the kind of run says who asks."""
 
     def __init__(self, state: SynapseState, settings: Settings, options: AskOptions, body: str) -> None:
         self.plan = plan = plan_turn(state, settings, options, body)
-        self.agent = _prepare_agent(state, plan)
+        self.agent = state.sessions.agent(plan.session, plan.provider)
         unrecorded = _history_problem(state) if plan.history else None
         view = TurnView(
             model=plan.model_id, model_note=plan.model_note, session=plan.session, format=plan.format,
@@ -185,12 +207,57 @@ class _Turn:
         if plan.price_note:
             view.notes.append(plan.price_note)
         self.events: list[Event] = []
-        self.sinks: list[EventSink] = [self.events.append, self.display, state.history_sink(plan.history)]
+        self.sinks: list[EventSink] = [self.events.append, self.display, state.router.history_sink(plan.history)]
         if state.tape is not None and state.tape.writer is not None:
             self.sinks.append(state.tape.on_event)  # recording: tool results join the cassette
-        self.tracing = state.tracing()  # OpenTelemetry spans of the turn, when tracing is on
+        self.tracing: SpanSink | None = state.tracer.sink()  # OpenTelemetry spans of the turn, when tracing is on
         if self.tracing is not None:
             self.sinks.append(self.tracing)
+        self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)
+        self._tool_answer = state.tape.tool_answer() if state.tape is not None else None
+
+    def options(self, ask: ApprovalCallback | None, *more_sinks: EventSink) -> TurnOptions:
+        """What the agent is told for this turn; `ask` asks approval, `more_sinks` see its events too."""
+        from ...agent.turn import TurnOptions
+
+        plan = self.plan
+        return TurnOptions(
+            plan.provider, system=plan.system, tool_patterns=plan.tool_patterns, max_iterations=plan.max_iterations,
+            max_result_chars=plan.max_result_chars, approval=self._approval, ask=ask,
+            sinks=(*self.sinks, *more_sinks), tool_scope=self.tracing.tool_scope if self.tracing is not None else None,
+            budget=_budget(plan), tool_answer=self._tool_answer,
+        )
+
+
+FOREGROUND_INTERRUPTS: tuple[type[BaseException], ...] = (asyncio.CancelledError, KeyboardInterrupt)
+"""What ends a blocking turn as interrupted: the runner cancels the command when the user interrupts, and a
+second interrupt (synchronous path) may land in code the first one's cancellation runs. A background run
+takes only cancellation: a Ctrl-C meant for the cell running meanwhile is not its to swallow."""
+
+
+async def run_turn(
+    turn: _Turn, told: TurnOptions, *, interrupts: tuple[type[BaseException], ...] = FOREGROUND_INTERRUPTS,
+) -> tuple[SynapseResult, bool]:
+    """The one path of a %%synapse turn, blocking or in the background: the agent answers the prompt as
+    `told`, then the result is built from the turn's events and the display finished.
+
+    Returns (result, interrupted): an interrupt (one of `interrupts`) ends the turn recorded as cancelled and
+    is not raised, the caller decides what the cell shows. A turn that could not start (SynapseError, e.g.
+    the session is still busy) shows as failed and raises."""
+    display = turn.display
+    interrupted = False
+    try:
+        await turn.agent.ask(turn.plan.prompt, told)
+    except interrupts:
+        interrupted = True
+    except SynapseError as exc:
+        display.view.status = "failed"
+        display.view.error = f"{type(exc).__name__}: {exc}"
+        display.finish()
+        raise
+    result = build_result(turn.events, turn.plan, turn.agent)
+    display.finish()
+    return result, interrupted
 
 
 async def ask_async(
@@ -209,29 +276,12 @@ async def ask_async(
     if options.background:
         return background(state, settings, options, body, keep=keep)
     turn = _Turn(state, settings, options, body)
-    plan, agent, display, events, sinks = turn.plan, turn.agent, turn.display, turn.events, turn.sinks
-    agent.sinks = sinks
-    agent.tool_scope = turn.tracing.tool_scope if turn.tracing is not None else None
-    agent.ask_callback = StdinApproval(state, display)
-    display.start()
-    interrupted = False
+    told = turn.options(StdinApproval(state, turn.display))
+    turn.display.start()
     try:
-        await agent.ask(plan.prompt)
-    except asyncio.CancelledError:  # the runner cancels the command when the user interrupts
-        interrupted = True
-    except KeyboardInterrupt:  # a second interrupt (synchronous path), in code the first one's cancellation ran
-        interrupted = True
+        result, interrupted = await run_turn(turn, told)
     except SynapseError as exc:  # the turn could not start (e.g. the session is still busy)
-        display.view.status = "failed"
-        display.view.error = f"{type(exc).__name__}: {exc}"
-        display.finish()
         raise usage_error(exc) from None
-    finally:
-        agent.sinks = []
-        agent.tool_scope = None
-        agent.ask_callback = None
-    result = build_result(events, plan, agent)
-    display.finish()
     if keep is not None:
         keep(result)
     if interrupted or result.status == "cancelled":
@@ -240,7 +290,7 @@ async def ask_async(
         raise asyncio.CancelledError
     if result.status == "failed":
         raise UsageError(result.error or "the turn failed")
-    if plan.format == "code":
+    if turn.plan.format == "code":
         _insert_code(state, result)
     return result
 
@@ -285,24 +335,11 @@ def _history_problem(state: SynapseState) -> str | None:
     return note
 
 
-def _prepare_agent(state: SynapseState, plan: TurnPlan) -> Agent:
+def _cell_policy(approve: str) -> Any:
+    """--approve MODE: one mode for every tool of this cell; "always" answers still count within the cell."""
     from ...agent.approval import ApprovalPolicy
 
-    provider = state.provider(plan.model_id)
-    agent = state.agent(plan.session, provider)
-    agent.provider = provider
-    agent.system = plan.system
-    agent.max_iterations = plan.max_iterations
-    agent.max_result_chars = plan.max_result_chars
-    agent.tool_patterns = plan.tool_patterns
-    agent.tool_answer = state.tape.tool_answer() if state.tape is not None else None
-    agent.budget = _budget(plan)
-    if plan.approve is not None:
-        # One mode for every tool of this cell; "always" answers still count within the cell.
-        agent.approval = ApprovalPolicy(plan.approve, tools={"*": plan.approve}, destructive=plan.approve)
-    else:
-        agent.approval = state.policy
-    return agent
+    return ApprovalPolicy(approve, tools={"*": approve}, destructive=approve)
 
 
 def _budget(plan: TurnPlan) -> Any:
@@ -390,31 +427,6 @@ class StdinApproval:
 # ---------------------------------------------------------------------------------------------- background
 
 
-def _start_background(
-    state: SynapseState, plan: TurnPlan, agent: Agent, display: TurnDisplay, events: list[Event],
-    sinks: list[EventSink],
-) -> BackgroundRun:
-    from ..widgets import RunControls
-
-    handle: BackgroundRun | None = None
-
-    def stop() -> None:
-        if handle is not None:
-            handle.cancel()
-
-    controls = RunControls(on_stop=stop)
-    agent.sinks = [*sinks, controls.on_event]
-    ask_callback: ApprovalCallback = controls.ask if state.live else _NoButtons(display)
-    agent.ask_callback = ask_callback
-    display.start()
-    if state.live:
-        controls.show()
-    task = state.runner.spawn(_background_turn(plan, agent, display, events, controls), name=f"synapse {plan.session}")
-    handle = BackgroundRun(task, state.runner, session=plan.session, prompt=plan.prompt, controls=controls)
-    state.background[plan.session] = handle
-    return handle
-
-
 class _NoButtons:
     """Approval for a background run where no widget can be shown (terminal IPython): denied, with a note."""
 
@@ -425,20 +437,3 @@ class _NoButtons:
         self.display.note(f"{spec.name} needs approval, which a background run asks with buttons this frontend "
                           "cannot show, so it was denied; run the cell without --background")
         return "no"
-
-
-async def _background_turn(
-    plan: TurnPlan, agent: Agent, display: TurnDisplay, events: list[Event], controls: Any
-) -> SynapseResult:
-    try:
-        await agent.ask(plan.prompt)
-    except asyncio.CancelledError:
-        _uncancel()  # the run ends as "cancelled", and awaiting the handle gives that result
-    finally:
-        agent.sinks = []
-        agent.tool_scope = None
-        agent.ask_callback = None
-    result = build_result(events, plan, agent)
-    display.finish()
-    controls.finish(result.status)
-    return result

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from ...errors import ConfigError, SynapseError
-from ..state import SynapseState, usage_error
+from ..usage import usage_error
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..state import SynapseState
 
 __all__ = ["BY", "check_prices", "cost", "parse_cost", "parse_when"]
 

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
-from ..state import SynapseState, usage_error
+from ..usage import usage_error
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ..state import SynapseState
 
 __all__ = ["publish_to", "split_lake", "sql"]
 

@@ -19,28 +19,24 @@ from ...types import ToolResult, ToolSpec
 from ..args import CallTarget
 from ..display import ticking
 from ..output import LiveOutput
-from ..state import SynapseState, usage_error
+from ..usage import usage_error
 from ..view import GLYPH, duration
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ...mcp_client.info import ServerInfo
+    from ..state import SynapseState
 
 __all__ = [
     "CallOutput",
     "ConnectReport",
-    "call",
     "call_async",
-    "connect",
     "connect_async",
-    "connect_config",
     "connect_config_async",
-    "disconnect",
     "disconnect_async",
     "inspect",
     "list_servers",
-    "restart",
     "restart_async",
     "state_words",
     "tools",
@@ -111,11 +107,6 @@ def _progress(text: str) -> dict[str, Any]:
     return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
 
 
-def connect(state: SynapseState, spec: ServerConfig) -> ServerInfo:
-    """`connect_async` from synchronous code (through the runner's bridge)."""
-    return state.runner.run(connect_async(state, spec))
-
-
 async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     """`%mcp connect NAME -- COMMAND ...` / `NAME URL`: start one server and show its tools count.
 
@@ -164,11 +155,6 @@ def _connected_at(state: SynapseState, name: str) -> Any:
     except UnknownServerError:
         return None
     return info.connected_at if info.state == "connected" else None
-
-
-def connect_config(state: SynapseState, path: str | None = None) -> ConnectReport:
-    """`connect_config_async` from synchronous code (through the runner's bridge)."""
-    return state.runner.run(connect_config_async(state, path))
 
 
 async def connect_config_async(state: SynapseState, path: str | None = None) -> ConnectReport:
@@ -376,11 +362,6 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     )
 
 
-def call(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) -> CallOutput:
-    """`call_async` from synchronous code (through the runner's bridge)."""
-    return state.runner.run(call_async(state, target, arguments))
-
-
 async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) -> CallOutput:
     """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
 
@@ -405,11 +386,6 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
 # ---------------------------------------------------------------------------------------------- lifecycle
 
 
-def disconnect(state: SynapseState, name: str | None, *, every: bool = False) -> list[str]:
-    """`disconnect_async` from synchronous code (through the runner's bridge)."""
-    return state.runner.run(disconnect_async(state, name, every=every))
-
-
 async def disconnect_async(state: SynapseState, name: str | None, *, every: bool = False) -> list[str]:
     """`%mcp disconnect NAME|--all`: stop servers; returns the names stopped."""
     if every:
@@ -428,11 +404,6 @@ async def disconnect_async(state: SynapseState, name: str | None, *, every: bool
     if every and not names:
         print("no servers to disconnect")
     return names
-
-
-def restart(state: SynapseState, name: str) -> ServerInfo:
-    """`restart_async` from synchronous code (through the runner's bridge)."""
-    return state.runner.run(restart_async(state, name))
 
 
 async def restart_async(state: SynapseState, name: str) -> ServerInfo:

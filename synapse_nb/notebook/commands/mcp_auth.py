@@ -9,12 +9,13 @@ from IPython.core.error import UsageError
 
 from ...errors import SynapseError
 from ..output import LiveOutput
-from ..state import SynapseState, usage_error
+from ..usage import usage_error
 from ..view import GLYPH
 from .mcp import _connected_line, _progress, _server
 
 if TYPE_CHECKING:
     from ...mcp_client.info import ServerInfo
+    from ..state import SynapseState
 
 __all__ = ["auth_async", "logout_async"]
 

@@ -9,7 +9,7 @@ from IPython.core.error import UsageError
 
 from ...errors import SynapseError
 from ...mcp_client.logs import LEVELS
-from ..state import usage_error
+from ..usage import usage_error
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -12,11 +12,12 @@ from IPython.core.error import UsageError
 from ...errors import SynapseError
 from ...types import ContentBlock, ToolResult
 from ..args import parse_pairs
-from ..state import SynapseState, usage_error
+from ..usage import usage_error
 from .mcp import _server
 
 if TYPE_CHECKING:
     from ...mcp_client.info import PromptResult
+    from ..state import SynapseState
 
 __all__ = ["PromptOutput", "ReadOutput", "prompt_async", "read_async", "run"]
 

@@ -9,10 +9,15 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
-from ..state import Settings, SynapseState, usage_error
+from ..settings import Settings
+from ..usage import usage_error
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ...agent.approval import ApprovalPolicy
+    from ..sessions import Sessions
+    from ..state import SynapseState
 
 __all__ = [
     "Status",
@@ -156,20 +161,20 @@ def model(state: SynapseState, settings: Settings, model_id: str | None) -> str:
 # ---------------------------------------------------------------------------------------------- sessions
 
 
-def session_show(state: SynapseState) -> str:
+def session_show(sessions: Sessions) -> str:
     """`%synapse session`: the current session."""
-    agent = state.sessions.get(state.current)
+    agent = sessions.get(sessions.current)
     if agent is None or not agent.messages:
-        return f"session {state.current} (new: nothing asked yet)"
-    return f"session {state.current} ({len(agent.messages)} messages, id {agent.session_id})"
+        return f"session {sessions.current} (new: nothing asked yet)"
+    return f"session {sessions.current} ({len(agent.messages)} messages, id {agent.session_id})"
 
 
-def session_new(state: SynapseState, name: str | None = None) -> str:
+def session_new(sessions: Sessions, name: str | None = None) -> str:
     """`%synapse session new [NAME]`: a fresh session becomes the current one."""
-    name = name or state.new_session_name()
-    if name in state.sessions and state.sessions[name].messages:
+    name = name or sessions.new_name()
+    if name in sessions and sessions[name].messages:
         raise UsageError(f"%synapse session new: {name!r} already exists; pick another name or switch to it")
-    state.current = name
+    sessions.current = name
     return f"new session {name}"
 
 
@@ -223,16 +228,17 @@ def session_list(state: SynapseState, settings: Settings) -> pd.DataFrame:
     return frame
 
 
-def reset(state: SynapseState) -> str:
-    """`%synapse reset`: forget the current session's transcript; the next cell starts a new session."""
-    agent = state.sessions.get(state.current)
-    run = state.background.get(state.current)
+def reset(sessions: Sessions, policy: ApprovalPolicy) -> str:
+    """`%synapse reset`: forget the current session's transcript (and the "always" answers of the kernel's
+    approval `policy`); the next cell starts a new session."""
+    agent = sessions.get(sessions.current)
+    run = sessions.background.get(sessions.current)
     if run is not None and not run.done():
-        raise UsageError(f"%synapse reset: session {state.current!r} has a background run; cancel it first")
+        raise UsageError(f"%synapse reset: session {sessions.current!r} has a background run; cancel it first")
     if agent is not None:
         agent.reset()
-    state.policy.forget()
-    return f"session {state.current} reset: the next %%synapse starts a new conversation"
+    policy.forget()
+    return f"session {sessions.current} reset: the next %%synapse starts a new conversation"
 
 
 # ---------------------------------------------------------------------------------------------- history

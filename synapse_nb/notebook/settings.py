@@ -1,0 +1,24 @@
+"""Settings: the options users set once (`%config SynapseMagics.NAME = ...`), as one value the commands read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Settings"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The options users set once (`%config SynapseMagics.NAME = ...`), as the commands see them."""
+
+    model: str = ""
+    approve: str = ""
+    max_iterations: int = 10
+    format: str = "markdown"
+    system: str = ""
+    history: bool = True
+    stream_interval: float = 0.1
+    max_result_chars: int = 20000
+    history_rows: int = 10
+    kernel_tools: bool = False
+    session_budget: float = 0.0  # USD a session may cost (0: no limit)
