@@ -29,11 +29,11 @@ PRELOADED = (
     "mcp.client.streamable_http",
     "mcp.client.sse",
     "synapse_nb.mcp_client.hub",
-    "jsonschema",
-    "jsonschema.validators",
-    "referencing",
 )
-"""What `preload()` imports: the SDK and the hub (about a second of CPU), then the SDK's result validation."""
+"""What `preload()` imports: the SDK and the hub (about a second of CPU). Not jsonschema: with
+rfc3987-syntax installed (jupyter-events brings it) importing it builds a URI grammar, 2-3 s of CPU that
+competed with the kernel's first cells for the GIL and the cores (their last output and idle message came
+100-300 ms late); tasks.validation_ready() imports it off the loop before the first call that needs it."""
 
 _lock = threading.Lock()
 _thread: threading.Thread | None = None

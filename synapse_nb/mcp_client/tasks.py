@@ -20,7 +20,7 @@ async def validation_ready() -> None:
 
     The SDK imports it on the first such result, on the loop: about a second of CPU (mostly building
     a URI grammar) that would stall every task. It is imported here in a worker thread instead, only
-    for a tool that needs it (`preload()` at `%load_ext` usually has it done already). It is not
+    for a tool that needs it (`preload()` leaves it out: see mcp_client/__init__.py). It is not
     started at connect: a thread importing while the first call reads a large result holds the GIL
     in 5 ms slices against the loop, which then waits that long after every read (a 10 MB result
     took twice as long as with the bare SDK).

@@ -14,7 +14,7 @@ import html
 import time
 from collections.abc import AsyncIterator, Callable
 
-from ..events import Event, TextDelta, ToolCallArgumentsDelta
+from ..events import Event, TextDelta, ToolCallArgumentsDelta, TurnCancelled, TurnFailed, TurnFinished
 from .output import LiveOutput
 from .render import render
 from .view import Format, ToolCallView, TurnView, duration
@@ -58,6 +58,8 @@ class TurnDisplay:
             isinstance(event, TextDelta) and bool(self.view.parts) and isinstance(self.view.parts[-1], str)
         ) or (isinstance(event, ToolCallArgumentsDelta) and self._streaming(event.index))
         self.view.apply(event)
+        if isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
+            return  # finish() shows the end at once: an update just before it would only delay the cell's idle
         if continues:
             wait = self.interval - (self._clock() - self._last)
             if wait > 0:

@@ -43,6 +43,7 @@ class LiveOutput:
         self.keep = keep
         self._publish = publish
         self._id: str | None = None
+        self._shown: Bundle | None = None  # the last bundle published to the live output
         self.finished = False
 
     def start(self, bundle: Bundle | None = None) -> None:
@@ -56,8 +57,10 @@ class LiveOutput:
             self.update(bundle)
 
     def update(self, bundle: Bundle) -> None:
-        if self._id is not None and not self.finished:
+        # Nothing twice: in a kernel every output costs two waits on ipykernel's IOPub thread (its stream flushes).
+        if self._id is not None and not self.finished and bundle != self._shown:
             self._publish(bundle, self._id, True)
+            self._shown = bundle
 
     def clear(self) -> None:
         """End with nothing shown (the command returns what it shows, e.g. `%mcp call`'s Out[])."""

@@ -192,6 +192,27 @@ def test_streaming_updates_are_throttled(published: Any) -> None:
     assert published.final[-1]["text/plain"].count("tok") == 10_000
 
 
+def test_the_end_of_a_turn_publishes_only_what_changed(published: Any) -> None:
+    """In a kernel each output waits twice on ipykernel's IOPub thread: after the model's last event the cell
+    shows the held text once, then ends (live output emptied, final output); no identical update, and no
+    update that finish() replaces at once."""
+    display = TurnDisplay(TurnView(model="m"), LiveOutput(publish=published), interval=10.0)
+    display.start()
+    display(TextDelta(session_id=S, turn_id=T, text="first "))
+    display(TextDelta(session_id=S, turn_id=T, text="last"))  # held by the throttle
+    before = len(published.items)
+    display(LlmCallFinished(session_id=S, llm_call_id="l1", provider="p", model="m", started_at=NOW,
+                            duration_ms=5, usage=Usage(10, 5)))
+    display.refresh()  # nothing new to show
+    display(TurnFinished(session_id=S, turn_id=T, text="first last", iterations=1, usage=Usage(10, 5),
+                         duration_ms=20))
+    display.finish()
+    end = published.items[before:]
+    assert [(update, "first last" in bundle.get("text/plain", "")) for bundle, _, update in end] == [
+        (True, True), (True, False), (False, True)]  # the held text; the live output emptied; the final output
+    assert "✓" in end[-1][0]["text/plain"]
+
+
 def test_live_output_ends_as_one_plain_output(published: Any) -> None:
     out = LiveOutput(publish=published)
     out.start({"text/plain": "working"})
