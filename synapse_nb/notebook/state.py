@@ -31,7 +31,7 @@ from ..events import (
     utcnow,
 )
 from ..types import ToolCall, ToolResult
-from .output import Publisher, ipython_publisher
+from .kernel_port import KernelPort, notebook_path
 from .runner import CANCEL_GRACE, Runner
 
 if TYPE_CHECKING:
@@ -86,14 +86,10 @@ class SynapseState:
     """Everything the magics and widgets share in one kernel (also the facade the widgets get)."""
 
     def __init__(self, shell: Any | None = None, *, runner: Runner | None = None) -> None:
-        self.shell = shell
         self.runner = runner or Runner()
-        self.live = getattr(shell, "kernel", None) is not None
-        self.publish: Publisher = ipython_publisher
-        self.input: Callable[[str], str] | None = None  # None: builtins.input at call time (the kernel's stdin)
+        self.port = KernelPort(shell, self.runner)  # the kernel's I/O: shell, displays, questions, kernel id
         self.model: str | None = None  # set by `%synapse model ID`
         self.current = default_session_name(shell)
-        self.kernel_id = kernel_id()  # qualifies session names another kernel (the same notebook opened twice) took
         self.sessions: dict[str, Agent] = {}
         self.background: dict[str, BackgroundRun] = {}
         self._hub: McpHub | None = None
@@ -154,7 +150,7 @@ class SynapseState:
     def register_notebook_tools(self) -> list[str]:
         """Offer the notebook's `@synapse_nb.tool` functions (found in the user namespace) to the model,
         and register the opt-in `kernel__*` group (offered only when a cell turns it on)."""
-        namespace: Mapping[str, Any] = getattr(self.shell, "user_ns", None) or {}
+        namespace: Mapping[str, Any] = getattr(self.port.shell, "user_ns", None) or {}
         if self.kernel is not None:
             self.kernel.install(self.registry)
         try:
@@ -394,7 +390,7 @@ class SynapseState:
 
             agent = Agent(
                 provider, self.registry, session_name=name, approval=self.policy,
-                notebook=notebook_path(self.shell), kernel_id=self.kernel_id,
+                notebook=self.port.notebook_path(), kernel_id=self.port.kernel_id,
             )
             self.sessions[name] = agent
         return agent
@@ -404,7 +400,8 @@ class SynapseState:
         of that name: a notebook opened twice (or reopened) must not write two conversations as one name.
 
         Asked when a session of this kernel starts; without a kernel id or a readable history, `name`."""
-        if self.kernel_id is None or name in self.sessions:
+        kernel = self.port.kernel_id  # qualifies names another kernel (the same notebook opened twice) took
+        if kernel is None or name in self.sessions:
             return name
         try:
             history = self.history()
@@ -412,11 +409,11 @@ class SynapseState:
                 return name
             taken = history.sql(
                 "SELECT 1 FROM sessions WHERE name = $1 AND kernel_id IS DISTINCT FROM $2 LIMIT 1",
-                [name, self.kernel_id],
+                [name, kernel],
             )
         except SynapseError:
             return name  # the history cannot say: the turn itself reports why
-        return name if taken.empty else f"{name}-{self.kernel_id[:8]}"
+        return name if taken.empty else f"{name}-{kernel[:8]}"
 
     def new_session_name(self) -> str:
         base = re.sub(r"-\d+$", "", self.current) or "session"
@@ -492,24 +489,3 @@ def default_session_name(shell: Any | None) -> str:
             return stem
     return "main"
 
-
-def notebook_path(shell: Any | None) -> str | None:
-    """The notebook file, as JupyterLab (`__session__`) or VS Code (`__vsc_ipynb_file__`) reports it."""
-    ns: Mapping[str, Any] = getattr(shell, "user_ns", None) or {}
-    for key in ("__vsc_ipynb_file__", "__session__"):
-        value = ns.get(key)
-        if isinstance(value, str) and value.endswith(".ipynb"):
-            return value
-    return None
-
-
-def kernel_id() -> str | None:
-    """The kernel's id, from its connection file name (`kernel-<id>.json`), when running in a kernel."""
-    try:
-        from ipykernel.connect import get_connection_file
-
-        name = Path(get_connection_file()).name
-    except Exception:  # not in a kernel
-        return None
-    match = re.match(r"kernel-(.+)\.json$", name)
-    return match.group(1) if match else None
