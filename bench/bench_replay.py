@@ -59,7 +59,7 @@ def row_replay(size: Size) -> list[Row]:
     rounds = size.pick(1, 3)
     cassette = bench_dir() / "cassettes" / "bench.jsonl"
     state = SynapseState(None)
-    state.publish = lambda *_: None
+    state.port.publish = lambda *_: None
     state.registry.register(lookup)
     try:
         with LlmServer(latency=LATENCY) as server:

@@ -93,8 +93,8 @@ def _cell(server: LlmServer, shown: _Shown) -> Callable[[str], Any]:
 
     os.environ["OLLAMA_BASE_URL"] = server.openai_base_url
     state = SynapseState(None)
-    state.live = True  # a kernel's frontend: live display updates
-    state.publish = shown
+    state.port.live = True  # a kernel's frontend: live display updates
+    state.port.publish = shown
     settings = Settings()  # the defaults a user gets, stream_interval included
     turns = iter(range(10**9))
 

@@ -1,12 +1,14 @@
-"""The notebook's answers to MCP servers: forms, links and sampling approval through stdin; sampling by its model.
+"""The notebook's answers to MCP servers: forms, links and sampling approval asked in the cell; sampling by its model.
 
 `NotebookAnswers(state).handlers()` builds the `ClientHandlers` the hub is given. A server asks while a cell
 waits on it (a `%mcp call`, a `%%synapse` turn); the SDK runs the callback in the connection's task,
-which was started by an earlier cell, so cards, notes and input requests are sent in the context of
-the cell the kernel is running now (its parent message), or they would land in the connecting cell.
-A link (URL mode) in a blocking cell is confirmed in the input box, read in a worker thread (stdin_wait.py) so
-the loop runs on: the server may complete the flow first (`notifications/elicitation/complete`; the card
-then asks to press Enter in the box, which Jupyter cannot withdraw), and an interrupt ends the wait.
+which was started by an earlier cell, so cards and notes are shown in the cell the kernel is running now
+(`KernelPort.show`), or they would land in the connecting cell.
+In a blocking cell every question (a form's confirmation and each field, a link, a sampling approval) is
+asked in the input box through `KernelPort.ask`, which reads it in a worker thread so the loop runs on:
+the server may complete a link's flow (`notifications/elicitation/complete`) or cancel its request first
+(the card then asks to press Enter in the box, which Jupyter cannot withdraw), and an interrupt of the
+cell ends the question (cancelled).
 Where no cell waits on stdin (a `--background` run, a call from the inspector) a form, a URL or a sampling
 approval is a widget in the cell (widgets/elicit_form.py), which the server may also close itself (a URL
 flow it completed, a request it cancelled). Where nobody can answer (no stdin: nbclient, papermill, a
@@ -17,17 +19,12 @@ nbclient and papermill run cells) a form or URL is declined and sampling refused
 from __future__ import annotations
 
 import asyncio
-import builtins
-import contextvars
 import dataclasses
 import datetime as _dt
 import logging
 import time
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from IPython.core.error import StdinNotImplementedError
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SynapseError
 from ..events import LlmCallFinished, ServerEvent, utcnow
@@ -37,7 +34,7 @@ from ..mcp_client.sampling import SamplingReply, SamplingRequest
 from ..protocols import Completion, Provider
 from ..types import Usage
 from . import elicit_card as cards
-from .stdin_wait import LineReader, in_worker, line_reader
+from .kernel_port import NobodyCanAnswer
 
 if TYPE_CHECKING:
     from .state import SynapseState
@@ -46,7 +43,6 @@ __all__ = ["NotebookAnswers"]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
-T = TypeVar("T")
 _TRIES = 3
 _NO_STDIN = "no one can answer here (no stdin: a frontend without input, or a background run)"
 _NO_FRONTEND = "no one can answer here (the cell was run by a frontend without input, e.g. nbclient or papermill)"
@@ -56,9 +52,9 @@ _OUTCOMES = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
 
 @dataclasses.dataclass(eq=False)
 class _InBox:
-    """A link asked through the input box; `why` is set when the server closed it first."""
+    """A form or link asked through the input box; `why` is set when the server closed it first."""
 
-    request: UrlElicitation
+    request: ElicitationForm | UrlElicitation
     why: Withdrawal | None = None
 
 
@@ -73,15 +69,12 @@ def _url_answer(reply: str | None, request: UrlElicitation) -> ElicitationAnswer
     return request.consent()
 
 
-class _NoStdin(Exception):
-    """The frontend cannot answer input requests."""
-
-
 class NotebookAnswers:
     """Answers one kernel's servers through the running cell: cards above the input box, then the decision."""
 
     def __init__(self, state: SynapseState) -> None:
         self.state = state
+        self.port = state.port
         self.updates: list[tuple[str, str]] = []  # (server, uri) of resource updates, oldest first
         self.asking: list[Any] = []  # the ElicitationWidgets waiting for an answer now
         self.in_box: list[_InBox] = []  # the links waiting on the input box of a blocking cell now
@@ -94,23 +87,18 @@ class NotebookAnswers:
     # -- elicitation
 
     async def elicit(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
-        if self.state.live and not self.state.runner.foreground:
-            if not self._frontend_answers():
+        if self.port.live and not self.state.runner.foreground:
+            if not self.port.takes_input():
                 what = "link" if isinstance(request, UrlElicitation) else "form"
                 self._note(what, request.server, "declined", _NO_FRONTEND + "; the server was told you declined")
                 return ElicitationAnswer.decline()
             return await self._by_widget(request)
-        if isinstance(request, UrlElicitation):
-            reader = line_reader(self.state)
-            if reader is not None:
-                return await self._url_by_stdin(request, reader)
-        return self._in_cell(lambda: self._elicit(request))
+        return await self._by_stdin(request)
 
     def withdrawn(self, request: ElicitationForm | UrlElicitation, why: Withdrawal) -> None:
         """The server closed a question still open (completed its URL flow, or cancelled the request):
-        its widget says so and takes no more answers; a link asked through stdin stops waiting for the
-        box (the hub then cancels `elicit`) and its card says why. (A form's stdin prompt holds the loop,
-        so there the server's word can only arrive once it is answered.)"""
+        its widget says so and takes no more answers; a form or link asked through stdin stops waiting
+        for the box (the hub then cancels `elicit`) and its card says why."""
         for widget in list(self.asking):
             if widget.request is request:
                 widget.withdraw(why)
@@ -118,33 +106,34 @@ class NotebookAnswers:
             if question.request is request:
                 question.why = why
 
-    async def _url_by_stdin(self, request: UrlElicitation, read: LineReader) -> ElicitationAnswer:
-        """A link in a blocking cell: the card, then the input box read in a worker thread (stdin_wait.py),
-        so the loop runs on and the server's completion notification can end the wait. Ends when the user
+    async def _by_stdin(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
+        """A form or link in a blocking cell: the card, then the input box (`KernelPort.ask`, which keeps the
+        loop running, so the server's completion or cancellation can end the wait). Ends when the user
         answers, the server completes or cancels (this task is cancelled), or the command the cell waited on
         ends (an interrupt: the call was cancelled, nobody waits for the answer)."""
+        what = "link" if isinstance(request, UrlElicitation) else "form"
         card_id = uuid.uuid4().hex
-        self._in_cell(lambda: self.state.publish(cards.url_card(request), card_id, False))
+        self.port.show(cards.url_card(request) if isinstance(request, UrlElicitation) else cards.form_card(request),
+                       card_id, False)
         question = _InBox(request)
         self.in_box.append(question)
         runner = self.state.runner
-        cell_ended = (lambda: not runner.foreground) if runner.foreground else None
+        waited = runner.foreground  # the cell that waits now; it may stop waiting (interrupted)
         outcome, ok, detail = "cancelled", False, ""
         try:
             try:
-                reply = await in_worker(lambda stopped: read(_URL_PROMPT, stopped), until=cell_ended)
-            except (EOFError, StdinNotImplementedError) as exc:
-                if isinstance(exc, StdinNotImplementedError):
-                    outcome, detail = "declined", _NO_STDIN + "; the server was told you declined"
-                    return ElicitationAnswer.decline()
-                reply = None
-            answer = _url_answer(reply, request)
+                answer = await (self._url(request) if isinstance(request, UrlElicitation) else self._form(request))
+            except NobodyCanAnswer:
+                outcome, detail = "declined", _NO_STDIN + "; the server was told you declined"
+                return ElicitationAnswer.decline()
             outcome, ok = _OUTCOMES[answer.action], answer.action == "accept"
-            if reply is None and cell_ended is not None and cell_ended():
+            if answer.action == "cancel" and waited and not runner.foreground:
                 detail = "the cell stopped waiting for it (interrupted)"
+            elif isinstance(request, ElicitationForm):
+                detail = ", ".join(f"{k}={v}" for k, v in (answer.content or {}).items())
             return answer
         except asyncio.CancelledError:
-            if cell_ended is not None and cell_ended():  # interrupted: the server may withdraw it in turn
+            if waited and not runner.foreground:  # interrupted: the server may withdraw it in turn
                 detail = "the cell stopped waiting for it (interrupted)"
             elif question.why is not None:
                 outcome, ok = f"{question.why} by the server", question.why == "completed"
@@ -152,8 +141,7 @@ class NotebookAnswers:
             raise
         finally:
             self.in_box.remove(question)
-            self._in_cell(lambda: self.state.publish(cards.answered("link", request.server, outcome, ok=ok,
-                                                                    detail=detail), card_id, True))
+            self.port.show(cards.answered(what, request.server, outcome, ok=ok, detail=detail), card_id, True)
 
     async def _by_widget(self, request: ElicitationForm | UrlElicitation | SamplingRequest,
                          model: str = "") -> ElicitationAnswer:
@@ -168,39 +156,19 @@ class NotebookAnswers:
         self.state.tell_panels(ServerEvent(server=request.server, event="elicitation_asked"))
         try:
             bundle: dict[str, Any] = widget._repr_mimebundle_()
-            self._in_cell(lambda: self.state.publish(bundle, None, False))
+            self.port.show(bundle)
             return await widget.wait()
         finally:
             self.asking.remove(widget)
             self.state.tell_panels(ServerEvent(server=request.server, event="elicitation_answered"))
 
-    def _elicit(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
-        card_id = uuid.uuid4().hex
-        what = "link" if isinstance(request, UrlElicitation) else "form"
-        self.state.publish(cards.url_card(request) if isinstance(request, UrlElicitation)
-                           else cards.form_card(request), card_id, False)
-        try:
-            answer = self._url(request) if isinstance(request, UrlElicitation) else self._form(request)
-        except _NoStdin:
-            self.state.publish(cards.answered(
-                what, request.server, "declined",
-                ok=False, detail=_NO_STDIN + "; the server was told you declined",
-            ), card_id, True)
-            return ElicitationAnswer.decline()
-        outcome = _OUTCOMES[answer.action]
-        detail = ", ".join(f"{k}={v}" for k, v in (answer.content or {}).items())
-        self.state.publish(cards.answered(what, request.server, outcome, ok=answer.action == "accept",
-                                          detail=detail), card_id, True)
-        return answer
+    async def _url(self, request: UrlElicitation) -> ElicitationAnswer:
+        return _url_answer(await self.port.ask(_URL_PROMPT), request)
 
-    def _url(self, request: UrlElicitation) -> ElicitationAnswer:
-        """Terminal IPython (no kernel): a plain blocking prompt, as its `input()` cannot be stopped."""
-        return _url_answer(self._ask(_URL_PROMPT), request)
-
-    def _form(self, form: ElicitationForm) -> ElicitationAnswer:
+    async def _form(self, form: ElicitationForm) -> ElicitationAnswer:
         question = "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: "
         for _ in range(_TRIES):
-            reply = self._ask(question)
+            reply = await self._ask(question)
             if reply is None or reply in ("c", "cancel"):
                 return ElicitationAnswer.cancel()
             if reply in ("d", "decline", "n", "no"):
@@ -214,7 +182,7 @@ class NotebookAnswers:
         for f in form.fields:
             question = cards.field_prompt(f)
             for _ in range(_TRIES):
-                raw = self._ask(question, lower=False)
+                raw = await self._ask(question, lower=False)
                 if raw is None:
                     return ElicitationAnswer.cancel()
                 if raw == "" and (f.has_default or not f.required):
@@ -234,30 +202,32 @@ class NotebookAnswers:
     # -- sampling
 
     async def approve_sampling(self, request: SamplingRequest) -> bool:
-        if self.state.live and not self.state.runner.foreground:
-            if not self._frontend_answers():
+        if self.port.live and not self.state.runner.foreground:
+            if not self.port.takes_input():
                 self._note("sampling request", request.server, "refused",
                            _NO_FRONTEND + '; set "sampling": "auto" for this server to allow it')
                 return False
             return (await self._by_widget(request, self._model_name())).action == "accept"
-        return self._in_cell(lambda: self._approve(request))
+        return await self._approve(request)
 
-    def _approve(self, request: SamplingRequest) -> bool:
+    async def _approve(self, request: SamplingRequest) -> bool:
         model = self._model_name()
         card_id = uuid.uuid4().hex
-        self.state.publish(cards.sampling_card(request, model), card_id, False)
+        self.port.show(cards.sampling_card(request, model), card_id, False)
+        approved = False
+        outcome, detail = "refused", ""
         try:
-            reply = self._ask(f"let {request.server} use {model}? [y/n]: ")
-        except _NoStdin:
-            self.state.publish(cards.answered(
-                "sampling request", request.server, "refused", ok=False,
-                detail=_NO_STDIN + '; set "sampling": "auto" for this server to allow it'), card_id, True)
+            reply = await self._ask(f"let {request.server} use {model}? [y/n]: ")
+        except NobodyCanAnswer:
+            detail = _NO_STDIN + '; set "sampling": "auto" for this server to allow it'
             return False
-        approved = reply in ("y", "yes")  # None (end of input, interrupt) refuses
-        self.state.publish(cards.answered("sampling request", request.server,
-                                          f"approved for {model}" if approved else "refused", ok=approved),
+        else:
+            approved = reply in ("y", "yes")  # None (end of input, interrupt) refuses
+            outcome = f"approved for {model}" if approved else "refused"
+            return approved
+        finally:
+            self.port.show(cards.answered("sampling request", request.server, outcome, ok=approved, detail=detail),
                            card_id, True)
-        return approved
 
     async def sample(self, request: SamplingRequest) -> SamplingReply:
         """The kernel's current model answers (the server's model hints are advisory and not followed).
@@ -291,8 +261,8 @@ class NotebookAnswers:
             self._record_sampling(request.server, provider, started_at, t0, ttft, completion, error)
         text = completion.message.content
         model = f"{provider.name}:{provider.model}"
-        self._in_cell(lambda: self.state.publish(cards.answered(
-            "sampling request", request.server, f"answered by {model}", ok=True, detail=text[:2000]), None, False))
+        self.port.show(cards.answered("sampling request", request.server, f"answered by {model}", ok=True,
+                                      detail=text[:2000]))
         stop = "maxTokens" if completion.stop_reason in ("max_tokens", "length") else "endTurn"
         return SamplingReply(text=text, model=model, stop_reason=stop)
 
@@ -327,73 +297,23 @@ class NotebookAnswers:
         self.updates.append((server, uri))
         del self.updates[:-100]
         self.state.record(ServerEvent(server=server, event="resource_updated", detail={"uri": uri}))
-        if self.state.live:
-            self._in_cell(lambda: self.state.publish(
-                {"text/plain": f"⟳ {server}: resource updated {uri}"}, None, False))
+        if self.port.live:
+            self.port.show({"text/plain": f"⟳ {server}: resource updated {uri}"})
 
     # -- plumbing
 
     def _note(self, what: str, server: str, outcome: str, detail: str) -> None:
         """A question answered for the user where no one can (a declined card, in the running cell)."""
-        self._in_cell(lambda: self.state.publish(cards.answered(what, server, outcome, ok=False, detail=detail),
-                                                 None, False))
+        self.port.show(cards.answered(what, server, outcome, ok=False, detail=detail))
 
-    def _frontend_answers(self) -> bool:
-        """Whether a person may answer a widget: False when the cell the kernel runs now (or ran last) came
-        from a frontend that takes no input, as nbclient and papermill run cells (`allow_stdin` false).
-        An inspector click's message, or no kernel at all, counts as someone being there."""
-        parent = self._parent()
-        if parent is None or parent.get("header", {}).get("msg_type") != "execute_request":
-            return True
-        return bool(parent.get("content", {}).get("allow_stdin", True))
-
-    def _parent(self) -> dict[str, Any] | None:
-        """The message the kernel handles now, or handled last, on its shell channel (None outside a kernel)."""
-        kernel = getattr(self.state.shell, "kernel", None)
-        context: contextvars.Context | None = getattr(kernel, "_shell_context", None)
-        parent_var = getattr(kernel, "_shell_parent", None)
-        if context is None or parent_var is None:
+    async def _ask(self, question: str, *, lower: bool = True) -> str | None:
+        """One line typed by the user, stripped (None: end of input, or the cell stopped waiting: the
+        question is cancelled); raises NobodyCanAnswer where no one can answer."""
+        reply = await self.port.ask(question)
+        if reply is None:
             return None
-        parent = context.get(parent_var)
-        return parent if isinstance(parent, dict) else None
-
-    def _ask(self, question: str, *, lower: bool = True) -> str | None:
-        """One line typed by the user (None: end of input, or an interrupt: the question is cancelled);
-        raises _NoStdin where no one can answer."""
-        if self.state.live and not self.state.runner.foreground:
-            raise _NoStdin  # no cell waits (a background run): an input request would block the kernel for good
-        read: Callable[[str], str] = self.state.input or builtins.input
-        try:
-            reply = self.state.runner.prompt(question, read).strip()
-        except StdinNotImplementedError:
-            raise _NoStdin from None
-        except (EOFError, asyncio.CancelledError):  # the runner turns an interrupt at the prompt into a cancel
-            return None
+        reply = reply.strip()
         return reply.lower() if lower else reply
-
-    def _in_cell(self, fn: Callable[[], T]) -> T:
-        """Run `fn` as part of the cell the kernel runs now: its outputs and input requests go there.
-
-        ipykernel 7 keeps the parent message in context variables, and the SDK's task carries the ones
-        of the cell that connected; the kernel's last shell context holds the current parent, which is
-        set again (in a copy of this context, so the SDK's task keeps its own) before `fn` runs.
-        """
-        kernel = getattr(self.state.shell, "kernel", None)
-        context: contextvars.Context | None = getattr(kernel, "_shell_context", None)
-        parent_var = getattr(kernel, "_shell_parent", None)
-        ident_var = getattr(kernel, "_shell_parent_ident", None)
-        if kernel is None or context is None or parent_var is None or ident_var is None:
-            return fn()
-        try:
-            parent, ident = context[parent_var], context[ident_var]
-        except KeyError:
-            return fn()
-
-        def run() -> T:
-            kernel.set_parent(ident, parent, "shell")
-            return fn()
-
-        return contextvars.copy_context().run(run)
 
 
 def _priced(provider: Provider, usage: Usage) -> tuple[Usage, Any]:

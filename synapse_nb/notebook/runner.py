@@ -22,9 +22,10 @@ Interrupts: while a command runs in the main thread, SIGINT cancels its task wit
 `loop.call_soon_threadsafe` (which wakes the loop at once; ipykernel 7.4's own handler for awaited
 cells does not: notes/mcp-client-facts.md), waits for the cancellation to finish (so MCP cancellations
 are sent and the agent records the turn as cancelled), then raises KeyboardInterrupt to the caller.
-A second SIGINT while that cancellation runs cuts it short. During a blocking `prompt` (stdin
-approval) SIGINT interrupts the prompt, which cancels the turn. Commands must end cancelled, never
-with KeyboardInterrupt: one raised out of a task stops the event loop itself.
+A second SIGINT while that cancellation runs cuts it short. A question to the user never blocks the
+loop (notebook/kernel_port.py reads the answer in a worker thread), so SIGINT during one cancels the
+command as anywhere else. Commands must end cancelled, never with KeyboardInterrupt: one raised out of a
+task stops the event loop itself.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Runner:
         self._loop = loop
         self._tasks: set[asyncio.Task[Any]] = set()
         self._interrupted = False
-        self._prompting = False
+        self._interrupt: Callable[[], None] | None = None  # what a SIGINT does to the command running now
         self._foreground = 0  # commands a cell is blocked on now (run / run_awaited under way)
 
     # -- the loop
@@ -203,22 +204,14 @@ class Runner:
         with contextlib.suppress(Exception):
             _drive(loop, asyncio.wait(pending, timeout=grace))
 
-    def prompt(self, text: str, ask: Callable[[str], str]) -> str:
-        """Ask the user a question with a blocking `input()`-style function while a turn runs.
-
-        A SIGINT during the prompt interrupts at once (the prompt would not notice a cancellation):
-        it is turned into a cancellation of the running task, as an interrupt elsewhere would be.
-        """
-        self._prompting = True
-        try:
-            return ask(text)
-        except KeyboardInterrupt:
-            self._interrupted = True
-            raise asyncio.CancelledError from None
-        finally:
-            self._prompting = False
-
     # -- interrupts
+
+    def interrupt(self) -> None:
+        """Interrupt the command a cell waits on now, as a SIGINT would (it is cancelled, and `run` /
+        `run_awaited` end with KeyboardInterrupt); nothing when none runs. Called on the loop's thread, e.g.
+        when a question's line source was interrupted (notebook/kernel_port.py)."""
+        if self._interrupt is not None:
+            self._interrupt()
 
     @contextlib.contextmanager
     def _sigint_cancels(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any], *, awaited: bool
@@ -240,8 +233,6 @@ class Runner:
             return
 
         def on_sigint(signum: int, frame: object) -> None:
-            if self._prompting:
-                raise KeyboardInterrupt  # a blocking input() is waiting in this thread: interrupt it
             if guard.finished or task.done():
                 if not awaited:
                     raise KeyboardInterrupt
@@ -256,11 +247,18 @@ class Runner:
                 guard.sent += 1
                 task.cancel()
 
+        def interrupt() -> None:  # a question's line source was interrupted (on the loop's thread)
+            if not guard.finished and not task.done():
+                self._interrupted = True
+                cancel()
+
+        outer, self._interrupt = self._interrupt, interrupt
         signal.signal(signal.SIGINT, on_sigint)
         try:
             yield guard
         finally:
             signal.signal(signal.SIGINT, previous)
+            self._interrupt = outer
 
     def _drain(self, loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
         task.cancel()

@@ -15,8 +15,9 @@ inspectors show it in the server's panel. Then the first of these wins:
 
 The hub asks for one sign-in at a time (a config file's servers that need one wait their turn; the others
 connect meanwhile) and bounds the wait (the server's `oauth.sign_in_timeout`); an interrupt cancels it. The
-stdin box is read in a worker thread (stdin_wait.py, shared with URL elicitation), so the event loop (and
-with it the loopback listener) keeps running meanwhile; when the browser wins, the thread stops reading. The
+stdin box is asked through `KernelPort.ask` (as every question is), which reads it in a worker thread, so
+the event loop (and with it the loopback listener) keeps running meanwhile; when the browser wins, the
+question is cancelled and the thread stops reading. The
 authorization URL holds no secret (PKCE sends only the challenge); the pasted URL holds the one-time code,
 which is never shown, recorded or logged here.
 """
@@ -29,17 +30,15 @@ import html
 import logging
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from IPython.core.error import StdinNotImplementedError
-
 from ..events import ServerEvent
 from .approval_card import _BOX
+from .kernel_port import NobodyCanAnswer
 from .output import Bundle
-from .stdin_wait import LineReader, Stopped, in_worker, line_reader
 
 if TYPE_CHECKING:
     from .state import SynapseState
@@ -129,23 +128,23 @@ class NotebookSignIn:
 
     def __init__(self, state: SynapseState) -> None:
         self.state = state
+        self.port = state.port
         quiet_sdk_flow_errors()
         self.open: list[SignInRequest] = []  # sign-ins waiting now (the inspector's panels list them)
 
     async def __call__(self, server: str, authorization_url: str, loopback_redirect: Awaitable[str]) -> str:
         """The final redirect URL: from the loopback listener or pasted, whichever comes first."""
         request = SignInRequest(server, authorization_url)
-        reader = self._paste_reader()
+        offer_paste = self._offers_paste()
         card_id = uuid.uuid4().hex
-        self._in_cell(lambda: self.state.publish(sign_in_card(server, authorization_url, paste=reader is not None),
-                                                 card_id, False))
+        self.port.show(sign_in_card(server, authorization_url, paste=offer_paste), card_id, False)
         self.open.append(request)
         self.state.tell_panels(ServerEvent(server=server, event="sign_in_asked"))
         loopback = asyncio.ensure_future(loopback_redirect)
         waiting: set[asyncio.Future[Any]] = {loopback}
         paste: asyncio.Future[Any] | None = None
-        if reader is not None:
-            paste = asyncio.ensure_future(in_worker(lambda stopped: self._read_paste(reader, stopped)))
+        if offer_paste:
+            paste = asyncio.ensure_future(self._pasted())
             waiting.add(paste)
         everything = set(waiting)
         outcome = "cancelled"
@@ -162,13 +161,12 @@ class NotebookSignIn:
         finally:
             for future in everything:
                 future.cancel()
-            # a cancelled reader returns within stdin_wait's poll; wait for it so the stdin socket is free again
+            # a cancelled question returns within the reader's poll; wait for it so the stdin socket is free again
             with contextlib.suppress(BaseException):
                 await asyncio.gather(*everything, return_exceptions=True)
             self.open.remove(request)
             self.state.tell_panels(ServerEvent(server=server, event="sign_in_answered"))
-            self._in_cell(lambda: self.state.publish(_outcome(server, outcome, ok=outcome.startswith("signed in")),
-                                                     card_id, True))
+            self.port.show(_outcome(server, outcome, ok=outcome.startswith("signed in")), card_id, True)
 
     async def _first_url(self, waiting: set[asyncio.Future[Any]]) -> str:
         """The first redirect URL of the loopback listener or the paste reader; a reader that ends
@@ -182,22 +180,22 @@ class NotebookSignIn:
 
     # -- paste-back
 
-    def _paste_reader(self) -> LineReader | None:
-        """How to read pasted lines here without holding the loop, or None where no box is offered:
-        `oauth_redirect` "loopback", or "auto" on a kernel that does not look remote, or nobody can answer."""
+    def _offers_paste(self) -> bool:
+        """Whether the input box is offered: not with `oauth_redirect` "loopback", nor with "auto" on a
+        kernel that does not look remote, nor where nobody can answer."""
         mode = str(getattr(self.state.magics, "oauth_redirect", "auto") or "auto")
         if mode == "loopback" or (mode == "auto" and not looks_remote(os.environ)):
-            return None
-        return line_reader(self.state)
+            return False
+        return self.port.can_ask()
 
-    def _read_paste(self, read: LineReader, stopped: Stopped) -> str | None:
-        """Lines until one is a redirect URL (runs in a worker thread); None when the user pressed Enter
-        alone (they sign in in a browser that reaches the loopback listener), input ended or it was stopped."""
+    async def _pasted(self) -> str | None:
+        """Lines until one is a redirect URL; None when the user pressed Enter alone (they sign in in a
+        browser that reaches the loopback listener), input ended, nobody can answer or the cell stopped waiting."""
         prompt = PASTE_PROMPT
-        while not stopped():
+        while True:
             try:
-                line = read(prompt, stopped)
-            except (EOFError, StdinNotImplementedError):
+                line = await self.port.ask(prompt)
+            except NobodyCanAnswer:
                 return None
             if line is None or not line.strip():
                 return None
@@ -205,11 +203,3 @@ class NotebookSignIn:
             if url is not None:
                 return url
             prompt = "that is not the address the browser ended on (it has code=... in it); paste it again: "
-        return None
-
-    def _in_cell(self, fn: Callable[[], None]) -> None:
-        answers = self.state.answers
-        if answers is not None:
-            answers._in_cell(fn)
-        else:
-            fn()

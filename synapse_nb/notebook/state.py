@@ -25,8 +25,8 @@ from IPython.core.error import UsageError
 from ..errors import SynapseError
 from ..events import Event, ServerEvent, ToolCallFinished, utcnow
 from ..types import ToolCall, ToolResult
+from .kernel_port import KernelPort, notebook_path
 from .models import Models
-from .output import Publisher, ipython_publisher
 from .routing import EventRouter
 from .runner import CANCEL_GRACE, Runner
 from .secrets import SecretRegistry
@@ -65,19 +65,15 @@ class SynapseState:
     docstring), the services built on first use, and the teardown of all of them."""
 
     def __init__(self, shell: Any | None = None, *, runner: Runner | None = None) -> None:
-        self.shell = shell
         self.runner = runner or Runner()
-        self.live = getattr(shell, "kernel", None) is not None
-        self.publish: Publisher = ipython_publisher
-        self.input: Callable[[str], str] | None = None  # None: builtins.input at call time (the kernel's stdin)
-        self.kernel_id = kernel_id()  # qualifies session names another kernel (the same notebook opened twice) took
+        self.port = KernelPort(shell, self.runner)  # the kernel's I/O: shell, displays, questions, kernel id
         self.secret_registry = SecretRegistry()
         self.tracer = KernelTracing(
             self.secret_registry, wanted=lambda: getattr(self.magics, "otel", None), closed=lambda: self.closed)
         self.router = EventRouter(lambda: self.store, self.tracer.sink)
         self.sessions = Sessions(
             registry=lambda: self.registry, policy=lambda: self.policy, history=self.history,
-            notebook=lambda: notebook_path(self.shell), kernel_id=lambda: self.kernel_id,
+            notebook=self.port.notebook_path, kernel_id=lambda: self.port.kernel_id,
             current=default_session_name(shell),
         )
         self.deck = TapeDeck(self.secret_registry)  # record / replay (notebook/tape.py)
@@ -157,7 +153,7 @@ class SynapseState:
     def register_notebook_tools(self) -> list[str]:
         """Offer the notebook's `@synapse_nb.tool` functions (found in the user namespace) to the model,
         and register the opt-in `kernel__*` group (offered only when a cell turns it on)."""
-        namespace: Mapping[str, Any] = getattr(self.shell, "user_ns", None) or {}
+        namespace: Mapping[str, Any] = getattr(self.port.shell, "user_ns", None) or {}
         if self.kernel is not None:
             self.kernel.install(self.registry)
         try:
@@ -380,24 +376,3 @@ def default_session_name(shell: Any | None) -> str:
             return stem
     return "main"
 
-
-def notebook_path(shell: Any | None) -> str | None:
-    """The notebook file, as JupyterLab (`__session__`) or VS Code (`__vsc_ipynb_file__`) reports it."""
-    ns: Mapping[str, Any] = getattr(shell, "user_ns", None) or {}
-    for key in ("__vsc_ipynb_file__", "__session__"):
-        value = ns.get(key)
-        if isinstance(value, str) and value.endswith(".ipynb"):
-            return value
-    return None
-
-
-def kernel_id() -> str | None:
-    """The kernel's id, from its connection file name (`kernel-<id>.json`), when running in a kernel."""
-    try:
-        from ipykernel.connect import get_connection_file
-
-        name = Path(get_connection_file()).name
-    except Exception:  # not in a kernel
-        return None
-    match = re.match(r"kernel-(.+)\.json$", name)
-    return match.group(1) if match else None

@@ -42,10 +42,10 @@ def ip(_shell: InteractiveShell, clean_env: Path) -> Iterator[Shell]:
     state = get_state(_shell)
     assert state is not None
     published = Published()
-    state.publish = published
-    state.live = True
+    state.port.publish = published
+    state.port.live = True
     shell = Shell(_shell, state, published)
-    state.input = shell.input
+    state.port.input = shell.input
     try:
         yield shell
     finally:

@@ -247,7 +247,7 @@ def test_without_stdin_approval_is_denied_with_a_note(ip: Any, script: Script) -
     def no_stdin(prompt: str) -> str:
         raise StdinNotImplementedError("raw_input was called, but this frontend does not support input requests.")
 
-    ip.state.input = no_stdin
+    ip.state.port.input = no_stdin
     ip.run(TOOLS)
     ip.cell(f"synapse --model {script(SHOUT)}", "wipe orders")
     assert ip.ns["_synapse"].tool_calls.approval.tolist() == ["denied"]

@@ -71,7 +71,7 @@ def test_without_stdin_a_form_is_declined_with_a_note(ip: Shell) -> None:
     def no_stdin(prompt: str) -> str:
         raise StdinNotImplementedError("no input here")
 
-    ip.state.input = no_stdin
+    ip.state.port.input = no_stdin
     answer = ip.state.runner.run(NotebookAnswers(ip.state).elicit(form()))
     assert answer.action == "decline"
     assert "no one can answer here (no stdin" in ip.published.text()
@@ -147,7 +147,7 @@ def test_sampling_without_stdin_is_refused(ip: Shell) -> None:
     def no_stdin(prompt: str) -> str:
         raise StdinNotImplementedError("no input here")
 
-    ip.state.input = no_stdin
+    ip.state.port.input = no_stdin
     assert ip.state.runner.run(NotebookAnswers(ip.state).approve_sampling(_request())) is False
     assert 'set "sampling": "auto" for this server' in ip.published.text()
 
@@ -217,12 +217,29 @@ def test_with_no_cell_waiting_a_widget_form_asks(ip: Shell) -> None:
 
 
 def test_an_interrupt_at_a_question_cancels_it(ip: Shell) -> None:
+    """The server's question runs in the SDK's task beside the command the cell waits on; an interrupt at
+    the question (the line source raises KeyboardInterrupt, as Ctrl-C would) cancels that command, and
+    the question ends cancelled (a form) or refused (sampling)."""
     def interrupted(prompt: str) -> str:
         raise KeyboardInterrupt
 
-    ip.state.input = interrupted
-    assert ip.state.runner.run(NotebookAnswers(ip.state).elicit(form())).action == "cancel"
-    assert ip.state.runner.run(NotebookAnswers(ip.state).approve_sampling(_request())) is False
+    ip.state.port.input = interrupted
+    loop = ip.state.runner.loop
+    questions = (NotebookAnswers(ip.state).elicit(form()), NotebookAnswers(ip.state).approve_sampling(_request()))
+    outcomes: list[object] = []
+    for question in questions:
+        asking = loop.create_task(question)  # type: ignore[arg-type]
+
+        async def cell(asking: asyncio.Task[object] = asking) -> object:
+            return await asyncio.shield(asking)
+
+        with pytest.raises(KeyboardInterrupt):
+            ip.state.runner.run(cell())
+        outcomes.append(loop.run_until_complete(asyncio.wait_for(asking, 60)))
+    (elicited, sampled) = outcomes
+    assert isinstance(elicited, ElicitationAnswer)
+    assert elicited.action == "cancel"
+    assert sampled is False
 
 
 def test_only_http_links_are_clickable(ip: Shell) -> None:
@@ -245,7 +262,7 @@ def test_a_link_in_a_blocking_cell_ends_when_the_server_completes_it(ip: Shell) 
         release.wait(60)
         return "n"
 
-    ip.state.input = box
+    ip.state.port.input = box
 
     async def cell() -> str:
         call = asyncio.ensure_future(ip.state.hub.call("demo__sign_in", {"url": "https://example.com/sign-in"}))
@@ -288,7 +305,7 @@ def test_a_link_stops_waiting_once_the_cell_stops_waiting(ip: Shell) -> None:
         release.wait(60)
         return ""
 
-    ip.state.input = box
+    ip.state.port.input = box
     answers = NotebookAnswers(ip.state)
     loop = ip.state.runner.loop
 

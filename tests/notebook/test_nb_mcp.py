@@ -108,17 +108,17 @@ def test_the_agent_uses_the_demo_server(ip: Any) -> None:
 def test_interrupt_during_a_tool_call_cancels_it_and_keeps_the_server(ip: Any, script: Script) -> None:
     connect_demo(ip)
     model = script([{"match": "sleep", "tool": "sleep", "arguments": {"seconds": 60}, "answer": "slept"}, "ok"])
-    publish = ip.state.publish
+    publish = ip.state.port.publish
 
     def interrupt_when_the_call_shows(bundle: dict[str, Any], display_id: str | None, update: bool) -> None:
         publish(bundle, display_id, update)
         if "running demo__sleep" in bundle.get("text/plain", ""):
             os.kill(os.getpid(), signal.SIGINT)  # the user presses Stop while the tool runs
 
-    ip.state.publish = interrupt_when_the_call_shows
+    ip.state.port.publish = interrupt_when_the_call_shows
     with pytest.raises(CellInterrupted):
         ip.cell(f"synapse --model {model}", "please sleep")
-    ip.state.publish = publish
+    ip.state.port.publish = publish
     assert ip.ns["_synapse"].status == "cancelled"
     assert ip.line("mcp", "list").state.tolist() == ["connected"]
     assert ip.line("mcp", "call demo.echo text=still-here").text == "still-here"

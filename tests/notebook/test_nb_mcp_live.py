@@ -88,7 +88,7 @@ def test_the_quickstart_server_offers_only_the_shop(ip: Any) -> None:
 def interrupt_after_ticks(ip: Any) -> Iterator[list[str]]:
     """Presses Stop once `calling demo.sleep` has shown two different elapsed times; yields what it showed."""
     shown: list[str] = []
-    publish = ip.state.publish
+    publish = ip.state.port.publish
 
     def watch(bundle: dict[str, Any], display_id: str | None, update: bool) -> None:
         publish(bundle, display_id, update)
@@ -98,9 +98,9 @@ def interrupt_after_ticks(ip: Any) -> Iterator[list[str]]:
             if len(shown) == 2:
                 os.kill(os.getpid(), signal.SIGINT)
 
-    ip.state.publish = watch
+    ip.state.port.publish = watch
     yield shown
-    ip.state.publish = publish
+    ip.state.port.publish = publish
 
 
 def test_call_ticks_while_it_runs_and_an_interrupt_is_one_line(ip: Any, interrupt_after_ticks: list[str]) -> None:

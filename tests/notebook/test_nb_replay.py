@@ -174,7 +174,7 @@ def test_synapse_replay_in_the_environment_turns_replay_on_at_load(
     assert state is not None
     assert state.tape is not None
     assert state.tape.mode == "replay"
-    state.publish = ip.published
+    state.port.publish = ip.published
     ip.cell("synapse --session s", "What tables are there?")
     assert ip.ns["_synapse"].text == answer
     monkeypatch.setenv("SYNAPSE_RECORD", str(tmp_path / "other.jsonl"))

@@ -12,6 +12,7 @@ import textwrap
 
 import pytest
 
+from synapse_nb.notebook.kernel_port import KernelPort
 from synapse_nb.notebook.runner import Runner
 
 
@@ -68,16 +69,19 @@ def test_sigint_cancels_the_task_waits_for_its_cleanup_then_raises() -> None:
     assert not runner.interrupted
 
 
-def test_interrupt_during_a_prompt_cancels_the_turn() -> None:
+def test_interrupt_during_a_question_cancels_the_turn() -> None:
     runner = Runner()
+    port = KernelPort(None, runner)
     seen: list[str] = []
 
     def ask(_question: str) -> str:
-        raise KeyboardInterrupt  # what the kernel's input() raises when interrupted
+        raise KeyboardInterrupt  # what an interrupted input() raises
+
+    port.input = ask
 
     async def turn() -> None:
         try:
-            runner.prompt("allow? ", ask)
+            await port.ask("allow? ")
         except asyncio.CancelledError:
             seen.append("cancelled")
             raise
@@ -85,6 +89,7 @@ def test_interrupt_during_a_prompt_cancels_the_turn() -> None:
     with pytest.raises(KeyboardInterrupt):
         runner.run(turn())
     assert seen == ["cancelled"]
+    assert runner.interrupted
 
 
 def test_spawned_tasks_are_tracked_cancelled_and_their_failures_logged(caplog: pytest.LogCaptureFixture) -> None:

@@ -178,14 +178,14 @@ def test_a_notebook_opened_twice_records_each_kernel_under_its_own_name(
     ip: Any, script: Script, capsys: pytest.CaptureFixture[str]
 ) -> None:
     model = script(["one", "two", "three"])
-    ip.state.kernel_id = "11111111-aaaa-4bbb-8ccc-000000000001"
+    ip.state.port.kernel_id = "11111111-aaaa-4bbb-8ccc-000000000001"
     ip.cell(f"synapse --model {model}", "first kernel")
     first = ip.ns["_synapse"]
     assert first.session == "main"
     # The same notebook in a second kernel: the same default name, the same history file.
     ip.state.sessions.agents.clear()
     ip.state.current = "main"
-    ip.state.kernel_id = "22222222-dddd-4eee-8fff-000000000002"
+    ip.state.port.kernel_id = "22222222-dddd-4eee-8fff-000000000002"
     ip.cell(f"synapse --model {model}", "second kernel")
     second = ip.ns["_synapse"]
     assert second.session == "main-22222222"

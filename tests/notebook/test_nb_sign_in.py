@@ -23,14 +23,14 @@ FINAL = "http://127.0.0.1:5000/callback?code=CODE-123&state=s"
 def cards_shown(ip: Shell) -> asyncio.Event:
     """Set each time the sign-in publishes a new card (not an update); call it inside the loop."""
     shown = asyncio.Event()
-    publish = ip.state.publish
+    publish = ip.state.port.publish
 
     def spy(bundle: dict[str, object], display_id: str | None, update: bool) -> None:
         publish(bundle, display_id, update)
         if not update:
             shown.set()
 
-    ip.state.publish = spy
+    ip.state.port.publish = spy
     return shown
 
 
@@ -114,7 +114,7 @@ def test_enter_alone_keeps_waiting_for_the_browser(ip: Shell) -> None:
     async def run() -> str:
         loopback: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         asked = threading.Event()
-        typed = ip.state.input
+        typed = ip.state.port.input
         assert typed is not None
 
         def enter(prompt: str) -> str:
@@ -123,7 +123,7 @@ def test_enter_alone_keeps_waiting_for_the_browser(ip: Shell) -> None:
             finally:
                 asked.set()
 
-        ip.state.input = enter
+        ip.state.port.input = enter
         task = asyncio.ensure_future(sign_in("notes", AUTH_URL, loopback))
         assert await asyncio.to_thread(asked.wait, 10)
         await asyncio.sleep(0)
@@ -209,7 +209,7 @@ def test_a_box_left_open_after_the_browser_came_back_says_to_press_enter(ip: She
         release.wait(10)
         return ""
 
-    ip.state.input = waits
+    ip.state.port.input = waits
     sign_in = NotebookSignIn(ip.state)
 
     async def run() -> str:

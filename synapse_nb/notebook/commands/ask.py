@@ -9,18 +9,16 @@ result, or a handle at once).
 from __future__ import annotations
 
 import asyncio
-import builtins
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from IPython.core.error import StdinNotImplementedError, UsageError
+from IPython.core.error import UsageError
 
 from ...errors import SynapseError
 from ...events import Event
 from ...types import ToolSpec
-from ..approval_card import answered_card, approval_card, approval_prompt
+from ..approval_ask import StdinApproval
 from ..args import AskOptions
 from ..display import Format, TurnDisplay, TurnView
 from ..interpolate import interpolate
@@ -85,7 +83,7 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
     """Validate a cell (UsageError on any bad input) and resolve its options against the settings."""
     if not body.strip():
         raise UsageError("%%synapse: missing prompt; write the question in the cell body below the %%synapse line")
-    namespace: Mapping[str, Any] = getattr(state.shell, "user_ns", None) or {}
+    namespace: Mapping[str, Any] = getattr(state.port.shell, "user_ns", None) or {}
     prompt = interpolate(body.strip(), namespace)
     sessions = state.sessions
     if options.session is None and sessions.current not in sessions:
@@ -163,10 +161,10 @@ def background(
             handle.cancel()
 
     controls = RunControls(on_stop=stop)
-    approval: ApprovalCallback = controls.ask if state.live else _NoButtons(turn.display)
+    approval: ApprovalCallback = controls.ask if state.port.live else _NoButtons(turn.display)
     told = turn.options(approval, controls.on_event)
     turn.display.start()
-    if state.live:
+    if state.port.live:
         controls.show()
     task = state.runner.spawn(_background_turn(turn, told, controls), name=f"synapse {turn.plan.session}")
     handle = BackgroundRun(task, state.runner, session=turn.plan.session, prompt=turn.plan.prompt, controls=controls)
@@ -197,7 +195,7 @@ class _Turn:
             background=options.background,
         )
         self.display = TurnDisplay(
-            view, LiveOutput(live=state.live, keep=options.background, publish=state.publish),
+            view, LiveOutput(live=state.port.live, keep=options.background, publish=state.port.publish),
             interval=settings.stream_interval,
         )
         if unrecorded:
@@ -276,7 +274,7 @@ async def ask_async(
     if options.background:
         return background(state, settings, options, body, keep=keep)
     turn = _Turn(state, settings, options, body)
-    told = turn.options(StdinApproval(state, turn.display))
+    told = turn.options(StdinApproval(state.port, turn.display))
     turn.display.start()
     try:
         result, interrupted = await run_turn(turn, told)
@@ -307,8 +305,8 @@ def _insert_code(state: SynapseState, result: SynapseResult) -> None:
         else:
             print("no code block in the answer; no cell inserted")
         return
-    if state.shell is not None:
-        state.shell.set_next_input(code, replace=False)
+    if state.port.shell is not None:
+        state.port.shell.set_next_input(code, replace=False)
         print("inserted a cell below with the answer's Python code")
 
 
@@ -372,56 +370,6 @@ def _usage0() -> Any:
     from ...types import Usage
 
     return Usage()
-
-
-# ---------------------------------------------------------------------------------------------- approval
-
-
-class StdinApproval:
-    """Asks approval through the kernel's stdin channel; denies when there is none.
-
-    Before the input box, a card (tool, server, arguments, a destructive badge, what y / n / a mean)
-    is displayed above it; the input line itself stays short. Once answered, the card shows the
-    decision, so a saved notebook reads as what happened."""
-
-    def __init__(self, state: SynapseState, display: TurnDisplay) -> None:
-        self.state = state
-        self.display = display
-        self.no_stdin = False
-
-    async def __call__(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
-        if self.no_stdin:
-            return "no"
-        self.display.refresh()
-        card_id = uuid.uuid4().hex
-        self.state.publish(approval_card(spec, arguments), card_id, False)
-        answer = self._ask(spec)
-        self.state.publish(answered_card(spec, answer), card_id, True)
-        return answer
-
-    def _ask(self, spec: ToolSpec) -> str:
-        question = approval_prompt(spec)
-        read: Callable[[str], str] = self.state.input or builtins.input
-        for _ in range(3):
-            try:
-                answer = self.state.runner.prompt(question, read).strip().lower()
-            except StdinNotImplementedError:
-                self.no_stdin = True
-                self.display.note(
-                    f"{spec.name} needs approval, but this frontend cannot answer prompts (no stdin), so it was "
-                    "denied; use --approve auto to allow it, or --background to approve with buttons"
-                )
-                return "no"
-            except EOFError:
-                return "no"
-            if answer in ("y", "yes"):
-                return "yes"
-            if answer in ("a", "always"):
-                return "always"
-            if answer in ("n", "no", ""):
-                return "no"
-            question = "please answer y (yes), n (no) or a (always): "
-        return "no"
 
 
 # ---------------------------------------------------------------------------------------------- background

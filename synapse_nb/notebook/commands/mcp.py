@@ -120,7 +120,7 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     for value in (*spec.headers.values(), *spec.env.values()):
         state.add_secret(value)
     shown = spec.url if spec.url else " ".join([spec.command or "", *spec.args])
-    out = LiveOutput(live=state.live, publish=state.publish)
+    out = LiveOutput(live=state.port.live, publish=state.port.publish)
     out.start(_progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(state, shown)}) …"))
     hub = state.hub
     try:
@@ -175,7 +175,7 @@ async def connect_config_async(state: SynapseState, path: str | None = None) -> 
         return ConnectReport({})
     started = clock()
     before = {name: _connected_at(state, name) for name in enabled}
-    out = LiveOutput(live=state.live, publish=state.publish)
+    out = LiveOutput(live=state.port.live, publish=state.port.publish)
     out.start(_progress(f"connecting {', '.join(enabled)} …"))
     try:
         results = await state.hub.connect_config(path)
@@ -194,7 +194,7 @@ async def connect_config_async(state: SynapseState, path: str | None = None) -> 
     for name, result in results.items():
         if isinstance(result, ServerStartError) and result.stderr_tail.strip():
             tail = _tail(state, result.stderr_tail)
-            state.publish(_stderr_bundle(name, tail), None, False)
+            state.port.publish(_stderr_bundle(name, tail), None, False)
     return report
 
 
@@ -370,7 +370,7 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
     spec = find_tool(state, target)
     name = f"{target.server}.{spec.original_name or target.tool}"
     started = time.perf_counter()
-    out = LiveOutput(live=state.live, publish=state.publish)
+    out = LiveOutput(live=state.port.live, publish=state.port.publish)
     try:
         async with ticking(out, lambda elapsed: f"calling {name} … {elapsed}"):
             result = await state.call_tool(spec.name, dict(arguments))

@@ -29,7 +29,7 @@ def _http_server(state: SynapseState, name: str, command: str) -> None:
 async def auth_async(state: SynapseState, name: str) -> ServerInfo:
     """`%mcp auth NAME`: drop the server's tokens, sign in again (the link shows in this cell), reconnect."""
     _http_server(state, name, "auth")
-    out = LiveOutput(live=state.live, publish=state.publish)
+    out = LiveOutput(live=state.port.live, publish=state.port.publish)
     out.start(_progress(f"signing in to {name} again …"))
     try:
         info = await state.hub.authenticate(name)

@@ -52,6 +52,6 @@ def go_live(state: SynapseState) -> list[dict[str, Any]]:
     """Make `state` live as in a kernel; with no shell to display them, the bundles it publishes are collected
     in the returned list (newest last) for the test to read."""
     published: list[dict[str, Any]] = []
-    state.live = True
-    state.publish = lambda bundle, display_id, update: published.append(dict(bundle))
+    state.port.live = True
+    state.port.publish = lambda bundle, display_id, update: published.append(dict(bundle))
     return published
