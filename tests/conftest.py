@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import spawn_guard
 from llm_server import LlmServer
 
 SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY")
@@ -21,6 +22,18 @@ ENV_VARS = (
     "DEEPSEEK_BASE_URL",
     "OLLAMA_BASE_URL",
 )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    spawn_guard.add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    spawn_guard.configure(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    spawn_guard.unconfigure(config)
 
 
 @pytest.fixture
