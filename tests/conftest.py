@@ -36,6 +36,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     spawn_guard.unconfigure(config)
 
 
+# Fixtures that start a process, and the marker every test using them (directly or through another
+# fixture) gets, so that `make quick` (-m "not (process or kernel or browser or node)") leaves them out.
+FIXTURE_MARKERS = {
+    "demo_http": "process",  # tests/mcp_client: the demo server over HTTP, in a subprocess
+    "demo_sse": "process",
+    "everything": "node",  # the npm reference server `server-everything`
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            if fixture in FIXTURE_MARKERS:
+                item.add_marker(FIXTURE_MARKERS[fixture])
+        if type(item).__module__.startswith("nbval"):  # a saved notebook re-executed in a kernel
+            item.add_marker("kernel")
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

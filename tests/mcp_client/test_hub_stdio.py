@@ -9,6 +9,7 @@ import os
 import sys
 
 import pytest
+import tools_server
 from mcp_helpers import Events, demo_stdio, wait_until
 
 import synapse_nb
@@ -28,7 +29,7 @@ async def test_connect_lists_qualified_tools_with_annotations(events: Events) ->
         assert info.pid is not None
         assert info.tool_count == len(hub.tools) >= 13
         assert info.command is not None
-        assert info.command.endswith("-m synapse_nb.mcp_client.demo_server --test-tools")
+        assert info.command.endswith(" ".join(tools_server.ARGS))
         assert info.discovery_ms is not None
         spec = hub.tool("demo__drop_table")
         assert (spec.server, spec.original_name, spec.destructive) == ("demo", "drop_table", True)

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import pytest
+import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
@@ -17,7 +18,7 @@ from synapse_nb.notebook.awaited import InputTransformer, rewrite
 from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp import CallOutput
 
-DEMO = "demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"
+DEMO = f"demo -- {tools_server.COMMAND}"
 
 
 def awaited_args(ip: Any, cell: str) -> list[Any] | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
@@ -19,7 +20,7 @@ from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp import CallOutput
 
 Script = Callable[[Any], str]
-DEMO = "demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"
+DEMO = f"demo -- {tools_server.COMMAND}"
 
 
 def connect_demo(ip: Any) -> None:
@@ -32,7 +33,7 @@ def test_connect_list_tools_call_disconnect(ip: Any, capsys: pytest.CaptureFixtu
     first = ip.published.items[0][0]
     assert first["text/plain"] == ""  # nbval sees this first, and the same in the saved notebook
     progress = ip.published.items[1][0]["text/plain"]
-    command = f"{sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"
+    command = tools_server.COMMAND
     assert progress.startswith(f"connecting demo (stdio: {command}) …")  # no emoji: DejaVu has no ⏳
     [done] = ip.published.final
     assert done["text/plain"].startswith("✓ demo: connected, ")
@@ -152,7 +153,7 @@ def test_connect_from_a_config_file(ip: Any, tmp_path: Path, monkeypatch: pytest
     monkeypatch.setenv("DEMO_TOKEN", "tok-secret-value-123456")
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": {
-        "demo": {"command": sys.executable, "args": ["-m", "synapse_nb.mcp_client.demo_server", "--test-tools"],
+        "demo": {"command": sys.executable, "args": list(tools_server.ARGS),
                  "env": {"DEMO_TOKEN": "${env:DEMO_TOKEN}"}, "approve": {"drop_table": "deny"}},
         "broken": {"command": sys.executable, "args": ["-c", "raise SystemExit(2)"]},
         "off": {"command": "nothing", "disabled": True},

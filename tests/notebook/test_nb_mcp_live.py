@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
@@ -22,7 +23,7 @@ from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp_read import PromptOutput, ReadOutput
 
 SHOP = "{sys.executable} -m synapse_nb.mcp_client.demo_server"
-DEMO = f"demo -- {SHOP} --test-tools"
+DEMO = f"demo -- {tools_server.COMMAND}"
 SHOP_TOOLS = {"list_tables", "describe_table", "query", "summarize_column", "drop_table"}
 
 
