@@ -38,11 +38,12 @@ NODE22_VERSION := 22.23.3
 CONFORMANCE_TOOLS := $(TOOLS)/conformance
 CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conformance/package.json
 
-.PHONY: test test-py313 lint typecheck pytest demo bench venv tools otel-receiver browser clean help
+.PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser clean help
 .PHONY: conformance conformance-tools
 
 help:
 	@echo "make demo    run notebooks/quickstart.ipynb and analyze_with_agent.ipynb offline and show the answers"
+	@echo "make quick   the in-process tests only (no subprocess, kernel, browser or Node), in about a minute"
 	@echo "make test    lint, typecheck and run the whole test suite (PYTHON=python3.x for another Python)"
 	@echo "make test-py313  the same on Python 3.13, built from source once and cached"
 	@echo "make bench   run the benchmarks and write bench/results.md"
@@ -102,8 +103,20 @@ typecheck: venv
 # The suite, then the notebooks re-executed and compared with their saved outputs (nbval).
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
+# Most of the suite's time is spent waiting on child processes (MCP servers, kernels, JupyterLab, Chromium),
+# so pytest-xdist runs WORKERS test files side by side; a file stays on one worker (its module-scoped kernel
+# or server starts once, a notebook's cells run in order). Every test has its own ports, tmp_path, history
+# file and data dirs (tests/conftest.py: clean_env), so the order of files does not matter.
+WORKERS ?= 3
 pytest: venv tools browser
-	SYNAPSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest $(NBVAL) tests notebooks
+	SYNAPSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) tests notebooks
+
+# The fast loop: every test that runs in this process. The tests that start a process are marked
+# (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/spawn_guard.py)
+# fails any test that starts one anyway, so an unmarked one cannot slip in.
+QUICK_MARKERS := not (process or kernel or browser or node)
+quick: venv
+	$(PY) -m pytest -q -m "$(QUICK_MARKERS)" --forbid-spawn tests
 
 demo: venv
 	$(PY) scripts/demo.py

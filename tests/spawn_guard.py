@@ -148,3 +148,10 @@ def unconfigure(config: pytest.Config) -> None:
     if report:
         lines = [f"{test}\t{len(starts)}\t{starts[0]}" for test, starts in sorted(guard.seen.items())]
         Path(report).write_text("\n".join(lines) + "\n")
+
+
+# The same hooks under pytest's names, for `pytest -p spawn_guard` (tests/test_spawn_guard.py runs it so);
+# the suite's own conftest calls the functions above instead.
+pytest_addoption = add_options
+pytest_configure = configure
+pytest_unconfigure = unconfigure
