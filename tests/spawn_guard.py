@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing.util
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -40,6 +41,17 @@ def _describe(args: Any) -> str:
     return str(args)[:200]
 
 
+def _probing_libraries() -> bool:
+    """Whether the start comes from `ctypes.util.find_library` (it runs `ldconfig -p` to find a shared
+    library, once, for whatever library asks first): the test's own code runs in-process all the same."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(os.path.join("ctypes", "util.py")):
+            return True
+        frame = frame.f_back
+    return False
+
+
 class SpawnGuard:
     """Wraps the process-starting calls while installed, and records which test made each start."""
 
@@ -52,6 +64,8 @@ class SpawnGuard:
         self._undo: list[Callable[[], None]] = []
 
     def _started(self, what: str) -> None:
+        if _probing_libraries():
+            return
         who = self.current or "<outside any test>"
         with self._lock:
             self.seen.setdefault(who, []).append(what)
@@ -110,12 +124,14 @@ class SpawnGuard:
         outcome = yield
         report = outcome.get_result()
         new = self.take_new()
-        if self.forbid and new and not report.failed:
-            report.outcome = "failed"
-            report.longrepr = (
+        if self.forbid and new:
+            said = (
                 f"{item.nodeid} started {len(new)} process(es) during {call.when} under --forbid-spawn: "
                 f"{new[0]}\nmark it with one of {', '.join('@pytest.mark.' + m for m in SPAWN_MARKERS)}"
             )
+            # A test that failed anyway (the refused start broke it) still says why, after its own failure.
+            report.longrepr = f"{report.longrepr}\n\n{said}" if report.failed else said
+            report.outcome = "failed"
 
 
 def add_options(parser: pytest.Parser) -> None:

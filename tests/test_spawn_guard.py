@@ -45,6 +45,10 @@ def test_from_a_thread():
 def test_os_system():
     os.system("true")
 
+def test_finding_a_shared_library():
+    import ctypes.util
+    ctypes.util._findSoname_ldconfig("c")  # runs `ldconfig -p`: a probe of the library, allowed
+
 @pytest.fixture
 def server():
     return subprocess.Popen(["sleep", "0"])
@@ -60,7 +64,8 @@ def test_forbid_spawn_fails_every_test_that_starts_a_process(pytester: pytest.Py
     result = pytester.runpytest_inprocess("-p", "spawn_guard", "--forbid-spawn", "-p", "no:cacheprovider")
     outcomes = {r.nodeid.split("::")[1]: r.outcome for r in result.reprec.getreports("pytest_runtest_logreport")
                 if r.when == "call" or r.failed}  # type: ignore[attr-defined]
-    assert outcomes == {"test_in_process": "passed", **{f"test_{name}": "failed" for name in SPAWNING}}
+    assert outcomes == {"test_in_process": "passed", "test_finding_a_shared_library": "passed",
+                        **{f"test_{name}": "failed" for name in SPAWNING}}
     result.stdout.fnmatch_lines(["*started a process*mark it with one of @pytest.mark.process*"])
 
 
@@ -71,7 +76,7 @@ def test_without_the_option_nothing_is_refused_and_the_report_names_the_tests(
     pytester.makepyfile(test_starts=STARTS)
     report = tmp_path / "spawns.tsv"
     result = pytester.runpytest_inprocess("-p", "spawn_guard", f"--spawn-report={report}", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1 + len(SPAWNING))
+    result.assert_outcomes(passed=2 + len(SPAWNING))
     named = {line.split("\t")[0].split("::")[1] for line in report.read_text().splitlines()}
     assert named == {f"test_{name}" for name in SPAWNING}
 

@@ -79,6 +79,7 @@ async def demo_hub() -> AsyncIterator[McpHub]:
         yield hub
 
 
+@pytest.mark.process
 @pytest.mark.anyio
 async def test_the_demo_script_answers_from_the_real_demo_server(demo_hub: McpHub) -> None:
     agent = Agent(ScriptedProvider("demo"), ToolRegistry(demo_hub))
@@ -98,6 +99,7 @@ async def test_the_demo_script_answers_from_the_real_demo_server(demo_hub: McpHu
     assert top.text.count("\n| ") >= 5  # five product rows under the header
 
 
+@pytest.mark.process
 @pytest.mark.anyio
 async def test_cancelling_a_real_tool_call_keeps_the_server_usable(demo_hub: McpHub) -> None:
     started = asyncio.Event()

@@ -185,6 +185,7 @@ async def test_resource_and_prompt() -> None:
         assert "customers" in str(prompt.messages[0].content)
 
 
+@pytest.mark.process
 def test_wheel_carries_the_demo_data(tmp_path: Path, repo_root: Path) -> None:
     code = f"from hatchling.build import build_wheel; print(build_wheel({str(tmp_path)!r}))"
     name = subprocess.run([sys.executable, "-c", code], cwd=repo_root, capture_output=True, text=True,

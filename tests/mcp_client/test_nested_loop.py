@@ -8,7 +8,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import tools_server
+
+pytestmark = pytest.mark.process
 
 SCRIPT = textwrap.dedent("""
     import asyncio, sys, time

@@ -33,6 +33,7 @@ def _demo_children() -> list[psutil.Process]:
     return found
 
 
+@pytest.mark.process
 async def test_every_state_change_is_an_allowed_transition_with_an_event(events: Events) -> None:
     async with McpHub(on_event=events) as hub:
         info = await hub.connect("demo", **demo_stdio())  # type: ignore[arg-type]
@@ -60,6 +61,7 @@ async def test_every_state_change_is_an_allowed_transition_with_an_event(events:
     assert restarts == [None, "automatic", "manual"]
 
 
+@pytest.mark.process
 async def test_two_concurrent_connects_of_one_name_leave_one_process() -> None:
     before = {p.pid for p in _demo_children()}
     async with McpHub() as hub:
@@ -77,6 +79,7 @@ async def test_two_concurrent_connects_of_one_name_leave_one_process() -> None:
         assert hub.server("x").pid == second.pid
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("how", ["aclose", "disconnect"])
 async def test_a_stop_survives_a_native_cancel_of_the_stopping_task(how: str) -> None:
     hub = McpHub()

@@ -97,6 +97,7 @@ def test_unload_removes_the_transformer_and_load_adds_it_once(ip: Any) -> None:
     assert ip.shell.transform_cell("%mcp list\n") == "get_ipython().run_line_magic('mcp', 'list')\n"
 
 
+@pytest.mark.process
 def test_awaited_cells_run_the_same_commands(ip: Any) -> None:
     ip.run("import sys")
     assert ip.run(f"%mcp connect {DEMO}") is None
@@ -137,6 +138,7 @@ def test_help_still_works(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert "Ask the agent" in capsys.readouterr().out
 
 
+@pytest.mark.process
 def test_interrupting_an_awaited_mcp_call_cancels_it_in_one_line(ip: Any) -> None:
     ip.run("import sys")
     ip.run(f"%mcp connect {DEMO}")

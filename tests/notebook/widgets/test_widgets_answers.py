@@ -22,6 +22,8 @@ from synapse_nb.notebook.state import SynapseState
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
 
+pytestmark = pytest.mark.process
+
 DEMO = [sys.executable, *tools_server.ARGS, "--legacy"]
 # the server child gets only a safe environment: point it at this checkout's package explicitly
 DEMO_ENV = {"PYTHONPATH": str(Path(synapse_nb.__file__).resolve().parents[1])}

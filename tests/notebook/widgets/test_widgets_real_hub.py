@@ -20,6 +20,8 @@ from synapse_nb.notebook.widgets import schema_form as sf
 from synapse_nb.notebook.widgets.form import ToolForm
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
 
+pytestmark = pytest.mark.process
+
 DEMO = [sys.executable, *tools_server.ARGS]
 
 
