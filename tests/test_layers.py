@@ -148,6 +148,56 @@ NEEDS_SEAMS_HUB = pytest.mark.xfail(
 )
 
 
+def import_time_cycles(pkg: Path = PKG) -> list[list[str]]:
+    """Groups of modules that import each other at import time (module level, outside functions and
+    `if TYPE_CHECKING:`): whichever is imported first sees the other half-initialised."""
+    package = Package(pkg)
+    edges = {m: sorted({i.target for i in package.imports(m) if not i.lazy and i.target in package.files})
+             for m in package.files}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for nxt in edges[module]:
+            if nxt not in index:
+                visit(nxt)
+                low[module] = min(low[module], low[nxt])
+            elif nxt in stack:
+                low[module] = min(low[module], index[nxt])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1 or module in edges[module]:
+                groups.append(sorted(group))
+
+    for module in sorted(package.files):
+        if module not in index:
+            visit(module)
+    return groups
+
+
+def test_no_import_cycle_at_import_time() -> None:
+    assert import_time_cycles() == []
+
+
+def test_the_import_time_check_finds_a_cycle_and_ignores_deferred_imports(tmp_path: Path) -> None:
+    pkg = _write(tmp_path / ROOT, {
+        "history/a.py": "from .b import x\n",
+        "history/b.py": "from .a import y\n",
+        "history/c.py": "from .d import x\n",
+        "history/d.py": "def later():\n    from .c import y\n",
+    })
+    assert import_time_cycles(pkg) == [["synapse_nb.history.a", "synapse_nb.history.b"]]
+
+
 @NEEDS_SEAMS_HUB
 def test_imports_point_down_the_layers() -> None:
     assert violations() == []
