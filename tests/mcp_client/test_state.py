@@ -11,6 +11,7 @@ import sys
 
 import psutil
 import pytest
+import tools_server
 from mcp_helpers import DEMO_ARGS, Events, demo_stdio, gone, wait_until
 
 from synapse_nb.errors import McpError, ServerCrashedError, ServerStartError
@@ -26,7 +27,7 @@ def _demo_children() -> list[psutil.Process]:
     found = []
     for child in psutil.Process().children():
         try:
-            if child.status() != psutil.STATUS_ZOMBIE and "synapse_nb.mcp_client.demo_server" in child.cmdline():
+            if child.status() != psutil.STATUS_ZOMBIE and str(tools_server.PATH) in child.cmdline():
                 found.append(child)
         except psutil.Error:
             continue
