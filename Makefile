@@ -51,7 +51,7 @@ CONFORMANCE_NEXT_VERSION := 0.2.0-alpha.12
 CONFORMANCE_NEXT_TOOLS := $(TOOLS)/conformance-next
 CONFORMANCE_NEXT := $(CONFORMANCE_NEXT_TOOLS)/node_modules/@modelcontextprotocol/conformance/.installed-$(CONFORMANCE_NEXT_VERSION)
 
-.PHONY: test test-py313 lint typecheck pytest demo bench venv tools otel-receiver browser clean help
+.PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser clean help
 .PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools
 
 # The MCP Apps View widget's browser half (synapse_nb/notebook/widgets/static/app_view.js, committed so that
@@ -70,6 +70,7 @@ APPS_SERVERS := $(APPS_TOOLS)/.installed-$(APPS_EXAMPLES_VERSION)
 
 help:
 	@echo "make demo    run notebooks/quickstart.ipynb and analyze_with_agent.ipynb offline and show the answers"
+	@echo "make quick   the in-process tests only (no subprocess, kernel, browser or Node), in about a minute"
 	@echo "make test    lint, typecheck and run the whole test suite (PYTHON=python3.x for another Python)"
 	@echo "make test-py313  the same on Python 3.13, built from source once and cached"
 	@echo "make bench   run the benchmarks and write bench/results.md"
@@ -151,8 +152,23 @@ typecheck: venv
 # The suite, then the notebooks re-executed and compared with their saved outputs (nbval).
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg
 
+# Most of the suite's time is spent waiting on child processes (MCP servers, kernels, JupyterLab, Chromium),
+# so pytest-xdist runs WORKERS test files side by side; a file stays on one worker (its module-scoped kernel
+# or server starts once, a notebook's cells run in order). Every test has its own ports, tmp_path, history
+# file and data dirs (tests/conftest.py: clean_env), so the order of files does not matter.
+WORKERS ?= 3
 pytest: venv tools browser bench-tools
-	SYNAPSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest $(NBVAL) tests notebooks
+	SYNAPSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) tests notebooks
+
+# The fast loop: every test that runs in this process. The tests that start a process are marked
+# (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/spawn_guard.py)
+# fails any test that starts one anyway, so an unmarked one cannot slip in.
+# Two workers: collection is ~15 s of CPU, the tests ~90 s, so on 2 idle cores it takes about a minute
+# (QUICK_WORKERS=0 runs it in one process).
+QUICK_MARKERS := not (process or kernel or browser or node)
+QUICK_WORKERS ?= 2
+quick: venv
+	$(PY) -m pytest -q -n $(QUICK_WORKERS) -m "$(QUICK_MARKERS)" --forbid-spawn tests
 
 demo: venv
 	$(PY) scripts/demo.py

@@ -40,8 +40,8 @@ __all__ = [
 
 T = TypeVar("T")
 
-DEMO_ARGS = ("-m", "synapse_nb.mcp_client.demo_server", "--test-tools")
-"""How to start the bundled demo MCP server with this interpreter (stdio)."""
+DEMO_ARGS = (str(TESTS / "tools_server.py"),)
+"""How to start the demo MCP server with the test tools (tests/tools_server.py) with this interpreter (stdio)."""
 
 
 @dataclass(frozen=True)

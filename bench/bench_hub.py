@@ -308,7 +308,7 @@ def row_history(size: Size) -> list[Row]:
 # thread competing for the GIL); later calls are row 1's business.
 _FIRST_CALL = """
 import asyncio, json, sys, time
-ARGS = ["-m", "synapse_nb.mcp_client.demo_server", "--test-tools"]
+ARGS = sys.argv[2:]  # the demo server with the test tools (DEMO_ARGS)
 
 async def hub():
     from synapse_nb.mcp_client.hub import McpHub
@@ -336,7 +336,7 @@ async def _first_call_row(size: Size) -> Row:
 
     def arm(side: str) -> Callable[[], Awaitable[None]]:
         async def run() -> None:
-            proc = await asyncio.create_subprocess_exec(sys.executable, "-c", _FIRST_CALL, side,
+            proc = await asyncio.create_subprocess_exec(sys.executable, "-c", _FIRST_CALL, side, *DEMO_ARGS,
                                                         stdout=asyncio.subprocess.PIPE,
                                                         stderr=asyncio.subprocess.DEVNULL)
             out, _ = await proc.communicate()

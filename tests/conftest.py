@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import spawn_guard
 from llm_server import LlmServer
 
 SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY")
@@ -21,6 +22,36 @@ ENV_VARS = (
     "DEEPSEEK_BASE_URL",
     "OLLAMA_BASE_URL",
 )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    spawn_guard.add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    spawn_guard.configure(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    spawn_guard.unconfigure(config)
+
+
+# Fixtures that start a process, and the marker every test using them (directly or through another
+# fixture) gets, so that `make quick` (-m "not (process or kernel or browser or node)") leaves them out.
+FIXTURE_MARKERS = {
+    "demo_http": "process",  # tests/mcp_client: the demo server over HTTP, in a subprocess
+    "demo_sse": "process",
+    "everything": "node",  # the npm reference server `server-everything`
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            if fixture in FIXTURE_MARKERS:
+                item.add_marker(FIXTURE_MARKERS[fixture])
+        if type(item).__module__.startswith("nbval"):  # a saved notebook re-executed in a kernel
+            item.add_marker("kernel")
 
 
 @pytest.fixture

@@ -9,6 +9,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.process
+
 # Under `make test` the parent make's command-line variables (PYTHON=...) reach a child make through
 # MAKEFLAGS; these tests choose their own.
 _MAKE_ENV = {k: v for k, v in os.environ.items()

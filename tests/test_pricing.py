@@ -118,6 +118,7 @@ def test_a_missing_synapse_prices_file_is_named(clean_env: Path, monkeypatch: py
         price_for("openai", "gpt-4.1")
 
 
+@pytest.mark.process
 def test_prices_load_lazily() -> None:
     code = (
         "import sys, synapse_nb, synapse_nb.pricing as p\n"

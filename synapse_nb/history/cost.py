@@ -23,10 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from .queries import When, since_filter, when_value
+
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .reader import History, When
+    from .reader import History
 
 __all__ = ["COST_BY", "CostBy", "cost"]
 
@@ -59,21 +61,13 @@ def cost(history: History, by: CostBy = "model", since: When = None) -> pd.DataF
     if by in ("server", "tool"):
         return _by_tool(history, by, since)
     select, group, order = _GROUPED[by]
-    where, params = _since("c.started_at", since)
+    where, params = since_filter("c.started_at", since)
     join = " LEFT JOIN (SELECT session_id, any_value(name) AS name FROM sessions GROUP BY 1) s USING (session_id)"
     query = (
         f"SELECT {select}, {_TOTALS} FROM llm_calls c{join if by == 'session' else ''}{where} "
         f"GROUP BY {group} ORDER BY {order}"
     )
     return history.sql(query, params)
-
-
-def _since(column: str, since: When) -> tuple[str, list[Any]]:
-    if since is None:
-        return "", []
-    from .reader import _when
-
-    return f" WHERE {column} >= CAST(? AS TIMESTAMP)", [_when(since)]
 
 
 @dataclass(slots=True)
@@ -97,7 +91,7 @@ def _tokens(value: Any) -> Mapping[str, int]:
 def _by_tool(history: History, by: Literal["server", "tool"], since: When) -> pd.DataFrame:
     import pandas as pd
 
-    where, params = _since("started_at", since)
+    where, params = since_filter("started_at", since)
     # Every call of the sessions active since `since`: a result sent earlier is still in their prompts.
     calls = history.sql(
         "SELECT session_id, started_at, input_tokens, input_cost_usd, cost_usd, origin, tool_call_id, "
@@ -110,7 +104,7 @@ def _by_tool(history: History, by: Literal["server", "tool"], since: When) -> pd
     for row in tools.itertuples(index=False):
         server = row.server if isinstance(row.server, str) and row.server else NATIVE
         owner[str(row.tool_call_id)] = (server,) if by == "server" else (server, str(row.tool))
-    cutoff = pd.Timestamp(_since_value(since)) if since is not None else None
+    cutoff = pd.Timestamp(when_value(since)) if since is not None else None
     groups: dict[tuple[str, ...], _Group] = defaultdict(_Group)
     counted: set[str] = set()
     active: dict[str, int] = {}
@@ -168,8 +162,3 @@ def _by_tool(history: History, by: Literal["server", "tool"], since: When) -> pd
 def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
-
-def _since_value(since: When) -> Any:
-    from .reader import _when
-
-    return _when(since)

@@ -17,7 +17,6 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
@@ -25,8 +24,9 @@ from ..errors import HistoryError
 from .db import file_lock, run
 from .lake import Published
 from .lake_dir import read_lake, relation_dir, relation_files
+from .queries import empty_relation, known_columns, quote_path
 from .reader import History
-from .schema import COLUMNS, RELATIONS, SQL_TYPE
+from .schema import COLUMNS, RELATIONS
 
 __all__ = ["Lake"]
 
@@ -71,8 +71,9 @@ class Lake(History):
         super().close()
         self._built.clear()
 
-    def _newest(self, relation: str, cond: str, top: str, params: list[Any]) -> tuple[str, list[Any]]:
-        return f"SELECT * FROM {relation}{cond} {top}", params
+    def _parts(self, relation: str) -> list[str]:
+        """A lake's relation is one view over its Parquet parts."""
+        return [relation]
 
     def _refresh(self, con: duckdb.DuckDBPyConnection, relation: str) -> None:
         state = _folders(relation_dir(self.path, relation))
@@ -80,15 +81,14 @@ class Lake(History):
             return
         known = COLUMNS[relation]
         if not relation_files(self.path, relation):
-            body = ", ".join(f'NULL::{SQL_TYPE[k]} AS "{c}"' for c, k in known.items()) + " LIMIT 0"
+            body = empty_relation(relation)
         else:
             source = (
-                f"read_parquet('{_quote(relation_dir(self.path, relation))}/**/*.parquet', "
+                f"read_parquet('{quote_path(relation_dir(self.path, relation))}/**/*.parquet', "
                 "hive_partitioning = true, union_by_name = true)"
             )
             present = [str(r[0]) for r in run(con, f"DESCRIBE SELECT * FROM {source}")]
-            cols = [f'CAST("{c}" AS {SQL_TYPE[k]}) AS "{c}"' if c in present else f'NULL::{SQL_TYPE[k]} AS "{c}"'
-                    for c, k in known.items()]
+            cols = known_columns(relation, present, cast=True)
             cols += [f'"{c}"' for c in present if c not in known and c != "relation"]
             body = f"{', '.join(cols)} FROM {source}"
         run(con, f"CREATE OR REPLACE VIEW {relation} AS SELECT {body}")
@@ -102,7 +102,3 @@ def _folders(path: Path) -> object:
             return tuple(sorted((e.name, e.stat().st_mtime_ns) for e in entries if e.is_dir()))
     except (FileNotFoundError, NotADirectoryError):
         return None
-
-
-def _quote(path: Path) -> str:
-    return str(path).replace("'", "''")

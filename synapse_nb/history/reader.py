@@ -16,7 +16,6 @@ Note `at` (server_events) is an SQL keyword: write it `"at"` in queries.
 
 from __future__ import annotations
 
-import datetime as _dt
 import logging
 import threading
 import time
@@ -34,7 +33,8 @@ from .catalog import known_version
 from .db import describe_error, file_lock, is_lock_conflict, retry_locked, run
 from .ingest import ingest, insert_lines, pending_bytes, pending_lines, read_offsets
 from .migrate import check_version
-from .schema import COLUMNS, RELATIONS, SQL_TYPE, TIME_COLUMN
+from .queries import FIND_SESSION, When, empty_relation, known_columns, quote_path, select
+from .schema import COLUMNS, RELATIONS, SQL_TYPE
 from .spool import spool_dir
 from .transcript import messages_from_rows
 
@@ -51,9 +51,6 @@ READ_TIMEOUT = 30.0  # seconds a read waits for writers before it says the file 
 INGEST_ON_READ = 256 * 1024  # a read that finds this much spooled ingests it first rather than merging it
 INGEST_ON_READ_SECONDS = 5.0  # at most this long; the merge covers whatever is left
 
-When = _dt.datetime | _dt.date | str | None
-
-
 def history(path: str | Path | None = None) -> History:
     """The recorded history in `path` (default: the file `SYNAPSE_DB` names, see config.history_path).
 
@@ -67,16 +64,6 @@ def history(path: str | Path | None = None) -> History:
 
             return Lake(path)
     return History(path)
-
-
-def _when(value: When) -> Any:
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(_dt.UTC).replace(tzinfo=None)
-        return value
-    if isinstance(value, _dt.date):
-        return _dt.datetime(value.year, value.month, value.day)
-    return value
 
 
 class History:
@@ -138,11 +125,7 @@ class History:
 
     def find_session(self, name_or_id: str) -> str | None:
         """The newest session named `name_or_id`, else the session whose id starts with it; None if none."""
-        found = self.rows(
-            "SELECT session_id FROM sessions WHERE name = $1 OR starts_with(session_id, $1) "
-            "ORDER BY (name = $1) DESC, created_at DESC LIMIT 1",
-            [name_or_id],
-        )
+        found = self.rows(FIND_SESSION, [name_or_id])
         return str(found[0][0]) if found else None
 
     def transcript(self, session_id: str) -> tuple[list[Message], int]:
@@ -158,35 +141,13 @@ class History:
 
     def _select(self, relation: str, *, since: When, until: When, limit: int | None,
                 session_id: str | None = None, server: str | None = None) -> pd.DataFrame:
-        where: list[str] = []
-        params: list[Any] = []
-        for column, value in (("session_id", session_id), ("server", server)):
-            if value is not None:
-                where.append(f'"{column}" = ?')
-                params.append(value)
-        time_col = f'"{TIME_COLUMN[relation]}"'
-        if since is not None:
-            where.append(f"{time_col} >= CAST(? AS TIMESTAMP)")
-            params.append(_when(since))
-        if until is not None:
-            where.append(f"{time_col} < CAST(? AS TIMESTAMP)")
-            params.append(_when(until))
-        order = "session_id, seq" if relation == "messages" else time_col
-        cond = f" WHERE {' AND '.join(where)}" if where else ""
-        if limit is None:
-            return self.sql(f"SELECT * FROM {relation}{cond} ORDER BY {order}", params)
-        top = f"ORDER BY {time_col} DESC LIMIT {int(limit)}"
-        query, params = self._newest(relation, cond, top, params)
-        return self.sql(f"SELECT * FROM ({query}) ORDER BY {order}", params)
+        query = select(relation, since=since, until=until, limit=limit, session_id=session_id, server=server,
+                       parts=self._parts(relation))
+        return self.sql(query.sql, query.params)
 
-    def _newest(self, relation: str, cond: str, top: str, params: list[Any]) -> tuple[str, list[Any]]:
-        """The query of a relation's newest rows (`top`) matching `cond`, and its parameters."""
-        # Top-N on each side of the union: DuckDB does not push it through the view's UNION ALL.
-        query = (
-            f"SELECT * FROM ((SELECT * FROM _file_{relation}{cond} {top}) UNION ALL BY NAME "
-            f"(SELECT * FROM temp.main._pending_{relation}{cond} {top})) {top}"
-        )
-        return query, params + params
+    def _parts(self, relation: str) -> list[str]:
+        """What the view of `relation` unions: the file's rows and the spooled ones not yet ingested."""
+        return [f"_file_{relation}", f"temp.main._pending_{relation}"]
 
     # ---- SQL and export ------------------------------------------------------------------------
 
@@ -224,7 +185,7 @@ class History:
         with self.connection() as con:
             for relation in RELATIONS:
                 target = out / f"{relation}.parquet"
-                run(con, f"COPY (SELECT * FROM {relation}) TO '{_quote(target)}' (FORMAT parquet)")
+                run(con, f"COPY (SELECT * FROM {relation}) TO '{quote_path(target)}' (FORMAT parquet)")
                 written.append(target)
         return written
 
@@ -392,7 +353,7 @@ class History:
             return None
 
     def _attach_file(self, lock: threading.RLock, deadline: float) -> duckdb.DuckDBPyConnection:
-        target = _quote(self.path)
+        target = quote_path(self.path)
 
         def attempt() -> duckdb.DuckDBPyConnection:
             con = self._memory()
@@ -415,13 +376,7 @@ class History:
 def _file_select(relation: str, present: list[str] | None) -> str:
     """The file's `relation` with this code's columns: NULL for those an older schema lacks; empty if no table."""
     if present is None:
-        nulls = ", ".join(f'NULL::{SQL_TYPE[k]} AS "{c}"' for c, k in COLUMNS[relation].items())
-        return f"SELECT {nulls} LIMIT 0"
-    known = [f'"{c}"' if c in present else f'NULL::{SQL_TYPE[k]} AS "{c}"' for c, k in COLUMNS[relation].items()]
+        return f"SELECT {empty_relation(relation)}"
     # `_`-columns are bookkeeping (the lake's `_seq`, migration 0007), not history.
     newer = [f'"{c}"' for c in present if c not in COLUMNS[relation] and not c.startswith("_")]
-    return f"SELECT {', '.join(known + newer)} FROM hist.main.{relation}"
-
-
-def _quote(path: Path) -> str:
-    return str(path).replace("'", "''")
+    return f"SELECT {', '.join(known_columns(relation, present) + newer)} FROM hist.main.{relation}"

@@ -1,20 +1,14 @@
-"""The demo MCP server `synapse-demo`: a small shop data set behind read-only SQL, plus misbehaving test tools.
+"""The demo MCP server `synapse-demo`: a small shop data set behind read-only SQL (what the quickstart uses).
 
     python -m synapse_nb.mcp_client.demo_server                      # stdio (default)
     python -m synapse_nb.mcp_client.demo_server --http --port 8765   # streamable HTTP on 127.0.0.1:8765/mcp
     python -m synapse_nb.mcp_client.demo_server --sse --port 8765    # SSE on 127.0.0.1:8765/sse
-    python -m synapse_nb.mcp_client.demo_server --test-tools         # the shop plus the test tools
-    python -m synapse_nb.mcp_client.demo_server --legacy             # speak protocol 2025-11-25 only
 
 Data tools: list_tables, describe_table, query, summarize_column (read-only), drop_table (destructive
-by its annotations; it only pretends). Test tools, only with `--test-tools` (`build_server(test_tools=True)`)
-so that a user's tool list shows the shop alone: echo, sleep, progress, fail, crash, garbage, image, large, env,
-add_tool, cancellations. Resource `demo://schema`; prompt `explore_table`. The tables (products,
-customers, orders) load from the CSV files in `demo_data/` into an in-memory SQLite database.
-
-The test tools also include the ones that talk back while a call waits (progress_held, question, sign_in;
-`fire` releases them: demo_waiting.py). `--legacy` serves stdio in the 2025 handshake era only, where a
-server sends requests of its own (elicitation) and may cancel them.
+by its annotations; it only pretends). Resource `demo://schema`; prompt `explore_table`. The tables (products,
+customers, orders) load from the CSV files in `demo_data/` into an in-memory SQLite database. The test suite's
+misbehaving tools (echo, sleep, crash, garbage, ...) are not in the wheel: tests/tools_server.py adds them to
+this server.
 """
 
 from __future__ import annotations
@@ -26,29 +20,22 @@ import io
 import os
 import re
 import sqlite3
-import struct
 import sys
 import threading
-import time
-import zlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from importlib import resources
 from typing import Any
 
 import anyio
 import mcp.types as mt
-from mcp.server.mcpserver import Context, Image, MCPServer
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from mcp.server.mcpserver import MCPServer
 
-from .demo_waiting import add_waiting_tools, serve_legacy_stdio
-
-__all__ = ["build_server", "load_database", "main"]
+__all__ = ["NAME", "build_server", "load_database", "main", "serve"]
 
 NAME = "synapse-demo"
 MAX_ROWS = 200
 _READ_ONLY = mt.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
-_TEST = mt.ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ALLOWED_SQL = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 
@@ -92,17 +79,16 @@ def _column_type(values: list[str]) -> str:
 
 
 class _Shop:
-    """The database plus what the test tools remember (cancelled sleeps).
+    """The database, open while a session of the server runs.
 
     The database is open while at least one session of the server runs (the server's lifespan; an SSE
     server runs one per connection) and closed when the last one ends, so that no sqlite3 connection is
     left to the garbage collector (a ResourceWarning from Python 3.13 on). The data is read-only, so a
-    later session simply loads it again; the counters live here and outlast sessions.
+    later session simply loads it again.
     """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.cancellations = 0
         self.tables: list[str] = []
         self._columns: dict[str, list[tuple[str, str]]] = {}
         self._db: sqlite3.Connection | None = None
@@ -170,22 +156,8 @@ def _result(text: str, structured: dict[str, Any] | None = None, *, error: bool 
                              is_error=error)
 
 
-def _png(width: int = 32, height: int = 32) -> bytes:
-    """A small RGB gradient as PNG, written by hand (zlib + struct, no imaging library)."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-    raw = b"".join(
-        b"\x00" + b"".join(bytes((x * 255 // (width - 1), y * 255 // (height - 1), 160)) for x in range(width))
-        for y in range(height)
-    )
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
-
-
-def build_server(wire_fd: int = 1, *, test_tools: bool = False) -> MCPServer:
-    """The server; `test_tools` adds the misbehaving tools tests use; `wire_fd` is where `garbage` writes
-    (the stdio transport's real stdout)."""
+def build_server() -> MCPServer:
+    """The shop server (the tests add their misbehaving tools to it: tests/tools_server.py)."""
     shop = _Shop()
     server = MCPServer(
         NAME,
@@ -265,10 +237,6 @@ def build_server(wire_fd: int = 1, *, test_tools: bool = False) -> MCPServer:
             return problem
         return f"pretended to drop table {table} (the demo server never changes its data)"
 
-    if test_tools:
-        _add_test_tools(server, shop, wire_fd)
-        add_waiting_tools(server, _TEST)
-
     @server.resource("demo://schema", name="schema", description="The tables and their columns",
                      mime_type="text/markdown")
     def schema() -> str:
@@ -285,118 +253,38 @@ def build_server(wire_fd: int = 1, *, test_tools: bool = False) -> MCPServer:
     return server
 
 
-def _add_test_tools(server: MCPServer, shop: _Shop, wire_fd: int) -> None:
-    """The tools tests need: echo, sleep (counted cancellations), errors, a crash, garbage on the wire, ..."""
-    @server.tool(annotations=_TEST, structured_output=False)
-    def echo(text: str) -> str:
-        """Return the text unchanged."""
-        return text
-
-    @server.tool(annotations=_TEST, structured_output=False)
-    async def sleep(seconds: float) -> str:
-        """Sleep for that many seconds (at most an hour); a cancelled sleep is logged to stderr and counted."""
-        started = time.monotonic()
-        print(f"{NAME}: sleep started ({seconds:g} s)", file=sys.stderr, flush=True)
-        try:
-            await anyio.sleep(min(max(seconds, 0.0), 3600.0))
-        except anyio.get_cancelled_exc_class():
-            shop.cancellations += 1
-            print(f"{NAME}: sleep cancelled after {time.monotonic() - started:.2f} s", file=sys.stderr, flush=True)
-            raise
-        return f"slept {seconds:g} s"
-
-    @server.tool(annotations=_TEST, structured_output=False)
-    async def progress(steps: int, seconds: float, ctx: Context) -> str:
-        """Take `steps` steps of `seconds` each (at most 1000, an hour in all), reporting progress with a message."""
-        steps = max(1, min(steps, 1000))
-        pause = min(max(seconds, 0.0), 3600.0 / steps)
-        for step in range(1, steps + 1):
-            await anyio.sleep(pause)
-            await ctx.report_progress(step, steps, f"step {step} of {steps}")
-        return f"took {steps} steps"
-
-    @server.tool(annotations=_TEST)
-    def cancellations() -> int:
-        """How many sleep calls were cancelled by the client so far."""
-        return shop.cancellations
-
-    @server.tool(annotations=_TEST)
-    def fail(message: str) -> mt.CallToolResult:
-        """Return an error result (is_error) carrying the message."""
-        return _result(message, error=True)
-
-    @server.tool(annotations=_TEST, structured_output=False)
-    def crash() -> str:
-        """Exit the server process at once, mid-call (exit status 3)."""
-        print(f"{NAME}: crashing on purpose", file=sys.stderr, flush=True)
-        os._exit(3)
-
-    @server.tool(annotations=_TEST, structured_output=False)
-    def garbage(lines: int = 3) -> str:
-        """Write that many lines that are not JSON-RPC to the protocol stream (stdout), then answer."""
-        for i in range(max(0, min(lines, 1000))):
-            os.write(wire_fd, f"this is not JSON-RPC, line {i + 1}\n".encode())
-        return f"wrote {lines} non-JSON lines to stdout"
-
-    @server.tool(annotations=_TEST)
-    def image() -> Image:
-        """A small PNG image (a colour gradient)."""
-        return Image(data=_png(), format="png")
-
-    @server.tool(annotations=_TEST, structured_output=False)
-    def large(kb: int) -> str:
-        """That many kilobytes of text (lines of digits), at most 64 MB."""
-        size = max(0, min(kb, 65536)) * 1024
-        line = "0123456789" * 10 + "\n"
-        return (line * (size // len(line) + 1))[:size]
-
-    @server.tool(annotations=_TEST)
-    def env(name: str) -> dict[str, Any]:
-        """Whether an environment variable is set in the server process (its value is never returned)."""
-        return {"name": name, "set": name in os.environ}
-
-    @server.tool()
-    async def add_tool(name: str, ctx: Context) -> str:
-        """Add a tool with that name (it echoes its text) and announce that the tool list changed."""
-
-        def added(text: str) -> str:
-            return text
-
-        server.add_tool(added, name=name, description=f"Echo tool {name!r}, added at run time.",
-                        structured_output=False)
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            await ctx.notify_tools_changed()
-        else:
-            await ctx.session.send_tool_list_changed()
-        return f"added tool {name}"
-
-
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m synapse_nb.mcp_client.demo_server", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    """Serve the shop over stdio, or HTTP/SSE (see the module's docstring)."""
+    serve(lambda wire_fd: build_server(), argv, prog="python -m synapse_nb.mcp_client.demo_server", doc=__doc__)
+
+
+def serve(build: Callable[[int], MCPServer], argv: Sequence[str] | None = None, *, prog: str, doc: str | None,
+          legacy: Callable[[MCPServer], Awaitable[None]] | None = None) -> None:
+    """The command line of a server built by `build(wire_fd)`: `--http`/`--sse` (`--host`, `--port`), else stdio,
+    where `wire_fd` is a duplicate of the real stdout. `legacy`, if given, serves stdio with `--legacy`."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--http", action="store_true", help="serve streamable HTTP at http://HOST:PORT/mcp")
     mode.add_argument("--sse", action="store_true", help="serve SSE at http://HOST:PORT/sse")
-    parser.add_argument("--legacy", action="store_true",
-                        help="stdio in the 2025 handshake era only (protocol 2025-11-25)")
+    if legacy is not None:
+        parser.add_argument("--legacy", action="store_true",
+                            help="stdio in the 2025 handshake era only (protocol 2025-11-25)")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port for --http / --sse (default 8765)")
-    parser.add_argument("--test-tools", action="store_true",
-                        help="also offer the test tools (echo, sleep, progress, fail, crash, large, ...)")
     options = parser.parse_args(argv)
     if options.http or options.sse:
-        server = build_server(test_tools=options.test_tools)
+        server = build(1)
         kind, path = ("streamable HTTP", "/mcp") if options.http else ("SSE", "/sse")
         print(f"{NAME}: serving {kind} on http://{options.host}:{options.port}{path} (pid {os.getpid()})",
               file=sys.stderr, flush=True)
         server.run("streamable-http" if options.http else "sse", host=options.host, port=options.port)
         return
     # The SDK points fd 1 at stderr while it serves, so that stray prints miss the protocol stream;
-    # `garbage` writes to a duplicate of the real stdout on purpose.
-    server = build_server(wire_fd=os.dup(1), test_tools=options.test_tools)
+    # a server that writes to the protocol stream on purpose gets a duplicate of the real stdout.
+    server = build(os.dup(1))
     print(f"{NAME}: serving stdio (pid {os.getpid()})", file=sys.stderr, flush=True)
-    if options.legacy:
-        anyio.run(serve_legacy_stdio, server)
+    if legacy is not None and options.legacy:
+        anyio.run(legacy, server)
     else:
         server.run()
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import llm_server  # tests/llm_server.py; tests/ is on sys.path (the folder of the rootdir conftest.py)
 import pytest
+import tools_server
 
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry, tool
@@ -68,7 +69,7 @@ async def test_the_agent_runs_a_tool_round_trip_over_http(wire: str) -> None:
 
 
 def demo_server_args() -> list[str]:
-    return ["-m", "synapse_nb.mcp_client.demo_server", "--test-tools"]
+    return list(tools_server.ARGS)
 
 
 @pytest.fixture
@@ -78,6 +79,7 @@ async def demo_hub() -> AsyncIterator[McpHub]:
         yield hub
 
 
+@pytest.mark.process
 @pytest.mark.anyio
 async def test_the_demo_script_answers_from_the_real_demo_server(demo_hub: McpHub) -> None:
     agent = Agent(ScriptedProvider("demo"), ToolRegistry(demo_hub))
@@ -97,6 +99,7 @@ async def test_the_demo_script_answers_from_the_real_demo_server(demo_hub: McpHu
     assert top.text.count("\n| ") >= 5  # five product rows under the header
 
 
+@pytest.mark.process
 @pytest.mark.anyio
 async def test_cancelling_a_real_tool_call_keeps_the_server_usable(demo_hub: McpHub) -> None:
     started = asyncio.Event()

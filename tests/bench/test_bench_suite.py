@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process
+
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 RUN = BENCH / "run.py"
 NUMBERS = set(re.findall(r"^    (\d+): \(", RUN.read_text(), re.MULTILINE))  # the keys of run.py's ROWS

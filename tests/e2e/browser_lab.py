@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tools_server
 from local_servers import free_port, stop
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,7 +41,7 @@ KERNEL_TIMEOUT_MS = 120_000  # a kernel start on a loaded machine
 CELL_TIMEOUT_MS = 60_000
 # The demo server run from this checkout (the SDK starts stdio servers without PYTHONPATH; `-m` imports from
 # the working directory first). `{sys.executable}` is expanded by the kernel's IPython.
-DEMO = f"--cwd {REPO} -- {{sys.executable}} -m synapse_nb.mcp_client.demo_server --test-tools"
+DEMO = f"--cwd {REPO} -- {tools_server.COMMAND}"
 
 # Code points shown as emoji (Unicode's Emoji_Presentation, the blocks that hold them) plus the media symbols
 # the issue saw as empty boxes (⏳ ⏹ ...), the emoji variation selector and the zero-width joiner. Text

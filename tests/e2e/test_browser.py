@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tools_server
 from browser_lab import ARTIFACTS, CHROMIUM_ARGS, REPO, Lab, chromium_path, error_lines, start_lab, write_notebook
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 
 NOTEBOOK = REPO / "notebooks" / "tool_inspection.ipynb"
 RUN_TIMEOUT_MS = 120_000  # kernel start + all cells + the demo server's handshake
@@ -28,7 +29,7 @@ RUN_TIMEOUT_MS = 120_000  # kernel start + all cells + the demo server's handsha
 # Used only while notebooks/tool_inspection.ipynb does not exist: connect the demo server, inspect it.
 FALLBACK_CELLS = [
     "%load_ext synapse_nb",
-    f"%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools",
+    f"%mcp connect demo -- {tools_server.COMMAND}",
     "%mcp inspect demo",
 ]
 
@@ -120,7 +121,7 @@ def run_all_cells() -> list[str]:
     cells = [
         "import os, sys, tempfile\nos.environ['SYNAPSE_DB'] = os.path.join(tempfile.mkdtemp(), 'history.duckdb')",
         "%load_ext synapse_nb",
-        "%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools",
+        f"%mcp connect demo -- {tools_server.COMMAND}",
     ]
     for i in range(10):
         cells += [f"%%synapse --session run-all\nWhat tables are there? ({i})", f"%mcp call demo.echo text=cell{i}",

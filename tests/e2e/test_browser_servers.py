@@ -35,7 +35,7 @@ from browser_lab import (
     write_notebook,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 
 BAD = "{sys.executable} -c \"import sys; print('no config here', file=sys.stderr); sys.exit(3)\""
 CELLS = [

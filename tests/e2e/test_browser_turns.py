@@ -36,7 +36,7 @@ from browser_lab import (
 )
 from llm_server import LlmServer, call, text, tool_calls
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 
 PROGRESS_ARGS = {"steps": 400, "seconds": 0.25}
 LONG_ANSWER = "Here is what I found:\n\n" + "\n".join(f"- finding number {i}" for i in range(1, 71))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import queue
 import shutil
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,17 +13,17 @@ from typing import Any
 
 import nbformat
 import pytest
+import tools_server
 from kernel_session import Kernel, kernel_env, running_kernel
 from nbclient import NotebookClient
 
 import synapse_nb
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
 ROOT = Path(synapse_nb.__file__).resolve().parents[1]
 # the server child gets only a safe environment: point it at this checkout's package explicitly
-DEMO = (f"%mcp connect demo --env PYTHONPATH={ROOT} -- {sys.executable} -m synapse_nb.mcp_client.demo_server "
-        "--test-tools --legacy")
+DEMO = (f"%mcp connect demo --env PYTHONPATH={ROOT} -- {tools_server.COMMAND} --legacy")
 EVERYTHING = (ROOT / ".tools" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js")
 ASKER = [{"match": "my name", "tool": "demo__question", "arguments": {"message": "Who are you?"},
           "answer": "the server said: {result}"}]

@@ -16,14 +16,16 @@ from pathlib import Path
 import pytest
 from kernel_session import Kernel, running_kernel
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
 TESTS = Path(__file__).resolve().parents[1]
-DEMO = "{sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
+import tools_server  # noqa: E402
 from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
+
+DEMO = tools_server.COMMAND
 
 PRICES = {"openai:gpt-test": {"input_per_mtok": 1000, "output_per_mtok": 2000}}
 ECHOED = "x" * 120

@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+import tools_server
 from kernel_session import running_kernel
 
 import synapse_nb
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
-DEMO = "{sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"  # expanded by the kernel's IPython
+DEMO = tools_server.COMMAND
 
 
 def test_a_turn_is_published_to_the_lake_in_the_background(tmp_path: Path) -> None:

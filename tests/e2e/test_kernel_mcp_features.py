@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kernel_session import Kernel, running_kernel
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
 EVERYTHING = (Path(__file__).resolve().parents[2] / ".tools" / "node_modules" / "@modelcontextprotocol"
               / "server-everything" / "dist" / "index.js")

@@ -26,7 +26,7 @@ from oauth_server import OAuthServer, follow, nowhere, redirect_of, spawn
 
 from synapse_nb.notebook.sign_in import REMOTE_VARIABLES
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN_FILE = "oauth_tokens.json"

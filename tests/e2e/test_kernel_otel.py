@@ -20,7 +20,7 @@ import pytest
 from kernel_session import Kernel, kernel_env
 from local_servers import free_port, stop
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
 REPO = Path(__file__).resolve().parents[2]
 PHOENIX = REPO / ".tools" / "phoenix" / "bin" / "phoenix"

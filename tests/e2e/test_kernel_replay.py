@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from kernel_session import Execution, Kernel, kernel_env
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
 TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:

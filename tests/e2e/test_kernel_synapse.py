@@ -15,14 +15,16 @@ import pytest
 from jupyter_core.utils import ensure_event_loop
 from kernel_session import Kernel, running_kernel
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
 TESTS = Path(__file__).resolve().parents[1]
-DEMO = "{sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"  # expanded by the kernel's IPython
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
+import tools_server  # noqa: E402
 from llm_server import LlmServer, text  # noqa: E402
+
+DEMO = tools_server.COMMAND
 
 
 @pytest.fixture(scope="module")

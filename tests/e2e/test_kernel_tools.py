@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from kernel_session import Kernel, running_kernel
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
 SALES = (
     "import pandas as pd\n"

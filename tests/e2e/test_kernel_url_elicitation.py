@@ -9,22 +9,21 @@ wait. An interrupt with the box open ends the cell in one line. Either way the k
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tools_server
 from kernel_session import Execution, Kernel, running_kernel
 
 import synapse_nb
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
 ROOT = Path(synapse_nb.__file__).resolve().parents[1]
 # the server child gets only a safe environment: point it at this checkout's package explicitly
-DEMO = (f"%mcp connect demo --env PYTHONPATH={ROOT} -- {sys.executable} -m synapse_nb.mcp_client.demo_server "
-        "--test-tools --legacy")
+DEMO = (f"%mcp connect demo --env PYTHONPATH={ROOT} -- {tools_server.COMMAND} --legacy")
 URL = "https://example.com/sign-in"
 PROMPT = "press Enter when done, n to decline, c to cancel: "
 TIMEOUT = 60.0

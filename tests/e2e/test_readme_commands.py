@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.kernel]  # `make demo` runs the notebooks in kernels
 
 
 def test_the_readme_leads_with_make_demo_and_make_test(repo_root: Path) -> None:

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.process
+
 
 def test_bench_history_small_runs(repo_root: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "SYNAPSE_DB"}

@@ -183,6 +183,7 @@ def test_a_history_file_too_new_is_not_published(db_path: Path, tmp_path: Path, 
 # ---- crashes ------------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("point", ["claimed", "written", "placed-one", "placed"])
 def test_a_publish_that_died_is_redone_by_the_next_with_nothing_lost_or_doubled(
     point: str, repo_root: Path, db_path: Path, tmp_path: Path

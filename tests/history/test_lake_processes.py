@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 ROUNDS = 8
 N = 50  # tool calls per round per publisher
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 
 def _spawn(repo_root: Path, *args: str) -> subprocess.Popen[str]:

@@ -56,6 +56,7 @@ def _ids(db: Path) -> list[str]:
     return sorted(r[0] for r in raw(db, "SELECT tool_call_id FROM tool_calls"))
 
 
+@pytest.mark.process
 def test_an_unlocked_spool_of_a_running_process_stays_until_it_ends(
     db_path: Path, live_pid: subprocess.Popen[str]
 ) -> None:
@@ -79,6 +80,7 @@ def test_an_unlocked_spool_of_a_running_process_stays_until_it_ends(
     assert _ids(db_path) == [f"other-c{i}" for i in range(5)]
 
 
+@pytest.mark.process
 def test_a_sealed_spool_of_a_running_process_is_taken_over(db_path: Path, live_pid: subprocess.Popen[str]) -> None:
     spool = _spool(db_path, live_pid.pid, _lines("sealed", 2) + SEAL)
     assert is_abandoned(spool)
@@ -88,6 +90,7 @@ def test_a_sealed_spool_of_a_running_process_is_taken_over(db_path: Path, live_p
     assert _ids(db_path) == ["sealed-c0", "sealed-c1"]
 
 
+@pytest.mark.process
 def test_a_spool_of_a_reused_pid_is_taken_over(db_path: Path, live_pid: subprocess.Popen[str]) -> None:
     spool = _spool(db_path, live_pid.pid, _lines("before", 2))
     last_write = time.time() - 3600  # written an hour before that process started: another process's pid
@@ -113,6 +116,7 @@ def test_a_spool_with_this_process_pid_that_it_does_not_write_is_taken_over(db_p
     assert _ids(db_path) == ["earlier-c0", "earlier-c1", "mine-c0"]
 
 
+@pytest.mark.process
 def test_another_host_spool_relies_on_its_lock(db_path: Path, live_pid: subprocess.Popen[str]) -> None:
     spool = _spool(db_path, live_pid.pid, _lines("remote", 1), host="some-other-host")
     assert is_abandoned(spool)  # nothing here can see that host's processes

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from history_events import raw
 
 from synapse_nb.history import catalog
@@ -54,6 +55,7 @@ HOLD = (
 )
 
 
+@pytest.mark.process
 def test_record_neither_imports_nor_waits_for_duckdb(repo_root: Path, db_path: Path) -> None:
     HistoryStore.open(db_path, strict=True).close()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

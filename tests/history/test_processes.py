@@ -43,6 +43,7 @@ def _finish(proc: subprocess.Popen[str], timeout: float = 90) -> str:
     return out
 
 
+@pytest.mark.process
 def test_two_writers_and_a_reader_lose_nothing_and_see_each_other(repo_root: Path, db_path: Path) -> None:
     HistoryStore.open(db_path, strict=True).close()  # so the reader starts on a real file
     peers = db_path.parent / "peers"
@@ -67,6 +68,7 @@ def test_two_writers_and_a_reader_lose_nothing_and_see_each_other(repo_root: Pat
     assert [p.name for p in spool_dir(db_path).iterdir()] == []  # both closed: spools ingested and removed
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("extra", [0, 777])
 def test_events_acked_before_sigkill_survive(repo_root: Path, db_path: Path, extra: int) -> None:
     proc = _spawn(repo_root, "acker", str(db_path))

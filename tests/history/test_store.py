@@ -100,6 +100,7 @@ def test_an_ingest_waits_for_a_quiet_moment(
     assert store_module.quiet_wait(99.0 + defer, 99.0 + defer - 0.01, 99.0) == 0.0
 
 
+@pytest.mark.process
 def test_a_busy_file_never_fails_recording_or_reading_and_catches_up(
     repo_root: Path, store: HistoryStore, db_path: Path
 ) -> None:
@@ -165,6 +166,7 @@ def test_two_stores_in_one_process_share_the_file(db_path: Path) -> None:
     assert list(spool_dir(db_path).iterdir()) == []
 
 
+@pytest.mark.process
 def test_a_process_that_exits_without_close_is_flushed_at_exit(repo_root: Path, db_path: Path) -> None:
     code = (
         "import sys; from synapse_nb.history.store import HistoryStore; from history_events import raw, tool_call\n"

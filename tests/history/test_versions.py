@@ -73,6 +73,7 @@ def _versions(db: Path) -> list[int]:
     return [int(v) for (v,) in raw(db, "SELECT version FROM schema_migrations ORDER BY 1")]
 
 
+@pytest.mark.process
 def test_an_older_kernel_keeps_spooling_writes_nothing_and_loses_nothing(
     repo_root: Path, db_path: Path, newer: Path
 ) -> None:
@@ -120,6 +121,7 @@ def test_an_older_kernel_keeps_spooling_writes_nothing_and_loses_nothing(
         old.kill()
 
 
+@pytest.mark.process
 def test_an_older_kernel_opening_a_newer_file_spools_from_the_start(
     repo_root: Path, db_path: Path, newer: Path
 ) -> None:
@@ -139,6 +141,7 @@ def test_an_older_kernel_opening_a_newer_file_spools_from_the_start(
     assert sorted(r[0] for r in raw(db_path, "SELECT tool_call_id FROM tool_calls")) == _ids("old", 0, 3)
 
 
+@pytest.mark.process
 def test_a_newer_reader_reads_an_older_file_without_migrating_it(
     repo_root: Path, db_path: Path, newer: Path
 ) -> None:

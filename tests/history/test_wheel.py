@@ -12,6 +12,8 @@ import pytest
 
 from synapse_nb.history.catalog import load_migrations
 
+pytestmark = pytest.mark.process
+
 CHECK = """
 import json, sys
 import synapse_nb

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import tools_server
 from local_servers import free_port
 
 from synapse_nb.events import Event, ServerEvent
 
 REPO = Path(__file__).resolve().parents[2]
 EVERYTHING = REPO / ".tools" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-DEMO_ARGS = ("-m", "synapse_nb.mcp_client.demo_server", "--test-tools")
+DEMO_ARGS = tools_server.ARGS
 
 
 def demo_stdio() -> dict[str, object]:

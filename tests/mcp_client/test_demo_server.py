@@ -15,6 +15,7 @@ from typing import Any
 
 import mcp.types as mt
 import pytest
+import tools_server
 from mcp import Client
 
 from synapse_nb.mcp_client import demo_server
@@ -27,7 +28,7 @@ TEST_TOOLS = {
 
 
 async def call(name: str, args: dict[str, Any] | None = None) -> mt.CallToolResult:
-    async with Client(build_server(test_tools=True)) as client:
+    async with Client(tools_server.build_server()) as client:
         return await client.call_tool(name, args or {})
 
 
@@ -76,7 +77,7 @@ async def test_the_database_is_open_only_while_a_session_runs(monkeypatch: pytes
             db.execute("SELECT 1")
 
 
-WAITING_TOOLS = {"fire", "progress_held", "question", "sign_in"}  # demo_waiting.py
+WAITING_TOOLS = {"fire", "progress_held", "question", "sign_in"}  # tests/waiting_tools.py
 
 
 @pytest.mark.anyio
@@ -87,7 +88,7 @@ async def test_tool_names_and_annotations() -> None:
     assert info is not None
     assert info.name == "synapse-demo"
     assert set(tools) == SHOP_TOOLS  # what a user's quickstart lists: the shop, no test tools
-    async with Client(build_server(test_tools=True)) as client:
+    async with Client(tools_server.build_server()) as client:
         assert {t.name for t in (await client.list_tools()).tools} == SHOP_TOOLS | TEST_TOOLS | WAITING_TOOLS
     for name in ("list_tables", "describe_table", "query", "summarize_column"):
         annotations = tools[name].annotations
@@ -184,6 +185,7 @@ async def test_resource_and_prompt() -> None:
         assert "customers" in str(prompt.messages[0].content)
 
 
+@pytest.mark.process
 def test_wheel_carries_the_demo_data(tmp_path: Path, repo_root: Path) -> None:
     code = f"from hatchling.build import build_wheel; print(build_wheel({str(tmp_path)!r}))"
     name = subprocess.run([sys.executable, "-c", code], cwd=repo_root, capture_output=True, text=True,
@@ -192,6 +194,7 @@ def test_wheel_carries_the_demo_data(tmp_path: Path, repo_root: Path) -> None:
     for table in ("products", "customers", "orders"):
         assert f"synapse_nb/mcp_client/demo_data/{table}.csv" in files
     assert "synapse_nb/mcp_client/demo_server.py" in files
+    assert not [f for f in files if "waiting" in f or "tools_server" in f]  # the test tools stay in tests/
 
 
 @pytest.mark.anyio
@@ -201,7 +204,7 @@ async def test_progress_reports_each_step_with_a_message() -> None:
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         reports.append((progress, total, message))
 
-    async with Client(build_server(test_tools=True)) as client:
+    async with Client(tools_server.build_server()) as client:
         result = await client.call_tool("progress", {"steps": 3, "seconds": 0}, progress_callback=on_progress)
     assert text(result) == "took 3 steps"
     assert reports == [(1, 3, "step 1 of 3"), (2, 3, "step 2 of 3"), (3, 3, "step 3 of 3")]

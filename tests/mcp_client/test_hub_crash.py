@@ -13,7 +13,7 @@ from synapse_nb.errors import ServerCrashedError, ServerDownError
 from synapse_nb.mcp_client.connection import MAX_RESTARTS
 from synapse_nb.mcp_client.hub import McpHub
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
 
 async def test_crash_mid_call_then_restart_on_next_call(events: Events) -> None:

@@ -47,6 +47,7 @@ async def test_missing_command(events: Events) -> None:
     assert events.items[1].detail["reason"] == err.reason  # type: ignore[index]
 
 
+@pytest.mark.process
 async def test_server_that_exits_at_once_reports_its_stderr(events: Events) -> None:
     async with McpHub(on_event=events) as hub:
         err = await _start_error(hub, "quitter", command=sys.executable, args=["-c", EXITS_AT_ONCE])
@@ -60,12 +61,14 @@ async def test_server_that_exits_at_once_reports_its_stderr(events: Events) -> N
     assert "boom" in events.items[1].detail["stderr_tail"]  # type: ignore[index]
 
 
+@pytest.mark.process
 async def test_handshake_error() -> None:
     async with McpHub() as hub:
         err = await _start_error(hub, "rude", command=sys.executable, args=["-c", REFUSES])
         assert "handshake failed with error -32601: go away" in err.reason
 
 
+@pytest.mark.process
 async def test_connect_timeout_kills_the_server() -> None:
     async with McpHub() as hub:
         err = await _start_error(hub, "mute", command=sys.executable, args=["-c", HANGS], connect_timeout=1)
@@ -96,6 +99,7 @@ async def test_invalid_arguments_and_missing_folder() -> None:
         assert {s.state for s in hub.servers} == {"failed"}
 
 
+@pytest.mark.process
 async def test_connect_config_connects_all_at_once_and_reports_each_failure(
     clean_env: Path, events: Events, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,9 +12,9 @@ import threading
 
 import pytest
 from mcp_helpers import Events, Gate, wait_until
+from tools_server import build_server
 
 from synapse_nb.errors import McpError, ToolCallTimeout, UnknownServerError, UnknownToolError
-from synapse_nb.mcp_client.demo_server import build_server
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.protocols import ToolSource
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_connect_in_process_lists_qualified_tools(events: Events) -> None:
     async with McpHub(on_event=events) as hub:
-        info = await hub.connect_in_process("demo", build_server(test_tools=True))
+        info = await hub.connect_in_process("demo", build_server())
         assert isinstance(hub, ToolSource)
         assert (info.name, info.transport, info.state, info.server_name) == ("demo", "memory", "connected",
                                                                              "synapse-demo")
@@ -38,7 +38,7 @@ async def test_connect_in_process_lists_qualified_tools(events: Events) -> None:
 
 async def test_call_results_text_structured_image_and_error() -> None:
     async with McpHub() as hub:
-        await hub.connect_in_process("demo", build_server(test_tools=True))
+        await hub.connect_in_process("demo", build_server())
         tables = await hub.call("demo__list_tables", {})
         assert not tables.is_error
         assert "orders (300 rows)" in tables.text
@@ -65,7 +65,7 @@ async def test_call_results_text_structured_image_and_error() -> None:
 
 async def test_resources_and_prompts() -> None:
     async with McpHub() as hub:
-        await hub.connect_in_process("demo", build_server(test_tools=True))
+        await hub.connect_in_process("demo", build_server())
         resources = await hub.list_resources("demo")
         assert [(r.uri, r.mime_type) for r in resources] == [("demo://schema", "text/markdown")]
         blocks = await hub.read_resource("demo", "demo://schema")
@@ -144,7 +144,7 @@ async def test_a_call_in_flight_when_the_server_is_disconnected() -> None:
 
 async def test_tool_list_changed_refreshes_the_registry(events: Events) -> None:
     async with McpHub(on_event=events) as hub:
-        await hub.connect_in_process("demo", build_server(test_tools=True))
+        await hub.connect_in_process("demo", build_server())
         assert "demo__greet" not in {t.name for t in hub.tools}
         await hub.call("demo__add_tool", {"name": "greet"})
         await events.wait_for("tools_changed", "demo")
@@ -155,7 +155,7 @@ async def test_tool_list_changed_refreshes_the_registry(events: Events) -> None:
 
 async def test_allow_list_filters_the_offered_tools() -> None:
     async with McpHub() as hub:
-        await hub.connect_in_process("demo", build_server(test_tools=True), tools=["list_*", "demo__query"])
+        await hub.connect_in_process("demo", build_server(), tools=["list_*", "demo__query"])
         assert sorted(t.name for t in hub.tools) == ["demo__list_tables", "demo__query"]
         assert hub.server("demo").tool_count == 2
         assert hub.server_config("demo").tools == ("list_*", "demo__query")
@@ -165,15 +165,15 @@ async def test_allow_list_filters_the_offered_tools() -> None:
 
 async def test_collisions_between_servers_are_visible() -> None:
     async with McpHub() as hub:
-        await hub.connect_in_process("a.b", build_server(test_tools=True), tools=["echo"])
-        await hub.connect_in_process("a_b", build_server(test_tools=True), tools=["echo"])
+        await hub.connect_in_process("a.b", build_server(), tools=["echo"])
+        await hub.connect_in_process("a_b", build_server(), tools=["echo"])
         specs = {t.name: (t.server, t.original_name) for t in hub.tools}
         assert specs == {"a_b__echo": ("a_b", "echo"), "a_b__echo_2": ("a.b", "echo")}
         assert (await hub.call("a_b__echo_2", {"text": "via a.b"})).text == "via a.b"
 
 
 async def test_two_concurrent_connects_of_one_config_share_one_server(events: Events) -> None:
-    server = build_server(test_tools=True)
+    server = build_server()
     async with McpHub(on_event=events) as hub:
         first, second = await asyncio.gather(hub.connect_in_process("x", server), hub.connect_in_process("x", server))
         assert first.connected_at == second.connected_at  # the second waited for the first and kept it
@@ -181,7 +181,7 @@ async def test_two_concurrent_connects_of_one_config_share_one_server(events: Ev
 
 
 async def test_connect_again_replaces_or_keeps_a_server(events: Events) -> None:
-    server = build_server(test_tools=True)
+    server = build_server()
     async with McpHub(on_event=events) as hub:
         first = await hub.connect_in_process("demo", server)
         same = await hub.connect_in_process("demo", server)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import tools_server
 from mcp_helpers import Events, demo_stdio, wait_until
 
 import synapse_nb
@@ -23,6 +24,7 @@ from synapse_nb.protocols import ToolSource
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.process
 async def test_connect_lists_qualified_tools_with_annotations(events: Events) -> None:
     async with McpHub(on_event=events) as hub:
         info = await hub.connect("demo", **demo_stdio())  # type: ignore[arg-type]
@@ -32,7 +34,7 @@ async def test_connect_lists_qualified_tools_with_annotations(events: Events) ->
         assert info.pid is not None
         assert info.tool_count == len(hub.tools) >= 13
         assert info.command is not None
-        assert info.command.endswith("-m synapse_nb.mcp_client.demo_server --test-tools")
+        assert info.command.endswith(" ".join(tools_server.ARGS))
         assert info.discovery_ms is not None
         spec = hub.tool("demo__drop_table")
         assert (spec.server, spec.original_name, spec.destructive) == ("demo", "drop_table", True)
@@ -50,6 +52,7 @@ def test_hub_is_the_top_level_export() -> None:
 
 
 
+@pytest.mark.process
 async def test_garbage_on_stdout_does_not_break_the_session() -> None:
     async with McpHub() as hub:
         await hub.connect("demo", **demo_stdio())  # type: ignore[arg-type]
@@ -59,6 +62,7 @@ async def test_garbage_on_stdout_does_not_break_the_session() -> None:
         assert hub.server("demo").state == "connected"
 
 
+@pytest.mark.process
 async def test_large_result_is_returned_whole() -> None:
     async with McpHub() as hub:
         await hub.connect("demo", **demo_stdio())  # type: ignore[arg-type]
@@ -67,6 +71,7 @@ async def test_large_result_is_returned_whole() -> None:
         assert result.text.startswith("0123456789")
 
 
+@pytest.mark.process
 async def test_timeout_cancels_the_call_on_the_server() -> None:
     async with McpHub() as hub:
         await hub.connect("demo", **demo_stdio(), timeout=30)  # type: ignore[arg-type]
@@ -83,6 +88,7 @@ async def test_timeout_cancels_the_call_on_the_server() -> None:
 
 
 
+@pytest.mark.process
 async def test_stderr_is_captured_even_when_sys_stderr_has_no_fileno(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = io.StringIO()  # like ipykernel's OutStream: fileno() raises
     monkeypatch.setattr(sys, "stderr", fake)
@@ -98,6 +104,7 @@ async def test_stderr_is_captured_even_when_sys_stderr_has_no_fileno(monkeypatch
     assert fake.getvalue() == ""
 
 
+@pytest.mark.process
 async def test_stdio_servers_get_only_a_safe_environment(no_secrets: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SYNAPSE_UNRELATED_SETTING", "1")
     async with McpHub() as hub:
@@ -108,6 +115,7 @@ async def test_stdio_servers_get_only_a_safe_environment(no_secrets: str, monkey
     assert os.environ["OPENAI_API_KEY"] == no_secrets
 
 
+@pytest.mark.process
 async def test_secrets_stay_out_of_info_config_events_and_errors(events: Events) -> None:
     secret = "env-secret-7f3a9c"
     async with McpHub(on_event=events) as hub:

@@ -40,6 +40,7 @@ LEAVER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.process
 @pytest.mark.anyio
 async def test_aclose_leaves_no_server_process(events: Events) -> None:
     async with McpHub(on_event=events) as hub:
@@ -54,6 +55,7 @@ async def test_aclose_leaves_no_server_process(events: Events) -> None:
                                       "disconnected"]
 
 
+@pytest.mark.process
 @pytest.mark.anyio
 async def test_a_server_that_will_not_stop_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(connection, "STOP_TIMEOUT", 0.5)
@@ -64,6 +66,7 @@ async def test_a_server_that_will_not_stop_is_killed(monkeypatch: pytest.MonkeyP
         assert await gone(info.pid, 1)
 
 
+@pytest.mark.process
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_default_shutdown_of_a_stubborn_server_is_bounded() -> None:
@@ -73,6 +76,7 @@ async def test_default_shutdown_of_a_stubborn_server_is_bounded() -> None:
     assert await gone(info.pid, 1)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("mode", "server"),
     [
@@ -87,6 +91,7 @@ def test_no_orphan_when_the_python_process_exits_without_closing(mode: str, serv
     assert wait_gone(pid, 10), f"server {pid} outlived its parent ({mode})"
 
 
+@pytest.mark.process
 @pytest.mark.anyio
 async def test_cancelling_a_connect_stops_the_server(events: Events) -> None:
     import asyncio

@@ -8,6 +8,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+import tools_server
+
+pytestmark = pytest.mark.process
+
 SCRIPT = textwrap.dedent("""
     import asyncio, sys, time
     import nest_asyncio2
@@ -29,7 +34,7 @@ SCRIPT = textwrap.dedent("""
             run(asyncio.sleep(0.02))
 
     async def cell_1():
-        args = ["-m", "synapse_nb.mcp_client.demo_server", "--test-tools"]
+        args = sys.argv[1:]  # the test server's script (tests/tools_server.py)
         info = run(hub.connect("demo", command=sys.executable, args=args))
         print("connected", info.state)
 
@@ -61,7 +66,7 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_hub_under_nest_asyncio2_reentrancy() -> None:
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", SCRIPT, *tools_server.ARGS], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     expected = ["connected connected", "echo nested", "timeout ok", "cancelled ok", "count 2", "echo later cell",
                 "closed []", ""]

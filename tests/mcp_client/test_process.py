@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 
+import pytest
 from mcp_helpers import wait_gone
 
 from synapse_nb.mcp_client.process import StderrPipe, StderrRing, find_child, kill_tree
@@ -23,6 +24,7 @@ def test_ring_keeps_the_last_lines_and_bounds_each_line() -> None:
     assert ring.tail(max_chars=20).splitlines() == ["x" * 10 + " [...]"]
 
 
+@pytest.mark.process
 def test_pipe_captures_a_child_stderr_and_reports_its_end() -> None:
     ring = StderrRing(max_lines=100)
     ended = threading.Event()
@@ -43,6 +45,7 @@ def test_pipe_captures_a_child_stderr_and_reports_its_end() -> None:
     assert lines[-2:] == ["line 4999", "no newline"]
 
 
+@pytest.mark.process
 def test_kill_tree_ends_a_process_that_ignores_sigterm() -> None:
     code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\n" \
            "time.sleep(60)"

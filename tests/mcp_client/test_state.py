@@ -11,6 +11,7 @@ import sys
 
 import psutil
 import pytest
+import tools_server
 from mcp_helpers import DEMO_ARGS, Events, demo_stdio, gone, wait_until
 
 from synapse_nb.errors import McpError, ServerCrashedError, ServerStartError
@@ -26,13 +27,14 @@ def _demo_children() -> list[psutil.Process]:
     found = []
     for child in psutil.Process().children():
         try:
-            if child.status() != psutil.STATUS_ZOMBIE and "synapse_nb.mcp_client.demo_server" in child.cmdline():
+            if child.status() != psutil.STATUS_ZOMBIE and str(tools_server.PATH) in child.cmdline():
                 found.append(child)
         except psutil.Error:
             continue
     return found
 
 
+@pytest.mark.process
 async def test_every_state_change_is_an_allowed_transition_with_an_event(events: Events) -> None:
     async with McpHub(on_event=events) as hub:
         info = await hub.connect("demo", **demo_stdio())  # type: ignore[arg-type]
@@ -60,6 +62,7 @@ async def test_every_state_change_is_an_allowed_transition_with_an_event(events:
     assert restarts == [None, "automatic", "manual"]
 
 
+@pytest.mark.process
 async def test_two_concurrent_connects_of_one_name_leave_one_process() -> None:
     before = {p.pid for p in _demo_children()}
     async with McpHub() as hub:
@@ -77,6 +80,7 @@ async def test_two_concurrent_connects_of_one_name_leave_one_process() -> None:
         assert hub.server("x").pid == second.pid
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("how", ["aclose", "disconnect"])
 async def test_a_stop_survives_a_native_cancel_of_the_stopping_task(how: str) -> None:
     hub = McpHub()

@@ -6,10 +6,17 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.process
+
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def _run(code: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code), str(TESTS)], capture_output=True, text=True,
                          timeout=120, check=True)
     return out.stdout.split()
 
@@ -19,12 +26,13 @@ def test_connect_starts_no_import_thread_and_validation_loads_before_the_first_v
         """
         import asyncio, sys, threading
         from synapse_nb.mcp_client.hub import McpHub
-        from synapse_nb.mcp_client.demo_server import build_server
+        sys.path.insert(0, sys.argv[1])  # tests/, for the test server
+        from tools_server import build_server
 
         async def main():
             async with McpHub() as hub:
                 # the transport does not matter here
-                await hub.connect_in_process("demo", build_server(test_tools=True))
+                await hub.connect_in_process("demo", build_server())
                 racing = [t.name for t in threading.enumerate() if "warm" in t.name or "preload" in t.name]
                 print(len(racing), "jsonschema" in sys.modules)
                 await hub.call("demo__echo", {"text": "no output schema"})

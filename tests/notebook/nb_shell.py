@@ -3,10 +3,10 @@ server's command: importable by test modules, which cannot import a conftest rel
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+import tools_server
 from IPython.core.interactiveshell import InteractiveShell
 
 from synapse_nb.notebook.state import SynapseState
@@ -81,5 +81,5 @@ class Shell:
 
 
 def demo_server_command() -> str:
-    """The `-- COMMAND` part that starts the bundled demo server with this interpreter."""
-    return f"{sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"
+    """The `-- COMMAND` part that starts the demo server with the test tools (tests/tools_server.py)."""
+    return tools_server.COMMAND

@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 import pytest
+import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
@@ -17,7 +18,7 @@ from synapse_nb.notebook.awaited import InputTransformer, rewrite
 from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp import CallOutput
 
-DEMO = "demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"
+DEMO = f"demo -- {tools_server.COMMAND}"
 
 
 def awaited_args(ip: Any, cell: str) -> list[Any] | None:
@@ -96,6 +97,7 @@ def test_unload_removes_the_transformer_and_load_adds_it_once(ip: Any) -> None:
     assert ip.shell.transform_cell("%mcp list\n") == "get_ipython().run_line_magic('mcp', 'list')\n"
 
 
+@pytest.mark.process
 def test_awaited_cells_run_the_same_commands(ip: Any) -> None:
     ip.run("import sys")
     assert ip.run(f"%mcp connect {DEMO}") is None
@@ -136,6 +138,7 @@ def test_help_still_works(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert "Ask the agent" in capsys.readouterr().out
 
 
+@pytest.mark.process
 def test_interrupting_an_awaited_mcp_call_cancels_it_in_one_line(ip: Any) -> None:
     ip.run("import sys")
     ip.run(f"%mcp connect {DEMO}")

@@ -250,6 +250,7 @@ def test_only_http_links_are_clickable(ip: Shell) -> None:
     assert "<code>javascript:alert(1)</code>" in card
 
 
+@pytest.mark.process
 def test_a_link_in_a_blocking_cell_ends_when_the_server_completes_it(ip: Shell) -> None:
     """The input box is read off the loop (stdin_wait.py), so the server's `notifications/elicitation/complete`
     ends the wait while the box is still open: the call goes on, the card says so, the history says by whom."""

@@ -17,6 +17,7 @@ from synapse_nb.notebook.magics import SynapseMagics
 HEAVY = ("mcp", "httpx", "duckdb", "pandas", "ipywidgets", "nest_asyncio2", "pyarrow")
 
 
+@pytest.mark.process
 def test_load_is_quiet_and_imports_nothing_heavy(clean_env: Any) -> None:
     code = textwrap.dedent(
         f"""
@@ -57,6 +58,7 @@ def test_loading_twice_keeps_one_state_and_one_configurable(ip: Any) -> None:
     assert sum(isinstance(c, SynapseMagics) for c in ip.shell.configurables) == 1
 
 
+@pytest.mark.process
 def test_unload_closes_servers_and_the_store_and_removes_the_magics(ip: Any) -> None:
     ip.run("import sys")
     ip.line("mcp", "connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server")

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
@@ -19,7 +20,7 @@ from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp import CallOutput
 
 Script = Callable[[Any], str]
-DEMO = "demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"
+DEMO = f"demo -- {tools_server.COMMAND}"
 
 
 def connect_demo(ip: Any) -> None:
@@ -27,12 +28,13 @@ def connect_demo(ip: Any) -> None:
     assert ip.line("mcp", f"connect {DEMO}") is None
 
 
+@pytest.mark.process
 def test_connect_list_tools_call_disconnect(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     connect_demo(ip)
     first = ip.published.items[0][0]
     assert first["text/plain"] == ""  # nbval sees this first, and the same in the saved notebook
     progress = ip.published.items[1][0]["text/plain"]
-    command = f"{sys.executable} -m synapse_nb.mcp_client.demo_server --test-tools"
+    command = tools_server.COMMAND
     assert progress.startswith(f"connecting demo (stdio: {command}) …")  # no emoji: DejaVu has no ⏳
     [done] = ip.published.final
     assert done["text/plain"].startswith("✓ demo: connected, ")
@@ -93,6 +95,7 @@ def test_connect_list_tools_call_disconnect(ip: Any, capsys: pytest.CaptureFixtu
     assert {"connected", "restarted", "disconnected"} <= set(events.event)
 
 
+@pytest.mark.process
 def test_the_agent_uses_the_demo_server(ip: Any) -> None:
     connect_demo(ip)
     ip.cell("synapse", "What tables are there?")
@@ -105,6 +108,7 @@ def test_the_agent_uses_the_demo_server(ip: Any) -> None:
     assert len(calls) == len(result.tool_calls)
 
 
+@pytest.mark.process
 def test_interrupt_during_a_tool_call_cancels_it_and_keeps_the_server(ip: Any, script: Script) -> None:
     connect_demo(ip)
     model = script([{"match": "sleep", "tool": "sleep", "arguments": {"seconds": 60}, "answer": "slept"}, "ok"])
@@ -127,6 +131,7 @@ def test_interrupt_during_a_tool_call_cancels_it_and_keeps_the_server(ip: Any, s
     assert synapse_nb.history().turns().status.tolist() == ["cancelled", "finished"]
 
 
+@pytest.mark.process
 def test_a_server_that_fails_to_start_says_why_and_shows_its_stderr(ip: Any) -> None:
     ip.run("import sys")
     line = "connect bad -- {sys.executable} -c \"import sys; print('no config here', file=sys.stderr); sys.exit(3)\""
@@ -148,11 +153,12 @@ def test_header_secrets_are_never_shown_or_recorded(ip: Any) -> None:
     assert "sk-planted" not in recorded
 
 
+@pytest.mark.process
 def test_connect_from_a_config_file(ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DEMO_TOKEN", "tok-secret-value-123456")
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": {
-        "demo": {"command": sys.executable, "args": ["-m", "synapse_nb.mcp_client.demo_server", "--test-tools"],
+        "demo": {"command": sys.executable, "args": list(tools_server.ARGS),
                  "env": {"DEMO_TOKEN": "${env:DEMO_TOKEN}"}, "approve": {"drop_table": "deny"}},
         "broken": {"command": sys.executable, "args": ["-c", "raise SystemExit(2)"]},
         "off": {"command": "nothing", "disabled": True},

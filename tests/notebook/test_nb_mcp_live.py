@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
@@ -22,7 +23,7 @@ from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp_read import PromptOutput, ReadOutput
 
 SHOP = "{sys.executable} -m synapse_nb.mcp_client.demo_server"
-DEMO = f"demo -- {SHOP} --test-tools"
+DEMO = f"demo -- {tools_server.COMMAND}"
 SHOP_TOOLS = {"list_tables", "describe_table", "query", "summarize_column", "drop_table"}
 
 
@@ -36,6 +37,7 @@ def final_line(ip: Any) -> str:
     return text
 
 
+@pytest.mark.process
 def test_connect_reports_the_time_the_user_waited(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # The hub's connect_ms starts after the process and the SDK are up; the user waited for all of it.
     # A fake wall clock makes the command's own measure visible: 2.5 s, whatever connect_ms is.
@@ -46,6 +48,7 @@ def test_connect_reports_the_time_the_user_waited(ip: Any, monkeypatch: pytest.M
     assert ip.state.hub.server("demo").connect_ms != 2500.0
 
 
+@pytest.mark.process
 def test_a_duplicate_connect_says_already_connected(ip: Any) -> None:
     connect_demo(ip)
     pid = ip.state.hub.server("demo").pid
@@ -59,6 +62,7 @@ def test_a_duplicate_connect_says_already_connected(ip: Any) -> None:
     assert ip.state.hub.server("demo").pid != pid
 
 
+@pytest.mark.process
 def test_connect_from_config_reports_the_wait_and_already_connected(
     ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,6 +80,7 @@ def test_connect_from_config_reports_the_wait_and_already_connected(
     assert final_line(ip) == f"shop: ✓ already connected, 5 tools (stdio, pid {pid})\nall done in 500 ms"
 
 
+@pytest.mark.process
 def test_the_quickstart_server_offers_only_the_shop(ip: Any) -> None:
     ip.run("import sys")
     ip.line("mcp", f"connect shop -- {SHOP}")
@@ -103,6 +108,7 @@ def interrupt_after_ticks(ip: Any) -> Iterator[list[str]]:
     ip.state.port.publish = publish
 
 
+@pytest.mark.process
 def test_call_ticks_while_it_runs_and_an_interrupt_is_one_line(ip: Any, interrupt_after_ticks: list[str]) -> None:
     connect_demo(ip)
     with pytest.raises(CellInterrupted) as caught:
@@ -124,6 +130,7 @@ def test_no_emoji_in_the_mcp_commands() -> None:
     assert not re.search("[\U0001f300-\U0001faff\u23e9-\u23fa\u2b50\u2705]", source)
 
 
+@pytest.mark.process
 def test_call_output_df_gives_a_table_or_structured_content(ip: Any) -> None:
     connect_demo(ip)
     rows = ip.line("mcp", "call demo.query sql='SELECT name, unit_price FROM products ORDER BY name LIMIT 3'")
@@ -137,6 +144,7 @@ def test_call_output_df_gives_a_table_or_structured_content(ip: Any) -> None:
         _ = ip.line("mcp", "call demo.echo text=hi").df
 
 
+@pytest.mark.process
 def test_read_and_prompt(ip: Any) -> None:
     connect_demo(ip)
     schema = ip.line("mcp", "read demo demo://schema")
@@ -150,6 +158,7 @@ def test_read_and_prompt(ip: Any) -> None:
     assert repr(prompt).startswith("demo.explore_table — Explore one table of the demo shop\nuser: ")
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("line", "needle"),
     [

@@ -116,6 +116,7 @@ def test_spawned_tasks_are_tracked_cancelled_and_their_failures_logged(caplog: p
     assert not runner.tasks
 
 
+@pytest.mark.process
 def test_run_is_reentrant_inside_a_running_loop() -> None:
     """In a kernel the loop already runs while a cell executes: nest_asyncio2 is applied then, and only then;
     its patch is process-wide (asyncio.Task becomes the pure-Python Task), as the runner's docstring says."""
@@ -144,6 +145,7 @@ def test_run_is_reentrant_inside_a_running_loop() -> None:
     assert out.stdout.strip() == "('inner', 'inner', True, (False, True), (True, False, False))"
 
 
+@pytest.mark.process
 def test_an_awaited_run_needs_no_patch() -> None:
     """The awaited path (a whole-cell magic) runs the command as a task of the running loop: nothing nests."""
     code = textwrap.dedent(
@@ -212,6 +214,7 @@ def test_sigint_cancels_an_awaited_run_at_once_under_the_kernels_handler() -> No
     assert not runner.interrupted
 
 
+@pytest.mark.process
 def test_a_nested_run_defers_tasks_of_the_running_cells_context() -> None:
     """ipykernel starts each shell message's task in one shared Context; one arriving while a cell blocks
     in a nested run must wait for the cell (stepping it inside would fail: the Context is entered)."""

@@ -149,6 +149,7 @@ def test_a_cancelled_sign_in_ends_its_card_and_leaves_nothing_open(ip: Shell) ->
     assert ip.published.text() == "⊘ notes: not signed in"
 
 
+@pytest.mark.process
 def test_auth_and_logout_name_one_http_server(ip: Shell) -> None:
 
     with pytest.raises(UsageError, match=r"^%mcp auth: name one server, e.g. %mcp auth notes$"):

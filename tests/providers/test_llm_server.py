@@ -45,6 +45,7 @@ def streamed_text(sse: str) -> str:
     return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
 
 
+@pytest.mark.process
 def test_standalone_process_serves_a_script_and_logs_requests(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"tool_calls": [{"name": "echo", "arguments": {"text": "x"}}]}, {"text": "bye"}]))

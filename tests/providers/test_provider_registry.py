@@ -215,6 +215,7 @@ async def test_a_scripted_id_may_name_a_json_script_file(tmp_path: Path) -> None
     assert chunks[-1].message.content == "Hello from a file"
 
 
+@pytest.mark.process
 def test_importing_the_package_does_not_import_httpx() -> None:
     code = "import sys, synapse_nb.providers as p; p.describe_model(); print('httpx' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -127,6 +127,7 @@ def test_the_kernel_state_opens_tracing_once_and_the_setting_turns_it_off(unreac
     assert state.flush_tracing() is False
 
 
+@pytest.mark.process
 def test_a_kernel_that_does_not_trace_imports_no_opentelemetry_sdk() -> None:
     code = (
         "import sys\n"

@@ -16,7 +16,7 @@ from synapse_nb.agent.tools import ToolRegistry
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.providers.scripted import ScriptedProvider
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 META_SERVER = str(Path(__file__).with_name("meta_server.py"))
 SCRIPT = [{"tool_calls": [{"name": "meta__meta", "arguments": {}}, {"name": "meta__count", "arguments": {"n": 3}}]},

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import ipywidgets as w
 import pytest
+import tools_server
 from real_state import go_live, private_state
 
 import synapse_nb
@@ -21,7 +22,9 @@ from synapse_nb.notebook.state import SynapseState
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
 
-DEMO = [sys.executable, "-m", "synapse_nb.mcp_client.demo_server", "--test-tools", "--legacy"]
+pytestmark = pytest.mark.process
+
+DEMO = [sys.executable, *tools_server.ARGS, "--legacy"]
 # the server child gets only a safe environment: point it at this checkout's package explicitly
 DEMO_ENV = {"PYTHONPATH": str(Path(synapse_nb.__file__).resolve().parents[1])}
 TIMEOUT = 60

@@ -105,6 +105,7 @@ def test_run_python_from_the_form_runs_in_the_kernel_and_is_recorded_as_a_manual
     ins.close()
 
 
+@pytest.mark.process
 def test_a_connected_mcp_server_comes_first_and_keeps_the_first_tab(ip: Any) -> None:
     import sys
 

@@ -128,6 +128,7 @@ def settle(runner: Runner, tasks: list[Any]) -> None:
     runner.run(asyncio.wait_for(asyncio.gather(*tasks), TIMEOUT))
 
 
+@pytest.mark.node
 def test_subscribe_button_shows_resource_updates(clean_env: Any) -> None:
     """With the notebook's own facade: the updates `%mcp subscribe` lists are the ones the inspector shows."""
     with private_state() as state:
@@ -189,6 +190,7 @@ def asking() -> Iterator[tuple[Runner, McpHub, Shown]]:
         yield runner, hub, shown
 
 
+@pytest.mark.node
 def test_elicitation_form_widget_answers_with_defaults(asking: tuple[Runner, McpHub, Shown]) -> None:
     runner, hub, shown = asking
     call = runner.spawn(hub.call("everything__trigger-elicitation-request", {}))
@@ -207,6 +209,7 @@ def test_elicitation_form_widget_answers_with_defaults(asking: tuple[Runner, Mcp
     assert widget.accept_button.disabled
 
 
+@pytest.mark.node
 def test_url_elicitation_widget_shows_the_link_and_declines(asking: tuple[Runner, McpHub, Shown]) -> None:
     runner, hub, shown = asking
     url = "https://example.com/sign-in"
@@ -223,6 +226,7 @@ def test_url_elicitation_widget_shows_the_link_and_declines(asking: tuple[Runner
     assert "declined" in widget.status.value
 
 
+@pytest.mark.node
 def test_a_form_asked_during_an_inspector_call_shows_in_the_panel(clean_env: Any) -> None:
     """The notebook's own answers: a call made from the inspector (no cell waits) gets the widget form,
     in the cell and in the server's panel, and the panel drops it once answered."""
@@ -272,6 +276,7 @@ def test_a_cancelled_call_closes_its_question() -> None:
         loop.close()
 
 
+@pytest.mark.node
 def test_sampling_asked_with_no_cell_waiting_is_approved_through_a_widget(clean_env: Any) -> None:
     """A call from the inspector (or a background run): the sampling approval is a widget, not stdin; Allow lets
     the kernel's model answer the server, Refuse sends it an error."""

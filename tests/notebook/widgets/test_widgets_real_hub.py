@@ -10,6 +10,7 @@ from typing import Any
 
 import ipywidgets as w
 import pytest
+import tools_server
 from real_state import connected, private_runner, private_state
 
 from synapse_nb.mcp_client.hub import McpHub
@@ -19,7 +20,9 @@ from synapse_nb.notebook.widgets import schema_form as sf
 from synapse_nb.notebook.widgets.form import ToolForm
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
 
-DEMO = [sys.executable, "-m", "synapse_nb.mcp_client.demo_server", "--test-tools"]
+pytestmark = pytest.mark.process
+
+DEMO = [sys.executable, *tools_server.ARGS]
 
 
 @dataclass

@@ -274,6 +274,7 @@ def test_the_checker_treats_json_numbers_as_json_does() -> None:
     assert check_value({"type": "array", "items": {"type": "string"}}, ["a", 1]) == "[1]: expected string, got integer"
 
 
+@pytest.mark.process
 def test_jsonschema_is_imported_only_when_a_form_is_checked() -> None:
     import subprocess
     import sys

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from oauth_server import follow, serve
 from real_state import go_live, private_state
 
@@ -44,6 +45,7 @@ def live_state() -> Iterator[tuple[SynapseState, asyncio.AbstractEventLoop]]:
         yield state, state.runner.loop
 
 
+@pytest.mark.process
 def test_an_open_sign_in_shows_as_a_link_in_the_server_panel(clean_env: Any) -> None:
     with live_state() as (state, loop):
         state.runner.run(state.hub.connect("demo", command=sys.executable,

@@ -1,5 +1,6 @@
-"""The demo server's tools that talk back while a call waits (held progress, a question, a sign-in link), and its
-stdio loop for the 2025 handshake era (`--legacy`), where a server sends requests of its own and may cancel them.
+"""The test server's tools (tools_server.py) that talk back while a call waits (held progress, a question,
+a sign-in link), and its stdio loop for the 2025 handshake era (`--legacy`), where a server sends requests of
+its own and may cancel them.
 
 Each waiting tool goes on when `fire(SIGNAL)` is called on the same server: tests drive what the server does
 next by a second call, never by time.
