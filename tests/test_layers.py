@@ -140,14 +140,6 @@ def cycles_through_root(pkg: Path = PKG) -> list[list[str]]:
     return found
 
 
-# The hub engineer's branch (seams-hub, issue 23 C.4) moves `__version__` to synapse_nb/_version.py; until it
-# is merged, three modules take it from the root. Strict: once it lands these pass and the marks must go.
-NEEDS_SEAMS_HUB = pytest.mark.xfail(
-    strict=True, reason="mcp_client/connection.py, oauth/provider.py, telemetry/export.py import the root's "
-    "__version__ until branch seams-hub is merged",
-)
-
-
 def import_time_cycles(pkg: Path = PKG) -> list[list[str]]:
     """Groups of modules that import each other at import time (module level, outside functions and
     `if TYPE_CHECKING:`): whichever is imported first sees the other half-initialised."""
@@ -198,12 +190,10 @@ def test_the_import_time_check_finds_a_cycle_and_ignores_deferred_imports(tmp_pa
     assert import_time_cycles(pkg) == [["synapse_nb.history.a", "synapse_nb.history.b"]]
 
 
-@NEEDS_SEAMS_HUB
 def test_imports_point_down_the_layers() -> None:
     assert violations() == []
 
 
-@NEEDS_SEAMS_HUB
 def test_no_import_cycle_runs_through_the_root_package() -> None:
     assert [" -> ".join(c) for c in cycles_through_root()] == []
 

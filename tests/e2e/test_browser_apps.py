@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from browser_lab import Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser, pytest.mark.node]
 
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent

@@ -10,22 +10,22 @@ question that held the loop (ipykernel's blocking `input()`), it never moves and
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tools_server
 from kernel_session import Kernel, running_kernel
 
 import synapse_nb
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
 ROOT = Path(synapse_nb.__file__).resolve().parents[1]
 # the server child gets only a safe environment: point it at this checkout's package explicitly
-DEMO = (f"%mcp connect demo --env PYTHONPATH={ROOT} -- {sys.executable} -m synapse_nb.mcp_client.demo_server "
-        "--test-tools --legacy")  # --legacy: the server sends requests of its own (a form)
+DEMO = (f"%mcp connect demo --env PYTHONPATH={ROOT} -- {tools_server.COMMAND} "
+        "--legacy")  # --legacy: the server sends requests of its own (a form)
 TIMEOUT = 60.0
 TICKER = """
 import asyncio, pathlib

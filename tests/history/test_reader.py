@@ -181,6 +181,7 @@ def test_rows_answers_like_sql_as_tuples(filled: HistoryStore) -> None:
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.process
 def test_rows_reads_the_history_without_loading_pandas(filled: HistoryStore, db_path: Path) -> None:
     """The lookup a cell makes before its first output (is this session name taken?) must not pay for
     importing pandas and pyarrow (about a second in a fresh kernel)."""

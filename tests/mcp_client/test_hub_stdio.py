@@ -133,6 +133,7 @@ async def test_secrets_stay_out_of_info_config_events_and_errors(events: Events)
 ASKER = Path(__file__).with_name("asking_server.py")
 
 
+@pytest.mark.process
 async def test_a_request_other_than_a_tool_call_times_out_the_same_way() -> None:
     async with McpHub() as hub:
         await hub.connect("asker", command=sys.executable, args=[str(ASKER)], timeout=0.5)
@@ -142,6 +143,7 @@ async def test_a_request_other_than_a_tool_call_times_out_the_same_way() -> None
         assert (await hub.list_prompts("asker"))[0].name == "greet"
 
 
+@pytest.mark.process
 async def test_a_question_to_the_user_holds_the_deadline_of_any_request() -> None:
     # one timeout mechanism for every request: a prompt whose server asks the user is held like a tool call
     async def slow_user(request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from nb_shell import Shell, demo_server_command
 
 from synapse_nb.mcp_client.elicitation import parse_form
@@ -94,6 +95,7 @@ def test_the_loop_runs_while_sampling_approval_waits(ip: Shell, tmp_path: Path) 
     assert watcher.held == []
 
 
+@pytest.mark.process
 def test_a_server_withdrawing_its_form_ends_the_open_question(ip: Shell) -> None:
     """A server notification arrives while a form waits in the input box: the server cancels its
     request (`notifications/cancelled` on a 2025-era connection), the question ends, the card says so."""

@@ -120,6 +120,8 @@ async def apps_host() -> Any:
         await host.connection.aclose()  # type: ignore[attr-defined]
 
 
+@pytest.mark.process
+@pytest.mark.node
 async def test_a_tool_call_from_a_view_reaches_the_server_and_its_answer_goes_back_to_that_view(
     apps_host: ClientAppHost,
 ) -> None:
@@ -137,6 +139,8 @@ async def test_a_tool_call_from_a_view_reaches_the_server_and_its_answer_goes_ba
     assert ("tools/call", {"name": "bump", "arguments": {"value": 3}}) in apps_host.events
 
 
+@pytest.mark.process
+@pytest.mark.node
 async def test_an_unknown_tool_is_answered_as_a_tool_error(apps_host: ClientAppHost) -> None:
     widget = await open_view(apps_host, "counter", {})
     from_view(widget, {"type": "request", "view": "A", "id": 7, "method": "tools/call",
