@@ -49,6 +49,10 @@ class LiveOutput:
     def start(self, bundle: Bundle | None = None) -> None:
         if not self.live:
             return
+        if self._id is not None:  # started already (a placeholder shown early): the same output goes on
+            if bundle is not None:
+                self.update(bundle)
+            return
         import uuid
 
         self._id = uuid.uuid4().hex

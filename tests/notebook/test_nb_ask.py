@@ -417,3 +417,34 @@ def test_an_unusable_history_file_is_said_once_and_the_turn_still_runs(
 def test_current_gives_the_state_for_top_level_await(ip: Any) -> None:
     ip.run("import synapse_nb.notebook\nstate = synapse_nb.notebook.current()")
     assert ip.ns["state"] is ip.state
+
+
+def test_the_running_line_shows_before_anything_slow(ip: Any, script: Script, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A frontend sees the cell running before the provider is resolved (the first one imports httpx and the
+    agent layer) and before the history's session-name lookup: the first `%%synapse` of a kernel did both
+    before drawing anything (1-2 s). The turn's display then takes that same output over."""
+    model = script(["the answer"])
+    state = ip.state
+    shown_before: dict[str, int] = {}
+    for owner, name in ((state.models, "provider"), (state.sessions, "own_name")):
+        original = getattr(owner, name)
+
+        def traced(*args: Any, _name: str = name, _original: Any = original) -> Any:
+            shown_before.setdefault(_name, len([i for i in ip.published.items if i[0].get("text/plain")]))
+            return _original(*args)
+
+        monkeypatch.setattr(owner, name, traced)
+    state.sessions.current = "fresh"  # a session this kernel has not used: its name is looked up in the history
+    ip.cell(f"synapse --model {model}", "answer me")
+    assert shown_before == {"provider": 1, "own_name": 1}  # the running line only, and nothing else
+    _, display_id, update = ip.published.items[0]
+    assert display_id is not None
+    assert not update
+    assert all(i[1] in (display_id, None) for i in ip.published.items)  # one live output, then the final one
+    assert ip.published.text().startswith("the answer")
+
+
+def test_a_bad_cell_leaves_no_running_line(ip: Any) -> None:
+    with pytest.raises(UsageError):
+        ip.cell("synapse --tools nothing_like_this", "hello")
+    assert ip.published.final == []

@@ -20,7 +20,7 @@ from ...events import Event
 from ...types import ToolSpec
 from ..approval_ask import StdinApproval
 from ..args import AskOptions
-from ..display import Format, TurnDisplay, TurnView
+from ..display import Format, TurnDisplay, TurnView, render
 from ..interpolate import interpolate
 from ..output import LiveOutput
 from ..result import BackgroundRun, SynapseResult
@@ -186,7 +186,10 @@ class _Turn:
     """A cell checked, its session's agent found, its display and sinks built: what both kinds of run start
     from. `options(ask, ...)` gives the TurnOptions the agent is told, once the kind of run says who asks."""
 
-    def __init__(self, state: SynapseState, settings: Settings, options: AskOptions, body: str) -> None:
+    def __init__(
+        self, state: SynapseState, settings: Settings, options: AskOptions, body: str,
+        output: LiveOutput | None = None,
+    ) -> None:
         self.plan = plan = plan_turn(state, settings, options, body)
         self.agent = state.sessions.agent(plan.session, plan.provider)
         unrecorded = _history_problem(state) if plan.history else None
@@ -194,10 +197,9 @@ class _Turn:
             model=plan.model_id, model_note=plan.model_note, session=plan.session, format=plan.format,
             background=options.background,
         )
-        self.display = TurnDisplay(
-            view, LiveOutput(live=state.port.live, keep=options.background, publish=state.port.publish),
-            interval=settings.stream_interval,
-        )
+        if output is None:
+            output = LiveOutput(live=state.port.live, keep=options.background, publish=state.port.publish)
+        self.display = TurnDisplay(view, output, interval=settings.stream_interval)
         if unrecorded:
             view.notes.append(unrecorded)
         if plan.kernel:
@@ -273,7 +275,12 @@ async def ask_async(
     """
     if options.background:
         return background(state, settings, options, body, keep=keep)
-    turn = _Turn(state, settings, options, body)
+    output = _placeholder(state, settings, options)
+    try:
+        turn = _Turn(state, settings, options, body, output)
+    except BaseException:
+        output.clear()  # a bad cell (UsageError) leaves no running line behind
+        raise
     told = turn.options(StdinApproval(state.port, turn.display))
     turn.display.start()
     try:
@@ -291,6 +298,17 @@ async def ask_async(
     if turn.plan.format == "code":
         _insert_code(state, result)
     return result
+
+
+def _placeholder(state: SynapseState, settings: Settings, options: AskOptions) -> LiveOutput:
+    """The cell's running line, shown before anything slow: resolving the provider (its first import of
+    httpx), the tools, the history's session-name lookup. The turn's display then takes this output over."""
+    output = LiveOutput(live=state.port.live, publish=state.port.publish)
+    model = options.model or settings.model or "default model"
+    view = TurnView(model=model, session=options.session or state.sessions.current,
+                    format=cast(Format, options.format or settings.format))
+    output.start(render(view))
+    return output
 
 
 def _insert_code(state: SynapseState, result: SynapseResult) -> None:
