@@ -159,9 +159,11 @@ def parse_ask(line: str) -> AskOptions:
 
 @dataclass(frozen=True)
 class ConfigFile:
-    """`%mcp connect` without a server: connect every enabled server of the config file (`path`, else the default)."""
+    """`%mcp connect` without a way to reach a server: every enabled server of the config file (`path`, else
+    the default), or only its entry `name` (`%mcp connect NAME`, enabled or not: it was asked for by name)."""
 
     path: str | None = None
+    name: str | None = None
 
 
 CONNECT_OPTIONS = OptionSet("%mcp connect", "%mcp help", (
@@ -211,16 +213,20 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
                 '"timeout", "approve" or "tools" in their entries'
             )
         return ConfigFile(ns.config)
-    if ns.config is not None:
-        raise UsageError("%mcp connect: --config connects every server of a file; drop the server name")
     if not re.match(r"^[A-Za-z0-9_-]{1,64}$", ns.name):
         raise UsageError(f"%mcp connect: server name {ns.name!r} may use letters, digits, '_' and '-' only")
     if command and ns.url:
         raise UsageError("%mcp connect: give either a URL or '-- COMMAND', not both")
     if not command and not ns.url:
-        raise UsageError(
-            f"%mcp connect {ns.name}: say how to reach it: '-- COMMAND [ARGS...]' (stdio) or a URL (HTTP)"
-        )
+        if headers or env or tools or any(v is not None for v in (
+                ns.timeout, ns.approve, ns.transport, ns.cwd, ns.log_level, ns.sampling, ns.elicitation)):
+            raise UsageError(
+                f"%mcp connect {ns.name}: say how to reach it: '-- COMMAND [ARGS...]' (stdio) or a URL (HTTP); "
+                "a server of the config file takes its options from its entry"
+            )
+        return ConfigFile(ns.config, name=ns.name)  # the config file's entry of that name
+    if ns.config is not None:
+        raise UsageError("%mcp connect: --config names the file of `%mcp connect [NAME]`; drop it, or the command")
     if ns.url and not re.match(r"^https?://", ns.url):
         raise UsageError(f"%mcp connect: {ns.url!r} is not an http(s) URL; for a command use '-- {ns.url}'")
     if command and headers:

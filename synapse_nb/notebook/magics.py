@@ -354,7 +354,8 @@ class SynapseMagics(Magics):
         if sub == "connect":
             spec = parse_connect(words)
             if isinstance(spec, ConfigFile):
-                return Pending(_nothing(mcp_cmd.connect_config_async(state, spec.path)), "connecting was cancelled")
+                return Pending(_nothing(mcp_cmd.connect_config_async(state, spec.path, name=spec.name)),
+                               "connecting was cancelled")
             return Pending(_nothing(mcp_cmd.connect_async(state, spec)), f"connecting {spec.name} was cancelled")
         if sub == "list":
             _at_most(words, 0, "%mcp list")

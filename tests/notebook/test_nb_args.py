@@ -91,17 +91,23 @@ def test_connect_without_a_name_uses_the_config_file() -> None:
     assert parse_connect(["--config", "servers.json"]) == ConfigFile("servers.json")
 
 
+def test_connect_with_only_a_name_connects_that_entry_of_the_config_file() -> None:
+    """Issue 21, defect 3: `%mcp connect NAME` for a server of the config file said "say how to reach it"."""
+    assert parse_connect(["fs"]) == ConfigFile(None, name="fs")
+    assert parse_connect(["fs", "--config", "servers.json"]) == ConfigFile("servers.json", name="fs")
+
+
 @pytest.mark.parametrize(
     ("words", "needle"),
     [
-        (["demo"], "say how to reach it"),
+        (["demo", "--timeout", "5"], "say how to reach it"),
         (["demo", "--"], "nothing after '--'"),
         (["demo", "ftp://x"], "is not an http(s) URL"),
         (["demo", "http://x", "--header", "novalue"], "is not KEY=VALUE"),
         (["demo", "--header", "A=b", "--", "cmd"], "--header is for URL servers"),
         (["demo", "http://x", "--env", "A=b"], "--env and --cwd are for command servers"),
         (["bad name!", "--", "cmd"], "letters, digits"),
-        (["demo", "--config", "x.json"], "drop the server name"),
+        (["demo", "--config", "x.json", "--", "cmd"], "--config names the file"),
         (["demo", "--approve", "sometimes", "--", "cmd"], "not one of auto, ask, deny"),
         (["demo", "http://x", "--frobnicate"], "unknown option"),
         (["--config", "x.json", "--approve", "ask"], "--approve applies to one server"),

@@ -173,6 +173,25 @@ def test_connect_from_a_config_file(ip: Any, tmp_path: Path, monkeypatch: pytest
     }
     assert "tok-secret-value-123456" not in synapse_nb.history().server_events().to_json(date_format="iso")
     assert ip.state.policy.decide(ip.state.hub.tool("demo__drop_table")) == "deny"
+    monkeypatch.setenv("SYNAPSE_MCP_CONFIG", str(config))
+    # one entry by name (issue 21, defect 3), even a disabled one; a name the file lacks lists what it has
+    ip.line("mcp", "disconnect demo")
+    ip.line("mcp", "connect demo")
+    assert [s.name for s in ip.state.hub.servers if s.state == "connected"] == ["demo"]
+    with pytest.raises(UsageError, match=r"no server 'nope' in .*servers.json \(its servers: demo, broken, off\)"):
+        ip.line("mcp", "connect nope")
     monkeypatch.setenv("SYNAPSE_MCP_CONFIG", str(tmp_path / "missing.json"))
     with pytest.raises(UsageError, match="does not exist"):
         ip.line("mcp", "connect")
+
+
+@pytest.mark.process
+def test_connect_options_after_the_command_are_the_servers_and_the_cell_says_so(ip: Any) -> None:
+    """Issue 21, defect 1: `--env K=V` after `--` went to the server silently (server-memory then wrote its
+    graph into its own folder). Every word after `--` stays the server's, and the cell says so in one line."""
+    ip.run("import sys")
+    with pytest.raises(UsageError, match="bad failed to start"):
+        ip.line("mcp", 'connect bad -- {sys.executable} -c "raise SystemExit(3)" --env MEMORY_FILE_PATH=/x --timeout 5')
+    notes = [line for line in ip.published.text().splitlines() if line.startswith("note:")]
+    assert notes == ["note: --env, --timeout after the command go to the server, not to %mcp connect; connect "
+                     "options go before `--`: %mcp connect bad --env ... -- COMMAND ..."]

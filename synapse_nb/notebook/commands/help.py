@@ -57,12 +57,14 @@ History relations: sessions, messages, tool_calls, llm_calls, turns, server_even
 MCP_HELP = """\
 %mcp SUBCOMMAND
 
-  connect NAME -- COMMAND [ARGS...]     start a stdio server, for example the bundled demo server:
+  connect NAME [--env K=V] [--cwd DIR] -- COMMAND [ARGS...]
+                                        start a stdio server; connect options go BEFORE `--` (every word
+                                        after it is the server's), for example the bundled demo server:
                                         %mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server
-           [--env K=V] [--cwd DIR]
   connect NAME URL [--header K=V]       a streamable-HTTP server (--transport sse for SSE)
   connect                               every enabled server of the config file
   connect --config PATH                 every enabled server of PATH
+  connect NAME [--config PATH]          only the config file's entry NAME (even if disabled)
       options (a config file's entry takes the same keys: timeout, approve, tools, log_level ...):
 {connect_options}
   list                                  servers: transport, state, tools, pid

@@ -6,7 +6,7 @@ import asyncio
 import html
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +16,7 @@ from ...errors import OAuthError, ServerStartError, SynapseError, UnknownServerE
 from ...masking import SecretMask
 from ...server_config import ServerConfig
 from ...types import ToolResult, ToolSpec
-from ..args import CallTarget
+from ..args import CONNECT_OPTIONS, CallTarget
 from ..display import ticking
 from ..output import LiveOutput
 from ..usage import usage_error
@@ -120,6 +120,11 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     for value in (*spec.headers.values(), *spec.env.values()):
         state.add_secret(value)
     shown = spec.url if spec.url else " ".join([spec.command or "", *spec.args])
+    misplaced = _connect_options_after_command(spec.args)
+    if misplaced:  # passed to the server as written: say so, as the server may be fine with them or not
+        state.port.publish({"text/plain": (
+            f"note: {', '.join(misplaced)} after the command go to the server, not to %mcp connect; connect "
+            f"options go before `--`: %mcp connect {spec.name} {misplaced[0]} ... -- COMMAND ...")}, None, False)
     out = LiveOutput(live=state.port.live, publish=state.port.publish)
     out.start(_progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(state, shown)}) …"))
     hub = state.hub
@@ -146,6 +151,13 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     return info
 
 
+def _connect_options_after_command(args: Sequence[str]) -> list[str]:
+    """The words of a server's command line that are `%mcp connect` options (`--env`, `--timeout` ...): the
+    user most likely meant them for the connect, but after `--` every word is the server's."""
+    ours = set(CONNECT_OPTIONS.flags()) - {"--config"}
+    return list(dict.fromkeys(w.split("=", 1)[0] for w in args if w.split("=", 1)[0] in ours))
+
+
 def _connected_at(state: SynapseState, name: str) -> Any:
     """When the server `name` connected, if it is connected now (a duplicate connect keeps it), else None."""
     if not state.has_hub:
@@ -157,14 +169,27 @@ def _connected_at(state: SynapseState, name: str) -> Any:
     return info.connected_at if info.state == "connected" else None
 
 
-async def connect_config_async(state: SynapseState, path: str | None = None) -> ConnectReport:
-    """`%mcp connect [--config PATH]`: every enabled server of the config file; failures are listed, not raised."""
-    from ...config import load_mcp_config
+async def connect_config_async(state: SynapseState, path: str | None = None, *, name: str | None = None,
+                               ) -> ConnectReport:
+    """`%mcp connect [--config PATH]`: every enabled server of the config file; failures are listed, not raised.
+
+    `%mcp connect NAME` (`name`): only that entry of the file (even a disabled one: it was asked for by name);
+    a name the file does not have is a UsageError that lists the servers it has."""
+    from ...config import load_mcp_config, mcp_config_path
 
     try:
         configs = load_mcp_config(path)
     except SynapseError as exc:
         raise usage_error(exc) from None
+    if name is not None:
+        if name not in configs:
+            where = path or mcp_config_path() or "no config file (SYNAPSE_MCP_CONFIG, ./.synapse/mcp_servers.json)"
+            known = ", ".join(configs) or "none"
+            raise UsageError(
+                f"%mcp connect {name}: no server {name!r} in {where} (its servers: {known}); to connect another, "
+                "say how to reach it: '-- COMMAND [ARGS...]' (stdio) or a URL (HTTP)"
+            )
+        configs = {name: configs[name].model_copy(update={"disabled": False})}
     for config in configs.values():
         for value in (*config.env.values(), *config.headers.values()):
             state.add_secret(value)
@@ -178,7 +203,10 @@ async def connect_config_async(state: SynapseState, path: str | None = None) -> 
     out = LiveOutput(live=state.port.live, publish=state.port.publish)
     out.start(_progress(f"connecting {', '.join(enabled)} …"))
     try:
-        results = await state.hub.connect_config(path)
+        if name is None:
+            results = await state.hub.connect_config(path)
+        else:
+            results = {name: await _connect_quietly(state, configs[name])}
     except SynapseError as exc:
         out.finish(_progress("✗ connecting the configured servers failed"))
         raise usage_error(exc) from None
@@ -196,6 +224,14 @@ async def connect_config_async(state: SynapseState, path: str | None = None) -> 
             tail = _tail(state, result.stderr_tail)
             state.port.publish(_stderr_bundle(name, tail), None, False)
     return report
+
+
+async def _connect_quietly(state: SynapseState, config: ServerConfig) -> ServerInfo | ServerStartError:
+    """One server of the config file: its ServerInfo, or the reason it did not start (listed, not raised)."""
+    try:
+        return await state.hub.connect_server(config)
+    except ServerStartError as exc:
+        return exc
 
 
 def _tail(state: SynapseState, text: str) -> str:
