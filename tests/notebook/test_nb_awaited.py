@@ -131,7 +131,7 @@ def test_help_still_works(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
     ip.run("%%synapse --help\n")
     assert "--background" in capsys.readouterr().out
     ip.run("%mcp help")
-    assert "connect NAME -- COMMAND" in capsys.readouterr().out
+    assert "connect NAME [--env K=V] [--cwd DIR] -- COMMAND" in capsys.readouterr().out  # options before --
     ip.shell.run_cell("%synapse?", store_history=False)
     assert "Ask the agent" in capsys.readouterr().out
     ip.shell.run_cell("%%synapse?\n", store_history=False)

@@ -138,6 +138,8 @@ def test_config_turns_it_on_for_the_kernel_and_tools_patterns_select_within(ip: 
 
 
 def test_mcp_tools_lists_the_group(ip: Any) -> None:
+    assert "kernel" not in set(ip.line("mcp", "tools").server)  # off: not listed among the offered tools
+    ip.run("%config SynapseMagics.kernel_tools = True")
     tools = ip.line("mcp", "tools")
     kernel = tools[tools.server == "kernel"]
     assert kernel.name.tolist() == [

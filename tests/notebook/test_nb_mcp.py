@@ -195,3 +195,22 @@ def test_connect_options_after_the_command_are_the_servers_and_the_cell_says_so(
     notes = [line for line in ip.published.text().splitlines() if line.startswith("note:")]
     assert notes == ["note: --env, --timeout after the command go to the server, not to %mcp connect; connect "
                      "options go before `--`: %mcp connect bad --env ... -- COMMAND ..."]
+
+
+def test_listings_show_every_row_and_the_whole_text() -> None:
+    """Issue 21, defect 4: with 9 servers (96 tools) `%mcp tools` showed 10 rows (pandas' max_rows) and cut
+    descriptions, parameters and reasons at 50 characters."""
+    import pandas as pd
+
+    from synapse_nb.notebook.listing import Listing
+
+    long = "a description that goes on and on " * 8
+    frame = Listing([{"name": f"s__t{i}", "description": long.strip()} for i in range(96)])
+    with pd.option_context("display.max_rows", 10, "display.max_colwidth", 50):
+        html, text = frame._repr_html_(), repr(frame)
+    assert "s__t95" in html
+    assert "s__t50" in html
+    assert long.strip() in html
+    assert "s__t50" in text
+    assert long.strip() in text
+    assert type(frame[frame.name == "s__t1"]) is pd.DataFrame  # what code derives is an ordinary frame

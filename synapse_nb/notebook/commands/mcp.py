@@ -257,8 +257,7 @@ def _mask(state: SynapseState, text: str) -> str:
 
 
 def list_servers(state: SynapseState) -> pd.DataFrame | None:
-    """`%mcp list`: one row per server (None, with a hint printed, when there are none)."""
-    import pandas as pd
+    """`%mcp list`: one row per server (None, with a hint printed, when there are none), shown whole."""
 
     servers = state.hub.servers if state.has_hub else []
     if not servers:
@@ -267,11 +266,13 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
     rows = [
         {
             "server": s.name, "transport": s.transport, "state": state_words(s), "tools": s.tool_count, "pid": s.pid,
-            "restarts": s.restarts, "endpoint": s.command or s.url or "", "last_error": s.last_error,
+            "restarts": s.restarts, "endpoint": s.command or s.url or "", "last_error": s.last_error or "",
         }
         for s in servers
     ]
-    frame = pd.DataFrame(rows, columns=list(SERVER_COLUMNS))
+    from ..listing import Listing
+
+    frame = Listing(rows, columns=list(SERVER_COLUMNS))
     frame["pid"] = frame["pid"].astype("Int64")
     return frame
 
@@ -283,8 +284,10 @@ def state_words(info: ServerInfo) -> str:
 
 
 def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
-    """`%mcp tools [SERVER]`: the tools offered to the model (qualified names) with their parameters."""
-    import pandas as pd
+    """`%mcp tools [SERVER]`: the tools offered to the model (qualified names) with their parameters, every
+    row and the whole description shown. The built-in `kernel__*` group is listed when it is on
+    (`SynapseMagics.kernel_tools`) or asked for (`%mcp tools kernel`)."""
+    from ..listing import Listing
 
     state.register_notebook_tools()
     grouped = state.registry.grouped
@@ -293,25 +296,27 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     specs = [s for s in _mcp_tools(state) if server is None or s.server == server]
     if server is None:
         specs += state.registry.native
-    specs += [s for s in grouped if server is None or s.server == server]
+    kernel_on = bool(getattr(state.magics, "kernel_tools", False))
+    specs += [s for s in grouped if s.server == server or (server is None and kernel_on)]
     rows = [
         {
             "name": s.name, "server": s.server, "tool": s.original_name or s.name,
-            "description": _first_line(s.description), "parameters": _parameters(s),
+            "description": _first_paragraph(s.description), "parameters": _parameters(s),
             "read_only": bool(s.annotations.get("readOnlyHint", False)), "destructive": s.destructive,
         }
         for s in specs
     ]
-    return pd.DataFrame(rows, columns=list(TOOL_COLUMNS))
+    return Listing(rows, columns=list(TOOL_COLUMNS))
 
 
 def _mcp_tools(state: SynapseState) -> list[ToolSpec]:
     return list(state.hub.tools) if state.has_hub else []
 
 
-def _first_line(text: str, limit: int = 100) -> str:
-    line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+def _first_paragraph(text: str) -> str:
+    """A description's first paragraph, whole (its details, e.g. an Args: section, follow a blank line)."""
+    paragraph = text.strip().split("\n\n", 1)[0]
+    return " ".join(paragraph.split())
 
 
 def _parameters(spec: ToolSpec) -> str:

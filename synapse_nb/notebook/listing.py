@@ -1,0 +1,39 @@
+"""Listing: a DataFrame that shows all of itself (every row, every cell's whole text), for `%mcp list` / `tools`.
+
+pandas cuts a displayed frame to `display.max_rows` rows and each cell to `display.max_colwidth` characters,
+which hid most of a nine-server tool list and the end of every description, reason and remedy. A Listing is
+still a DataFrame for code (filter it, index it: what that gives is a plain DataFrame); only its own display
+shows everything, wrapping long text instead of cutting it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["Listing"]
+
+_WRAP = (
+    "<style>.snb-listing td{white-space:pre-wrap;text-align:left;vertical-align:top;max-width:60ch;"
+    "overflow-wrap:anywhere}</style>"
+)
+
+
+class Listing(pd.DataFrame):  # type: ignore[misc]  # pandas has no type stubs here
+    """A DataFrame displayed whole: no row limit, no cell width limit, long text wrapped."""
+
+    @property
+    def _constructor(self) -> Any:
+        return pd.DataFrame  # what code derives from a listing is an ordinary frame again
+
+    def _repr_html_(self) -> str | None:
+        with pd.option_context("display.max_rows", None, "display.max_colwidth", None,
+                               "display.max_columns", None):
+            html = super()._repr_html_()
+        return None if html is None else f'<div class="snb-listing">{_WRAP}{html}</div>'
+
+    def __repr__(self) -> str:
+        with pd.option_context("display.max_rows", None, "display.max_colwidth", None,
+                               "display.max_columns", None, "display.width", 10_000):
+            return str(super().__repr__())
