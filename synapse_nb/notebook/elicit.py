@@ -1,6 +1,7 @@
 """The notebook's answers to MCP servers: forms, links and sampling approval asked in the cell; sampling by its model.
 
-`NotebookAnswers(state).handlers()` builds the `ClientHandlers` the hub is given. A server asks while a cell
+`NotebookAnswers(port, runner, router, models).handlers()` builds the `ClientHandlers` the hub is given.
+A server asks while a cell
 waits on it (a `%mcp call`, a `%%synapse` turn); the SDK runs the callback in the connection's task,
 which was started by an earlier cell, so cards and notes are shown in the cell the kernel is running now
 (`KernelPort.show`), or they would land in the connecting cell.
@@ -37,7 +38,10 @@ from . import elicit_card as cards
 from .kernel_port import NobodyCanAnswer
 
 if TYPE_CHECKING:
-    from .state import SynapseState
+    from .kernel_port import KernelPort
+    from .models import Models
+    from .routing import EventRouter
+    from .runner import Runner
 
 __all__ = ["NotebookAnswers"]
 
@@ -72,9 +76,13 @@ def _url_answer(reply: str | None, request: UrlElicitation) -> ElicitationAnswer
 class NotebookAnswers:
     """Answers one kernel's servers through the running cell: cards above the input box, then the decision."""
 
-    def __init__(self, state: SynapseState) -> None:
-        self.state = state
-        self.port = state.port
+    def __init__(self, port: KernelPort, runner: Runner, router: EventRouter, models: Models) -> None:
+        """The parts it uses: the kernel port (cards, questions), the runner (is a cell waiting?), the event
+        router (record, tell open panels, the tool call running on a server) and the models (sampling)."""
+        self.port = port
+        self.runner = runner
+        self.router = router
+        self.models = models
         self.updates: list[tuple[str, str]] = []  # (server, uri) of resource updates, oldest first
         self.asking: list[Any] = []  # the ElicitationWidgets waiting for an answer now
         self.in_box: list[_InBox] = []  # the links waiting on the input box of a blocking cell now
@@ -87,7 +95,7 @@ class NotebookAnswers:
     # -- elicitation
 
     async def elicit(self, request: ElicitationForm | UrlElicitation) -> ElicitationAnswer:
-        if self.port.live and not self.state.runner.foreground:
+        if self.port.live and not self.runner.foreground:
             if not self.port.takes_input():
                 what = "link" if isinstance(request, UrlElicitation) else "form"
                 self._note(what, request.server, "declined", _NO_FRONTEND + "; the server was told you declined")
@@ -117,7 +125,7 @@ class NotebookAnswers:
                        card_id, False)
         question = _InBox(request)
         self.in_box.append(question)
-        runner = self.state.runner
+        runner = self.runner
         waited = runner.foreground  # the cell that waits now; it may stop waiting (interrupted)
         outcome, ok, detail = "cancelled", False, ""
         try:
@@ -153,14 +161,14 @@ class NotebookAnswers:
         widget = ElicitationWidget(request, asyncio.get_running_loop(), model=model or "the kernel's model")
         self.asking.append(widget)
         # open inspectors show it too (not recorded: the hub records the answer as an `elicitation` event)
-        self.state.tell_panels(ServerEvent(server=request.server, event="elicitation_asked"))
+        self.router.tell_panels(ServerEvent(server=request.server, event="elicitation_asked"))
         try:
             bundle: dict[str, Any] = widget._repr_mimebundle_()
             self.port.show(bundle)
             return await widget.wait()
         finally:
             self.asking.remove(widget)
-            self.state.tell_panels(ServerEvent(server=request.server, event="elicitation_answered"))
+            self.router.tell_panels(ServerEvent(server=request.server, event="elicitation_answered"))
 
     async def _url(self, request: UrlElicitation) -> ElicitationAnswer:
         return _url_answer(await self.port.ask(_URL_PROMPT), request)
@@ -202,7 +210,7 @@ class NotebookAnswers:
     # -- sampling
 
     async def approve_sampling(self, request: SamplingRequest) -> bool:
-        if self.port.live and not self.state.runner.foreground:
+        if self.port.live and not self.runner.foreground:
             if not self.port.takes_input():
                 self._note("sampling request", request.server, "refused",
                            _NO_FRONTEND + '; set "sampling": "auto" for this server to allow it')
@@ -238,7 +246,7 @@ class NotebookAnswers:
         from IPython.core.error import UsageError
 
         try:
-            provider = self.state.provider(None)
+            provider = self.models.provider(None)
         except UsageError as exc:
             raise SynapseError(str(exc)) from None
         completion: Completion | None = None
@@ -268,12 +276,12 @@ class NotebookAnswers:
 
     def _record_sampling(self, server: str, provider: Provider, started_at: _dt.datetime, t0: float,
                          ttft: float | None, completion: Completion | None, error: str | None) -> None:
-        running = self.state.running_call(server)
+        running = self.router.running_call(server)
         if running is not None and not running[2]:
             return  # the tool call that caused it belongs to a turn run with --no-history
         session_id, tool_call_id = running[:2] if running is not None else ("", None)
         usage, price = _priced(provider, completion.usage if completion is not None else Usage())
-        self.state.record(LlmCallFinished(
+        self.router.record(LlmCallFinished(
             session_id=session_id, llm_call_id=uuid.uuid4().hex, provider=provider.name, model=provider.model,
             started_at=started_at, duration_ms=(time.perf_counter() - t0) * 1000,
             ttft_ms=completion.ttft_ms if completion is not None and completion.ttft_ms is not None else ttft,
@@ -285,9 +293,9 @@ class NotebookAnswers:
 
     def _model_name(self) -> str:
         try:
-            provider = self.state.provider(None)
+            provider = self.models.provider(None)
         except Exception:  # the card still shows; the sampling itself reports the problem
-            return self.state.model or "the kernel's model"
+            return self.models.model or "the kernel's model"
         return f"{provider.name}:{provider.model}"
 
     # -- notifications
@@ -296,7 +304,7 @@ class NotebookAnswers:
         """A subscribed resource changed: kept, recorded as a server event, and noted in the running cell."""
         self.updates.append((server, uri))
         del self.updates[:-100]
-        self.state.record(ServerEvent(server=server, event="resource_updated", detail={"uri": uri}))
+        self.router.record(ServerEvent(server=server, event="resource_updated", detail={"uri": uri}))
         if self.port.live:
             self.port.show({"text/plain": f"⟳ {server}: resource updated {uri}"})
 

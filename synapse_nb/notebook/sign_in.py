@@ -1,6 +1,7 @@
 """Signing in to an OAuth-protected MCP server from a cell: the link, then the loopback redirect or a pasted URL.
 
-The hub calls `NotebookSignIn(state)` as its `sign_in` callback with the server's name, the authorization
+The hub calls `NotebookSignIn(port, router, redirect_mode)` as its `sign_in` callback with the server's
+name, the authorization
 URL and an awaitable of the loopback redirect (the browser coming back to 127.0.0.1 on a free port). The
 cell shows "Sign in to NAME" as a link (HTML, and the URL in plain text for terminals), and open
 inspectors show it in the server's panel. Then the first of these wins:
@@ -41,7 +42,10 @@ from .kernel_port import NobodyCanAnswer
 from .output import Bundle
 
 if TYPE_CHECKING:
-    from .state import SynapseState
+    from collections.abc import Callable
+
+    from .kernel_port import KernelPort
+    from .routing import EventRouter
 
 __all__ = ["REDIRECT_MODES", "NotebookSignIn", "SignInRequest", "looks_remote", "pasted_redirect", "sign_in_card"]
 
@@ -126,9 +130,12 @@ def quiet_sdk_flow_errors() -> None:
 class NotebookSignIn:
     """The hub's `sign_in` callback for one kernel (see the module docstring)."""
 
-    def __init__(self, state: SynapseState) -> None:
-        self.state = state
-        self.port = state.port
+    def __init__(self, port: KernelPort, router: EventRouter, redirect_mode: Callable[[], str]) -> None:
+        """The parts it uses: the kernel port (the card, the paste box), the event router (tell open panels)
+        and `redirect_mode()`, the current `SynapseMagics.oauth_redirect` (auto, loopback or paste)."""
+        self.port = port
+        self.router = router
+        self.redirect_mode = redirect_mode
         quiet_sdk_flow_errors()
         self.open: list[SignInRequest] = []  # sign-ins waiting now (the inspector's panels list them)
 
@@ -139,7 +146,7 @@ class NotebookSignIn:
         card_id = uuid.uuid4().hex
         self.port.show(sign_in_card(server, authorization_url, paste=offer_paste), card_id, False)
         self.open.append(request)
-        self.state.tell_panels(ServerEvent(server=server, event="sign_in_asked"))
+        self.router.tell_panels(ServerEvent(server=server, event="sign_in_asked"))
         loopback = asyncio.ensure_future(loopback_redirect)
         waiting: set[asyncio.Future[Any]] = {loopback}
         paste: asyncio.Future[Any] | None = None
@@ -165,7 +172,7 @@ class NotebookSignIn:
             with contextlib.suppress(BaseException):
                 await asyncio.gather(*everything, return_exceptions=True)
             self.open.remove(request)
-            self.state.tell_panels(ServerEvent(server=server, event="sign_in_answered"))
+            self.router.tell_panels(ServerEvent(server=server, event="sign_in_answered"))
             self.port.show(_outcome(server, outcome, ok=outcome.startswith("signed in")), card_id, True)
 
     async def _first_url(self, waiting: set[asyncio.Future[Any]]) -> str:
@@ -183,7 +190,7 @@ class NotebookSignIn:
     def _offers_paste(self) -> bool:
         """Whether the input box is offered: not with `oauth_redirect` "loopback", nor with "auto" on a
         kernel that does not look remote, nor where nobody can answer."""
-        mode = str(getattr(self.state.magics, "oauth_redirect", "auto") or "auto")
+        mode = self.redirect_mode() or "auto"
         if mode == "loopback" or (mode == "auto" and not looks_remote(os.environ)):
             return False
         return self.port.can_ask()

@@ -131,8 +131,9 @@ class SynapseState:
             # Servers' questions (elicitation, sampling) are answered in the running cell: notebook/elicit.py
             from .sign_in import NotebookSignIn
 
-            self.answers = NotebookAnswers(self)
-            self.sign_in = NotebookSignIn(self)
+            self.answers = NotebookAnswers(self.port, self.runner, self.router, self.models)
+            self.sign_in = NotebookSignIn(
+                self.port, self.router, lambda: str(getattr(self.magics, "oauth_redirect", "auto") or "auto"))
             self._hub = McpHub(on_event=self.router.record, handlers=self.answers.handlers(), sign_in=self.sign_in)
             self.registry.source = self._hub
         return self._hub

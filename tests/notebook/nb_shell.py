@@ -83,3 +83,10 @@ class Shell:
 def demo_server_command() -> str:
     """The `-- COMMAND` part that starts the demo server with the test tools (tests/tools_server.py)."""
     return tools_server.COMMAND
+
+
+def answers_of(state: Any) -> Any:
+    """The NotebookAnswers a kernel's hub gets, built from the state's parts (as SynapseState.hub does)."""
+    from synapse_nb.notebook.elicit import NotebookAnswers
+
+    return NotebookAnswers(state.port, state.runner, state.router, state.models)

@@ -14,14 +14,13 @@ from pathlib import Path
 
 import pytest
 from IPython.core.error import StdinNotImplementedError, UsageError
-from nb_shell import Shell, demo_server_command
+from nb_shell import Shell, answers_of, demo_server_command
 
 from synapse_nb.config import ServerConfig
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation, parse_form
 from synapse_nb.mcp_client.sampling import SamplingRequest
 from synapse_nb.notebook.args import parse_connect
 from synapse_nb.notebook.commands.mcp_features import parse_logs
-from synapse_nb.notebook.elicit import NotebookAnswers
 from synapse_nb.types import Message
 
 SCHEMA = {
@@ -42,7 +41,7 @@ def form() -> ElicitationForm:
 
 
 def test_a_form_is_answered_field_by_field_and_enter_takes_the_default(ip: Shell) -> None:
-    answers = NotebookAnswers(ip.state)
+    answers = answers_of(ip.state)
     ip.answers[:] = ["a", "", "Ada", "two hundred", "200", "", "2", "yes"]
     answer = ip.state.runner.run(answers.elicit(form()))
     assert answer.action == "accept"
@@ -62,7 +61,7 @@ def test_a_form_is_answered_field_by_field_and_enter_takes_the_default(ip: Shell
                                                (["a", ""], "cancel")])
 def test_a_form_can_be_declined_or_cancelled(ip: Shell, typed: list[str], action: str) -> None:
     ip.answers[:] = typed  # [] and ["a", ""]: the input ends (EOF) before the form is complete
-    answer = ip.state.runner.run(NotebookAnswers(ip.state).elicit(form()))
+    answer = ip.state.runner.run(answers_of(ip.state).elicit(form()))
     assert answer.action == action
     assert answer.content is None
 
@@ -72,7 +71,7 @@ def test_without_stdin_a_form_is_declined_with_a_note(ip: Shell) -> None:
         raise StdinNotImplementedError("no input here")
 
     ip.state.port.input = no_stdin
-    answer = ip.state.runner.run(NotebookAnswers(ip.state).elicit(form()))
+    answer = ip.state.runner.run(answers_of(ip.state).elicit(form()))
     assert answer.action == "decline"
     assert "no one can answer here (no stdin" in ip.published.text()
 
@@ -80,11 +79,11 @@ def test_without_stdin_a_form_is_declined_with_a_note(ip: Shell) -> None:
 def test_a_url_is_a_link_confirmed_with_enter(ip: Shell) -> None:
     url = UrlElicitation("srv", "Sign in <please>", "https://example.com/a?b=1&c=2", "e1")
     ip.answers[:] = ["", "n"]
-    assert ip.state.runner.run(NotebookAnswers(ip.state).elicit(url)).action == "accept"
+    assert ip.state.runner.run(answers_of(ip.state).elicit(url)).action == "accept"
     card = ip.published.items[0][0]
     assert '<a href="https://example.com/a?b=1&amp;c=2" target="_blank"' in card["text/html"]
     assert "Sign in &lt;please&gt;" in card["text/html"]  # the server's text is escaped
-    assert ip.state.runner.run(NotebookAnswers(ip.state).elicit(url)).action == "decline"
+    assert ip.state.runner.run(answers_of(ip.state).elicit(url)).action == "decline"
 
 
 def call_started() -> datetime.datetime:
@@ -99,7 +98,7 @@ def test_sampling_needs_a_yes_and_the_kernels_model_answers(ip: Shell, tmp_path:
     script = tmp_path / "sampler.json"
     script.write_text(json.dumps([{"match": "summarise", "answer": "a summary"}]))
     ip.state.model = f"scripted:{script}"
-    answers = NotebookAnswers(ip.state)
+    answers = answers_of(ip.state)
     ip.answers[:] = ["n", "y"]
     assert ip.state.runner.run(answers.approve_sampling(_request())) is False
     assert ip.state.runner.run(answers.approve_sampling(_request())) is True
@@ -120,7 +119,7 @@ def test_a_sampling_answer_is_recorded_as_an_llm_call_tied_to_the_running_tool_c
     script = tmp_path / "sampler.json"
     script.write_text(json.dumps([{"match": "summarise", "answer": "a summary"}]))
     ip.state.model = f"scripted:{script}"
-    answers = NotebookAnswers(ip.state)
+    answers = answers_of(ip.state)
     ip.state.runner.run(answers.sample(_request()))  # no tool call running on srv: no cause known
     call = ToolCall("call-1", "srv__summarise", {})
     sink = ip.state.history_sink(True)
@@ -148,12 +147,12 @@ def test_sampling_without_stdin_is_refused(ip: Shell) -> None:
         raise StdinNotImplementedError("no input here")
 
     ip.state.port.input = no_stdin
-    assert ip.state.runner.run(NotebookAnswers(ip.state).approve_sampling(_request())) is False
+    assert ip.state.runner.run(answers_of(ip.state).approve_sampling(_request())) is False
     assert 'set "sampling": "auto" for this server' in ip.published.text()
 
 
 def test_resource_updates_are_kept_recorded_and_noted(ip: Shell) -> None:
-    answers = NotebookAnswers(ip.state)
+    answers = answers_of(ip.state)
     answers.resource_updated("srv", "demo://a")
     assert answers.updates == [("srv", "demo://a")]
     assert ip.published.text() == "⟳ srv: resource updated demo://a"
@@ -193,7 +192,7 @@ def test_with_no_cell_waiting_a_widget_form_asks(ip: Shell) -> None:
     form is a widget in the cell, answered through ElicitationForm.answer (defaults applied)."""
     import asyncio
 
-    answers = NotebookAnswers(ip.state)
+    answers = answers_of(ip.state)
 
     async def ask_and_fill() -> ElicitationAnswer:
         asking = asyncio.ensure_future(answers.elicit(form()))  # not through the runner: no foreground cell
@@ -225,7 +224,7 @@ def test_an_interrupt_at_a_question_cancels_it(ip: Shell) -> None:
 
     ip.state.port.input = interrupted
     loop = ip.state.runner.loop
-    questions = (NotebookAnswers(ip.state).elicit(form()), NotebookAnswers(ip.state).approve_sampling(_request()))
+    questions = (answers_of(ip.state).elicit(form()), answers_of(ip.state).approve_sampling(_request()))
     outcomes: list[object] = []
     for question in questions:
         asking = loop.create_task(question)  # type: ignore[arg-type]
@@ -244,7 +243,7 @@ def test_an_interrupt_at_a_question_cancels_it(ip: Shell) -> None:
 
 def test_only_http_links_are_clickable(ip: Shell) -> None:
     ip.answers[:] = ["n"]
-    ip.state.runner.run(NotebookAnswers(ip.state).elicit(UrlElicitation("srv", "go", "javascript:alert(1)")))
+    ip.state.runner.run(answers_of(ip.state).elicit(UrlElicitation("srv", "go", "javascript:alert(1)")))
     card = ip.published.items[0][0]["text/html"]
     assert "<a " not in card
     assert "<code>javascript:alert(1)</code>" in card
@@ -307,7 +306,7 @@ def test_a_link_stops_waiting_once_the_cell_stops_waiting(ip: Shell) -> None:
         return ""
 
     ip.state.port.input = box
-    answers = NotebookAnswers(ip.state)
+    answers = answers_of(ip.state)
     loop = ip.state.runner.loop
 
     async def cell() -> None:  # the command the cell waits on: interrupted once the box is open

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nb_shell import Shell, demo_server_command
+from nb_shell import Shell, answers_of, demo_server_command
 
 from synapse_nb.mcp_client.elicitation import parse_form
 from synapse_nb.mcp_client.sampling import SamplingRequest
-from synapse_nb.notebook.elicit import NotebookAnswers
 from synapse_nb.types import Message
 
 WAIT = 30.0  # seconds the user waits for the loop to run another task (it takes a few milliseconds)
@@ -77,7 +76,7 @@ def test_the_loop_runs_while_a_form_field_waits(ip: Shell) -> None:
                                               "required": ["name"]})
     typed = {"fill in the form? [a(ccept)/d(ecline)/c(ancel)]: ": "a", "name (string): ": "Ada"}
     watcher = LoopWatcher(ip, typed.__getitem__, watch=lambda prompt: prompt.startswith("name"))
-    answer = ip.state.runner.run(NotebookAnswers(ip.state).elicit(form))
+    answer = ip.state.runner.run(answers_of(ip.state).elicit(form))
     assert watcher.ran == ["name (string): "]
     assert watcher.held == []
     assert (answer.action, answer.content) == ("accept", {"name": "Ada"})
@@ -90,7 +89,7 @@ def test_the_loop_runs_while_sampling_approval_waits(ip: Shell, tmp_path: Path) 
     ip.state.model = f"scripted:{sampler}"
     watcher = LoopWatcher(ip, lambda prompt: "y", watch=lambda prompt: prompt.startswith("let srv"))
     request = SamplingRequest("srv", (Message.user("context: summarise this"),), max_tokens=20)
-    assert ip.state.runner.run(NotebookAnswers(ip.state).approve_sampling(request)) is True
+    assert ip.state.runner.run(answers_of(ip.state).approve_sampling(request)) is True
     assert watcher.ran == [f"let srv use scripted:{sampler}? [y/n]: "]
     assert watcher.held == []
 
