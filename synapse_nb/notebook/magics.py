@@ -13,6 +13,7 @@ through the runner's bridge. An interrupted command ends the cell with one line 
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ from .commands import mcp as mcp_cmd
 from .commands import mcp_auth, mcp_features, mcp_read
 from .commands import session as session_cmd
 from .commands.ask import CellInterrupted
+from .options import Option, OptionSet
 from .result import BackgroundRun, SynapseResult
 from .state import Settings, SynapseState
 
@@ -438,16 +440,21 @@ def _at_most(words: list[str], n: int, usage: str) -> None:
         raise UsageError(f"{usage}: unexpected {words[n]!r}")
 
 
-def _history_rows(words: list[str]) -> int | None:
-    if not words:
-        return None
-    if len(words) == 2 and words[0] == "-n":
-        text = words[1]
-    elif len(words) == 1 and words[0].startswith("-n") and len(words[0]) > 2:
-        text = words[0][2:]
-    else:
-        raise UsageError(f"%synapse history: unexpected {' '.join(words)!r}; use %synapse history -n 5")
+def _whole(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise UsageError(f"%synapse history: -n needs a whole number, not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"needs a whole number, not {text!r}") from None
+
+
+HISTORY_OPTIONS = OptionSet("%synapse history", "%synapse help", (
+    Option("-n", "N", "the last N turns", type=_whole),
+))
+"""`%synapse history`'s options, declared once (notebook/options.py)."""
+
+
+def _history_rows(words: list[str]) -> int | None:
+    ns, rest = HISTORY_OPTIONS.parse(words)
+    if rest:
+        raise UsageError(f"%synapse history: unexpected {' '.join(rest)!r}; use %synapse history -n 5")
+    return ns.n  # type: ignore[no-any-return]

@@ -155,6 +155,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         message = re.sub(r"^unrecognized arguments: ", "unknown option ", message)
         message = message.replace("argument ", "")
+        message = re.sub(r"^(\S+): expected one argument$", r"\1 needs a value", message)
         raise UsageError(f"{self.prog}: {message}; see {self.help_hint}")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:

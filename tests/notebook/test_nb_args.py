@@ -54,7 +54,7 @@ def test_no_tools_is_an_empty_pattern_list() -> None:
         ("--tools x --no-tools", "contradict"),
         ("what is this", "write the prompt in the cell body"),
         ("--system 'unclosed", "close the quote"),
-        ("--model", "expected one argument"),
+        ("--model", "--model needs a value"),
         ("--background --format code", "cannot insert a cell"),
     ],
 )

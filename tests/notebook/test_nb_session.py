@@ -90,9 +90,9 @@ def test_history_and_sql(ip: Any, script: Script) -> None:
 @pytest.mark.parametrize(
     ("line", "needle"),
     [
-        ("history -n x", "-n needs a whole number"),
+        ("history -n x", "-n: needs a whole number"),
         ("history -n 0", "-n must be at least 1"),
-        ("history --all", "use %synapse history -n 5"),
+        ("history --all", "unknown option --all"),
         ("sql", "missing query"),
         ("sql SELEC 1", "history query failed: Parser Error"),
         ("sql SELECT * FROM nowhere", "history query failed: Catalog Error"),

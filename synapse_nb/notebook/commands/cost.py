@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from ...errors import ConfigError, SynapseError
+from ..options import Option, OptionSet
 from ..usage import usage_error
 
 if TYPE_CHECKING:
@@ -49,26 +50,19 @@ def parse_when(text: str, now: _dt.datetime | None = None) -> _dt.datetime:
     return moment.astimezone(_dt.UTC).replace(tzinfo=None)
 
 
+COST_OPTIONS = OptionSet("%synapse cost", _HINT, (
+    Option("--by", "B", "group by {choices} (default: model)", choices=BY),
+    Option("--since", "WHEN", "only calls since WHEN: 7d, 24h, 30m, today, yesterday or a date like 2026-11-01"),
+))
+"""`%synapse cost`'s options, declared once (notebook/options.py builds the parser and the help from them)."""
+
+
 def parse_cost(words: list[str]) -> tuple[str, _dt.datetime | None]:
     """(by, since) of `%synapse cost` words."""
-    by, since = "model", None
-    rest = list(words)
-    while rest:
-        word = rest.pop(0)
-        key, eq, value = word.partition("=")
-        if key not in ("--by", "--since"):
-            raise UsageError(f"%synapse cost: unexpected {word!r}; {_HINT}")
-        if not eq:
-            if not rest:
-                raise UsageError(f"%synapse cost: {key} needs a value; {_HINT}")
-            value = rest.pop(0)
-        if key == "--by":
-            if value not in BY:
-                raise UsageError(f"%synapse cost: --by {value!r} is not one of {', '.join(BY)}; {_HINT}")
-            by = value
-        else:
-            since = parse_when(value)
-    return by, since
+    ns, rest = COST_OPTIONS.parse(words)
+    if rest:
+        raise UsageError(f"%synapse cost: unexpected {rest[0]!r}; {_HINT}")
+    return ns.by or "model", parse_when(ns.since) if ns.since is not None else None
 
 
 def cost(state: SynapseState, words: list[str]) -> pd.DataFrame:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -9,6 +10,7 @@ from IPython.core.error import UsageError
 
 from ...errors import SynapseError
 from ...mcp_client.logs import LEVELS
+from ..options import Option, OptionSet
 from ..usage import usage_error
 
 if TYPE_CHECKING:
@@ -22,35 +24,28 @@ LOG_COLUMNS = ("at", "level", "logger", "message")
 _LOGS_USAGE = "%mcp logs NAME [-n N] [--level LEVEL]"
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"takes a positive number, not {text!r}")
+    return int(text)
+
+
+LOGS_OPTIONS = OptionSet(_LOGS_USAGE, "%mcp help", (
+    Option("name", "NAME"),
+    Option("-n", "N", "the last N messages (default: all kept)", type=_positive),
+    Option("--level", "LEVEL", "this level and above: {choices}", type=str.lower, choices=tuple(LEVELS)),
+))
+"""`%mcp logs`' options, declared once (notebook/options.py builds the parser and the help from them)."""
+
+
 def parse_logs(words: Sequence[str]) -> tuple[str, int | None, str]:
     """`NAME [-n N] [--level LEVEL]` into (name, n, level); bad input is a one-line UsageError."""
-    name: str | None = None
-    n: int | None = None
-    level = "debug"
-    rest = list(words)
-    while rest:
-        word = rest.pop(0)
-        if word in ("-n", "--level"):
-            if not rest:
-                raise UsageError(f"{_LOGS_USAGE}: {word} needs a value")
-            value = rest.pop(0)
-            if word == "-n":
-                if not value.isdigit() or int(value) < 1:
-                    raise UsageError(f"{_LOGS_USAGE}: -n takes a positive number, not {value!r}")
-                n = int(value)
-            elif value.lower() not in LEVELS:
-                raise UsageError(f"{_LOGS_USAGE}: --level {value!r} is not one of {', '.join(LEVELS)}")
-            else:
-                level = value.lower()
-        elif word.startswith("-"):
-            raise UsageError(f"{_LOGS_USAGE}: unknown option {word!r}")
-        elif name is None:
-            name = word
-        else:
-            raise UsageError(f"{_LOGS_USAGE}: unexpected {word!r}")
-    if name is None:
+    ns, rest = LOGS_OPTIONS.parse(words)
+    if rest:
+        raise UsageError(f"{_LOGS_USAGE}: unexpected {rest[0]!r}")
+    if ns.name is None:
         raise UsageError(f"{_LOGS_USAGE}: name the server, e.g. %mcp logs demo -n 20")
-    return name, n, level
+    return str(ns.name), ns.n, ns.level or "debug"
 
 
 def logs(state: SynapseState, name: str, n: int | None = None, level: str = "debug") -> pd.DataFrame | None:
