@@ -16,7 +16,7 @@ __all__ = ["Listing"]
 
 _WRAP = (
     "<style>.snb-listing td{white-space:pre-wrap;text-align:left;vertical-align:top;max-width:60ch;"
-    "overflow-wrap:anywhere}</style>"
+    "overflow-wrap:break-word}</style>"
 )
 
 
