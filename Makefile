@@ -192,7 +192,10 @@ $(LANGCHAIN_MCP):
 conformance: venv conformance-tools
 	$(PY) scripts/run_conformance.py --tools $(CONFORMANCE_TOOLS) --tools $(CONFORMANCE_NEXT_TOOLS)
 
-test: lint typecheck pytest conformance
+# pytest and the conformance suites mostly wait on child processes (servers, kernels, Chromium, Node), so they
+# run side by side once the checks pass; each keeps its own output together (--output-sync).
+test: lint typecheck
+	$(MAKE) -j2 --output-sync=target pytest conformance
 
 # Python 3.13 is not in every Linux release: shared/tools/build-python.sh builds it once into a cache
 # (about 5 minutes on 2 cores) and prints its path; the whole suite then runs in .venv-3.13.
