@@ -163,12 +163,14 @@ pytest: venv tools browser bench-tools
 # The fast loop: every test that runs in this process. The tests that start a process are marked
 # (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/spawn_guard.py)
 # fails any test that starts one anyway, so an unmarked one cannot slip in.
-# Two workers: collection is ~15 s of CPU, the tests ~90 s, so on 2 idle cores it takes about a minute
-# (QUICK_WORKERS=0 runs it in one process).
+# Two workers (QUICK_WORKERS=0 runs it in one process). Bytecode is cached even where the environment says
+# PYTHONDONTWRITEBYTECODE (compiling the package and rewriting every test module's asserts each run costs
+# seconds), and nbval's plugin stays unloaded: it imports nbformat and jsonschema (~2.5 s per worker).
 QUICK_MARKERS := not (process or kernel or browser or node)
 QUICK_WORKERS ?= 2
 quick: venv
-	$(PY) -m pytest -q -n $(QUICK_WORKERS) -m "$(QUICK_MARKERS)" --forbid-spawn tests
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(QUICK_WORKERS) --dist loadgroup -p no:nbval \
+		-m "$(QUICK_MARKERS)" --forbid-spawn tests
 
 demo: venv
 	$(PY) scripts/demo.py

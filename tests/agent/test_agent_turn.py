@@ -7,13 +7,14 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import pytest
+from agent_fakes import Recorder
 
 from synapse_nb.agent.approval import ApprovalPolicy
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry
 from synapse_nb.agent.turn import TurnOptions
 from synapse_nb.errors import AgentError
-from synapse_nb.events import Event, MessageAdded, SessionStarted, ToolCallFinished, TurnStarted
+from synapse_nb.events import MessageAdded, SessionStarted, ToolCallFinished, TurnStarted
 from synapse_nb.protocols import ProviderChunk
 from synapse_nb.providers.scripted import ScriptedProvider
 from synapse_nb.types import ContentBlock, Message, ToolResult, ToolSpec
@@ -23,19 +24,6 @@ TIMEOUT = 5.0
 SESSION_FIELDS = {"session_id", "messages", "usage", "_spend", "_seq", "_session_started", "_system_recorded",
                   "_running", "_broken_sinks", "_tools_digest"}
 """What a turn may change on its Agent: the session (id, transcript, usage, spend, order) and its bookkeeping."""
-
-
-class Recorder:
-    """An EventSink keeping every event it gets."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def __call__(self, event: Event) -> None:
-        self.events.append(event)
-
-    def of(self, kind: type[Any]) -> list[Any]:
-        return [e for e in self.events if isinstance(e, kind)]
 
 
 def text_result(text: str) -> ToolResult:

@@ -11,11 +11,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 import tools_server
 from kernel_session import Kernel, kernel_env, running_kernel
-from nbclient import NotebookClient
 
 import synapse_nb
 
@@ -118,6 +116,9 @@ def test_nbclient_run_declines_background_questions_with_a_note(tmp_path: Path, 
         monkeypatch.setenv(key, value)
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SYNAPSE_MODEL", "SYNAPSE_MCP_CONFIG", "MCP_URL"):
         monkeypatch.delenv(key, raising=False)
+    import nbformat  # here, not at the top: `make quick` collects this module without paying for jsonschema
+    from nbclient import NotebookClient
+
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("%load_ext synapse_nb"),
         nbformat.v4.new_code_cell(DEMO),

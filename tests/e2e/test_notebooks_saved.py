@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,8 +19,14 @@ SANITIZE = REPO / "notebooks" / "nbval_sanitize.cfg"
 VARYING = re.compile(r"\b\d+(\.\d+)? ?ms\b|\bpid \d+|/tmp/|\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
 SECRETISH = re.compile(r"\bsk-[A-Za-z0-9]{8,}|Bearer [A-Za-z0-9]")
 
+# nbformat's validation imports jsonschema, whose format checkers build a grammar (~2.5 s of CPU): imported
+# where used, and the module's tests kept on one worker of `make quick` so only one pays it.
+pytestmark = pytest.mark.xdist_group("nbformat")
+
 
 def load(name: str) -> Any:
+    import nbformat
+
     nb = nbformat.read(REPO / "notebooks" / f"{name}.ipynb", as_version=4)
     nbformat.validate(nb)
     return nb

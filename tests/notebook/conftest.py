@@ -7,6 +7,8 @@ going to a frontend; the shell counts as a live frontend, so display updates are
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,9 +36,25 @@ def _shell(tmp_path_factory: pytest.TempPathFactory) -> InteractiveShell:
     return InteractiveShell.instance(config=config)
 
 
+@pytest.fixture(scope="session")
+def _migrated_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty history file at the current schema, made once per worker (creating and migrating one costs
+    ~0.1 s, paid by every test's teardown otherwise); tests/history/ covers creating and migrating files."""
+    import duckdb
+
+    from synapse_nb.history.migrate import migrate
+
+    path = tmp_path_factory.mktemp("history") / "history.duckdb"
+    with duckdb.connect(str(path)) as con:
+        migrate(con, path=str(path))
+    return path
+
+
 @pytest.fixture
-def ip(_shell: InteractiveShell, clean_env: Path) -> Iterator[Shell]:
-    """The shell with synapse_nb loaded; unloaded (servers closed, runs cancelled) after the test."""
+def ip(_shell: InteractiveShell, clean_env: Path, _migrated_history: Path) -> Iterator[Shell]:
+    """The shell with synapse_nb loaded over an empty, migrated history file; unloaded (servers closed,
+    runs cancelled) after the test."""
+    shutil.copyfile(_migrated_history, os.environ["SYNAPSE_DB"])
     before = set(_shell.user_ns)
     assert _shell.extension_manager.load_extension("synapse_nb") is None
     state = get_state(_shell)

@@ -3,6 +3,7 @@ server's command: importable by test modules, which cannot import a conftest rel
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,20 @@ class Shell:
         result = self.shell.run_cell(code, store_history=False)
         result.raise_error()
         return result.result
+
+    def unanswered_box(self, answer: str) -> tuple[threading.Event, threading.Event]:
+        """Make the kernel's input box one the user leaves open: (`boxed`, set once it is asked; `release`,
+        which makes it return `answer`). Set `release` when the test is over, so the reader thread ends."""
+        boxed, release = threading.Event(), threading.Event()
+
+        def box(prompt: str) -> str:
+            self.prompts.append(prompt)
+            boxed.set()
+            release.wait(60)
+            return answer
+
+        self.state.port.input = box
+        return boxed, release
 
     def input(self, prompt: str) -> str:
         """Stands in for the kernel's stdin: answers queued in `answers`."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
-import threading
 from pathlib import Path
 
 import pytest
@@ -254,15 +253,7 @@ def test_a_link_in_a_blocking_cell_ends_when_the_server_completes_it(ip: Shell) 
     """The input box is read off the loop (stdin_wait.py), so the server's `notifications/elicitation/complete`
     ends the wait while the box is still open: the call goes on, the card says so, the history says by whom."""
     ip.line("mcp", f"connect demo -- {demo_server_command()} --legacy")  # --legacy: the server sends requests
-    boxed, release = threading.Event(), threading.Event()
-
-    def box(prompt: str) -> str:  # the user never answers (until the test is over)
-        ip.prompts.append(prompt)
-        boxed.set()
-        release.wait(60)
-        return "n"
-
-    ip.state.port.input = box
+    boxed, release = ip.unanswered_box("n")  # the user never answers (until the test is over)
 
     async def cell() -> str:
         call = asyncio.ensure_future(ip.state.hub.call("demo__sign_in", {"url": "https://example.com/sign-in"}))
@@ -298,14 +289,7 @@ def test_a_link_stops_waiting_once_the_cell_stops_waiting(ip: Shell) -> None:
     """An interrupt cancels the command the cell waited on; the question the server asked under it is
     cancelled too (the reader gives up), so no input box is read for a call nobody waits for."""
     url = UrlElicitation("srv", "Sign in", "https://example.com/a", "e2")
-    boxed, release = threading.Event(), threading.Event()
-
-    def box(prompt: str) -> str:
-        boxed.set()
-        release.wait(60)
-        return ""
-
-    ip.state.port.input = box
+    boxed, release = ip.unanswered_box("")
     answers = answers_of(ip.state)
     loop = ip.state.runner.loop
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -99,15 +98,7 @@ def test_a_server_withdrawing_its_form_ends_the_open_question(ip: Shell) -> None
     """A server notification arrives while a form waits in the input box: the server cancels its
     request (`notifications/cancelled` on a 2025-era connection), the question ends, the card says so."""
     ip.line("mcp", f"connect demo -- {demo_server_command()} --legacy")  # --legacy: the server sends requests
-    boxed, release = threading.Event(), threading.Event()
-
-    def box(prompt: str) -> str:  # the user never answers (until the test is over)
-        ip.prompts.append(prompt)
-        boxed.set()
-        release.wait(60)
-        return "c"
-
-    ip.state.port.input = box
+    boxed, release = ip.unanswered_box("c")  # the user never answers (until the test is over)
     card_answered = asyncio.Event()
     publish = ip.state.port.publish
 
