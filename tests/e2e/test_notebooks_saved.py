@@ -7,6 +7,7 @@ notebooks/`); these checks catch what would make that comparison meaningless or 
 from __future__ import annotations
 
 import configparser
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ SECRETISH = re.compile(r"\bsk-[A-Za-z0-9]{8,}|Bearer [A-Za-z0-9]")
 pytestmark = pytest.mark.xdist_group("nbformat")
 
 
+@functools.cache  # read and validated once for the module's tests (which only look)
 def load(name: str) -> Any:
     import nbformat
 
