@@ -197,7 +197,8 @@ class ToolUi:
     """A tool's MCP Apps View (its `_meta.ui`): the `ui://` resource to render and who may call the tool.
 
     `visibility` is as the server declared it (default both): a tool without "model" is never offered to
-    the model; a View may call only tools with "app".
+    the model; a View may call only tools with "app". `resource_uri` is "" for a tool that declares a
+    visibility but has no View of its own (an app-only helper its server's Views call).
     """
 
     resource_uri: str

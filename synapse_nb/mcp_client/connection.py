@@ -90,6 +90,7 @@ class ServerConnection:
         self._tools_dirty: asyncio.Event | None = None
         self._stopper: asyncio.Task[None] | None = None
         self.ui_cache = UiCache()  # the Views read on this connection; cleared when it (re)starts
+        self._emit = emit
 
     @property
     def name(self) -> str:
@@ -326,8 +327,11 @@ class ServerConnection:
         await anyio.lowlevel.checkpoint()
 
     def _resources_changed(self) -> None:
-        """The server's resources changed: Views are read afresh on their next use."""
+        """The server's resources changed: Views are read afresh on their next use (reported when any was kept)."""
+        dropped = len(self.ui_cache)
         self.ui_cache.clear()
+        if dropped:
+            self._emit("resources_changed", {"views_dropped": dropped})
 
     def _tools_refreshed(self, gen: int, tools: tuple[RawTool, ...]) -> bool:
         """A re-listing after a change notification; False once a newer generation has taken over."""

@@ -74,21 +74,22 @@ _VISIBILITY = ("model", "app")
 
 
 def tool_ui(meta: Mapping[str, Any] | None) -> ToolUi | None:
-    """A tool's `_meta.ui` (MCP Apps) as a ToolUi; None without a string `resourceUri`.
+    """A tool's `_meta.ui` (MCP Apps) as a ToolUi; None when it has neither a View nor a visibility.
 
-    The older flat key `_meta["ui/resourceUri"]` is read when `ui` has none. A missing or malformed
-    `visibility` means the spec's default (model and app); unknown entries are dropped.
+    The older flat key `_meta["ui/resourceUri"]` is read when `ui` has no `resourceUri`. A tool may declare
+    a visibility without a View of its own (server-system-monitor's app-only `poll-system-stats`): its
+    `resource_uri` is "". A missing or malformed `visibility` means the spec's default (model and app);
+    unknown entries are dropped.
     """
     if not isinstance(meta, Mapping):
         return None
     ui = meta.get("ui")
     ui = ui if isinstance(ui, Mapping) else {}
     uri = ui.get("resourceUri", meta.get("ui/resourceUri"))
-    if not isinstance(uri, str) or not uri:
-        return None
+    uri = uri if isinstance(uri, str) else ""
     declared = ui.get("visibility")
     if not isinstance(declared, list | tuple):
-        return ToolUi(uri)
+        return ToolUi(uri) if uri else None
     return ToolUi(uri, tuple(v for v in _VISIBILITY if v in declared))
 
 

@@ -300,7 +300,8 @@ class McpHub:
             return cached
         ui.check_ui_uri(server, uri)
         version = conn.ui_cache.version
-        view = await self._request(server, partial(ui.read_ui, uri=uri, server=server), f"resources/read {uri!r}")
+        fetched = await self._request(server, partial(ui.fetch, uri=uri), f"resources/read {uri!r}")
+        view = ui.view(server, uri, fetched)
         conn.ui_cache.put(view, version)
         return view
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as mt
@@ -17,7 +18,7 @@ from mcp.client import ClientExtension, advertise
 from ..errors import UiResourceError
 from ..types import APP_MIME_TYPE, UiResource
 
-__all__ = ["EXTENSION_ID", "UiCache", "check_ui_uri", "read_ui", "ui_extension"]
+__all__ = ["EXTENSION_ID", "Fetched", "UiCache", "check_ui_uri", "fetch", "ui_extension", "view"]
 
 EXTENSION_ID = "io.modelcontextprotocol/ui"
 """The MCP Apps extension (SEP-1865); servers list their UI tools to clients that advertise it."""
@@ -41,19 +42,32 @@ def _same_mime(found: str | None) -> bool:
     return found is not None and "".join(found.split()).lower() == APP_MIME_TYPE
 
 
-async def read_ui(client: Client, uri: str, *, server: str) -> UiResource:
-    """Read the View at `uri`; UiResourceError (one line: server, URI, MIME type found) when it is not one."""
-    check_ui_uri(server, uri)
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """What the server sent for a View: the `_meta.ui` of its `resources/list` entry and the read contents."""
+
+    listed: Mapping[str, Any]
+    contents: tuple[mt.TextResourceContents | mt.BlobResourceContents, ...]
+
+
+async def fetch(client: Client, uri: str) -> Fetched:
+    """The SDK requests behind a View (run in the server's request worker; `view` checks the answer)."""
     listed = await _listed_meta(client, uri)
-    contents = (await client.read_resource(uri)).contents
+    return Fetched(listed, tuple((await client.read_resource(uri)).contents))
+
+
+def view(server: str, uri: str, fetched: Fetched) -> UiResource:
+    """The View in `fetched`; UiResourceError (one line: server, URI, MIME type found) when it is not one."""
+    check_ui_uri(server, uri)
+    contents = fetched.contents
     item = next((c for c in contents if _same_mime(c.mime_type) and str(c.uri) == uri), None)
     item = item or next((c for c in contents if _same_mime(c.mime_type)), None)
     if item is None:
-        found = ", ".join(sorted({c.mime_type or "none" for c in contents})) or "no content"
+        found = ", ".join(sorted({c.mime_type or "no MIME type" for c in contents})) or "no content"
         raise UiResourceError(
             f"MCP server {server!r}: {uri} is served as {found}, not {APP_MIME_TYPE}, so it is not an MCP Apps view",
             server=server, uri=uri, mime_type=contents[0].mime_type if contents else None)
-    meta = {**listed, **_ui_meta(item.meta)}
+    meta = {**fetched.listed, **_ui_meta(item.meta)}
     return UiResource(
         uri=uri,
         html=_html(item, server, uri),
