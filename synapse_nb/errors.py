@@ -12,6 +12,7 @@
     │   ├── UnknownToolError        no tool by that name
     │   ├── ServerCrashedError      the server died (during a call)
     │   ├── ServerDownError         too many restarts; the server stays down
+    │   ├── UiResourceError         a tool's View is not an MCP Apps resource (uri, mime_type)
     │   └── ToolCallTimeout         a call ran past its timeout
     ├── ProviderError               an LLM provider failed (provider, status)
     │   ├── MissingKeyError         no API key in the environment (variable)
@@ -56,6 +57,7 @@ __all__ = [
     "StreamError",
     "SynapseError",
     "ToolCallTimeout",
+    "UiResourceError",
     "UnknownServerError",
     "UnknownToolError",
 ]
@@ -151,6 +153,15 @@ class ServerCrashedError(McpError):
 
 class ServerDownError(McpError):
     """The server crashed too often and is no longer restarted automatically."""
+
+
+class UiResourceError(McpError):
+    """A `ui://` View cannot be shown: not a `ui://` URI, or not served as `text/html;profile=mcp-app`."""
+
+    def __init__(self, message: str, *, server: str, uri: str, mime_type: str | None = None) -> None:
+        super().__init__(message, server=server)
+        self.uri = uri
+        self.mime_type = mime_type
 
 
 class ToolCallTimeout(McpError):

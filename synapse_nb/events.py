@@ -126,6 +126,7 @@ class ToolCallStarted:
     approval: str  # auto | approved | denied | always
     message_id: str | None = None
     at: _dt.datetime = field(default_factory=utcnow)
+    origin: str = "agent"  # who asked: see ToolCallFinished.origin
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,7 +162,11 @@ class ToolCallProgress:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFinished:
-    """A tool call ended: `result` when the tool answered (maybe `is_error`), `error` when it raised."""
+    """A tool call ended: `result` when the tool answered (maybe `is_error`), `error` when it raised.
+
+    `origin` says who asked for it: "agent" (the model, in a turn), "manual" (a person: `%mcp call`, the
+    inspector) or "app:SERVER" (an MCP Apps View of that server).
+    """
 
     session_id: str
     call: ToolCall
@@ -173,6 +178,7 @@ class ToolCallFinished:
     result: ToolResult | None = None
     error: str | None = None
     message_id: str | None = None
+    origin: str = "agent"
 
     @property
     def is_error(self) -> bool:

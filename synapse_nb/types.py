@@ -1,4 +1,5 @@
-"""Value objects shared by every layer: messages, tool calls and results, tool specs, usage."""
+"""Value objects shared by every layer: messages, tool calls and results, tool specs (and their MCP Apps
+Views), usage."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "ToolSpec",
+    "ToolUi",
+    "UiResource",
     "Usage",
 ]
 
@@ -185,13 +188,60 @@ class Message:
         )
 
 
+APP_MIME_TYPE = "text/html;profile=mcp-app"
+"""The MIME type of an MCP Apps View (`ui://` resource), advertised with the extension `io.modelcontextprotocol/ui`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUi:
+    """A tool's MCP Apps View (its `_meta.ui`): the `ui://` resource to render and who may call the tool.
+
+    `visibility` is as the server declared it (default both): a tool without "model" is never offered to
+    the model; a View may call only tools with "app". `resource_uri` is "" for a tool that declares a
+    visibility but has no View of its own (an app-only helper its server's Views call).
+    """
+
+    resource_uri: str
+    visibility: tuple[str, ...] = ("model", "app")
+
+    @property
+    def for_model(self) -> bool:
+        """The model may be offered this tool."""
+        return "model" in self.visibility
+
+    @property
+    def for_app(self) -> bool:
+        """A View of the same server may call this tool."""
+        return "app" in self.visibility
+
+
+@dataclass(frozen=True, slots=True)
+class UiResource:
+    """A View's HTML, read from its `ui://` resource, with the resource's `_meta.ui` (the read content item's
+    wins over the `resources/list` entry's).
+
+    `csp` holds the declared `connectDomains`, `resourceDomains`, `frameDomains`, `baseUriDomains` as the
+    server gave them (the View's policy is built from them, restrictive when empty); `permissions` the
+    iframe permissions it asks for (camera, microphone, geolocation, clipboardWrite); `domain` and
+    `prefers_border` its rendering hints.
+    """
+
+    uri: str
+    html: str
+    mime_type: str = APP_MIME_TYPE
+    csp: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    permissions: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    domain: str | None = None
+    prefers_border: bool | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool as offered to the model.
 
     `name` is the qualified, sanitised name (`SERVER__TOOL` for MCP tools, the function name for native
     tools); `server` is None for native tools; `original_name` is the name the server knows;
-    `task_support` is the MCP tool's `execution.taskSupport`, when it says.
+    `task_support` is the MCP tool's `execution.taskSupport`, when it says; `ui` its MCP Apps View, if any.
     """
 
     name: str
@@ -201,6 +251,12 @@ class ToolSpec:
     original_name: str | None = None
     annotations: Mapping[str, Any] = field(default_factory=dict)
     task_support: Literal["forbidden", "optional", "required"] | None = None
+    ui: ToolUi | None = None
+
+    @property
+    def for_model(self) -> bool:
+        """The tool may be offered to the model (no View, or a View whose visibility includes "model")."""
+        return self.ui is None or self.ui.for_model
 
     @property
     def needs_task(self) -> bool:

@@ -41,8 +41,17 @@ SELECT j->>'t' AS t, j->'r' AS r
 FROM (SELECT TRY_CAST(line AS JSON) AS j FROM (SELECT unnest(string_split(?, chr(10))) AS line) WHERE line <> '')
 """
 
+_FILL: dict[tuple[str, str], str] = {
+    ("tool_calls", "origin"): "CASE WHEN r->>'approval' = 'manual' THEN 'manual' ELSE 'agent' END",
+}
+"""What a line spooled before its column existed gets there, as the migration that added it fills old rows
+(0009: a call made by hand was told by approval = 'manual')."""
 
-def _expr(name: str, kind: Kind) -> str:
+
+def _expr(name: str, kind: Kind, relation: str = "") -> str:
+    fill = _FILL.get((relation, name))
+    if fill is not None:
+        return f"coalesce(r->>'{name}', {fill})"
     if kind == "json":
         return f"nullif(r->'{name}', 'null'::JSON)"
     if kind in _CAST:
@@ -59,7 +68,7 @@ def insert_lines(con: duckdb.DuckDBPyConnection, data: bytes, *, prefix: str = "
         inserted = 0
         for relation, columns in COLUMNS.items():
             names = ", ".join(f'"{c}"' for c in columns)
-            exprs = ", ".join(_expr(c, k) for c, k in columns.items())
+            exprs = ", ".join(_expr(c, k, relation) for c, k in columns.items())
             (count,) = con.execute(
                 f"INSERT INTO {prefix}{relation} ({names}) SELECT {exprs} FROM _spool_batch WHERE t = ?", [relation]
             ).fetchall()  # fetchall, not fetchone: an unfinished result would block the connection

@@ -134,6 +134,7 @@ def _tool_call_row(e: ToolCallFinished) -> dict[str, Any]:
         "started_at": timestamp(e.started_at),
         "duration_ms": e.duration_ms,
         "outcome": e.outcome,
+        "origin": e.origin,
     }
 
 

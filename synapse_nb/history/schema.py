@@ -59,6 +59,7 @@ COLUMNS: dict[str, dict[str, Kind]] = {
         "started_at": "ts",
         "duration_ms": "float",
         "outcome": "str",
+        "origin": "str",
     },
     "llm_calls": {
         "llm_call_id": "str",

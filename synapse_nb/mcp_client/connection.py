@@ -52,6 +52,7 @@ from .process import StderrPipe, final_tail, find_child, kill_tree
 from .tasks import validation_ready
 from .tool_discovery import list_tools, listen, refresh_tools
 from .transport import open_transport, preflight
+from .ui import UiCache, ui_extension
 
 __all__ = ["MAX_RESTARTS", "RESTART_WINDOW", "STOP_TIMEOUT", "ServerConnection"]
 
@@ -88,6 +89,8 @@ class ServerConnection:
         self._life: anyio.CancelScope | None = None  # the connect deadline, while connecting
         self._tools_dirty: asyncio.Event | None = None
         self._stopper: asyncio.Task[None] | None = None
+        self.ui_cache = UiCache()  # the Views read on this connection; cleared when it (re)starts
+        self._emit = emit
 
     @property
     def name(self) -> str:
@@ -100,6 +103,7 @@ class ServerConnection:
         self._generation += 1
         gen = self._generation
         self._stopping = False
+        self.ui_cache.clear()
         self.state.connecting()
         problem = preflight(self.config)
         if problem is not None:
@@ -227,6 +231,7 @@ class ServerConnection:
                             mode="auto",
                             cache=None,
                             client_info=mt.Implementation(name="synapse_nb", version=__version__),
+                            extensions=[ui_extension()],
                             **self.hooks.client_kwargs(partial(self._on_message, gen)),
                         )
                     )
@@ -276,9 +281,13 @@ class ServerConnection:
     ) -> None:
         """Subscribe to tool changes, list the tools, then keep the client open until stop() or a crash."""
         async with anyio.create_task_group() as tg:
-            caps = client.server_capabilities.tools
-            if client.protocol_version in MODERN_PROTOCOL_VERSIONS and caps is not None and caps.list_changed:
-                await tg.start(listen, client, dirty, self.name)  # before listing: no change can slip between
+            caps = client.server_capabilities
+            tools_change = caps.tools is not None and bool(caps.tools.list_changed)
+            resources_change = caps.resources is not None and bool(caps.resources.list_changed)
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS and (tools_change or resources_change):
+                # before listing: no change can slip between
+                await tg.start(partial(listen, client, dirty, self.name, tools=tools_change,
+                                       on_resources=self._resources_changed if resources_change else None))
             t0 = time.perf_counter()
             tools = await list_tools(client)
             session = connected(tools, (time.perf_counter() - t0) * 1000)
@@ -313,7 +322,16 @@ class ServerConnection:
             and self._tools_dirty is not None
         ):
             self._tools_dirty.set()
+        elif isinstance(message, mt.ResourceListChangedNotification) and gen == self._generation:
+            self._resources_changed()
         await anyio.lowlevel.checkpoint()
+
+    def _resources_changed(self) -> None:
+        """The server's resources changed: Views are read afresh on their next use (reported when any was kept)."""
+        dropped = len(self.ui_cache)
+        self.ui_cache.clear()
+        if dropped:
+            self._emit("resources_changed", {"views_dropped": dropped})
 
     def _tools_refreshed(self, gen: int, tools: tuple[RawTool, ...]) -> bool:
         """A re-listing after a change notification; False once a newer generation has taken over."""

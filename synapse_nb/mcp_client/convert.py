@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import mcp.types as mt
 
-from ..types import ContentBlock, Message, Role, ToolResult, ToolSpec
+from ..types import ContentBlock, Message, Role, ToolResult, ToolSpec, ToolUi
 from .info import PromptArgument, PromptInfo, PromptResult, ResourceInfo
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "resource_blocks",
     "resource_info",
     "tool_result",
+    "tool_ui",
 ]
 
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
@@ -41,6 +42,8 @@ class RawTool:
     validated: bool = False
     """It declares an output schema: the SDK checks its results with jsonschema."""
     task_support: Literal["forbidden", "optional", "required"] | None = None
+    ui: ToolUi | None = None
+    """Its MCP Apps View (`_meta.ui`), parsed once here."""
 
     def spec(self, qualified: str, server: str) -> ToolSpec:
         return ToolSpec(
@@ -51,6 +54,7 @@ class RawTool:
             original_name=self.name,
             annotations=self.annotations,
             task_support=self.task_support,
+            ui=self.ui,
         )
 
 
@@ -63,7 +67,30 @@ def raw_tool(tool: mt.Tool) -> RawTool:
     schema = tool.input_schema if isinstance(tool.input_schema, dict) and tool.input_schema else dict(_EMPTY_SCHEMA)
     task_support = tool.execution.task_support if tool.execution is not None else None
     return RawTool(tool.name, description, schema, annotations, validated=bool(tool.output_schema),
-                   task_support=task_support)
+                   task_support=task_support, ui=tool_ui(tool.meta))
+
+
+_VISIBILITY = ("model", "app")
+
+
+def tool_ui(meta: Mapping[str, Any] | None) -> ToolUi | None:
+    """A tool's `_meta.ui` (MCP Apps) as a ToolUi; None when it has neither a View nor a visibility.
+
+    The older flat key `_meta["ui/resourceUri"]` is read when `ui` has no `resourceUri`. A tool may declare
+    a visibility without a View of its own (server-system-monitor's app-only `poll-system-stats`): its
+    `resource_uri` is "". A missing or malformed `visibility` means the spec's default (model and app);
+    unknown entries are dropped.
+    """
+    if not isinstance(meta, Mapping):
+        return None
+    ui = meta.get("ui")
+    ui = ui if isinstance(ui, Mapping) else {}
+    uri = ui.get("resourceUri", meta.get("ui/resourceUri"))
+    uri = uri if isinstance(uri, str) else ""
+    declared = ui.get("visibility")
+    if not isinstance(declared, list | tuple):
+        return ToolUi(uri) if uri else None
+    return ToolUi(uri, tuple(v for v in _VISIBILITY if v in declared))
 
 
 def content_block(block: Any) -> ContentBlock:

@@ -36,8 +36,8 @@ from ..events import ServerEvent
 from ..oauth_settings import OAuthSettings
 from ..protocols import EventSink, ProgressCallback
 from ..server_config import parse_server
-from ..types import ContentBlock, ToolResult, ToolSpec
-from . import features
+from ..types import ContentBlock, ToolResult, ToolSpec, UiResource
+from . import features, ui
 from .connection import ServerConnection
 from .exit_guard import ExitGuard
 from .handlers import ClientHandlers, ServerHooks
@@ -130,16 +130,19 @@ class McpHub:
     def tools(self) -> list[ToolSpec]:
         """The tools offered to the model, named `SERVER__TOOL` (see naming.py), allow-lists applied.
 
-        Tools that only run as MCP tasks are left out (this client cannot run tasks yet); `all_tools` has them.
+        Left out: tools that only run as MCP tasks (this client cannot run tasks yet) and MCP Apps tools
+        whose `_meta.ui.visibility` lacks "model" (only their View may call them); `all_tools` has them.
         """
-        return [t for t in self._table.specs if not t.needs_task]
+        return [t for t in self._table.specs if not t.needs_task and t.for_model]
 
     @property
     def all_tools(self) -> list[ToolSpec]:
-        """Every listed tool, including those marked `needs_task` (for `%mcp tools` and the inspector)."""
+        """Every listed tool, including those marked `needs_task` and app-only ones (for `%mcp tools` and the
+        inspector)."""
         return self._table.specs
 
     def tool(self, qualified_name: str) -> ToolSpec:
+        """Any listed tool by qualified name, app-only ones included (a View or a hand call may use them)."""
         return self._table.tool(qualified_name)
 
     # --- connecting ------------------------------------------------------------------------------
@@ -284,6 +287,23 @@ class McpHub:
 
     async def read_resource(self, name: str, uri: str) -> tuple[ContentBlock, ...]:
         return await self._request(name, partial(features.read_resource, uri=uri), f"resources/read {uri!r}")
+
+    async def read_ui(self, server: str, uri: str) -> UiResource:
+        """The MCP Apps View at `uri` (a `ui://` resource of `server`), read once per connection.
+
+        Read again after the server says its resources changed, or after it reconnects or restarts.
+        Raises UiResourceError when `uri` is not a `ui://` URI or is not served as `text/html;profile=mcp-app`.
+        """
+        conn = self._conn(server)
+        cached = conn.ui_cache.get(uri)
+        if cached is not None:
+            return cached
+        ui.check_ui_uri(server, uri)
+        version = conn.ui_cache.version
+        fetched = await self._request(server, partial(ui.fetch, uri=uri), f"resources/read {uri!r}")
+        view = ui.view(server, uri, fetched)
+        conn.ui_cache.put(view, version)
+        return view
 
     async def list_prompts(self, name: str) -> list[PromptInfo]:
         return await self._request(name, features.list_prompts, "prompts/list")

@@ -11,7 +11,7 @@ import anyio
 import anyio.abc
 import mcp.types as mt
 from mcp import Client
-from mcp.shared.subscriptions import ToolsListChanged
+from mcp.shared.subscriptions import ResourcesListChanged, ToolsListChanged
 
 from .convert import RawTool, raw_tool
 from .failure import describe
@@ -40,18 +40,22 @@ async def list_tools(client: Client) -> tuple[RawTool, ...]:
 
 
 async def listen(
-    client: Client, dirty: asyncio.Event, server: str, *,
+    client: Client, dirty: asyncio.Event, server: str, *, tools: bool = True,
+    on_resources: Callable[[], None] | None = None,
     task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """On the 2026-07-28 protocol list changes arrive on a `subscriptions/listen` stream."""
+    """On the 2026-07-28 protocol list changes arrive on a `subscriptions/listen` stream: tool changes set
+    `dirty` (when `tools`), resource changes call `on_resources` (when given)."""
     try:
-        async with client.listen(tools_list_changed=True) as subscription:
+        async with client.listen(tools_list_changed=tools, resources_list_changed=on_resources is not None) as sub:
             task_status.started()
-            async for event in subscription:
+            async for event in sub:
                 if isinstance(event, ToolsListChanged):
                     dirty.set()
-    except Exception as exc:  # a lost subscription only costs live tool updates; calls still work
-        logger.debug("MCP server %r: tool change subscription ended: %r", server, exc)
+                elif isinstance(event, ResourcesListChanged) and on_resources is not None:
+                    on_resources()
+    except Exception as exc:  # a lost subscription only costs live list updates; calls still work
+        logger.debug("MCP server %r: list change subscription ended: %r", server, exc)
     with contextlib.suppress(RuntimeError):  # started() already called
         task_status.started()
 

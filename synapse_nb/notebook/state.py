@@ -251,11 +251,13 @@ class SynapseState:
 
     async def call_tool(
         self, qualified_name: str, arguments: Mapping[str, Any], *, on_progress: ProgressCallback | None = None,
+        origin: str = "manual",
     ) -> ToolResult:
         """Run one MCP tool by hand (`%mcp call`, the inspector's Call) and record it as the agent's calls
         are, with approval "manual", in the current session (or none before the first turn). A built-in
         group's tool (`kernel__*`) runs in process through the registry. `on_progress` sees the server's
-        progress reports (the inspector's bar)."""
+        progress reports (the inspector's bar); `origin` is recorded as who asked ("manual", or
+        "app:SERVER" for an MCP Apps View's call)."""
         grouped = self.registry.group_of(qualified_name) is not None
         spec = self.registry.spec(qualified_name) if grouped else self.hub.tool(qualified_name)
         call = ToolCall(uuid.uuid4().hex, qualified_name, dict(arguments))
@@ -282,7 +284,7 @@ class SynapseState:
                 session_id=agent.session_id if agent is not None and agent.messages else "", call=call,
                 server=spec.server, tool=spec.original_name or qualified_name, approval="manual",
                 started_at=started_at, duration_ms=(time.perf_counter() - started) * 1000, result=result,
-                error=error,
+                error=error, origin=origin,
             ))
 
     # -- models and sessions

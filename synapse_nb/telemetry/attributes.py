@@ -183,6 +183,7 @@ def tool_start_attributes(e: ToolCallStarted | ToolCallFinished, content: Conten
         "gen_ai.tool.type": "extension" if e.server else "function",
         "synapse.tool": e.call.name,
         "synapse.approval": e.approval,
+        "synapse.origin": e.origin,  # agent | manual | app:SERVER
     }
     if e.session_id:
         attrs["synapse.session_id"] = e.session_id
@@ -194,7 +195,7 @@ def tool_start_attributes(e: ToolCallStarted | ToolCallFinished, content: Conten
 
 
 def tool_end_attributes(e: ToolCallFinished, content: Content) -> Attributes:
-    attrs: Attributes = {"synapse.is_error": e.is_error, "synapse.approval": e.approval}
+    attrs: Attributes = {"synapse.is_error": e.is_error, "synapse.approval": e.approval, "synapse.origin": e.origin}
     if e.error == "cancelled":
         attrs["synapse.cancelled"] = True
     if content.enabled and e.result is not None:

@@ -16,7 +16,7 @@ from synapse_nb.history.store import HistoryStore
 
 EXPECTED = [
     (1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin"), (5, "cost"), (6, "replay"),
-    (7, "lake"), (8, "tool_call_outcome"),
+    (7, "lake"), (8, "tool_call_outcome"), (9, "tool_call_origin"),
 ]
 LATEST = known_version()  # the newest migration in the source tree
 KNOWN = [m.version for m in load_migrations()]  # the versions in the source tree, in order
@@ -201,3 +201,44 @@ def test_old_tool_calls_get_their_outcome_and_cancels_stop_counting_as_errors(tm
         rows = con.execute("SELECT tool_call_id, outcome, is_error FROM tool_calls ORDER BY tool_call_id").fetchall()
     assert rows == [("cancel", "cancelled", False), ("deny", "denied", False), ("err", "error", True),
                     ("ok", "ok", False)]
+
+
+def test_old_tool_calls_get_their_origin_from_how_manual_calls_were_told(tmp_path: Path, db_path: Path) -> None:
+    """Migration 0009: rows written before it get `origin`: 'manual' where approval = 'manual' (how calls made
+    by hand were recorded), else 'agent'."""
+    before = tmp_path / "m8"
+    before.mkdir()
+    for m in load_migrations():
+        if m.version < 9:
+            shutil.copy(m.path, before)
+    with duckdb.connect(str(db_path)) as con:
+        migrate(con, directory=before)
+        con.execute(
+            "INSERT INTO tool_calls (tool_call_id, approval) VALUES "
+            "('by-hand', 'manual'), ('auto', 'auto'), ('asked', 'approved'), ('refused', 'denied'), ('none', NULL)"
+        )
+        assert [m.version for m in migrate(con)] == [v for v in KNOWN if v >= 9]
+        rows = con.execute("SELECT tool_call_id, origin FROM tool_calls ORDER BY tool_call_id").fetchall()
+    assert rows == [("asked", "agent"), ("auto", "agent"), ("by-hand", "manual"), ("none", "agent"),
+                    ("refused", "agent")]
+
+
+def test_tool_calls_spooled_before_origin_existed_get_it_on_ingest_as_the_migration_gave_old_rows(
+    db_path: Path,
+) -> None:
+    """A kernel of the previous version spools tool calls without `origin`; ingested here they are filled as
+    migration 0009 fills old rows, never left NULL."""
+    import json
+
+    from synapse_nb.history.ingest import insert_lines
+
+    lines = [
+        {"t": "tool_calls", "r": {"tool_call_id": "old-hand", "approval": "manual"}},
+        {"t": "tool_calls", "r": {"tool_call_id": "old-agent", "approval": "auto"}},
+        {"t": "tool_calls", "r": {"tool_call_id": "new-view", "approval": "manual", "origin": "app:apps"}},
+    ]
+    with duckdb.connect(str(db_path)) as con:
+        migrate(con)
+        assert insert_lines(con, "\n".join(json.dumps(line) for line in lines).encode() + b"\n") == 3
+        rows = con.execute("SELECT tool_call_id, origin FROM tool_calls ORDER BY tool_call_id").fetchall()
+    assert rows == [("new-view", "app:apps"), ("old-agent", "agent"), ("old-hand", "manual")]

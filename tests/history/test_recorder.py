@@ -168,3 +168,20 @@ def test_a_cancel_or_a_refusal_is_recorded_as_its_outcome_not_as_an_error(store:
         ("s1-c4", "cancelled", False),
         ("s1-c5", "denied", False),
     ]
+
+
+def test_each_tool_call_is_recorded_with_who_asked_for_it(store: HistoryStore) -> None:
+    """`origin`: the agent's calls, calls made by hand, and an MCP Apps View's calls (app:SERVER)."""
+    from dataclasses import replace
+
+    from history_events import tool_call
+
+    agent = tool_call("s1", 1)
+    by_hand = replace(tool_call("s1", 2), approval="manual", origin="manual")
+    by_view = replace(tool_call("s1", 3), approval="manual", origin="app:apps")
+    for event in (agent, by_hand, by_view):
+        store.record(event)
+    rows = store.history().sql("SELECT tool_call_id, origin FROM tool_calls ORDER BY tool_call_id")
+    assert [tuple(r) for r in rows.itertuples(index=False)] == [
+        ("s1-c1", "agent"), ("s1-c2", "manual"), ("s1-c3", "app:apps"),
+    ]

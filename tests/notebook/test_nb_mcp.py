@@ -63,9 +63,11 @@ def test_connect_list_tools_call_disconnect(ip: Any, capsys: pytest.CaptureFixtu
     assert repr(failed).startswith("demo.fail → error")
     image = ip.line("mcp", "call demo.image")
     assert "image/png" in image._repr_mimebundle_()
-    recorded = ip.line("synapse", "sql SELECT tool, approval, is_error, session_id FROM tool_calls ORDER BY started_at")
-    assert recorded[["tool", "approval", "is_error"]].values.tolist() == [  # calls by hand are history too
-        ["echo", "manual", False], ["echo", "manual", False], ["fail", "manual", True], ["image", "manual", False],
+    recorded = ip.line(
+        "synapse", "sql SELECT tool, approval, is_error, origin, session_id FROM tool_calls ORDER BY started_at")
+    assert recorded[["tool", "approval", "is_error", "origin"]].values.tolist() == [  # calls by hand are history too
+        ["echo", "manual", False, "manual"], ["echo", "manual", False, "manual"], ["fail", "manual", True, "manual"],
+        ["image", "manual", False, "manual"],
     ]
     assert recorded.session_id.isna().all()  # before any turn there is no session to file them under
 

@@ -124,7 +124,7 @@ async def test_a_turn_with_two_tool_calls_is_one_trace_nested_as_it_happened(tra
         assert attrs(span).items() >= {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.id": finished.call.id,
             "gen_ai.tool.type": "function", "synapse.approval": "auto", "synapse.is_error": False,
-            "synapse.session_id": agent.session_id,
+            "synapse.session_id": agent.session_id, "synapse.origin": "agent",
         }.items()
         assert "synapse.server" not in attrs(span)
         assert span.status.status_code is StatusCode.UNSET
@@ -265,12 +265,12 @@ def test_a_call_made_by_hand_is_a_trace_of_its_own_and_sampling_nests_under_its_
     ))
     sink(ToolCallFinished(
         session_id="", call=call, server="meta", tool="count", approval="manual", started_at=started,
-        duration_ms=12.5, result=ToolResult(content=(ContentBlock("text", text="1 2"),)),
+        duration_ms=12.5, result=ToolResult(content=(ContentBlock("text", text="1 2"),)), origin="manual",
     ))
     other = ToolCall("another", "meta__count", {"n": 1})
     sink(ToolCallFinished(
         session_id="", call=other, server="meta", tool="count", approval="manual", started_at=started,
-        duration_ms=1.0, error="ToolCallTimeout: tool 'count' did not finish within 1 s",
+        duration_ms=1.0, error="ToolCallTimeout: tool 'count' did not finish within 1 s", origin="app:meta",
     ))
     by_call = {attrs(s).get("gen_ai.tool.call.id"): s for s in traced.named("execute_tool count")}
     first, second = by_call["call-by-hand"], by_call["another"]
@@ -279,6 +279,7 @@ def test_a_call_made_by_hand_is_a_trace_of_its_own_and_sampling_nests_under_its_
     assert first.context.trace_id != second.context.trace_id
     assert first.end_time - first.start_time == 12_500_000
     assert attrs(first)["synapse.approval"] == "manual"
+    assert (attrs(first)["synapse.origin"], attrs(second)["synapse.origin"]) == ("manual", "app:meta")
     assert (attrs(second)["error.type"], second.status.status_code) == ("ToolCallTimeout", StatusCode.ERROR)
     [chat] = traced.named("chat ")
     assert chat.parent is not None
