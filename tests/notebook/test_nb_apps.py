@@ -220,3 +220,29 @@ def test_a_synapse_turn_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(ap
     assert "The counter is open." in tail
     assert "apps__counter" not in tail
     assert apps.state.apps.last.view.tool_input == {"start": 7}
+
+
+def test_the_inspectors_call_shows_the_view_under_its_result(apps: Any) -> None:
+    ins = apps.line("mcp", "inspect apps")
+    ins.panels["apps"].tool_list.value = "apps__counter"
+    (panel,) = ins.panels["apps"].tool_detail.children
+    panel.form.inputs[("start",)].value = "4"
+    panel.call_button.click()
+    apps.state.runner.run(asyncio.wait_for(panel.task, ANSWER_TIMEOUT))
+    view, companion = panel.app_box.children
+    assert view is apps.state.apps.last.view
+    assert companion is apps.state.apps.last.companion
+    assert view.tool_input == {"start": 4}
+    assert view.tool_result["content"][0]["text"] == "counter starts at 4"
+    answer = ask(apps, view, "tools/call", {"name": "bump", "arguments": {"value": 4}})
+    assert first_text(answer) == "bumped to 5"
+
+
+def test_a_background_run_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(apps: Any, script: Any) -> None:
+    model = script([{"tool_calls": [{"name": "apps__counter", "arguments": {"start": 2}}]}, "Opened in the background."])
+    apps.cell(f"synapse --model {model} --background --out job", "open the counter")
+    apps.run("answer = await job")
+    assert apps.ns["answer"].text == "Opened in the background."
+    assert apps.state.apps.last.view.tool_input == {"start": 2}
+    views = [b for b, _id, update in apps.published.items if WIDGET_VIEW in b and not update]
+    assert any("interactive view" in b["text/plain"] for b in views)
