@@ -26,8 +26,12 @@ class AppTurnViews:
     """Opens the View of every UI tool call that finished in the turn; `settle()` (awaited before the turn's
     display finishes) waits for the Views still being opened, so each lands where its call is."""
 
-    def __init__(self, state: SynapseState, display: TurnDisplay, *, session: str, policy: ApprovalPolicy) -> None:
+    def __init__(
+        self, state: SynapseState, display: TurnDisplay, *, session: str, policy: ApprovalPolicy, model: str,
+    ) -> None:
+        """`session`, `policy` and `model` are the turn's: the Views' calls and messages keep to them."""
         self.state = state
+        self.model = model
         self.display = display
         self.session = session
         self.policy = policy
@@ -57,7 +61,7 @@ class AppTurnViews:
 
     async def _show(self, spec: ToolSpec, event: ToolCallFinished, index: int) -> None:
         opened = await self.state.apps.open(spec, event.call.arguments, event.result, session=self.session,
-                                            policy=self.policy)
+                                            policy=self.policy, model=self.model)
         if opened is None:
             return
         self.opened.append(opened)

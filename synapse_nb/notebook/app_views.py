@@ -71,10 +71,11 @@ class AppViews:
 
     async def open(
         self, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult | None, *,
-        session: str | None = None, policy: ApprovalPolicy | None = None,
+        session: str | None = None, policy: ApprovalPolicy | None = None, model: str | None = None,
     ) -> OpenedView | None:
         """The View of `spec`'s call (None when the tool has no View, or its resource cannot be read: then
-        a warning is logged and the call's text result stands alone)."""
+        a warning is logged and the call's text result stands alone). Its messages start turns in `session`
+        with `model` (None: the kernel's model), approved under `policy` (None: the kernel's)."""
         uri = resource_uri(spec)
         if uri is None or spec.server is None:
             return None
@@ -88,7 +89,7 @@ class AppViews:
             host = KernelAppHost(
                 self.state, server=spec.server, resource_uri=uri, session=session,
                 policy=policy if policy is not None else self.state.policy, ask=companion.ask,
-                on_message=lambda text: self._message_turn(companion, session, text),
+                on_message=lambda text: self._message_turn(companion, session, model, text),
             )
             view = AppView(
                 host, server=spec.server, tool=tool_wire(spec), resource_uri=uri, html=resource.html,
@@ -102,7 +103,7 @@ class AppViews:
         self.last = OpenedView(view, companion)
         return self.last
 
-    async def _message_turn(self, companion: AppCompanion, session: str, text: str) -> bool:
+    async def _message_turn(self, companion: AppCompanion, session: str, model: str | None, text: str) -> bool:
         """`ui/message`: a turn of the agent in `session` with the View's text as the prompt, shown under it."""
         from IPython.core.error import UsageError
 
@@ -114,7 +115,8 @@ class AppViews:
         companion.publish({"text/plain": f"message from the view: {text}",
                            "text/markdown": f"> *message from the view:* {_quote(text)}"}, None, False)
         try:
-            task = view_turn(self.state, settings, session, text, publish=companion.publish, ask=companion.ask)
+            task = view_turn(self.state, settings, session, text, model=model, publish=companion.publish,
+                             ask=companion.ask)
         except UsageError as exc:
             companion.publish({"text/plain": f"the message did not start a turn: {exc}"}, None, False)
             return False

@@ -219,7 +219,8 @@ class _Turn:
         self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)
         self._tool_answer = state.tape.tool_answer() if state.tape is not None else None
         # MCP Apps: UI tools' Views show in the tool block; a View's context joins this turn's system prompt
-        self.views = AppTurnViews(state, self.display, session=plan.session, policy=self._approval)
+        self.views = AppTurnViews(state, self.display, session=plan.session, policy=self._approval,
+                                  model=plan.model_id)
         self.sinks.append(self.views)
         self.view_context = state.apps.contexts.take(plan.session)
         if self.view_context:
@@ -312,14 +313,16 @@ async def ask_async(
 
 
 def view_turn(
-    state: SynapseState, settings: Settings, session: str, text: str, *, publish: Publisher, ask: ApprovalCallback,
+    state: SynapseState, settings: Settings, session: str, text: str, *, model: str | None = None,
+    publish: Publisher, ask: ApprovalCallback,
 ) -> asyncio.Task[tuple[SynapseResult, bool]]:
     """An MCP Apps View's `ui/message`: a turn of the agent in `session` with the View's text as the prompt
-    (taken literally: `{...}` is not interpolated), shown through `publish` (under the View), approvals
-    asked by `ask`; started as a task, recorded as any turn. UsageError when it cannot start (a busy session)."""
+    (taken literally: `{...}` is not interpolated) answered by `model` (None: the kernel's), shown through
+    `publish` (under the View), approvals asked by `ask`; started as a task, recorded as any turn.
+    UsageError when it cannot start (a busy session)."""
     body = text.replace("{", "{{").replace("}", "}}")
     output = LiveOutput(live=True, keep=True, publish=publish)
-    turn = _Turn(state, settings, AskOptions(session=session, background=True), body, output)
+    turn = _Turn(state, settings, AskOptions(session=session, model=model, background=True), body, output)
     told = turn.options(ask)
     turn.display.start()
     return state.runner.spawn(run_turn(turn, told, interrupts=(asyncio.CancelledError,)), name=f"view {session}")
