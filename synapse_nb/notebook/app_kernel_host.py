@@ -19,12 +19,12 @@ from ..errors import SynapseError
 from ..events import ServerEvent
 from ..types import ContentBlock, ToolSpec
 from .app_ui import callable_from_view, wire_result
-from .widgets.app_host import DisplayMode
 
 if TYPE_CHECKING:
     from ..agent.approval import ApprovalPolicy
     from ..protocols import ApprovalCallback
     from .state import SynapseState
+    from .widgets.app_host import DisplayMode
 
 __all__ = ["KernelAppHost", "MessageTurn"]
 

@@ -1,22 +1,17 @@
-"""What the notebook reads of a tool's MCP Apps UI: its ToolUi (on the hub's ToolSpec) and its wire forms.
+"""What the notebook reads of a tool's MCP Apps UI (the hub's `ToolSpec.ui`), and the wire forms a View gets.
 
 The hub (mcp_client) puts a `ToolUi` on each ToolSpec of a tool that declares `_meta.ui` (`resource_uri`,
-`for_model`, `for_app`) and reads `ui://` resources with `hub.read_ui(server, uri)`; this module is the one
-place the notebook layer asks those questions, so the View code does not repeat them.
+`for_model`, `for_app`); this module is the one place the notebook layer asks those questions, so the View
+code does not repeat them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..types import ToolResult, ToolSpec, ToolUi
+from ..types import ToolResult, ToolSpec
 
-__all__ = ["callable_from_view", "resource_uri", "tool_wire", "ui_of", "wire_result"]
-
-
-def ui_of(spec: ToolSpec) -> ToolUi | None:
-    """The tool's ToolUi, or None for a tool without `_meta.ui`."""
-    return spec.ui
+__all__ = ["callable_from_view", "resource_uri", "tool_wire", "wire_result"]
 
 
 def resource_uri(spec: ToolSpec) -> str | None:

@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..errors import SynapseError
 from ..types import ToolResult, ToolSpec
 from .app_context import ModelContexts
 from .app_kernel_host import KernelAppHost
@@ -80,6 +81,7 @@ class AppViews:
         if uri is None or spec.server is None:
             return None
         from .widgets.app_companion import AppCompanion
+        from .widgets.app_policy import CspError
         from .widgets.app_view import AppView
 
         try:
@@ -96,7 +98,7 @@ class AppViews:
                 resource_meta=_resource_meta(resource), tool_input=dict(arguments),
                 tool_result=wire_result(result) if result is not None else None, runner=self.state.runner,
             )
-        except Exception as exc:  # the call's result still shows; the View is what failed
+        except (SynapseError, CspError) as exc:  # the call's result still shows; the View is what failed
             logger.warning("the view %s of %s could not be opened: %s", uri, spec.name, exc)
             return None
         self._views.add(view)

@@ -2,8 +2,9 @@
 
 It holds small parts with one job each: `secret_registry` (notebook/secrets.py), `router` (where events
 go: notebook/routing.py), `sessions` (notebook/sessions.py), `deck` (record/replay: notebook/tape.py),
-`tracer` (OpenTelemetry: notebook/tracing.py), `models` (providers: notebook/models.py), and the
-services built on first use (hub, registry, policy, store), so loading the extension stays instant.
+`tracer` (OpenTelemetry: notebook/tracing.py), `models` (providers: notebook/models.py), `apps` (MCP Apps
+Views: notebook/app_views.py), and the services built on first use (hub, registry, policy, store), so
+loading the extension stays instant.
 Built by `%load_ext synapse_nb` and kept on the shell (never in module globals). Commands and helpers
 take the parts they use; the methods here that only forward to a part are kept for the callers that
 hold the whole.
