@@ -317,6 +317,10 @@ class McpHub:
         """The server's last `n` log messages (all kept when None) at `level` or above, oldest first."""
         return self._conn(name).hooks.log_ring.tail(n, level)
 
+    def add_log(self, name: str, entry: LogEntry) -> None:
+        """Add a log message the server's MCP Apps View sent (`notifications/message`) to the server's ring."""
+        self._conn(name).hooks.log_ring.add(entry)
+
     async def set_log_level(self, name: str, level: str) -> None:
         """Ask the server for log messages at `level` and above (they land in `logs(name)`).
 

@@ -118,6 +118,25 @@ class TurnDisplay:
         self.output.update(render(self.view))
         self._schedule_tick()
 
+    def cut(self, index: int, show: Callable[[], None]) -> None:
+        """Make the parts before `index` final in the current output, call `show` (it displays something,
+        e.g. a tool's View, below them), and go on in a new output below it: the answer continues there."""
+        view = self.view
+        if self.output.finished or not view.first <= index <= len(view.parts):
+            show()
+            return
+        head = TurnView(model=view.model, format=view.format, parts=list(view.parts[view.first:index]),
+                        status="finished", segment=True)
+        for handle in (self._timer, self._ticker):
+            if handle is not None:
+                handle.cancel()
+        self._timer = self._ticker = None
+        self.output.finish(render(head))
+        show()
+        self.output = self.output.successor()
+        view.first = index
+        self.start()
+
     def note(self, text: str) -> None:
         """Add a line to the view (approval denied for lack of stdin, history unavailable, ...)."""
         self.view.notes.append(text)

@@ -46,6 +46,15 @@ class LiveOutput:
         self._shown: Bundle | None = None  # the last bundle published to the live output
         self.finished = False
 
+    @property
+    def publisher(self) -> Publisher:
+        """How this output sends its messages (something shown beside it goes the same way)."""
+        return self._publish
+
+    def successor(self) -> LiveOutput:
+        """A new output below this one, shown the same way (a turn cut at a View goes on in it)."""
+        return LiveOutput(live=self.live, keep=self.keep, publish=self._publish)
+
     def start(self, bundle: Bundle | None = None) -> None:
         if not self.live:
             return

@@ -84,7 +84,7 @@ def render(view: TurnView) -> Bundle:
 def markdown(view: TurnView) -> str:
     now = view.clock()
     blocks: list[str] = [STYLE] if any(isinstance(p, ToolCallView) for p in view.parts) or _long(view) else []
-    for part in view.parts:
+    for part in view.parts[view.first:]:
         if isinstance(part, ToolCallView):
             blocks.append(tool_block(part, now))
         elif part.strip():
@@ -96,6 +96,8 @@ def markdown(view: TurnView) -> str:
     if view.format == "json" and view.status == "finished":
         blocks = [b for b in blocks if b.startswith(("<style>", '<div class="snb-turn-tool'))]
         blocks.append(_json_block(view.text))
+    if view.segment:  # the head of a turn cut at a View: its parts only, the rest follows below the View
+        return "\n\n".join(blocks)
     activity = view.activity
     if activity:
         blocks.append(f'<div class="snb-activity" style="color:#57606a">{SPINNER} {_esc(activity)}</div>')
@@ -285,7 +287,7 @@ def _close_fence(text: str) -> str:
 def plain(view: TurnView) -> str:
     now = view.clock()
     lines: list[str] = []
-    for part in view.parts:
+    for part in view.parts[view.first:]:
         if isinstance(part, ToolCallView):
             where = f" on {part.server}" if part.server else ""
             lines.append(f"[tool] {part.call_line}{where} {part.outcome(now)}")
@@ -301,6 +303,8 @@ def plain(view: TurnView) -> str:
                 lines.append("       → " + (first[:100] + "…" if len(first) > 100 else first))
         elif part.strip():
             lines.append(part.strip("\n"))
+    if view.segment:
+        return "\n".join(lines)
     activity = view.activity
     if activity:
         lines.append(activity)

@@ -2,8 +2,9 @@
 
 It holds small parts with one job each: `secret_registry` (notebook/secrets.py), `router` (where events
 go: notebook/routing.py), `sessions` (notebook/sessions.py), `deck` (record/replay: notebook/tape.py),
-`tracer` (OpenTelemetry: notebook/tracing.py), `models` (providers: notebook/models.py), and the
-services built on first use (hub, registry, policy, store), so loading the extension stays instant.
+`tracer` (OpenTelemetry: notebook/tracing.py), `models` (providers: notebook/models.py), `apps` (MCP Apps
+Views: notebook/app_views.py), and the services built on first use (hub, registry, policy, store), so
+loading the extension stays instant.
 Built by `%load_ext synapse_nb` and kept on the shell (never in module globals). Commands and helpers
 take the parts they use; the methods here that only forward to a part are kept for the callers that
 hold the whole.
@@ -25,6 +26,7 @@ from IPython.core.error import UsageError
 from ..errors import SynapseError
 from ..events import Event, ServerEvent, ToolCallFinished, utcnow
 from ..types import ToolCall, ToolResult
+from .app_views import AppViews
 from .kernel_port import KernelPort, notebook_path
 from .models import Models
 from .routing import EventRouter
@@ -78,6 +80,7 @@ class SynapseState:
         )
         self.deck = TapeDeck(self.secret_registry)  # record / replay (notebook/tape.py)
         self.models = Models(self.secret_registry, self.deck, self.sessions, self.runner)
+        self.apps = AppViews(self)  # MCP Apps Views and the context they give the next turn (notebook/app_views.py)
         self._hub: McpHub | None = None
         self.answers: NotebookAnswers | None = None  # answers servers' questions (built with the hub)
         self.sign_in: NotebookSignIn | None = None  # signs in to OAuth-protected servers (built with the hub)
@@ -337,6 +340,7 @@ class SynapseState:
             return
         self.closed = True
         self.deck.close()
+        self.apps.close_all()
         if not self.runner.can_block:
             for task in self.runner.tasks:
                 task.cancel()

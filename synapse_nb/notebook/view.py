@@ -134,6 +134,8 @@ class TurnView:
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     background: bool = False
+    first: int = 0  # the parts before it were shown above a View (the turn's output was cut there)
+    segment: bool = False  # a cut-off head: only its parts render (no activity, notes or footer)
     clock: Callable[[], float] = time.monotonic
     _started: float = field(default=0.0)
     _waiting_since: float = field(default=0.0)

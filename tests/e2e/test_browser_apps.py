@@ -9,6 +9,12 @@ reaches the View; a request made while a cell runs is answered when the kernel i
 escapes (parent DOM, top, cookies, storage, /api/contents, popups) fail; save + reload brings the View back
 without a tool call and the re-created View's requests are answered; re-running the cell tears the View
 down. Screenshots go to tests/e2e/artifacts/apps-*.png.
+
+A second notebook takes the product's own path (`%load_ext synapse_nb`, `%mcp connect`, `%mcp call`,
+`%%synapse` against the local wire model server tests/llm_server.py): the View renders from `%mcp call` and a
+click in it lands in `tool_calls` with origin `app:apps`; a turn whose model calls the UI tool shows the View
+between the tool block and the answer, the app-only tool is not among the tools the model was offered, and
+the View's `ui/message` starts a turn shown under it.
 """
 
 from __future__ import annotations
@@ -16,12 +22,14 @@ from __future__ import annotations
 import ast
 import re
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from browser_lab import Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
+from llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser, pytest.mark.node]
 
@@ -245,3 +253,94 @@ def test_an_official_example_server_view_works_in_the_notebook(nb: NotebookPage)
         nb.shot("apps-basic-vanillajs", nb.cell(6))
         run_again(nb, 7)
         assert "('tools/call', {'name': 'get-time'" in nb.output(7).inner_text()
+
+
+# --- the product's path: %load_ext, %mcp connect, %mcp call and %%synapse, the kernel's own AppHost -------
+
+KERNEL_CELLS = [
+    "import os, tempfile\n"
+    "os.environ['SYNAPSE_DB'] = os.path.join(tempfile.mkdtemp(prefix='synapse-'), 'history.duckdb')\n"
+    "os.environ['OPENAI_BASE_URL'] = {base!r}\nos.environ['OPENAI_API_KEY'] = 'sk-fake-apps-browser-0123'",  # 0
+    "%load_ext synapse_nb",                                                                                  # 1
+    f"%mcp connect apps -- {sys.executable} {TESTS / 'servers' / 'apps_server.py'}",                       # 2
+    "%mcp call apps.counter start=3",                                                                        # 3
+    "%synapse sql SELECT tool, origin FROM tool_calls ORDER BY started_at",                                  # 4
+    "%%synapse --model openai:gpt-test\nopen the counter",                                                   # 5
+]
+
+
+@pytest.fixture(scope="module")
+def wire() -> Iterator[LlmServer]:
+    """The local wire-compatible model server the kernel's %%synapse turns talk to."""
+    with LlmServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def kernel_nb(lab: Lab, wire: LlmServer) -> Iterator[NotebookPage]:
+    """A second notebook on the same JupyterLab: synapse_nb loaded, the apps server connected by %mcp connect."""
+    cells = [KERNEL_CELLS[0].format(base=wire.openai_base_url), *KERNEL_CELLS[1:]]
+    with open_browser() as browser:
+        name = write_notebook(lab.root / "apps-kernel.ipynb", cells)
+        nb = NotebookPage.open(browser, lab, name)
+        with failure_shot(nb, "apps-kernel-setup"):
+            for i in range(3):
+                nb.run(i, timeout=120_000)
+        yield nb
+
+
+def shot(nb: NotebookPage, name: str, locator: Any) -> None:
+    """A screenshot that must hold something (an empty or missing file fails the test)."""
+    path = nb.shot(name, locator)
+    assert path.stat().st_size > 1000, f"{path} is (nearly) empty"
+
+
+def test_mcp_call_shows_the_view_and_a_click_is_recorded_with_the_views_origin(kernel_nb: NotebookPage) -> None:
+    nb = kernel_nb
+    with failure_shot(nb, "apps-kernel-call"):
+        nb.run(3)
+        _iframe, view = frame_of(nb, 3)
+        nb.expect(view.locator("#status")).to_have_text("result: counter starts at 3", timeout=FRAME_TIMEOUT_MS)
+        view.locator("#bump").click()
+        nb.expect(view.locator("#status")).to_have_text("tool: bumped to 4", timeout=FRAME_TIMEOUT_MS)
+        shot(nb, "apps-kernel-call", nb.cell(3))
+        nb.run(4)
+        rows = nb.output(4).inner_text()
+        assert re.search(r"counter\s+manual", rows), rows
+        assert re.search(r"bump\s+app:apps", rows), rows
+
+
+def test_a_synapse_turn_shows_the_view_in_its_tool_block_and_app_only_tools_stay_hidden(
+    kernel_nb: NotebookPage, wire: LlmServer,
+) -> None:
+    nb = kernel_nb
+    wire.clear()
+    wire.queue(tool_calls(call("apps__counter", {"start": 1})), text("The counter is open."),
+               text("The view says the count is 2."))
+    with failure_shot(nb, "apps-kernel-turn"):
+        nb.run(5)
+        iframe, view = frame_of(nb, 5)
+        nb.expect(view.locator("#input")).to_have_text('{"start":1}', timeout=FRAME_TIMEOUT_MS)
+        answer = nb.output(5).get_by_text("The counter is open.")
+        nb.expect(answer).to_be_visible()
+        block = nb.output(5).get_by_text("apps__counter").first
+        order = nb.page.evaluate(
+            "([block, frame, answer]) => "
+            "[block.compareDocumentPosition(frame) & 4, frame.compareDocumentPosition(answer) & 4]",
+            [block.element_handle(), iframe.element_handle(), answer.element_handle()],
+        )
+        assert order == [4, 4]  # the tool block, then the View, then the answer
+        shot(nb, "apps-kernel-turn", nb.cell(5))
+        offered = [t["function"]["name"] for t in wire.requests[0].body["tools"]]
+        assert "apps__counter" in offered
+        assert "apps__bump" not in offered
+
+        # ui/message: a turn of the agent, shown under the View
+        view.locator("#bump").click()
+        nb.expect(view.locator("#status")).to_have_text("tool: bumped to 2", timeout=FRAME_TIMEOUT_MS)
+        view.locator("#message").click()
+        nb.expect(view.locator("#status")).to_have_text("message sent", timeout=FRAME_TIMEOUT_MS)
+        nb.expect(nb.output(5).get_by_text("The view says the count is 2.")).to_be_visible(timeout=FRAME_TIMEOUT_MS)
+        messages = wire.wait_for_requests(3, timeout=30)[2].body["messages"]
+        assert messages[-1] == {"role": "user", "content": "the count is 2"}
+        shot(nb, "apps-kernel-message", nb.cell(5))

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-NOTEBOOKS = ("quickstart", "tool_inspection", "history_analysis", "analyze_with_agent", "replay_demo")
+NOTEBOOKS = ("quickstart", "tool_inspection", "history_analysis", "analyze_with_agent", "replay_demo", "mcp_apps")
 SANITIZE = REPO / "notebooks" / "nbval_sanitize.cfg"
 VARYING = re.compile(r"\b\d+(\.\d+)? ?ms\b|\bpid \d+|/tmp/|\d{4}-\d{2}-\d{2} \d{2}:\d{2}")
 SECRETISH = re.compile(r"\bsk-[A-Za-z0-9]{8,}|Bearer [A-Za-z0-9]")
@@ -69,8 +69,10 @@ def test_saved_with_outputs_and_no_errors(name: str) -> None:
 def test_first_cell_isolates_the_run(name: str) -> None:
     first = next(c for c in load(name).cells if c.cell_type == "code")
     assert 'os.environ["SYNAPSE_DB"] = os.path.join(tempfile.mkdtemp(' in first.source
-    # Offline: the scripted model, or (replay_demo) a recorded model answered from its cassette.
-    assert re.search(r'os.environ\["SYNAPSE_MODEL"\] = "(scripted:(demo|analyst)|openai:demo-model)"', first.source)
+    # Offline: the scripted model (mcp_apps: its own script), or (replay_demo) a recorded model answered from its
+    # cassette.
+    offline = r"scripted:(demo|analyst|mcp_apps_script\.json)|openai:demo-model"
+    assert re.search(rf'os.environ\["SYNAPSE_MODEL"\] = "({offline})"', first.source)
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -124,3 +126,16 @@ def test_replay_demo_replays_its_cassette_which_holds_no_secret() -> None:
     for cell in asked:
         assert "(replayed from replay_demo.jsonl)" in "\n".join(output_texts(cell))
     assert "demo__query" in "\n".join(output_texts(asked[0]))
+
+
+def test_mcp_apps_saves_each_views_text_fallback() -> None:
+    """Where no widget renders (GitHub, nbviewer, nbval), a View reads as the tool's result and a line naming it."""
+    nb = load("mcp_apps")
+    opened = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(("%mcp call", "%%synapse"))]
+    assert len(opened) == 2
+    for cell in opened:
+        views = [o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+        fallback = [o.data["text/plain"] for o in views if "interactive view" in o.data["text/plain"]]
+        assert len(fallback) == 1, cell.source
+        assert fallback[0].startswith("Cohort Analysis: 6 cohorts, 6 periods")
+        assert "[cohort.get-cohort-data has an interactive view (ui://get-cohort-data/mcp-app.html)" in fallback[0]

@@ -5,6 +5,7 @@ Tools:
   host's theme, and buttons that call the app-only tool `bump`, send a `ui/message`, update the model
   context, open a link, send a log line, and grow the page (so the frame must follow its size).
 - `bump` (app only): `value + 1`, for the counter View.
+- `summary` (model only, View ui://fixture/counter.html): a View may not call it.
 - `probe` (model + app, View ui://fixture/probe.html): its View tries to reach the notebook page (the parent's
   DOM, `window.top`, cookies, storage, the Jupyter server's REST API, a popup) and lists what happened.
 
@@ -186,6 +187,11 @@ def build_server() -> MCPServer:
                description="Add one to `value` (for the counter View only)")
     def bump(value: int) -> str:
         return f"bumped to {value + 1}"
+
+    @apps.tool(resource_uri="ui://fixture/counter.html", visibility=["model"],
+               description="Summarise the counter (for the model only)")
+    def summary() -> str:
+        return "the counter counts"
 
     @apps.tool(resource_uri="ui://fixture/probe.html", description="Show the sandbox probe View")
     def probe() -> str:

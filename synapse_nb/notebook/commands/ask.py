@@ -18,11 +18,12 @@ from IPython.core.error import UsageError
 from ...errors import SynapseError
 from ...events import Event
 from ...types import ToolSpec
+from ..app_turn_views import AppTurnViews
 from ..approval_ask import StdinApproval
 from ..args import AskOptions
 from ..display import Format, TurnDisplay, TurnView, render
 from ..interpolate import interpolate
-from ..output import LiveOutput
+from ..output import LiveOutput, Publisher
 from ..result import BackgroundRun, SynapseResult
 from ..settings import Settings
 from ..usage import usage_error
@@ -35,7 +36,9 @@ if TYPE_CHECKING:
     from ...telemetry.spans import SpanSink
     from ..state import SynapseState
 
-__all__ = ["INTERRUPTED", "CellInterrupted", "TurnPlan", "ask_async", "background", "plan_turn", "run_turn"]
+__all__ = [
+    "INTERRUPTED", "CellInterrupted", "TurnPlan", "ask_async", "background", "plan_turn", "run_turn", "view_turn",
+]
 
 KERNEL_NOTE = "the agent could see the kernel (kernel__* tools: variables, DataFrames, cells, run_python)"
 
@@ -215,14 +218,22 @@ class _Turn:
             self.sinks.append(self.tracing)
         self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)
         self._tool_answer = state.tape.tool_answer() if state.tape is not None else None
+        # MCP Apps: UI tools' Views show in the tool block; a View's context joins this turn's system prompt
+        self.views = AppTurnViews(state, self.display, session=plan.session, policy=self._approval,
+                                  model=plan.model_id)
+        self.sinks.append(self.views)
+        self.view_context = state.apps.contexts.take(plan.session)
+        if self.view_context:
+            view.notes.append("an interactive view's context (ui/update-model-context) was given to the model")
 
     def options(self, ask: ApprovalCallback | None, *more_sinks: EventSink) -> TurnOptions:
         """What the agent is told for this turn; `ask` asks approval, `more_sinks` see its events too."""
         from ...agent.turn import TurnOptions
 
         plan = self.plan
+        system = "\n\n".join(p for p in (plan.system, self.view_context) if p) or None
         return TurnOptions(
-            plan.provider, system=plan.system, tool_patterns=plan.tool_patterns, max_iterations=plan.max_iterations,
+            plan.provider, system=system, tool_patterns=plan.tool_patterns, max_iterations=plan.max_iterations,
             max_result_chars=plan.max_result_chars, approval=self._approval, ask=ask,
             sinks=(*self.sinks, *more_sinks), tool_scope=self.tracing.tool_scope if self.tracing is not None else None,
             budget=_budget(plan), tool_answer=self._tool_answer,
@@ -255,6 +266,7 @@ async def run_turn(
         display.view.error = f"{type(exc).__name__}: {exc}"
         display.finish()
         raise
+    await turn.views.settle()  # a UI tool's View lands in its block before the display ends
     result = build_result(turn.events, turn.plan, turn.agent)
     display.finish()
     return result, interrupted
@@ -298,6 +310,22 @@ async def ask_async(
     if turn.plan.format == "code":
         _insert_code(state, result)
     return result
+
+
+def view_turn(
+    state: SynapseState, settings: Settings, session: str, text: str, *, model: str | None = None,
+    publish: Publisher, ask: ApprovalCallback,
+) -> asyncio.Task[tuple[SynapseResult, bool]]:
+    """An MCP Apps View's `ui/message`: a turn of the agent in `session` with the View's text as the prompt
+    (taken literally: `{...}` is not interpolated) answered by `model` (None: the kernel's), shown through
+    `publish` (under the View), approvals asked by `ask`; started as a task, recorded as any turn.
+    UsageError when it cannot start (a busy session)."""
+    body = text.replace("{", "{{").replace("}", "}}")
+    output = LiveOutput(live=True, keep=True, publish=publish)
+    turn = _Turn(state, settings, AskOptions(session=session, model=model, background=True), body, output)
+    told = turn.options(ask)
+    turn.display.start()
+    return state.runner.spawn(run_turn(turn, told, interrupts=(asyncio.CancelledError,)), name=f"view {session}")
 
 
 def _placeholder(state: SynapseState, settings: Settings, options: AskOptions) -> LiveOutput:

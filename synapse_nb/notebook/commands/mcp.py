@@ -432,7 +432,16 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
         import dataclasses
 
         result = dataclasses.replace(result, duration_ms=(time.perf_counter() - started) * 1000)
+    await _show_view(state, spec, arguments, result)
     return CallOutput(name, dict(arguments), result)
+
+
+async def _show_view(state: SynapseState, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult) -> None:
+    """A UI tool's View (MCP Apps), displayed above the call's result, which stays the text for frontends
+    without widgets."""
+    opened = await state.apps.open(spec, arguments, result)
+    if opened is not None:
+        opened.publish(state.port.publish)
 
 
 # ---------------------------------------------------------------------------------------------- lifecycle

@@ -12,7 +12,7 @@ from typing import Any
 import ipywidgets as w
 
 from ...errors import SynapseError
-from ...types import ToolSpec
+from ...types import ToolResult, ToolSpec
 from ._html import ANNOTATION_BADGES, badge, esc
 from ._threads import call_on, kernel_loop
 from .call_history import CallHistory
@@ -106,6 +106,7 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
         self.call_status = w.HTML()
         self.call_status.add_class("snb-call-status")
         self.result = ResultView()
+        self.app_box = w.VBox(layout=w.Layout(width="100%"))  # a UI tool's View (MCP Apps), under its result
         self.history = CallHistory(spec.server or "", [n for n in (spec.original_name, spec.name) if n])
         # clicks may arrive on a subshell thread: act on the kernel's loop (see _threads)
         loop = kernel_loop(self.state.runner)
@@ -124,6 +125,7 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
                 ),
                 self.copy_line,
                 self.result,
+                self.app_box,
                 w.HTML('<div class="snb-section"></div>'),
                 self.history,
             ],
@@ -183,6 +185,7 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
             self.result.show_error(f"{type(exc).__name__}: {exc}", elapsed_ms=elapsed())
         else:
             self.result.show(result, elapsed_ms=elapsed())
+            await self._show_view(arguments, result)
         finally:
             self.call_button.disabled = False
             self.cancel_button.layout.display = "none"
@@ -192,6 +195,14 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
                     self.on_called()
             except Exception:
                 logger.exception("refreshing the inspector after calling %s failed", self.spec.name)
+
+    async def _show_view(self, arguments: dict[str, Any], result: ToolResult) -> None:
+        """A UI tool's View (the facade's `apps` opens it, when it has one) replaces the previous call's."""
+        apps = getattr(self.state, "apps", None)
+        if apps is None or self.spec.ui is None:
+            return
+        opened = await apps.open(self.spec, arguments, result)
+        self.app_box.children = (opened.view, opened.companion) if opened is not None else ()
 
     # --- cancel, copy, refill ----------------------------------------------------------------------
 

@@ -1,0 +1,248 @@
+"""MCP Apps in the kernel, without a browser: a UI tool's View opened by `%mcp call` and by a `%%synapse` turn,
+and the View's requests (widget comm messages, as the browser sends them) answered by the kernel's
+KernelAppHost against the hub: tool calls with visibility, approval and origin, logs, messages that start
+turns, context for the next turn. The apps server runs in process (tests/servers/apps_server.py over the
+SDK's in-memory transport); its Views' HTML carries a stub instead of the ext-apps View library, as no
+browser runs it here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import comm
+import pytest
+from comm.base_comm import BaseComm
+
+TESTS = Path(__file__).resolve().parents[1]
+for folder in (TESTS, TESTS / "servers"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+import apps_server  # noqa: E402
+from llm_server import LlmServer, text  # noqa: E402
+
+ANSWER_TIMEOUT = 30.0
+FAKE_KEY = "sk-fake-apps-test-0123456789"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class ListComm(BaseComm):  # type: ignore[misc]
+    """A comm whose published messages land in `sent` (no kernel here)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.arrived = threading.Condition()
+        super().__init__(*args, **kwargs)
+
+    def publish_msg(self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None,
+                    **keys: Any) -> None:
+        with self.arrived:
+            self.sent.append({"msg_type": msg_type, "data": data})
+            self.arrived.notify_all()
+
+
+@pytest.fixture
+def apps(ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """`ip` with the apps server connected in process as `apps`, widgets on list comms."""
+    monkeypatch.setattr(comm, "create_comm", ListComm)
+    stub = tmp_path / "view-lib.js"
+    stub.write_text("const App = class {};\nexport{App as App};\n")
+    monkeypatch.setenv("SYNAPSE_APPS_VIEW_LIB", str(stub))
+    ip.state.runner.run(ip.state.hub.connect_in_process("apps", apps_server.build_server()), timeout=60)
+    return ip  # the ip fixture closes the hub (and the server with it)
+
+
+def from_view(widget: Any, content: Mapping[str, Any]) -> None:
+    """A custom message from a browser view, handled as the kernel hands it to the widget."""
+    widget.comm.handle_msg({"content": {"data": {"method": "custom", "content": dict(content)}}, "buffers": []})
+
+
+def ask(ip: Any, widget: Any, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Send one request from the view and wait (on the kernel's loop, bounded) for its answer."""
+    ask.n = getattr(ask, "n", 0) + 1  # type: ignore[attr-defined]
+    request_id: int = ask.n  # type: ignore[attr-defined]
+    from_view(widget, {"type": "request", "view": "V", "id": request_id, "method": method, "params": dict(params)})
+
+    async def answered() -> dict[str, Any]:
+        async with asyncio.timeout(ANSWER_TIMEOUT):
+            while True:
+                for m in widget.comm.sent:
+                    content = m["data"].get("content") if m["msg_type"] == "comm_msg" else None
+                    if isinstance(content, dict) and content.get("type") == "response" and content["id"] == request_id:
+                        return content
+                await asyncio.sleep(0.01)
+
+    return ip.state.runner.run(answered(), timeout=ANSWER_TIMEOUT + 5)  # type: ignore[no-any-return]
+
+
+def first_text(answer: Mapping[str, Any]) -> str:
+    return str(answer["result"]["content"][0]["text"])
+
+
+def origins(ip: Any) -> list[tuple[str, str | None]]:
+    frame = ip.line("synapse", "sql SELECT tool, origin FROM tool_calls ORDER BY started_at")
+    return [(row.tool, row.origin) for row in frame.itertuples()]
+
+
+def test_mcp_call_shows_the_view_and_its_tool_calls_reach_the_server_recorded_with_their_origin(apps: Any) -> None:
+    out = apps.line("mcp", "call apps.counter start=3")
+    assert out.text == "counter starts at 3"
+    opened = apps.state.apps.last
+    view = opened.view
+    assert (view.server, view.resource_uri, view.tool_input) == ("apps", "ui://fixture/counter.html", {"start": 3})
+    assert view.tool_result["content"][0]["text"] == "counter starts at 3"
+    assert "connect-src https://api.example.com" in view.csp_policy
+    # shown as its own output next to the call's result; its text/plain is the fallback of saved notebooks
+    shown = [b for b, _id, _update in apps.published.items if WIDGET_VIEW in b]
+    assert shown[0]["text/plain"].splitlines() == [
+        "counter starts at 3",
+        "[apps.counter has an interactive view (ui://fixture/counter.html): it renders in JupyterLab, "
+        "Notebook 7 or VS Code with the kernel running; run the cell there to open it]",
+    ]
+    answer = ask(apps, view, "tools/call", {"name": "bump", "arguments": {"value": 3}})
+    assert first_text(answer) == "bumped to 4"
+    assert origins(apps) == [("counter", "manual"), ("bump", "app:apps")]
+
+
+def test_a_view_calls_only_its_servers_app_visible_tools_and_app_only_tools_are_never_offered_to_the_model(
+    apps: Any,
+) -> None:
+    offered = [s.name for s in apps.state.registry.specs()]
+    assert "apps__counter" in offered
+    assert "apps__summary" in offered
+    assert "apps__bump" not in offered
+    apps.line("mcp", "call apps.counter")
+    view = apps.state.apps.last.view
+    model_only = ask(apps, view, "tools/call", {"name": "summary", "arguments": {}})
+    assert model_only["result"]["isError"] is True
+    assert "not callable from a View" in first_text(model_only)
+    unknown = ask(apps, view, "tools/call", {"name": "echo", "arguments": {}})
+    assert "server 'apps' has no tool 'echo'" in first_text(unknown)
+    assert origins(apps) == [("counter", "manual")]  # nothing ran
+
+
+def test_a_views_tool_calls_go_through_the_approval_policy(apps: Any) -> None:
+    apps.line("mcp", "call apps.counter")
+    opened = apps.state.apps.last
+    apps.state.policy.set_server("apps", {"bump": "deny"})
+    denied = ask(apps, opened.view, "tools/call", {"name": "bump", "arguments": {"value": 1}})
+    assert first_text(denied) == "apps__bump is denied by the approval policy"
+    apps.state.policy.set_server("apps", {"bump": "ask"})
+    from_view(opened.view, {"type": "request", "view": "V", "id": 99, "method": "tools/call",
+                            "params": {"name": "bump", "arguments": {"value": 1}}})
+
+    async def approve_when_asked() -> None:
+        async with asyncio.timeout(ANSWER_TIMEOUT):
+            while opened.companion.controls is None or not opened.companion.controls.pending:  # noqa: ASYNC110
+                await asyncio.sleep(0.01)  # the controls are a widget: no event to wait on
+        assert opened.companion.controls.pending[0].spec.name == "apps__bump"
+        opened.companion.controls.approve_button.click()
+        async with asyncio.timeout(ANSWER_TIMEOUT):
+            while not any((m["data"].get("content") or {}).get("id") == 99  # noqa: ASYNC110
+                          for m in opened.view.comm.sent):
+                await asyncio.sleep(0.01)  # the comm is a list: no event to wait on
+
+    apps.state.runner.run(approve_when_asked(), timeout=ANSWER_TIMEOUT + 5)
+    [answer] = [m["data"]["content"] for m in opened.view.comm.sent if (m["data"].get("content") or {}).get("id") == 99]
+    assert first_text(answer) == "bumped to 2"
+    assert origins(apps)[-1] == ("bump", "app:apps")
+
+
+def test_view_logs_go_to_the_servers_log_ring_and_links_and_display_modes_are_recorded(apps: Any) -> None:
+    apps.line("mcp", "call apps.counter")
+    view = apps.state.apps.last.view
+    from_view(view, {"type": "notification", "view": "V", "method": "notifications/message",
+                     "params": {"level": "warning", "data": "count is 0"}})
+    from_view(view, {"type": "notification", "view": "V", "method": "ui/open-link",
+                     "params": {"url": "https://example.com/counter"}})
+    assert ask(apps, view, "ui/request-display-mode", {"mode": "fullscreen"})["result"] == {"mode": "inline"}
+    [entry] = apps.state.hub.logs("apps")
+    assert (entry.level, entry.text, entry.logger) == ("warning", "count is 0", "view")
+    events = apps.line("synapse", "sql SELECT detail FROM server_events WHERE event = 'app_request' ORDER BY \"at\"")
+    details = "\n".join(events.detail.astype(str))
+    assert "https://example.com/counter" in details
+    assert "ui/request-display-mode" in details
+
+
+@pytest.fixture
+def openai_server(apps: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[LlmServer]:
+    with LlmServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+        yield server
+
+
+def test_a_ui_message_starts_a_turn_shown_under_the_view_and_the_context_reaches_the_next_turn(
+    apps: Any, openai_server: LlmServer,
+) -> None:
+    apps.line("synapse", "model openai:gpt-test")
+    apps.line("mcp", "call apps.counter start=5")
+    opened = apps.state.apps.last
+    context = {"content": [{"type": "text", "text": "the counter shows 5"}]}
+    assert ask(apps, opened.view, "ui/update-model-context", context)["result"] == {}
+    openai_server.queue(text("Five it is, {not_a_variable}."))
+    message = {"role": "user", "content": [{"type": "text", "text": "what does {the} counter say?"}]}
+    assert ask(apps, opened.view, "ui/message", message)["result"] == {}
+    turns = list(apps.state.apps._turns)
+    apps.state.runner.run(asyncio.wait(turns), timeout=ANSWER_TIMEOUT)
+    [request] = openai_server.requests
+    sent = request.body["messages"]
+    assert sent[0]["role"] == "system"
+    assert "the counter shows 5" in sent[0]["content"]
+    assert sent[-1] == {"role": "user", "content": "what does {the} counter say?"}  # literal: no interpolation
+    shown = "\n".join(str(o["data"].get("text/plain", "")) for o in opened.companion.out.outputs)
+    assert "message from the view: what does {the} counter say?" in shown
+    assert "Five it is, {not_a_variable}." in shown
+    recorded = apps.line("synapse", "sql SELECT role, content FROM messages ORDER BY seq")
+    assert ("user", "what does {the} counter say?") in list(zip(recorded.role, recorded.content, strict=True))
+    # the context was for one turn
+    openai_server.queue(text("again"))
+    apps.cell("synapse", "and now?")
+    assert "the counter shows 5" not in (openai_server.requests[-1].body["messages"][0].get("content") or "")
+
+
+def test_a_synapse_turn_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(apps: Any, script: Any) -> None:
+    model = script([{"tool_calls": [{"name": "apps__counter", "arguments": {"start": 7}}]}, "The counter is open."])
+    apps.cell(f"synapse --model {model}", "open the counter")
+    final = apps.published.final
+    kinds = ["view" if WIDGET_VIEW in b and "interactive view" in b["text/plain"] else
+             "companion" if WIDGET_VIEW in b else "turn" for b in final]
+    assert kinds == ["turn", "view", "companion", "turn"]
+    head, tail = final[0]["text/plain"], final[-1]["text/plain"]
+    assert "apps__counter" in head
+    assert "The counter is open." not in head
+    assert "The counter is open." in tail
+    assert "apps__counter" not in tail
+    assert apps.state.apps.last.view.tool_input == {"start": 7}
+
+
+def test_the_inspectors_call_shows_the_view_under_its_result(apps: Any) -> None:
+    ins = apps.line("mcp", "inspect apps")
+    ins.panels["apps"].tool_list.value = "apps__counter"
+    (panel,) = ins.panels["apps"].tool_detail.children
+    panel.form.inputs[("start",)].value = "4"
+    panel.call_button.click()
+    apps.state.runner.run(asyncio.wait_for(panel.task, ANSWER_TIMEOUT))
+    view, companion = panel.app_box.children
+    assert view is apps.state.apps.last.view
+    assert companion is apps.state.apps.last.companion
+    assert view.tool_input == {"start": 4}
+    assert view.tool_result["content"][0]["text"] == "counter starts at 4"
+    answer = ask(apps, view, "tools/call", {"name": "bump", "arguments": {"value": 4}})
+    assert first_text(answer) == "bumped to 5"
+
+
+def test_a_background_run_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(apps: Any, script: Any) -> None:
+    model = script([{"tool_calls": [{"name": "apps__counter", "arguments": {"start": 2}}]}, "Opened in the background."])
+    apps.cell(f"synapse --model {model} --background --out job", "open the counter")
+    apps.run("answer = await job")
+    assert apps.ns["answer"].text == "Opened in the background."
+    assert apps.state.apps.last.view.tool_input == {"start": 2}
+    views = [b for b, _id, update in apps.published.items if WIDGET_VIEW in b and not update]
+    assert any("interactive view" in b["text/plain"] for b in views)
