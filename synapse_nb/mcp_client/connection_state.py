@@ -44,6 +44,7 @@ class ConnectionState:
         self.restarts = 0
         self.restart: RestartKind | None = None  # while a restart is connecting
         self.ring = StderrRing()
+        self.closing = False  # a stop is ending the session and the process (ServerConnection._halt_now)
         self.skipped_messages = 0
         self._emit = emit
         self._restart_times: deque[float] = deque()
@@ -59,7 +60,7 @@ class ConnectionState:
             name=c.name,
             transport=self.transport,
             state=self.current,
-            pid=self.process.pid if self.process is not None and self.current == "connected" else None,
+            pid=self.process.pid if self.process is not None and (self.current == "connected" or self.closing) else None,
             tool_count=len(self.offered()),
             last_error=self.last_error,
             stderr_tail=self.ring.tail(),
@@ -67,6 +68,7 @@ class ConnectionState:
             url=c.display if self.transport in ("http", "sse") else None,
             restarts=self.restarts,
             ever_connected=self.ever_connected,
+            closing=self.closing,
             **self._meta,
         )
 

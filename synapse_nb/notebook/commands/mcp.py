@@ -430,7 +430,8 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
 async def disconnect_async(state: SynapseState, name: str | None, *, every: bool = False) -> list[str]:
     """`%mcp disconnect NAME|--all`: stop servers; returns the names stopped."""
     if every:
-        names = [s.name for s in state.hub.servers if s.state != "stopped"] if state.has_hub else []
+        # a stopped server may still be closing (an interrupted connect): --all waits for it, and ends it
+        names = [s.name for s in state.hub.servers if s.state != "stopped" or s.closing] if state.has_hub else []
     elif name is None:
         raise UsageError("%mcp disconnect: name a server or use --all, e.g. %mcp disconnect demo")
     else:
