@@ -60,7 +60,8 @@ class ConnectionState:
             name=c.name,
             transport=self.transport,
             state=self.current,
-            pid=self.process.pid if self.process is not None and (self.current == "connected" or self.closing) else None,
+            pid=self.process.pid if self.process is not None and (self.current == "connected" or self.closing)
+            else None,
             tool_count=len(self.offered()),
             last_error=self.last_error,
             stderr_tail=self.ring.tail(),
