@@ -42,7 +42,7 @@ __all__ = [
     "tools",
 ]
 
-SERVER_COLUMNS = ("server", "transport", "state", "tools", "pid", "restarts", "endpoint", "last_error")
+SERVER_COLUMNS = ("server", "transport", "state", "tools", "pid", "restarts", "endpoint", "roots", "last_error")
 TOOL_COLUMNS = ("name", "server", "tool", "description", "parameters", "read_only", "destructive")
 STDERR_LINES = 15
 clock: Callable[[], float] = time.perf_counter
@@ -266,7 +266,8 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
     rows = [
         {
             "server": s.name, "transport": s.transport, "state": state_words(s), "tools": s.tool_count, "pid": s.pid,
-            "restarts": s.restarts, "endpoint": s.command or s.url or "", "last_error": s.last_error or "",
+            "restarts": s.restarts, "endpoint": s.command or s.url or "", "roots": _roots_cell(state, s.name),
+            "last_error": s.last_error or "",
         }
         for s in servers
     ]
@@ -275,6 +276,12 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
     frame = Listing(rows, columns=list(SERVER_COLUMNS))
     frame["pid"] = frame["pid"].astype("Int64")
     return frame
+
+
+def _roots_cell(state: SynapseState, name: str) -> str:
+    """The folders offered to the server as roots, or what it sees without them."""
+    roots = state.hub.roots(name)
+    return ", ".join(str(p) for p in roots) if roots else "none offered (its own folders)"
 
 
 def state_words(info: ServerInfo) -> str:

@@ -66,7 +66,8 @@ def logs(state: SynapseState, name: str, n: int | None = None, level: str = "deb
 
 
 async def roots_async(state: SynapseState, name: str, paths: Sequence[str]) -> None:
-    """Show the server's roots, or replace them with `paths` (the server is told the list changed)."""
+    """Show the server's roots, or replace them with `paths` (the server is told the list changed; a server
+    that was offered none is reconnected, as roots are declared at the handshake)."""
     try:
         if paths:
             missing = [p for p in paths if not _is_dir(p)]
@@ -77,7 +78,11 @@ async def roots_async(state: SynapseState, name: str, paths: Sequence[str]) -> N
             roots = state.hub.roots(name)
     except SynapseError as exc:
         raise usage_error(exc) from None
-    print(f"roots of {name}:" if roots else f"{name} has no roots")
+    if not roots:
+        print(f"{name} is offered no roots: it uses its own folders (e.g. those of its command line); "
+              f"%mcp roots {name} DIR... offers some (it reconnects {name})")
+        return
+    print(f"roots of {name}:")
     for root in roots:
         print(f"  {root.as_uri()}")
 
