@@ -15,6 +15,7 @@ from typing import Any, Literal
 from ..config import ServerConfig
 from ..errors import McpError, ServerCrashedError, ServerDownError, ServerStartError
 from .convert import RawTool
+from .failure import Scrubber
 from .info import EVENT_OF, TRANSITIONS, ServerInfo, ServerState, ServerTransport
 from .naming import qualify
 from .process import ProcessRef, StderrRing
@@ -43,7 +44,7 @@ class ConnectionState:
         self.process: ProcessRef | None = None
         self.restarts = 0
         self.restart: RestartKind | None = None  # while a restart is connecting
-        self.ring = StderrRing()
+        self.ring = StderrRing(clean=Scrubber(config))
         self.closing = False  # a stop is ending the session and the process (ServerConnection._halt_now)
         self.skipped_messages = 0
         self._emit = emit

@@ -297,6 +297,11 @@ class McpHub:
         """The server's last `n` log messages (all kept when None) at `level` or above, oldest first."""
         return self._conn(name).hooks.log_ring.tail(n, level)
 
+    def stderr(self, name: str, n: int | None = None) -> list[str]:
+        """The last `n` lines (all kept when None: the last 200) the server's process wrote to stderr since it
+        started, oldest first; its env and header values are masked. Empty for HTTP and in-process servers."""
+        return self._conn(name).state.ring.lines(n)
+
     async def set_log_level(self, name: str, level: str) -> None:
         """Ask the server for log messages at `level` and above (they land in `logs(name)`).
 

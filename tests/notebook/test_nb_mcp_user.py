@@ -64,3 +64,39 @@ def test_roots_given_on_connect_are_offered(ip: Any, tmp_path: Path, capsys: pyt
     capsys.readouterr()
     ip.line("mcp", "roots fs")
     assert capsys.readouterr().out == f"roots of fs:\n  {tmp_path.resolve().as_uri()}\n"
+
+
+# A stdio server that writes to stderr whenever its tool runs, long after it started; the line holds its token.
+SAYER = (
+    "import os, sys\n"
+    "from mcp.server.mcpserver import MCPServer\n"
+    "server = MCPServer('sayer')\n"
+    "@server.tool()\n"
+    "def say(text: str) -> str:\n"
+    "    print(f'said {text} with token ' + os.environ['SAYER_TOKEN'], file=sys.stderr, flush=True)\n"
+    "    return 'ok'\n"
+    "server.run('stdio')\n"
+)
+
+
+@pytest.mark.process
+def test_a_running_servers_stderr_is_shown_with_its_secrets_masked(
+    ip: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    import sys
+
+    token = "tok-" + "9f3c2a7b5e1d4c6a"
+    script = tmp_path / "sayer.py"
+    script.write_text(SAYER)
+    ip.line("mcp", f"connect sayer --env SAYER_TOKEN={token} -- {sys.executable} {script}")
+    for word in ("first", "second", "third"):
+        assert ip.line("mcp", f"call sayer.say text={word}").text == "ok"
+    capsys.readouterr()
+    assert ip.line("mcp", "logs sayer --stderr -n 2") is None
+    out = capsys.readouterr().out
+    assert out.startswith("sayer stderr (last 2 lines):\nsaid second with token ")
+    assert "said third with token " in out
+    assert "said first" not in out
+    assert token not in out
+    assert token not in ip.state.hub.server("sayer").stderr_tail  # what the inspector's stderr view shows
+    assert "said third" in ip.state.hub.server("sayer").stderr_tail
