@@ -63,6 +63,10 @@ T = TypeVar("T")
 STOP_TIMEOUT = 5.0
 """Seconds a server gets to close cleanly before its process tree is killed."""
 
+EOF_GRACE = 1.0
+"""Seconds a stdio server gets to exit once its input is closed before it is sent SIGTERM (then SIGKILL):
+the MCP spec's stdio shutdown, sooner than the SDK's own 2 s + 2 s."""
+
 
 class ServerConnection:
     """Starts, serves, stops and restarts one server, and runs its requests; the hub owns one per configured name.
@@ -114,15 +118,18 @@ class ServerConnection:
         if self.state.transport == "stdio":
             quiet_sdk_parse_errors()
             pipe = StderrPipe(self.state.ring, self.name, on_eof=partial(self._eof_threadsafe, loop, gen))
-        self._task = loop.create_task(self._own(gen, ready, pipe), name=f"synapse-mcp-{self.name}")
+        spawned_after = time.time()
+        self._task = loop.create_task(self._own(gen, ready, pipe, spawned_after), name=f"synapse-mcp-{self.name}")
         try:
             await ready
         except asyncio.CancelledError:
             self._stopping = True
             self.state.last_error = "connecting was cancelled"
-            if self._life is not None:
-                self._life.cancel()
+            if pipe is not None and self.state.process is None:
+                # known from now on, so that disconnect, aclose and the exit hook can end it while it closes
+                self.state.process = find_child(pipe.inode, spawned_after)
             self.state.move("stopped", {"reason": self.state.last_error})
+            self._stopper = loop.create_task(self._halt_now(STOP_TIMEOUT), name=f"synapse-mcp-stop-{self.name}")
             raise
 
     async def stop(self, timeout: float | None = None, *, reason: str = "disconnected") -> None:
@@ -143,25 +150,41 @@ class ServerConnection:
         await asyncio.shield(self._stopper)
 
     async def _halt_now(self, timeout: float) -> None:
+        """Close the session (the SDK closes the server's input), give a stdio server EOF_GRACE s to exit,
+        then SIGTERM and SIGKILL its process tree; the owner task gets `timeout` s in all."""
+        self.state.closing = True
+        try:
+            await self._end_owner(timeout)
+            process = self.state.process
+            if process is not None and process.alive():
+                await asyncio.to_thread(kill_tree, process)
+        finally:
+            self.state.closing = False
+
+    async def _end_owner(self, timeout: float) -> None:
         task = self._task
-        if task is not None and not task.done():
-            if self._session is not None:
-                self._session.stop.set()
-            elif self._life is not None:  # still connecting
-                self._life.cancel()
-            done, _ = await asyncio.wait({task}, timeout=timeout)
-            if not done:
-                logger.warning("MCP server %r did not stop within %g s; killing it", self.name, timeout)
-                if self.state.process is not None:
-                    await asyncio.to_thread(kill_tree, self.state.process)
-                if self._life is not None:
-                    self._life.cancel()
-                done, _ = await asyncio.wait({task}, timeout=2.0)
-                if not done:
-                    task.cancel()
+        if task is None or task.done():
+            return
+        if self._session is not None:
+            self._session.stop.set()
+        elif self._life is not None:  # still connecting
+            self._life.cancel()
+        started = time.monotonic()
+        done, _ = await asyncio.wait({task}, timeout=min(EOF_GRACE, timeout))
         process = self.state.process
-        if process is not None and process.alive():
+        if not done and process is not None and process.alive():
+            logger.info("MCP server %r did not exit when its input closed; terminating it", self.name)
             await asyncio.to_thread(kill_tree, process)
+        done, _ = await asyncio.wait({task}, timeout=max(timeout - (time.monotonic() - started), 0.0))
+        if not done:
+            logger.warning("MCP server %r did not stop within %g s; killing it", self.name, timeout)
+            if self.state.process is not None:
+                await asyncio.to_thread(kill_tree, self.state.process)
+            if self._life is not None:
+                self._life.cancel()
+            done, _ = await asyncio.wait({task}, timeout=2.0)
+            if not done:
+                task.cancel()
 
     async def restart(self, *, automatic: bool) -> None:
         """Stop (if running) and start again; an automatic restart counts against the restart budget.
@@ -208,10 +231,9 @@ class ServerConnection:
 
     # --- the owner task --------------------------------------------------------------------------
 
-    async def _own(self, gen: int, ready: asyncio.Future[None], pipe: StderrPipe | None) -> None:
+    async def _own(self, gen: int, ready: asyncio.Future[None], pipe: StderrPipe | None, spawned_after: float) -> None:
         cfg = self.config
         t0 = time.perf_counter()
-        spawned_after = time.time()
         # exists before the handshake: a server may announce new tools while we are still listing them
         dirty = self._tools_dirty = asyncio.Event()
         try:

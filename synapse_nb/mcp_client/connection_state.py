@@ -15,6 +15,7 @@ from typing import Any, Literal
 from ..config import ServerConfig
 from ..errors import McpError, ServerCrashedError, ServerDownError, ServerStartError
 from .convert import RawTool
+from .failure import Scrubber
 from .info import EVENT_OF, TRANSITIONS, ServerInfo, ServerState, ServerTransport
 from .naming import qualify
 from .process import ProcessRef, StderrRing
@@ -43,7 +44,8 @@ class ConnectionState:
         self.process: ProcessRef | None = None
         self.restarts = 0
         self.restart: RestartKind | None = None  # while a restart is connecting
-        self.ring = StderrRing()
+        self.ring = StderrRing(clean=Scrubber(config))
+        self.closing = False  # a stop is ending the session and the process (ServerConnection._halt_now)
         self.skipped_messages = 0
         self._emit = emit
         self._restart_times: deque[float] = deque()
@@ -59,7 +61,8 @@ class ConnectionState:
             name=c.name,
             transport=self.transport,
             state=self.current,
-            pid=self.process.pid if self.process is not None and self.current == "connected" else None,
+            pid=self.process.pid if self.process is not None and (self.current == "connected" or self.closing)
+            else None,
             tool_count=len(self.offered()),
             last_error=self.last_error,
             stderr_tail=self.ring.tail(),
@@ -67,6 +70,7 @@ class ConnectionState:
             url=c.display if self.transport in ("http", "sse") else None,
             restarts=self.restarts,
             ever_connected=self.ever_connected,
+            closing=self.closing,
             **self._meta,
         )
 

@@ -6,8 +6,10 @@ kernel's model; the conformance driver answers by script). `ServerHooks` is one 
 it: it turns the SDK's client callbacks into those plain values, applies the server's policy from
 its config entry (`elicitation`, `sampling`, `roots`, `log_level`) and keeps its log ring.
 
-Without handlers: elicitation is declined, sampling is refused with a clear error, and the roots
-are the working directory (plus the entry's `roots`).
+Without handlers: elicitation is declined and sampling is refused with a clear error. Roots are offered
+only to a server whose entry has `roots` (the client declares the roots capability to no other): servers
+such as the reference filesystem server replace the folders of their own command line with the client's
+roots, so offering the working directory unasked would take those folders away.
 
 A question may end without the user: the server completes a URL flow (`notifications/elicitation/complete`
 with its id: the server is answered "accept") or cancels its request (`notifications/cancelled`, which the
@@ -88,7 +90,8 @@ class ServerHooks:
         self.log_ring = LogRing()
         self.log_level: LogLevel | None = check_level(config.log_level) if config.log_level else None
         base = Path.cwd() if cwd is None else cwd
-        self.roots: tuple[Path, ...] = _paths([base, *(config.roots or ())], base)
+        self.roots: tuple[Path, ...] = _paths(config.roots or (), base)
+        self.offers_roots = bool(self.roots)  # fixed per connection: the capability is declared at initialize
         self.deadlines = Deadlines()
         self.closing = False  # set by the connection once its session is ending: cancels then are not the server's
         self._completions: dict[str, asyncio.Future[None]] = {}  # elicitation id -> the URL question waiting on it
@@ -112,16 +115,22 @@ class ServerHooks:
         return {
             "elicitation_callback": self._elicit,
             "sampling_callback": self._sample,
-            "list_roots_callback": self._list_roots,
+            "list_roots_callback": self._list_roots if self.offers_roots else None,
             "logging_callback": self._log,
             "log_level": self.log_level,
             "message_handler": on_message,
         }
 
     def set_roots(self, paths: Sequence[str | Path]) -> tuple[Path, ...]:
-        """Replace the roots (relative paths are taken from the working directory); returns them resolved."""
+        """Replace the roots (relative paths are taken from the working directory); returns them resolved.
+
+        A connection that did not offer roots cannot start now: the hub reconnects the server for that."""
         self.roots = _paths(paths, self._base)
         return self.roots
+
+    def resolve(self, paths: Sequence[str | Path]) -> tuple[Path, ...]:
+        """`paths` as roots: resolved from the working directory, duplicates dropped."""
+        return _paths(paths, self._base)
 
     # --- elicitation -----------------------------------------------------------------------------
 

@@ -321,6 +321,11 @@ class McpHub:
         """Add a log message the server's MCP Apps View sent (`notifications/message`) to the server's ring."""
         self._conn(name).hooks.log_ring.add(entry)
 
+    def stderr(self, name: str, n: int | None = None) -> list[str]:
+        """The last `n` lines (all kept when None: the last 200) the server's process wrote to stderr since it
+        started, oldest first; its env and header values are masked. Empty for HTTP and in-process servers."""
+        return self._conn(name).state.ring.lines(n)
+
     async def set_log_level(self, name: str, level: str) -> None:
         """Ask the server for log messages at `level` and above (they land in `logs(name)`).
 
@@ -331,13 +336,23 @@ class McpHub:
         await self._request(name, partial(features.set_log_level, level=checked), "logging/setLevel")
 
     def roots(self, name: str) -> tuple[Path, ...]:
-        """The directories this client offers the server as roots."""
+        """The directories this client offers the server as roots; () when it offers none (the server then
+        uses its own folders, e.g. those of its command line): only a server given `roots` is offered any."""
         return self._conn(name).hooks.roots
 
     async def set_roots(self, name: str, paths: Sequence[str | Path]) -> tuple[Path, ...]:
-        """Replace the server's roots and tell it (notifications/roots/list_changed); returns them resolved."""
-        roots = self._conn(name).hooks.set_roots(paths)
-        await self._request(name, features.notify_roots_changed, "roots/list_changed")
+        """Replace the server's roots and tell it (notifications/roots/list_changed); returns them resolved.
+
+        A server that was offered no roots learns of them only at the handshake: it is reconnected with
+        `roots` set (as if its entry had them)."""
+        conn = self._conn(name)
+        if not conn.hooks.offers_roots:
+            roots = conn.hooks.resolve(paths)
+            config = conn.config.model_copy(update={"roots": tuple(str(p) for p in roots)})
+            await self._start(config, conn.inproc)
+        else:
+            roots = conn.hooks.set_roots(paths)
+            await self._request(name, features.notify_roots_changed, "roots/list_changed")
         self._emit(name, "roots_changed", {"roots": [str(p) for p in roots]})
         return roots
 

@@ -67,6 +67,7 @@ class ServerInfo:
     connect_ms: float | None = None
     discovery_ms: float | None = None
     ever_connected: bool = False
+    closing: bool = False  # stopping: its session or process has not ended yet (`pid` says which process)
 
     @property
     def usable(self) -> bool:
@@ -77,6 +78,9 @@ class ServerInfo:
     def status(self) -> str:
         """The state in words, with the command that gets the server going again where one is needed."""
         retry = f"`%mcp restart {self.name}`"
+        if self.closing:
+            pid = f" pid {self.pid}" if self.pid else ""
+            return f"stopping{pid}… (`%mcp disconnect {self.name}` waits for it)"
         return {
             "connecting": "connecting…",
             "connected": "connected",

@@ -32,15 +32,20 @@ _READ_SIZE = 65536
 
 
 class StderrRing:
-    """The last lines a server wrote to stderr: at most `max_lines` lines of at most `max_line` characters."""
+    """The last lines a server wrote to stderr, from its start to its end: at most `max_lines` lines of at most
+    `max_line` characters. `clean` (e.g. failure.Scrubber: the server's env and header values masked) is
+    applied to each line as it arrives, so no secret is ever kept."""
 
-    def __init__(self, max_lines: int = 200, max_line: int = 2000) -> None:
+    def __init__(self, max_lines: int = 200, max_line: int = 2000, clean: Callable[[str], str] | None = None) -> None:
         self._lines: deque[str] = deque(maxlen=max_lines)
         self._max_line = max_line
+        self._clean = clean
         self._lock = threading.Lock()
         self._count = 0
 
     def append(self, line: str) -> None:
+        if self._clean is not None:
+            line = self._clean(line)
         if len(line) > self._max_line:
             line = line[: self._max_line] + " [...]"
         with self._lock:
@@ -51,6 +56,12 @@ class StderrRing:
     def count(self) -> int:
         """How many lines were ever appended (the ring keeps only the last ones)."""
         return self._count
+
+    def lines(self, n: int | None = None) -> list[str]:
+        """The last `n` lines kept (all when None), oldest first."""
+        with self._lock:
+            kept = list(self._lines)
+        return kept if n is None else kept[-n:] if n > 0 else []
 
     def tail(self, max_chars: int = 4000) -> str:
         """The most recent lines, joined, no longer than about `max_chars`."""

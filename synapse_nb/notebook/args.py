@@ -179,6 +179,8 @@ CONNECT_OPTIONS = OptionSet("%mcp connect", "%mcp help", (
     Option("--approve", "MODE", "{choices} for every tool call of this server", choices=choices("approve")),
     Option("--tools", "PATTERN", "offer only the tools matching the glob (repeatable)", repeat=True),
     Option("--log-level", "LEVEL", "what the server logs: {choices}", choices=choices("log_level")),
+    Option("--roots", "DIR", "offer the server this folder as a root (repeatable; e.g. --roots . for the working "
+           "folder); without it the server is offered no roots and uses its own folders", repeat=True),
     Option("--sampling", "MODE", "may the server use the kernel's model: {choices}", choices=choices("sampling")),
     Option("--elicitation", "MODE", "may the server ask you for input: {choices}", choices=choices("elicitation")),
     Option("--config", "PATH", "connect every enabled server of PATH instead (no NAME)"),
@@ -206,7 +208,8 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
             raise UsageError("%mcp connect: name the server first, e.g. %mcp connect demo -- python -m server")
         per_server = [o for o, v in (("--timeout", ns.timeout), ("--approve", ns.approve), ("--tools", tools),
                                      ("--transport", ns.transport), ("--cwd", ns.cwd), ("--log-level", ns.log_level),
-                                     ("--sampling", ns.sampling), ("--elicitation", ns.elicitation)) if v is not None]
+                                     ("--sampling", ns.sampling), ("--elicitation", ns.elicitation),
+                                     ("--roots", ns.roots)) if v is not None]
         if per_server:
             raise UsageError(
                 f"%mcp connect: {per_server[0]} applies to one server; for the config file's servers set "
@@ -219,7 +222,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
         raise UsageError("%mcp connect: give either a URL or '-- COMMAND', not both")
     if not command and not ns.url:
         if headers or env or tools or any(v is not None for v in (
-                ns.timeout, ns.approve, ns.transport, ns.cwd, ns.log_level, ns.sampling, ns.elicitation)):
+                ns.timeout, ns.approve, ns.transport, ns.cwd, ns.log_level, ns.sampling, ns.elicitation, ns.roots)):
             raise UsageError(
                 f"%mcp connect {ns.name}: say how to reach it: '-- COMMAND [ARGS...]' (stdio) or a URL (HTTP); "
                 "a server of the config file takes its options from its entry"
@@ -237,6 +240,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
         "command": command[0] if command else None, "args": command[1:], "url": ns.url, "headers": headers,
         "env": env, "cwd": ns.cwd, "transport": ns.transport, "timeout": ns.timeout, "approve": ns.approve,
         "tools": tools, "log_level": ns.log_level, "sampling": ns.sampling, "elicitation": ns.elicitation,
+        "roots": ns.roots,
     }
     config = parse_server(ns.name, entry)
     if config.problem is not None:

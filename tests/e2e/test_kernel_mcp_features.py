@@ -29,7 +29,7 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
     with running_kernel(tmp) as k:
         k.ok("%load_ext synapse_nb")
         k.ok("%synapse model scripted:sampler.json")
-        connect = k.ok(f"%mcp connect everything --log-level debug -- {node} {EVERYTHING} stdio", timeout=120)
+        connect = k.ok(f"%mcp connect everything --log-level debug --roots . -- {node} {EVERYTHING} stdio", timeout=120)
         assert "everything" in connect.text()
         yield k
 

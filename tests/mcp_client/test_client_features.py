@@ -161,7 +161,7 @@ async def test_roots_listed_and_changed(everything: dict[str, object], tmp_path:
             fetched.put_nowait(entry.text)
 
     async with McpHub(on_event=events, handlers=ClientHandlers(on_log=on_log)) as hub:
-        await hub.connect("everything", **everything)  # type: ignore[arg-type]
+        await hub.connect("everything", roots=["."], **everything)  # type: ignore[arg-type]
         assert hub.roots("everything") == (Path.cwd().resolve(),)
         assert "1 root(s)" in await asyncio.wait_for(fetched.get(), TIMEOUT)
         first = (await hub.call("everything__get-roots-list", {})).text
@@ -218,7 +218,7 @@ async def test_subscription_update_seen(everything: dict[str, object]) -> None:
 
 async def test_task_required_tool_marked_and_refused(everything: dict[str, object], events: Events) -> None:
     async with McpHub(on_event=events) as hub:
-        await hub.connect("everything", **everything)  # type: ignore[arg-type]
+        await hub.connect("everything", roots=["."], **everything)  # type: ignore[arg-type]
         await events.wait_for("tools_changed", "everything")
         spec = hub.tool("everything__simulate-research-query")
         assert spec.needs_task
@@ -251,13 +251,28 @@ async def test_progress_cannot_extend_past_the_maximum(everything: dict[str, obj
         assert (await hub.call("everything__echo", {"message": "still here"})).text == "Echo: still here"
 
 
-def test_roots_default_is_the_working_directory() -> None:
+def test_roots_are_offered_only_when_configured() -> None:
     from synapse_nb.config import ServerConfig
     from synapse_nb.mcp_client.handlers import ServerHooks
 
-    hooks = ServerHooks(ServerConfig(name="x", command="x", roots=("data", os.sep + "srv")), ClientHandlers(),
+    hooks = ServerHooks(ServerConfig(name="x", command="x", roots=("data", os.sep + "srv", ".")), ClientHandlers(),
                         lambda event, detail: None, cwd=Path("/work"))
-    assert hooks.roots == (Path("/work").resolve(), Path("/work/data").resolve(), Path("/srv").resolve())
+    assert hooks.roots == (Path("/work/data").resolve(), Path("/srv").resolve(), Path("/work").resolve())
+    assert hooks.client_kwargs(lambda message: None)["list_roots_callback"] is not None  # type: ignore[arg-type,return-value]
+    bare = ServerHooks(ServerConfig(name="x", command="x"), ClientHandlers(), lambda event, detail: None)
+    assert bare.roots == ()
+    assert bare.client_kwargs(lambda message: None)["list_roots_callback"] is None  # type: ignore[arg-type,return-value]
+
+
+async def test_a_server_given_no_roots_is_not_told_the_client_has_any(everything: dict[str, object]) -> None:
+    async with McpHub() as hub:
+        await hub.connect("everything", **everything)  # type: ignore[arg-type]
+        assert hub.roots("everything") == ()
+        assert "everything__get-roots-list" not in {t.name for t in hub.tools}  # it gates that tool on the capability
+        await hub.set_roots("everything", ["."])  # opting in later reconnects it with the capability
+        assert hub.roots("everything") == (Path.cwd().resolve(),)
+        listed = (await hub.call("everything__get-roots-list", {})).text
+    assert Path.cwd().resolve().as_uri() in listed
 
 
 async def test_result_kinds_and_annotations_kept(everything: dict[str, object]) -> None:

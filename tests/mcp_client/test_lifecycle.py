@@ -7,7 +7,7 @@ import sys
 import textwrap
 
 import pytest
-from mcp_helpers import DEMO_ARGS, Events, demo_stdio, gone, wait_gone, wait_until
+from mcp_helpers import DEMO_ARGS, Events, demo_stdio, gone, is_gone, wait_gone, wait_until
 
 from synapse_nb.errors import McpError
 from synapse_nb.mcp_client import connection
@@ -116,3 +116,60 @@ def _tail(hub: McpHub, name: str) -> str:
         return hub.server(name).stderr_tail
     except McpError:
         return ""
+
+
+# A server that starts slowly (it never answers the handshake) and ignores both the end of its input and
+# SIGTERM: only SIGKILL ends it. It says its pid on stderr once it runs.
+SLOW_AND_STUBBORN = (
+    "import os, signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    "print('pid', os.getpid(), file=sys.stderr, flush=True); time.sleep(120)"
+)
+
+# Starts connecting the server above, cancels the connect once it runs (a Ctrl-C), prints its pid and leaves
+# the interpreter with the hub unclosed and the loop open: only the hub's exit hook can end the server.
+CANCEL_THEN_LEAVE = textwrap.dedent("""
+    import asyncio, sys
+    from synapse_nb.mcp_client.hub import McpHub
+
+    async def main():
+        hub = McpHub()
+        connecting = asyncio.ensure_future(hub.connect("slow", command=sys.executable, args=sys.argv[1:]))
+        async with asyncio.timeout(30):
+            while not hub.servers or "pid" not in hub.servers[0].stderr_tail:
+                await asyncio.sleep(0.02)
+        connecting.cancel()
+        await asyncio.gather(connecting, return_exceptions=True)
+        print(hub.servers[0].stderr_tail.split()[1], flush=True)
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(main())
+""")
+
+
+@pytest.mark.process
+@pytest.mark.anyio
+async def test_a_cancelled_connect_is_listed_as_stopping_and_disconnect_ends_it() -> None:
+    import asyncio
+
+    async with McpHub() as hub:
+        connecting = asyncio.ensure_future(hub.connect("slow", command=sys.executable, args=["-c", SLOW_AND_STUBBORN]))
+        await wait_until(lambda: "pid" in _tail(hub, "slow"), what="the server to start")
+        pid = int(_tail(hub, "slow").split()[1])
+        connecting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await connecting
+        info = hub.server("slow")
+        assert (info.state, info.closing, info.pid) == ("stopped", True, pid)  # still ending: %mcp list says so
+        assert info.status.startswith(f"stopping pid {pid}")
+        await hub.disconnect("slow")
+        assert is_gone(pid)  # disconnect returned once the process was gone, not before
+        assert hub.servers == []
+
+
+@pytest.mark.process
+def test_no_orphan_when_the_interpreter_exits_after_a_cancelled_connect() -> None:
+    out = subprocess.run([sys.executable, "-c", CANCEL_THEN_LEAVE, "-c", SLOW_AND_STUBBORN],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    pid = int(out.stdout.split()[0])
+    assert wait_gone(pid, 10), f"server {pid} of a cancelled connect outlived its parent"

@@ -158,8 +158,9 @@ def test_resource_updates_are_kept_recorded_and_noted(ip: Shell) -> None:
 
 
 def test_logs_arguments() -> None:
-    assert parse_logs(["demo"]) == ("demo", None, "debug")
-    assert parse_logs(["demo", "-n", "5", "--level", "WARNING"]) == ("demo", 5, "warning")
+    assert parse_logs(["demo"]) == ("demo", None, "debug", False)
+    assert parse_logs(["demo", "-n", "5", "--level", "WARNING"]) == ("demo", 5, "warning", False)
+    assert parse_logs(["demo", "--stderr", "-n", "3"]) == ("demo", 3, "debug", True)
     for words, problem in [([], "name the server"), (["demo", "-n", "0"], "-n: takes a positive number"),
                            (["demo", "--level"], "--level needs a value"), (["demo", "--lvl", "x"], "unknown option"),
                            (["demo", "other"], "unexpected 'other'"), (["demo", "--level", "loud"], "is not one of")]:

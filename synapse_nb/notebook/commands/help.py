@@ -77,6 +77,7 @@ MCP_HELP = """\
   read SERVER URI                       read a resource, e.g. %mcp read demo demo://schema
   prompt SERVER NAME [k=v ...]          render a prompt template, e.g. %mcp prompt demo explore_table table=orders
   logs NAME [-n N] [--level LEVEL]      the server's last log messages (DataFrame)
+  logs NAME --stderr [-n N]             what the server's process wrote to stderr since it started
   roots NAME [PATH...]                  the folders the server may see; with PATHs, replace them
   subscribe NAME URI                    watch a resource: updates show in the running cell and are recorded
   subscribe NAME                        the updates received so far

@@ -42,7 +42,7 @@ __all__ = [
     "tools",
 ]
 
-SERVER_COLUMNS = ("server", "transport", "state", "tools", "pid", "restarts", "endpoint", "last_error")
+SERVER_COLUMNS = ("server", "transport", "state", "tools", "pid", "restarts", "endpoint", "roots", "last_error")
 TOOL_COLUMNS = ("name", "server", "tool", "description", "parameters", "read_only", "destructive", "ui")
 STDERR_LINES = 15
 clock: Callable[[], float] = time.perf_counter
@@ -266,7 +266,8 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
     rows = [
         {
             "server": s.name, "transport": s.transport, "state": state_words(s), "tools": s.tool_count, "pid": s.pid,
-            "restarts": s.restarts, "endpoint": s.command or s.url or "", "last_error": s.last_error or "",
+            "restarts": s.restarts, "endpoint": s.command or s.url or "", "roots": _roots_cell(state, s.name),
+            "last_error": s.last_error or "",
         }
         for s in servers
     ]
@@ -275,6 +276,12 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
     frame = Listing(rows, columns=list(SERVER_COLUMNS))
     frame["pid"] = frame["pid"].astype("Int64")
     return frame
+
+
+def _roots_cell(state: SynapseState, name: str) -> str:
+    """The folders offered to the server as roots, or what it sees without them."""
+    roots = state.hub.roots(name)
+    return ", ".join(str(p) for p in roots) if roots else "none offered (its own folders)"
 
 
 def state_words(info: ServerInfo) -> str:
@@ -450,7 +457,8 @@ async def _show_view(state: SynapseState, spec: ToolSpec, arguments: Mapping[str
 async def disconnect_async(state: SynapseState, name: str | None, *, every: bool = False) -> list[str]:
     """`%mcp disconnect NAME|--all`: stop servers; returns the names stopped."""
     if every:
-        names = [s.name for s in state.hub.servers if s.state != "stopped"] if state.has_hub else []
+        # a stopped server may still be closing (an interrupted connect): --all waits for it, and ends it
+        names = [s.name for s in state.hub.servers if s.state != "stopped" or s.closing] if state.has_hub else []
     elif name is None:
         raise UsageError("%mcp disconnect: name a server or use --all, e.g. %mcp disconnect demo")
     else:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["LOG_COLUMNS", "logs", "parse_logs", "roots_async", "subscribe_async", "unsubscribe_async"]
 
 LOG_COLUMNS = ("at", "level", "logger", "message")
-_LOGS_USAGE = "%mcp logs NAME [-n N] [--level LEVEL]"
+_LOGS_USAGE = "%mcp logs NAME [-n N] [--level LEVEL | --stderr]"
 
 
 def _positive(text: str) -> int:
@@ -34,39 +34,65 @@ LOGS_OPTIONS = OptionSet(_LOGS_USAGE, "%mcp help", (
     Option("name", "NAME"),
     Option("-n", "N", "the last N messages (default: all kept)", type=_positive),
     Option("--level", "LEVEL", "this level and above: {choices}", type=str.lower, choices=tuple(LEVELS)),
+    Option("--stderr", help="what the server's process wrote to stderr since it started (the last 200 lines "
+           "kept), its env and header values masked"),
 ))
 """`%mcp logs`' options, declared once (notebook/options.py builds the parser and the help from them)."""
 
 
-def parse_logs(words: Sequence[str]) -> tuple[str, int | None, str]:
-    """`NAME [-n N] [--level LEVEL]` into (name, n, level); bad input is a one-line UsageError."""
+def parse_logs(words: Sequence[str]) -> tuple[str, int | None, str, bool]:
+    """`NAME [-n N] [--level LEVEL | --stderr]` into (name, n, level, stderr); bad input is a one-line UsageError."""
     ns, rest = LOGS_OPTIONS.parse(words)
     if rest:
         raise UsageError(f"{_LOGS_USAGE}: unexpected {rest[0]!r}")
     if ns.name is None:
         raise UsageError(f"{_LOGS_USAGE}: name the server, e.g. %mcp logs demo -n 20")
-    return str(ns.name), ns.n, ns.level or "debug"
+    if ns.stderr and ns.level is not None:
+        raise UsageError(f"{_LOGS_USAGE}: stderr lines have no level; drop --level or --stderr")
+    return str(ns.name), ns.n, ns.level or "debug", bool(ns.stderr)
 
 
-def logs(state: SynapseState, name: str, n: int | None = None, level: str = "debug") -> pd.DataFrame | None:
+def logs(state: SynapseState, name: str, n: int | None = None, level: str = "debug",
+         stderr: bool = False) -> pd.DataFrame | None:
     """The server's last log messages (at `level` or above), oldest first, as a DataFrame; None (and a
-    hint) when there are none yet."""
+    hint) when there are none yet. With `stderr`, the last lines its process wrote to stderr instead."""
     import pandas as pd
 
+    if stderr:
+        _print_stderr(state, name, n)
+        return None
     try:
         entries = state.hub.logs(name, n, level=level)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not entries:
         print(f"no log messages from {name} at {level} or above; ask for more with "
-              f"%mcp connect {name} --log-level debug ...")
+              f"%mcp connect {name} --log-level debug ..., or see its stderr: %mcp logs {name} --stderr")
         return None
     rows = [{"at": e.at, "level": e.level, "logger": e.logger, "message": e.text} for e in entries]
     return pd.DataFrame(rows, columns=list(LOG_COLUMNS))
 
 
+def _print_stderr(state: SynapseState, name: str, n: int | None) -> None:
+    from ...masking import SecretMask
+
+    try:
+        lines = state.hub.stderr(name, n)
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+    if not lines:
+        print(f"{name} wrote nothing to stderr" + ("" if state.hub.server(name).transport == "stdio"
+                                                    else " (only a command server has a stderr)"))
+        return
+    mask = SecretMask(state.secrets)  # the kernel's registered secrets too (the ring masked the server's own)
+    print(f"{name} stderr (last {len(lines)} line{'s' if len(lines) != 1 else ''}):")
+    for line in lines:
+        print(mask.mask(line))
+
+
 async def roots_async(state: SynapseState, name: str, paths: Sequence[str]) -> None:
-    """Show the server's roots, or replace them with `paths` (the server is told the list changed)."""
+    """Show the server's roots, or replace them with `paths` (the server is told the list changed; a server
+    that was offered none is reconnected, as roots are declared at the handshake)."""
     try:
         if paths:
             missing = [p for p in paths if not _is_dir(p)]
@@ -77,7 +103,11 @@ async def roots_async(state: SynapseState, name: str, paths: Sequence[str]) -> N
             roots = state.hub.roots(name)
     except SynapseError as exc:
         raise usage_error(exc) from None
-    print(f"roots of {name}:" if roots else f"{name} has no roots")
+    if not roots:
+        print(f"{name} is offered no roots: it uses its own folders (e.g. those of its command line); "
+              f"%mcp roots {name} DIR... offers some (it reconnects {name})")
+        return
+    print(f"roots of {name}:")
     for root in roots:
         print(f"  {root.as_uri()}")
 

@@ -1,0 +1,102 @@
+"""What a user of real servers sees: the folders a server is offered (roots), a running server's stderr, the
+lines of a stop that takes a while (issue 21, defects 2, 5 and 8)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+FILESYSTEM = REPO / ".tools" / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None or not FILESYSTEM.is_file():
+        pytest.fail(f"@modelcontextprotocol/server-filesystem is not installed at {FILESYSTEM} "
+                    "(or node is missing): run `make tools`")
+    return node
+
+
+def _allowed(ip: Any, name: str, folder: Path) -> str:
+    """The server's allowed folders once they name `folder` (it fetches its roots after the handshake, on its
+    own: each call is a round trip that gives it the time to)."""
+    listed = ""
+    for _ in range(50):
+        listed = ip.line("mcp", f"call {name}.list_allowed_directories").text
+        if str(folder) in listed:
+            break
+    return listed
+
+
+@pytest.mark.node
+def test_the_filesystem_server_keeps_the_folder_of_its_command_line(
+    ip: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "hello.txt").write_text("hello from data")
+    ip.line("mcp", f"connect fs -- {_node()} {FILESYSTEM} {data}")
+    read = ip.line("mcp", f"call fs.read_text_file path={data / 'hello.txt'}")
+    assert not read.result.is_error, read.text
+    assert read.text == "hello from data"
+    assert ip.line("mcp", "list").loc[0, "roots"] == "none offered (its own folders)"
+    capsys.readouterr()
+    ip.line("mcp", "roots fs")
+    assert capsys.readouterr().out.startswith("fs is offered no roots: it uses its own folders")
+
+    # opting in (%mcp roots, or --roots / a config entry's "roots"): the server now sees those folders
+    other = tmp_path / "other"
+    other.mkdir()
+    ip.line("mcp", f"roots fs {other}")
+    assert str(other) in _allowed(ip, "fs", other)
+    assert ip.line("mcp", "list").loc[0, "roots"] == str(other)
+    assert "Access denied" in ip.line("mcp", f"call fs.read_text_file path={data / 'hello.txt'}").text
+
+
+@pytest.mark.node
+def test_roots_given_on_connect_are_offered(ip: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ip.line("mcp", f"connect fs --roots {tmp_path} -- {_node()} {FILESYSTEM}")  # no folder of its own
+    assert str(tmp_path) in _allowed(ip, "fs", tmp_path)
+    capsys.readouterr()
+    ip.line("mcp", "roots fs")
+    assert capsys.readouterr().out == f"roots of fs:\n  {tmp_path.resolve().as_uri()}\n"
+
+
+# A stdio server that writes to stderr whenever its tool runs, long after it started; the line holds its token.
+SAYER = (
+    "import os, sys\n"
+    "from mcp.server.mcpserver import MCPServer\n"
+    "server = MCPServer('sayer')\n"
+    "@server.tool()\n"
+    "def say(text: str) -> str:\n"
+    "    print(f'said {text} with token ' + os.environ['SAYER_TOKEN'], file=sys.stderr, flush=True)\n"
+    "    return 'ok'\n"
+    "server.run('stdio')\n"
+)
+
+
+@pytest.mark.process
+def test_a_running_servers_stderr_is_shown_with_its_secrets_masked(
+    ip: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    import sys
+
+    token = "tok-" + "9f3c2a7b5e1d4c6a"
+    script = tmp_path / "sayer.py"
+    script.write_text(SAYER)
+    ip.line("mcp", f"connect sayer --env SAYER_TOKEN={token} -- {sys.executable} {script}")
+    for word in ("first", "second", "third"):
+        assert ip.line("mcp", f"call sayer.say text={word}").text == "ok"
+    capsys.readouterr()
+    assert ip.line("mcp", "logs sayer --stderr -n 2") is None
+    out = capsys.readouterr().out
+    assert out.startswith("sayer stderr (last 2 lines):\nsaid second with token ")
+    assert "said third with token " in out
+    assert "said first" not in out
+    assert token not in out
+    assert token not in ip.state.hub.server("sayer").stderr_tail  # what the inspector's stderr view shows
+    assert "said third" in ip.state.hub.server("sayer").stderr_tail
