@@ -100,9 +100,9 @@ def markdown(view: TurnView) -> str:
     if activity:
         blocks.append(f'<div class="snb-activity" style="color:#57606a">{SPINNER} {_esc(activity)}</div>')
     blocks.extend(f"> {_esc(note)}" for note in view.notes)
-    if view.error:
+    if view.shown_error:
         colour = COLOURS["budget_exceeded"] if view.status == "budget_exceeded" else "#cf222e"
-        blocks.append(f'<pre style="{PRE};color:{colour}">{_one_line(view.error)}</pre>')
+        blocks.append(f'<pre style="{PRE};color:{colour}">{_one_line(view.shown_error)}</pre>')
     colour = COLOURS.get(view.status, "#57606a")
     blocks.append(f'<sub class="snb-footer snb-{view.status}" style="color:{colour}">{_esc(view.footer)}</sub>')
     return "\n\n".join(blocks)
@@ -305,8 +305,8 @@ def plain(view: TurnView) -> str:
     if activity:
         lines.append(activity)
     lines.extend(f"note: {note}" for note in view.notes)
-    if view.error:
-        lines.append(f"error: {view.error}")
+    if view.shown_error:
+        lines.append(f"error: {view.shown_error}")
     lines.append(f"-- {view.footer}")
     return "\n".join(lines)
 

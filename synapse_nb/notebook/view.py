@@ -134,6 +134,7 @@ class TurnView:
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     background: bool = False
+    error_raised: bool = False  # a blocking cell ends with the turn's error itself: the view does not repeat it
     clock: Callable[[], float] = time.monotonic
     _started: float = field(default=0.0)
     _waiting_since: float = field(default=0.0)
@@ -242,6 +243,14 @@ class TurnView:
         for part in self.parts:
             if isinstance(part, ToolCallView) and part.status == "running":
                 part.status = "cancelled" if status == "cancelled" else "error"
+
+    @property
+    def shown_error(self) -> str | None:
+        """The error line the view shows: none for a failed blocking turn, whose cell ends with that error
+        (shown once, as what it is), else the error (or the budget line) if any."""
+        if self.status == "failed" and self.error_raised:
+            return None
+        return self.error
 
     @property
     def text(self) -> str:

@@ -25,7 +25,6 @@ from ..interpolate import interpolate
 from ..output import LiveOutput
 from ..result import BackgroundRun, SynapseResult
 from ..settings import Settings
-from ..usage import usage_error
 from .cost import check_prices
 
 if TYPE_CHECKING:
@@ -35,7 +34,9 @@ if TYPE_CHECKING:
     from ...telemetry.spans import SpanSink
     from ..state import SynapseState
 
-__all__ = ["INTERRUPTED", "CellInterrupted", "TurnPlan", "ask_async", "background", "plan_turn", "run_turn"]
+__all__ = [
+    "INTERRUPTED", "CellInterrupted", "TurnError", "TurnPlan", "ask_async", "background", "plan_turn", "run_turn",
+]
 
 KERNEL_NOTE = "the agent could see the kernel (kernel__* tools: variables, DataFrames, cells, run_python)"
 
@@ -54,6 +55,16 @@ class CellInterrupted(KeyboardInterrupt):
 
     def _render_traceback_(self) -> list[str]:
         return [f"\x1b[0;31mKeyboardInterrupt\x1b[0m: {self}"]
+
+
+class TurnError(Exception):
+    """A blocking %%synapse turn failed (the provider refused, was unreachable, a replay missed, too many
+    iterations): the cell ends with this error so that Run All stops there. Its text is the error as what
+    it is (`AuthenticationError: ...`), shown once, as one line under the transcript, never as a
+    `UsageError: ...` repeat of a line the display already showed."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[0;31m{self}\x1b[0m"]
 
 
 @dataclass(frozen=True)
@@ -195,7 +206,7 @@ class _Turn:
         unrecorded = _history_problem(state) if plan.history else None
         view = TurnView(
             model=plan.model_id, model_note=plan.model_note, session=plan.session, format=plan.format,
-            background=options.background,
+            background=options.background, error_raised=not options.background,
         )
         if output is None:
             output = LiveOutput(live=state.port.live, keep=options.background, publish=state.port.publish)
@@ -269,7 +280,7 @@ async def ask_async(
     `keep` receives the result (or handle) as soon as there is one, also when the cell then raises.
 
     Blocking: when the user interrupts (this coroutine is cancelled) the turn is recorded as cancelled,
-    the result kept, and the coroutine ends cancelled; UsageError when the turn failed (provider error,
+    the result kept, and the coroutine ends cancelled; TurnError when the turn failed (provider error,
     max iterations; the transcript so far is kept). A turn a budget stopped returns its result (status
     budget_exceeded); the display says which budget in one line.
     """
@@ -286,7 +297,7 @@ async def ask_async(
     try:
         result, interrupted = await run_turn(turn, told)
     except SynapseError as exc:  # the turn could not start (e.g. the session is still busy)
-        raise usage_error(exc) from None
+        raise TurnError(_one_line(f"{type(exc).__name__}: {exc}")) from None
     if keep is not None:
         keep(result)
     if interrupted or result.status == "cancelled":
@@ -294,10 +305,14 @@ async def ask_async(
         # itself. Whoever drives this (notebook/magics.py) shows the one line of INTERRUPTED.
         raise asyncio.CancelledError
     if result.status == "failed":
-        raise UsageError(result.error or "the turn failed")
+        raise TurnError(_one_line(result.error or "the turn failed"))
     if turn.plan.format == "code":
         _insert_code(state, result)
     return result
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _placeholder(state: SynapseState, settings: Settings, options: AskOptions) -> LiveOutput:
