@@ -266,6 +266,16 @@ class TurnView:
         return [p for p in self.parts if isinstance(p, ToolCallView) and p.status == "running"]
 
     @property
+    def failed_calls(self) -> list[ToolCallView]:
+        """The tool calls that ended in an error (not the denied or cancelled ones: the user's own doing)."""
+        return [p for p in self.parts if isinstance(p, ToolCallView) and p.status == "error"]
+
+    @property
+    def tone(self) -> str:
+        """The footer's colour key: the status, or `tool_failed` for a finished turn with a failed tool call."""
+        return "tool_failed" if self.status == "finished" and self.failed_calls else self.status
+
+    @property
     def activity(self) -> str | None:
         """What the turn waits for now, with a ticking time (`running demo__sleep · 3.2 s`), or None while
         the answer streams or after the end."""
@@ -296,6 +306,11 @@ class TurnView:
             head = "running in the background" if self.background else "running"
         model = f"{self.model} ({self.model_note})" if self.model_note else self.model
         items = [f"{head} {model}", _plural(self.iterations, "iteration")]
+        failed, calls = self.failed_calls, [p for p in self.parts if isinstance(p, ToolCallView)]
+        if self.status == "finished" and failed:  # not a plain ✓: the answer was written around a failure
+            items[0] = f"{GLYPH['error']} finished, {len(failed)} of {_plural(len(calls), 'tool call')} failed {model}"
+        elif failed:
+            items.insert(1, f"{len(failed)} of {_plural(len(calls), 'tool call')} failed")
         if self.usage.total_tokens:
             cached = f", {self.usage.cached_input_tokens} cached" if self.usage.cached_input_tokens else ""
             items.append(
