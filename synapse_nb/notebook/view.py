@@ -70,6 +70,7 @@ class ToolCallView:
     progress: float | None = None
     total: float | None = None
     progress_message: str | None = None
+    asking: bool = False  # the user is asked to approve this call now
 
     @property
     def result_text(self) -> str:
@@ -92,6 +93,8 @@ class ToolCallView:
 
     def outcome(self, now: float) -> str:
         """`✓ 12 ms`, `✗ 3 ms`, `⊘ denied`, `■ cancelled`, `running 3.2 s`, `receiving arguments`."""
+        if self.status == "streaming" and self.asking:
+            return "waiting for your approval"
         if self.status == "streaming":
             return "waiting to run" if self.received else "receiving arguments"
         if self.status == "running":
@@ -136,8 +139,10 @@ class TurnView:
     background: bool = False
     error_raised: bool = False  # a blocking cell ends with the turn's error itself: the view does not repeat it
     clock: Callable[[], float] = time.monotonic
+    asking: str | None = None  # the tool the user is asked to approve now (StdinApproval, the run's buttons)
     _started: float = field(default=0.0)
     _waiting_since: float = field(default=0.0)
+    _asked_at: float = field(default=0.0)
 
     def __post_init__(self) -> None:
         self._started = self._waiting_since = self.clock()
@@ -185,6 +190,21 @@ class TurnView:
             self.error = f"{event.error_type}: {event.error}"
         elif isinstance(event, TurnCancelled):
             self._end("cancelled", event.iterations, event.usage, event.duration_ms)
+
+    def ask_approval(self, name: str) -> None:
+        """The user is asked to approve a call of `name`: its line and the activity say so until answered."""
+        self.asking, self._asked_at = name, self.clock()
+        waiting = [p for p in self.parts if isinstance(p, ToolCallView) and p.status == "streaming" and p.name == name]
+        if waiting and not any(p.asking for p in waiting):
+            waiting[0].asking = True
+
+    def approval_answered(self) -> None:
+        """The approval question was answered (or given up): the turn goes on."""
+        self.asking = None
+        self._waiting_since = self.clock()
+        for part in self.parts:
+            if isinstance(part, ToolCallView):
+                part.asking = False
 
     def call(self, call_id: str) -> ToolCallView | None:
         return next((p for p in self.parts if isinstance(p, ToolCallView) and p.call_id == call_id), None)
@@ -282,6 +302,8 @@ class TurnView:
         if self.status != "running":
             return None
         now = self.clock()
+        if self.asking is not None:
+            return f"waiting for your approval of {self.asking} · {duration((now - self._asked_at) * 1000)}"
         running = self.running_calls
         if running:
             since = min(c.started or now for c in running)

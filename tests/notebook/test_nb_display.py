@@ -529,3 +529,19 @@ def test_a_turn_whose_tool_failed_does_not_end_with_a_tick() -> None:
     view.apply(TurnFailed(session_id=S, turn_id=T, error="boom", error_type="StreamError", iterations=2,
                           usage=Usage(), duration_ms=40))
     assert view.footer.startswith("✗ failed m · 1 of 2 tool calls failed · 2 iterations")
+
+
+def test_a_call_waiting_for_approval_says_so_on_its_line_and_the_activity_line() -> None:
+    view = TurnView(model="m")
+    view.apply(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, call_id="c1", name="demo__drop",
+                                      arguments_delta='{"table": "t"}'))
+    view.apply(LlmCallFinished(session_id=S, llm_call_id="l1", provider="scripted", model="m", started_at=NOW,
+                               duration_ms=5, usage=Usage(1, 1)))
+    assert "waiting to run" in render(view)["text/plain"]
+    view.ask_approval("demo__drop")
+    text = render(view)["text/plain"]
+    assert '[tool] demo__drop(table="t") waiting for your approval' in text
+    assert "waiting for your approval of demo__drop · " in text
+    assert "about to run" not in text
+    view.approval_answered()
+    assert "waiting for your approval" not in render(view)["text/plain"]

@@ -234,10 +234,30 @@ class _Turn:
         plan = self.plan
         return TurnOptions(
             plan.provider, system=plan.system, tool_patterns=plan.tool_patterns, max_iterations=plan.max_iterations,
-            max_result_chars=plan.max_result_chars, approval=self._approval, ask=ask,
+            max_result_chars=plan.max_result_chars, approval=self._approval,
+            ask=_Asking(ask, self.display) if ask is not None else None,
             sinks=(*self.sinks, *more_sinks), tool_scope=self.tracing.tool_scope if self.tracing is not None else None,
             budget=_budget(plan), tool_answer=self._tool_answer,
         )
+
+
+class _Asking:
+    """An approval callback that tells the turn's display while the user is asked: the tool's line and the
+    activity line say "waiting for your approval" (with the time waited) until the answer."""
+
+    def __init__(self, ask: ApprovalCallback, display: TurnDisplay) -> None:
+        self.ask = ask
+        self.display = display
+
+    async def __call__(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
+        self.display.view.ask_approval(spec.name)
+        self.display.refresh()
+        try:
+            return await self.ask(spec, arguments)
+        finally:
+            self.display.view.approval_answered()
+            if not self.display.output.finished:
+                self.display.refresh()
 
 
 FOREGROUND_INTERRUPTS: tuple[type[BaseException], ...] = (asyncio.CancelledError, KeyboardInterrupt)
