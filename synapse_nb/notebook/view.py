@@ -140,6 +140,7 @@ class TurnView:
     error_raised: bool = False  # a blocking cell ends with the turn's error itself: the view does not repeat it
     clock: Callable[[], float] = time.monotonic
     asking: str | None = None  # the tool the user is asked to approve now (StdinApproval, the run's buttons)
+    user_wait: Callable[[], float | None] | None = None  # when the open stdin question was asked (KernelPort)
     _started: float = field(default=0.0)
     _waiting_since: float = field(default=0.0)
     _asked_at: float = field(default=0.0)
@@ -304,6 +305,9 @@ class TurnView:
         now = self.clock()
         if self.asking is not None:
             return f"waiting for your approval of {self.asking} · {duration((now - self._asked_at) * 1000)}"
+        asked = self.user_wait() if self.user_wait is not None else None
+        if asked is not None:  # a server's form or link, asked in the input box while a tool runs
+            return f"waiting for your answer · {duration((now - asked) * 1000)}"
         running = self.running_calls
         if running:
             since = min(c.started or now for c in running)

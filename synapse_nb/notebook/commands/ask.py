@@ -207,6 +207,7 @@ class _Turn:
         view = TurnView(
             model=plan.model_id, model_note=plan.model_note, session=plan.session, format=plan.format,
             background=options.background, error_raised=not options.background,
+            user_wait=None if options.background else (lambda: state.port.asking_since),
         )
         if output is None:
             output = LiveOutput(live=state.port.live, keep=options.background, publish=state.port.publish)

@@ -420,7 +420,7 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
     started = time.perf_counter()
     out = LiveOutput(live=state.port.live, publish=state.port.publish)
     try:
-        async with ticking(out, lambda elapsed: f"calling {name} … {elapsed}"):
+        async with ticking(out, lambda elapsed: f"calling {name} … {elapsed}", asked=lambda: state.port.asking_since):
             result = await state.call_tool(spec.name, dict(arguments))
     except SynapseError as exc:
         raise usage_error(exc) from None
