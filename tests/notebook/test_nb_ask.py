@@ -304,7 +304,8 @@ def test_foreground_and_background_runs_take_the_same_turn_path(
 
     async def spy(turn: Any, told: Any, **kwargs: Any) -> Any:
         result, interrupted = await real(turn, told, **kwargs)
-        ran.append((turn.plan.prompt, type(told.ask).__name__, result.text))
+        asker = told.ask.ask  # who asks, inside the wrapper that tells the display while it waits
+        ran.append((turn.plan.prompt, type(asker).__name__, result.text))
         return result, interrupted
 
     monkeypatch.setattr(ask_cmd, "run_turn", spy)
