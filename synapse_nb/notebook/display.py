@@ -154,14 +154,19 @@ class TurnDisplay:
 @contextlib.asynccontextmanager
 async def ticking(
     output: LiveOutput, line: Callable[[str], str], *, tick: float = TICK, clock: Callable[[], float] = time.monotonic,
+    asked: Callable[[], float | None] | None = None,
 ) -> AsyncIterator[None]:
     """Show `line(elapsed)` in `output` (`calling demo.sleep … 3.2 s`), re-rendered every `tick` while the
     body runs, for the commands that wait without a TurnView (`%mcp call`); the output is emptied at the end,
-    whatever the end, as the command shows its own result."""
+    whatever the end, as the command shows its own result. While `asked()` gives a time (a question in the
+    input box, e.g. the server's form), the line says it waits for the user's answer, and since when."""
     started = clock()
 
     def bundle() -> dict[str, str]:
         text = line(duration((clock() - started) * 1000))
+        since = asked() if asked is not None else None
+        if since is not None:
+            text = f"{text} · waiting for your answer · {duration((clock() - since) * 1000)}"
         return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
 
     async def run() -> None:

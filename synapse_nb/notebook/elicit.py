@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as _dt
+import json
 import logging
 import time
 import uuid
@@ -29,12 +30,19 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SynapseError
 from ..events import LlmCallFinished, ServerEvent, utcnow
-from ..mcp_client.elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation
+from ..mcp_client.elicitation import (
+    ElicitationAnswer,
+    ElicitationError,
+    ElicitationField,
+    ElicitationForm,
+    UrlElicitation,
+)
 from ..mcp_client.handlers import ClientHandlers, Withdrawal
 from ..mcp_client.sampling import SamplingReply, SamplingRequest
 from ..protocols import Completion, Provider
 from ..types import Usage
 from . import elicit_card as cards
+from .elicit_format import format_problem
 from .kernel_port import NobodyCanAnswer
 
 if TYPE_CHECKING:
@@ -48,6 +56,7 @@ __all__ = ["NotebookAnswers"]
 logger = logging.getLogger("synapse_nb.notebook")
 
 _TRIES = 3
+LONG_FORM = 5  # a form with more fields than this may be answered with one JSON object
 _NO_STDIN = "no one can answer here (no stdin: a frontend without input, or a background run)"
 _NO_FRONTEND = "no one can answer here (the cell was run by a frontend without input, e.g. nbclient or papermill)"
 _URL_PROMPT = "press Enter when done, n to decline, c to cancel: "
@@ -174,16 +183,20 @@ class NotebookAnswers:
         return _url_answer(await self.port.ask(_URL_PROMPT), request)
 
     async def _form(self, form: ElicitationForm) -> ElicitationAnswer:
-        question = "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: "
+        long = len(form.fields) > LONG_FORM  # one JSON answer is offered instead of a prompt per field
+        choices = "a(ccept)/j(son)/d(ecline)/c(ancel)" if long else "a(ccept)/d(ecline)/c(ancel)"
+        question = f"fill in the form? [{choices}]: "
         for _ in range(_TRIES):
             reply = await self._ask(question)
             if reply is None or reply in ("c", "cancel"):
                 return ElicitationAnswer.cancel()
             if reply in ("d", "decline", "n", "no"):
                 return ElicitationAnswer.decline()
+            if long and reply in ("j", "json"):
+                return await self._json_answer(form)
             if reply in ("a", "accept", "y", "yes", ""):
                 break
-            question = "please answer a (accept), d (decline) or c (cancel): "
+            question = f"please answer {choices.replace('/', ', ')}: "
         else:
             return ElicitationAnswer.cancel()
         values: dict[str, Any] = {}
@@ -196,7 +209,7 @@ class NotebookAnswers:
                 if raw == "" and (f.has_default or not f.required):
                     break
                 try:
-                    values[f.name] = f.convert(raw) if raw else None
+                    values[f.name] = _checked(f, f.convert(raw) if raw else None)
                     if values[f.name] is None:
                         raise ElicitationError(f"field {f.name!r} is required")
                     break
@@ -206,6 +219,29 @@ class NotebookAnswers:
             else:
                 return ElicitationAnswer.cancel()
         return form.answer(values)
+
+    async def _json_answer(self, form: ElicitationForm) -> ElicitationAnswer:
+        """A long form answered in one line: a JSON object of the fields' keys (omitted ones take defaults)."""
+        keys = ", ".join(f.name + ("" if f.required else "?") for f in form.fields)
+        question = f"one JSON object with {keys}: "
+        for _ in range(_TRIES):
+            raw = await self._ask(question, lower=False)
+            if raw is None:
+                return ElicitationAnswer.cancel()
+            try:
+                values = json.loads(raw)
+                if not isinstance(values, dict):
+                    raise ElicitationError("the answer is not a JSON object ({...})")
+                answer = form.answer(values)
+                by_name = {f.name: f for f in form.fields}
+                for name, value in (answer.content or {}).items():
+                    _checked(by_name[name], value)
+                return answer
+            except json.JSONDecodeError as exc:
+                question = f"not JSON ({exc.msg} at character {exc.pos + 1}); {question.split('; ')[-1]}"
+            except ElicitationError as exc:
+                question = f"{exc}; {question.split('; ')[-1]}"
+        return ElicitationAnswer.cancel()
 
     # -- sampling
 
@@ -322,6 +358,15 @@ class NotebookAnswers:
             return None
         reply = reply.strip()
         return reply.lower() if lower else reply
+
+
+def _checked(f: ElicitationField, value: Any) -> Any:
+    """`value` of field `f`, once it has the field's format (ElicitationError saying what is wrong if not)."""
+    if isinstance(value, str) and value:
+        problem = format_problem(f.format, value)
+        if problem is not None:
+            raise ElicitationError(f"field {f.name!r} {problem}")
+    return value
 
 
 def _priced(provider: Provider, usage: Usage) -> tuple[Usage, Any]:

@@ -42,14 +42,19 @@ def field_line(f: ElicitationField) -> str:
 
 
 def field_prompt(f: ElicitationField) -> str:
-    """The input line of one field: short; Enter takes the default."""
+    """The input line of one field: its key, its title (when it says more), what to type, its format,
+    required or optional, and the default Enter takes: `email "Your email" (string, email, required): `."""
     hint: str = "y/n" if f.kind == "boolean" else "number or value" if f.choices else f.kind
     if f.kind == "multi_choice":
         hint = "numbers or values, comma-separated"
+    if f.minimum is not None or f.maximum is not None:
+        hint += f" {'' if f.minimum is None else f'{f.minimum:g}'}..{'' if f.maximum is None else f'{f.maximum:g}'}"
     default = ""
     if f.has_default:
         default = f" [{', '.join(f.default) if isinstance(f.default, list) else f.default}]"
-    return f"{f.title} ({hint}){default}: "
+    title = f' "{f.title}"' if f.title != f.name else ""
+    details = [hint, *([f.format] if f.format else []), "required" if f.required else "optional"]
+    return f"{f.name}{title} ({', '.join(details)}){default}: "
 
 
 def _card(title: str, body: str, text: str) -> Bundle:

@@ -34,6 +34,7 @@ import os
 import re
 import select
 import sys
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -69,6 +70,7 @@ class KernelPort:
         self.publish: Publisher = ipython_publisher
         self.input: Callable[[str], str] | None = None
         self.kernel_id = kernel_id()
+        self.asking_since: float | None = None  # time.monotonic() when the open question was asked, or None
 
     @property
     def kernel(self) -> Any | None:
@@ -156,10 +158,13 @@ class KernelPort:
             except EOFError:
                 return None, False
 
+        self.asking_since = time.monotonic()  # the cell's running line says it waits for the user meanwhile
         try:
             line, interrupted = await in_worker(work, until=stopped)
         except StdinNotImplementedError as exc:
             raise NobodyCanAnswer(str(exc) or "this frontend does not take input") from None
+        finally:
+            self.asking_since = None
         if interrupted:
             runner.interrupt()
             await asyncio.sleep(0)  # the cancellation lands here when this task is the interrupted command

@@ -29,7 +29,7 @@ IMAGE_PREVIEW_BYTES = 400_000
 COLOURS: Mapping[str, str] = {
     "ok": "#1a7f37", "finished": "#1a7f37", "error": "#cf222e", "failed": "#cf222e",
     "denied": "#6e7781", "cancelled": "#57606a", "running": "#0969da", "streaming": "#0969da",
-    "budget_exceeded": "#9a6700",
+    "budget_exceeded": "#9a6700", "tool_failed": "#9a6700",
 }
 BOX = (
     "border:1px solid #d0d7de;border-left:3px solid {accent};border-radius:6px;"
@@ -102,11 +102,11 @@ def markdown(view: TurnView) -> str:
     if activity:
         blocks.append(f'<div class="snb-activity" style="color:#57606a">{SPINNER} {_esc(activity)}</div>')
     blocks.extend(f"> {_esc(note)}" for note in view.notes)
-    if view.error:
+    if view.shown_error:
         colour = COLOURS["budget_exceeded"] if view.status == "budget_exceeded" else "#cf222e"
-        blocks.append(f'<pre style="{PRE};color:{colour}">{_one_line(view.error)}</pre>')
-    colour = COLOURS.get(view.status, "#57606a")
-    blocks.append(f'<sub class="snb-footer snb-{view.status}" style="color:{colour}">{_esc(view.footer)}</sub>')
+        blocks.append(f'<pre style="{PRE};color:{colour}">{_one_line(view.shown_error)}</pre>')
+    colour = COLOURS.get(view.tone, "#57606a")
+    blocks.append(f'<sub class="snb-footer snb-{view.tone}" style="color:{colour}">{_esc(view.footer)}</sub>')
     return "\n\n".join(blocks)
 
 
@@ -309,8 +309,8 @@ def plain(view: TurnView) -> str:
     if activity:
         lines.append(activity)
     lines.extend(f"note: {note}" for note in view.notes)
-    if view.error:
-        lines.append(f"error: {view.error}")
+    if view.shown_error:
+        lines.append(f"error: {view.shown_error}")
     lines.append(f"-- {view.footer}")
     return "\n".join(lines)
 

@@ -70,6 +70,7 @@ class ToolCallView:
     progress: float | None = None
     total: float | None = None
     progress_message: str | None = None
+    asking: bool = False  # the user is asked to approve this call now
 
     @property
     def result_text(self) -> str:
@@ -92,6 +93,8 @@ class ToolCallView:
 
     def outcome(self, now: float) -> str:
         """`✓ 12 ms`, `✗ 3 ms`, `⊘ denied`, `■ cancelled`, `running 3.2 s`, `receiving arguments`."""
+        if self.status == "streaming" and self.asking:
+            return "waiting for your approval"
         if self.status == "streaming":
             return "waiting to run" if self.received else "receiving arguments"
         if self.status == "running":
@@ -136,9 +139,13 @@ class TurnView:
     background: bool = False
     first: int = 0  # the parts before it were shown above a View (the turn's output was cut there)
     segment: bool = False  # a cut-off head: only its parts render (no activity, notes or footer)
+    error_raised: bool = False  # a blocking cell ends with the turn's error itself: the view does not repeat it
     clock: Callable[[], float] = time.monotonic
+    asking: str | None = None  # the tool the user is asked to approve now (StdinApproval, the run's buttons)
+    user_wait: Callable[[], float | None] | None = None  # when the open stdin question was asked (KernelPort)
     _started: float = field(default=0.0)
     _waiting_since: float = field(default=0.0)
+    _asked_at: float = field(default=0.0)
 
     def __post_init__(self) -> None:
         self._started = self._waiting_since = self.clock()
@@ -186,6 +193,21 @@ class TurnView:
             self.error = f"{event.error_type}: {event.error}"
         elif isinstance(event, TurnCancelled):
             self._end("cancelled", event.iterations, event.usage, event.duration_ms)
+
+    def ask_approval(self, name: str) -> None:
+        """The user is asked to approve a call of `name`: its line and the activity say so until answered."""
+        self.asking, self._asked_at = name, self.clock()
+        waiting = [p for p in self.parts if isinstance(p, ToolCallView) and p.status == "streaming" and p.name == name]
+        if waiting and not any(p.asking for p in waiting):
+            waiting[0].asking = True
+
+    def approval_answered(self) -> None:
+        """The approval question was answered (or given up): the turn goes on."""
+        self.asking = None
+        self._waiting_since = self.clock()
+        for part in self.parts:
+            if isinstance(part, ToolCallView):
+                part.asking = False
 
     def call(self, call_id: str) -> ToolCallView | None:
         return next((p for p in self.parts if isinstance(p, ToolCallView) and p.call_id == call_id), None)
@@ -246,6 +268,14 @@ class TurnView:
                 part.status = "cancelled" if status == "cancelled" else "error"
 
     @property
+    def shown_error(self) -> str | None:
+        """The error line the view shows: none for a failed blocking turn, whose cell ends with that error
+        (shown once, as what it is), else the error (or the budget line) if any."""
+        if self.status == "failed" and self.error_raised:
+            return None
+        return self.error
+
+    @property
     def text(self) -> str:
         """The answer text so far (all text segments)."""
         return "".join(p for p in self.parts if isinstance(p, str))
@@ -259,12 +289,27 @@ class TurnView:
         return [p for p in self.parts if isinstance(p, ToolCallView) and p.status == "running"]
 
     @property
+    def failed_calls(self) -> list[ToolCallView]:
+        """The tool calls that ended in an error (not the denied or cancelled ones: the user's own doing)."""
+        return [p for p in self.parts if isinstance(p, ToolCallView) and p.status == "error"]
+
+    @property
+    def tone(self) -> str:
+        """The footer's colour key: the status, or `tool_failed` for a finished turn with a failed tool call."""
+        return "tool_failed" if self.status == "finished" and self.failed_calls else self.status
+
+    @property
     def activity(self) -> str | None:
         """What the turn waits for now, with a ticking time (`running demo__sleep · 3.2 s`), or None while
         the answer streams or after the end."""
         if self.status != "running":
             return None
         now = self.clock()
+        if self.asking is not None:
+            return f"waiting for your approval of {self.asking} · {duration((now - self._asked_at) * 1000)}"
+        asked = self.user_wait() if self.user_wait is not None else None
+        if asked is not None:  # a server's form or link, asked in the input box while a tool runs
+            return f"waiting for your answer · {duration((now - asked) * 1000)}"
         running = self.running_calls
         if running:
             since = min(c.started or now for c in running)
@@ -289,6 +334,11 @@ class TurnView:
             head = "running in the background" if self.background else "running"
         model = f"{self.model} ({self.model_note})" if self.model_note else self.model
         items = [f"{head} {model}", _plural(self.iterations, "iteration")]
+        failed, calls = self.failed_calls, [p for p in self.parts if isinstance(p, ToolCallView)]
+        if self.status == "finished" and failed:  # not a plain ✓: the answer was written around a failure
+            items[0] = f"{GLYPH['error']} finished, {len(failed)} of {_plural(len(calls), 'tool call')} failed {model}"
+        elif failed:
+            items.insert(1, f"{len(failed)} of {_plural(len(calls), 'tool call')} failed")
         if self.usage.total_tokens:
             cached = f", {self.usage.cached_input_tokens} cached" if self.usage.cached_input_tokens else ""
             items.append(

@@ -34,25 +34,37 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
         yield k
 
 
+LONG_FORM = "fill in the form? [a(ccept)/j(son)/d(ecline)/c(ancel)]: "  # 14 fields: one JSON answer is offered
+
+
 def _form_answers(prompt: str) -> str:
     if prompt.startswith("fill in the form?"):
         return "a"
-    if prompt.startswith("String ("):
+    if prompt.startswith('name "String" (string, required)'):
         return "Ada Lovelace"
-    if prompt.startswith("Boolean ("):
+    if prompt.startswith('check "Boolean" (y/n'):
         return "y"
-    if prompt.startswith("Integer ("):
+    if prompt.startswith('integer "Integer" (integer'):
         return "7"
-    if prompt.startswith("Titled Single Select Enum"):
+    if prompt.startswith('email "String with email format" (string, email, optional)'):
+        return "ada at example"  # not an email: asked again, with what is wrong
+    if prompt.startswith("field 'email' is not an email address"):
+        return "ada@example.org"
+    if prompt.startswith('birthdate "String with date format" (string, date, optional)'):
+        return "1815-12-10"
+    if prompt.startswith('titledSingleSelectEnum "Titled Single Select Enum"'):
         return "3"  # by number: hero-3 (Wonder Woman)
     return ""  # Enter: the default, or nothing for an optional field
 
 
 def test_elicitation_form_is_answered_field_by_field_through_stdin(kernel: Kernel) -> None:
     run = kernel.ok("%mcp call everything.trigger-elicitation-request {}", allow_stdin=True, answer=_form_answers)
-    assert run.prompts[0] == "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: "
-    assert any(p.startswith("String with default (string) [It was a dark and stormy night.]") for p in run.prompts)
-    assert any(p.startswith("Integer (integer) [42]") for p in run.prompts)
+    assert run.prompts[0] == LONG_FORM
+    assert 'firstLine "String with default" (string, optional) [It was a dark and stormy night.]: ' in run.prompts
+    assert any(p.startswith('integer "Integer" (integer') and p.endswith("optional) [42]: ") for p in run.prompts)
+    retried = [p for p in run.prompts if p.startswith("field 'email'")]
+    assert retried == ["field 'email' is not an email address, e.g. ada@example.org; "
+                       'email "String with email format" (string, email, optional): ']
     card = next(d["data"] for d in run.displays if "snb-elicit-card" in d["data"].get("text/html", ""))
     assert "Please provide inputs for the following fields:" in card["text/plain"]
     assert "choices: 1=hero-1 (Superman)" in card["text/plain"]
@@ -63,10 +75,27 @@ def test_elicitation_form_is_answered_field_by_field_through_stdin(kernel: Kerne
     assert '"name": "Ada Lovelace"' in raw
     assert '"check": true' in raw
     assert '"integer": 7' in raw
+    assert '"email": "ada@example.org"' in raw
+    assert '"birthdate": "1815-12-10"' in raw
     assert '"titledSingleSelectEnum": "hero-3"' in raw
     assert '"firstLine": "It was a dark and stormy night."' in raw  # Enter took the default (SEP-1034)
     assert '"untitledMultipleSelectEnum": [\n' in raw
     assert '"Guitar"' in raw
+
+
+def test_a_long_form_takes_one_json_answer_checked_like_the_fields(kernel: Kernel) -> None:
+    typed = iter(["j", '{"name": "Ada", "homepage": "not a uri"}',
+                  '{"name": "Ada", "homepage": "https://example.org/ada", "titledSingleSelectEnum": "Wonder Woman"}'])
+    run = kernel.ok("%mcp call everything.trigger-elicitation-request {}", allow_stdin=True,
+                    answer=lambda prompt: next(typed))
+    assert run.prompts[0] == LONG_FORM
+    assert run.prompts[1].startswith("one JSON object with name, check?, firstLine?, email?")
+    assert run.prompts[2].startswith("field 'homepage' is not a URI, e.g. https://example.org/page; one JSON object")
+    assert len(run.prompts) == 3  # not one prompt per field
+    raw = run.text()[run.text().index("Raw result"):]
+    assert '"name": "Ada"' in raw
+    assert '"homepage": "https://example.org/ada"' in raw
+    assert '"titledSingleSelectEnum": "hero-3"' in raw  # by its title
 
 
 def test_elicitation_decline_and_no_stdin(kernel: Kernel) -> None:
@@ -87,7 +116,7 @@ def test_a_form_asked_during_an_agent_turn_is_answered_in_that_cell(kernel: Kern
                                    "arguments": {}, "answer": "the server said: {result}"}]))
     run = kernel.ok(f"%%synapse --model scripted:{script} --approve auto --session forms\nfill in the form",
                     allow_stdin=True, answer=_form_answers)
-    assert run.prompts[0] == "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: "
+    assert run.prompts[0] == LONG_FORM
     assert "✓ form from everything: accepted" in run.text()
     assert "Ada Lovelace" in run.text()
 

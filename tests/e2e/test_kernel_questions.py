@@ -104,9 +104,10 @@ def test_tool_approval_is_answered_while_the_loop_runs(kernel: Kernel, folder: P
 
 def test_a_form_field_is_answered_while_the_loop_runs(kernel: Kernel, folder: Path) -> None:
     frontend = Frontend(folder, {"fill in the form? [a(ccept)/d(ecline)/c(ancel)]: ": "a",
-                                 "Name (string): ": "Ada"})
+                                 'name "Name" (string, required): ': "Ada"})
     run = kernel.ok('%mcp call demo.question message="Your name?"', allow_stdin=True, answer=frontend)
-    assert run.prompts == ["fill in the form? [a(ccept)/d(ecline)/c(ancel)]: ", "Name (string): "]
+    assert run.prompts == ["fill in the form? [a(ccept)/d(ecline)/c(ancel)]: ",
+                           'name "Name" (string, required): ']
     assert frontend.ticked == run.prompts
     assert frontend.held == []
     assert "✓ form from demo: accepted: name=Ada" in run.text()

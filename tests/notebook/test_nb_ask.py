@@ -11,7 +11,7 @@ import pytest
 from IPython.core.error import StdinNotImplementedError, UsageError
 
 import synapse_nb
-from synapse_nb.notebook.commands.ask import CellInterrupted
+from synapse_nb.notebook.commands.ask import CellInterrupted, TurnError
 from synapse_nb.notebook.result import BackgroundRun, SynapseResult
 
 Script = Callable[[Any], str]
@@ -108,7 +108,7 @@ def test_prompt_interpolates_notebook_values(ip: Any, script: Script) -> None:
 def test_system_prompt_and_iteration_limit(ip: Any, script: Script) -> None:
     ip.run(TOOLS)
     loop = script([{"tool": "shout", "arguments": {"text": "again"}}])  # asks for a tool forever
-    with pytest.raises(UsageError, match="MaxIterationsError: the model still asked for tools after 2 iterations"):
+    with pytest.raises(TurnError, match="MaxIterationsError: the model still asked for tools after 2 iterations"):
         ip.cell(f"synapse --model {loop} --max-iterations 2 --system 'Be terse.'", "go")
     assert ip.ns["_synapse"].status == "failed"
     assert turns().iloc[-1].status == "failed"
@@ -304,7 +304,8 @@ def test_foreground_and_background_runs_take_the_same_turn_path(
 
     async def spy(turn: Any, told: Any, **kwargs: Any) -> Any:
         result, interrupted = await real(turn, told, **kwargs)
-        ran.append((turn.plan.prompt, type(told.ask).__name__, result.text))
+        asker = told.ask.ask  # who asks, inside the wrapper that tells the display while it waits
+        ran.append((turn.plan.prompt, type(asker).__name__, result.text))
         return result, interrupted
 
     monkeypatch.setattr(ask_cmd, "run_turn", spy)

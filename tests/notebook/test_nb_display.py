@@ -508,3 +508,40 @@ def test_a_long_answer_with_an_open_code_fence_still_closes_its_scroll_box() -> 
     view.apply(TurnFinished(session_id=S, turn_id=T, text=answer, iterations=1, usage=Usage(), duration_ms=5))
     md = render(view)["text/markdown"]
     assert "print(1)\n```\n\n</div>" in md
+
+
+def test_a_turn_whose_tool_failed_does_not_end_with_a_tick() -> None:
+    """The answer was written around a failed call: the footer says so (amber), not `✓` under a `✗` tool."""
+    view = TurnView(model="m", session="main")
+    ok, broken = _call("demo__query"), _call("demo__crash")
+    for call, error in ((ok, None), (broken, "ServerCrashedError: gone")):
+        view.apply(ToolCallStarted(session_id=S, call=call, server="demo", tool=call.name, approval="auto"))
+        view.apply(ToolCallFinished(session_id=S, call=call, server="demo", tool=call.name, approval="auto",
+                                    started_at=NOW, duration_ms=3, error=error,
+                                    result=None if error else ToolResult((ContentBlock("text", text="1"),))))
+    view.apply(TurnFinished(session_id=S, turn_id=T, text="Could not check.", iterations=2, usage=Usage(),
+                            duration_ms=30))
+    assert view.footer.startswith("✗ finished, 1 of 2 tool calls failed m · 2 iterations")
+    assert not view.footer.startswith("✓")
+    md = render(view)["text/markdown"]
+    assert 'snb-footer snb-tool_failed" style="color:#9a6700' in md
+    assert render(view)["text/plain"].endswith("-- " + view.footer)
+    view.apply(TurnFailed(session_id=S, turn_id=T, error="boom", error_type="StreamError", iterations=2,
+                          usage=Usage(), duration_ms=40))
+    assert view.footer.startswith("✗ failed m · 1 of 2 tool calls failed · 2 iterations")
+
+
+def test_a_call_waiting_for_approval_says_so_on_its_line_and_the_activity_line() -> None:
+    view = TurnView(model="m")
+    view.apply(ToolCallArgumentsDelta(session_id=S, turn_id=T, index=0, call_id="c1", name="demo__drop",
+                                      arguments_delta='{"table": "t"}'))
+    view.apply(LlmCallFinished(session_id=S, llm_call_id="l1", provider="scripted", model="m", started_at=NOW,
+                               duration_ms=5, usage=Usage(1, 1)))
+    assert "waiting to run" in render(view)["text/plain"]
+    view.ask_approval("demo__drop")
+    text = render(view)["text/plain"]
+    assert '[tool] demo__drop(table="t") waiting for your approval' in text
+    assert "waiting for your approval of demo__drop · " in text
+    assert "about to run" not in text
+    view.approval_answered()
+    assert "waiting for your approval" not in render(view)["text/plain"]

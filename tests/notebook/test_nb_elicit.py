@@ -45,11 +45,11 @@ def test_a_form_is_answered_field_by_field_and_enter_takes_the_default(ip: Shell
     answer = ip.state.runner.run(answers.elicit(form()))
     assert answer.action == "accept"
     assert answer.content == {"name": "Ada", "age": 30, "colour": "g", "ok": True}
-    assert ip.prompts[1] == "Name (string): "  # required and empty: asked again
-    assert ip.prompts[3] == "Age (integer) [30]: "
-    assert ip.prompts[4] == "field 'age' needs an integer; Age (integer) [30]: "
-    assert ip.prompts[5] == "field 'age' must be at most 120; Age (integer) [30]: "
-    assert ip.prompts[6] == "Colour (number or value): "
+    assert ip.prompts[1] == 'name "Name" (string, required): '  # required and empty: asked again
+    assert ip.prompts[3] == 'age "Age" (integer 1..120, optional) [30]: '
+    assert ip.prompts[4] == "field 'age' needs an integer; " + ip.prompts[3]
+    assert ip.prompts[5] == "field 'age' must be at most 120; " + ip.prompts[3]
+    assert ip.prompts[6] == 'colour "Colour" (number or value, optional): '
     card = ip.published.items[0][0]
     assert "Tell me about you" in card["text/plain"]
     assert "colour: Colour (choice) choices: 1=r (Red), 2=g (Green)" in card["text/plain"]
@@ -307,3 +307,19 @@ def test_a_link_stops_waiting_once_the_cell_stops_waiting(ip: Shell) -> None:
         release.set()
     assert answer.action == "cancel"
     assert ip.published.text() == "⊘ link from srv: cancelled: the cell stopped waiting for it (interrupted)"
+
+
+@pytest.mark.parametrize(("fmt", "good", "bad"), [
+    ("email", "ada@example.org", "ada at example"), ("email", "a.b@mail.example.co", "ada@localhost"),
+    ("uri", "https://example.org/x?y=1", "not a uri"), ("uri", "mailto:ada@example.org", "example.org"),
+    ("date", "2026-02-28", "2026-02-30"), ("date", "1815-12-10", "10/12/1815"),
+    ("date-time", "2026-03-31T14:30:00Z", "2026-03-31"),
+])
+def test_string_formats_are_checked(fmt: str, good: str, bad: str) -> None:
+    from synapse_nb.notebook.elicit_format import format_problem
+
+    assert format_problem(fmt, good) is None
+    problem = format_problem(fmt, bad)
+    assert problem is not None
+    assert problem.startswith("is not a")
+    assert format_problem("hostname", "anything at all") is None  # formats the spec does not list pass

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.core.error import UsageError
 
 import synapse_nb
+from synapse_nb.notebook.commands.ask import TurnError
 
 TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:
@@ -47,7 +47,7 @@ def test_openai_wire_answers_and_calls_a_notebook_tool(ip: Any, openai_server: L
 
 def test_a_provider_error_is_one_line_and_recorded(ip: Any, openai_server: LlmServer) -> None:
     openai_server.queue(error(401, "invalid api key"))
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(TurnError) as caught:
         ip.cell("synapse --model openai:gpt-test", "hello")
     message = str(caught.value)
     assert message.startswith("AuthenticationError: ")

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.core.error import UsageError
+
+from synapse_nb.notebook.commands.ask import TurnError
 
 TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:
@@ -35,7 +36,7 @@ def test_env_after_a_401_takes_effect_at_the_next_cell(
         server.responder = only_new_key
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
         monkeypatch.setenv("OPENAI_API_KEY", OLD_KEY)  # also restores the variable after the test
-        with pytest.raises(UsageError, match=r"AuthenticationError: .*check OPENAI_API_KEY"):
+        with pytest.raises(TurnError, match=r"AuthenticationError: .*check OPENAI_API_KEY"):
             ip.cell("synapse --model openai:gpt-test", "hello")
         old = ip.state.provider("openai:gpt-test")
 

@@ -144,6 +144,23 @@ def test_a_server_that_fails_to_start_says_why_and_shows_its_stderr(ip: Any) -> 
     assert "bad (failed — %mcp restart bad to retry, 0 tools)" in repr(ip.line("synapse", "status"))
 
 
+@pytest.mark.process
+def test_a_failed_server_says_so_once_and_a_call_to_it_says_how_to_restart(ip: Any) -> None:
+    """Issue 22, section 4: `/bin/false` printed its failure twice (a "did not start" line, then the error),
+    and `%mcp call bad.foo {}` said "has no tool 'foo'; its tools: none" of a server that is not running."""
+    ip.run("import sys")
+    with pytest.raises(UsageError, match="bad failed to start: the server closed the connection") as caught:
+        ip.line("mcp", 'connect bad -- {sys.executable} -c "raise SystemExit(3)"')
+    assert "did not start" not in ip.published.text()  # the error is the one place it is said
+    assert "\n" not in str(caught.value)
+    with pytest.raises(UsageError) as caught:
+        ip.line("mcp", "call bad.foo {}")
+    message = str(caught.value)
+    assert message.startswith("%mcp call: server 'bad' is not running (failed: the server closed the connection")
+    assert message.endswith("start it again with %mcp restart bad")
+    assert "has no tool" not in message
+
+
 def test_header_secrets_are_never_shown_or_recorded(ip: Any) -> None:
     token = "Bearer sk-planted-7f3a9c1e5b2d4f60"
     with pytest.raises(UsageError) as caught:

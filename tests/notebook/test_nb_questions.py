@@ -73,10 +73,10 @@ def test_the_loop_runs_while_tool_approval_waits(ip: Shell, script: Callable[[An
 def test_the_loop_runs_while_a_form_field_waits(ip: Shell) -> None:
     form = parse_form("srv", "Who are you?", {"type": "object", "properties": {"name": {"type": "string"}},
                                               "required": ["name"]})
-    typed = {"fill in the form? [a(ccept)/d(ecline)/c(ancel)]: ": "a", "name (string): ": "Ada"}
+    typed = {"fill in the form? [a(ccept)/d(ecline)/c(ancel)]: ": "a", "name (string, required): ": "Ada"}
     watcher = LoopWatcher(ip, typed.__getitem__, watch=lambda prompt: prompt.startswith("name"))
     answer = ip.state.runner.run(answers_of(ip.state).elicit(form))
-    assert watcher.ran == ["name (string): "]
+    assert watcher.ran == ["name (string, required): "]
     assert watcher.held == []
     assert (answer.action, answer.content) == ("accept", {"name": "Ada"})
     assert ip.published.text() == "✓ form from srv: accepted: name=Ada"

@@ -13,6 +13,7 @@ import pytest
 from IPython.core.error import UsageError
 
 import synapse_nb
+from synapse_nb.notebook.commands.ask import TurnError
 
 TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:
@@ -100,7 +101,7 @@ def test_a_recorded_notebook_replays_offline_with_the_same_answers(
     assert h.sql("SELECT count(*) AS n FROM llm_calls WHERE replayed").n[0] == 3
     assert h.tool_calls().approval.tolist() == ["auto", "replayed"]
 
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(TurnError) as caught:
         ip.cell(REPLAY, "Something I never asked.")
     message = str(caught.value)
     assert message.startswith("ReplayMismatchError: replay: this request is not in the cassette c.jsonl: message #6")

@@ -26,7 +26,6 @@ from ..interpolate import interpolate
 from ..output import LiveOutput, Publisher
 from ..result import BackgroundRun, SynapseResult
 from ..settings import Settings
-from ..usage import usage_error
 from .cost import check_prices
 
 if TYPE_CHECKING:
@@ -37,7 +36,8 @@ if TYPE_CHECKING:
     from ..state import SynapseState
 
 __all__ = [
-    "INTERRUPTED", "CellInterrupted", "TurnPlan", "ask_async", "background", "plan_turn", "run_turn", "view_turn",
+    "INTERRUPTED", "CellInterrupted", "TurnError", "TurnPlan", "ask_async", "background", "plan_turn", "run_turn",
+    "view_turn",
 ]
 
 KERNEL_NOTE = "the agent could see the kernel (kernel__* tools: variables, DataFrames, cells, run_python)"
@@ -57,6 +57,16 @@ class CellInterrupted(KeyboardInterrupt):
 
     def _render_traceback_(self) -> list[str]:
         return [f"\x1b[0;31mKeyboardInterrupt\x1b[0m: {self}"]
+
+
+class TurnError(Exception):
+    """A blocking %%synapse turn failed (the provider refused, was unreachable, a replay missed, too many
+    iterations): the cell ends with this error so that Run All stops there. Its text is the error as what
+    it is (`AuthenticationError: ...`), shown once, as one line under the transcript, never as a
+    `UsageError: ...` repeat of a line the display already showed."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[0;31m{self}\x1b[0m"]
 
 
 @dataclass(frozen=True)
@@ -198,7 +208,8 @@ class _Turn:
         unrecorded = _history_problem(state) if plan.history else None
         view = TurnView(
             model=plan.model_id, model_note=plan.model_note, session=plan.session, format=plan.format,
-            background=options.background,
+            background=options.background, error_raised=not options.background,
+            user_wait=None if options.background else (lambda: state.port.asking_since),
         )
         if output is None:
             output = LiveOutput(live=state.port.live, keep=options.background, publish=state.port.publish)
@@ -234,10 +245,30 @@ class _Turn:
         system = "\n\n".join(p for p in (plan.system, self.view_context) if p) or None
         return TurnOptions(
             plan.provider, system=system, tool_patterns=plan.tool_patterns, max_iterations=plan.max_iterations,
-            max_result_chars=plan.max_result_chars, approval=self._approval, ask=ask,
+            max_result_chars=plan.max_result_chars, approval=self._approval,
+            ask=_Asking(ask, self.display) if ask is not None else None,
             sinks=(*self.sinks, *more_sinks), tool_scope=self.tracing.tool_scope if self.tracing is not None else None,
             budget=_budget(plan), tool_answer=self._tool_answer,
         )
+
+
+class _Asking:
+    """An approval callback that tells the turn's display while the user is asked: the tool's line and the
+    activity line say "waiting for your approval" (with the time waited) until the answer."""
+
+    def __init__(self, ask: ApprovalCallback, display: TurnDisplay) -> None:
+        self.ask = ask
+        self.display = display
+
+    async def __call__(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
+        self.display.view.ask_approval(spec.name)
+        self.display.refresh()
+        try:
+            return await self.ask(spec, arguments)
+        finally:
+            self.display.view.approval_answered()
+            if not self.display.output.finished:
+                self.display.refresh()
 
 
 FOREGROUND_INTERRUPTS: tuple[type[BaseException], ...] = (asyncio.CancelledError, KeyboardInterrupt)
@@ -281,7 +312,7 @@ async def ask_async(
     `keep` receives the result (or handle) as soon as there is one, also when the cell then raises.
 
     Blocking: when the user interrupts (this coroutine is cancelled) the turn is recorded as cancelled,
-    the result kept, and the coroutine ends cancelled; UsageError when the turn failed (provider error,
+    the result kept, and the coroutine ends cancelled; TurnError when the turn failed (provider error,
     max iterations; the transcript so far is kept). A turn a budget stopped returns its result (status
     budget_exceeded); the display says which budget in one line.
     """
@@ -298,7 +329,7 @@ async def ask_async(
     try:
         result, interrupted = await run_turn(turn, told)
     except SynapseError as exc:  # the turn could not start (e.g. the session is still busy)
-        raise usage_error(exc) from None
+        raise TurnError(_one_line(f"{type(exc).__name__}: {exc}")) from None
     if keep is not None:
         keep(result)
     if interrupted or result.status == "cancelled":
@@ -306,7 +337,7 @@ async def ask_async(
         # itself. Whoever drives this (notebook/magics.py) shows the one line of INTERRUPTED.
         raise asyncio.CancelledError
     if result.status == "failed":
-        raise UsageError(result.error or "the turn failed")
+        raise TurnError(_one_line(result.error or "the turn failed"))
     if turn.plan.format == "code":
         _insert_code(state, result)
     return result
@@ -326,6 +357,10 @@ def view_turn(
     told = turn.options(ask)
     turn.display.start()
     return state.runner.spawn(run_turn(turn, told, interrupts=(asyncio.CancelledError,)), name=f"view {session}")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _placeholder(state: SynapseState, settings: Settings, options: AskOptions) -> LiveOutput:

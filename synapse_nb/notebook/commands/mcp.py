@@ -135,10 +135,13 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
         raise UsageError(_mask(state, f"%mcp connect: {exc}")) from None
     except ServerStartError as exc:
         tail = _tail(state, exc.stderr_tail)
-        out.finish(_stderr_bundle(spec.name, tail) if tail else _progress(f"✗ {spec.name} did not start"))
+        if tail:  # what the server said: more than the one-line error below
+            out.finish(_stderr_bundle(spec.name, tail))
+        else:  # the error below says it all: once
+            out.clear()
         raise UsageError(_mask(state, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}")) from None
     except SynapseError as exc:
-        out.finish(_progress(f"✗ {spec.name} did not start"))
+        out.clear()  # the error says it: once
         raise usage_error(exc) from None
     except asyncio.CancelledError:
         out.finish(_progress(f"{GLYPH['cancelled']} connecting {spec.name} was interrupted"))
@@ -413,7 +416,11 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
             return spec
     offered = offered or group
     if not group:
-        _server(state, target.server)  # an unknown server gets its own message (checked last: it costs a snapshot)
+        info = _server(state, target.server)  # an unknown server gets its own message (last: it costs a snapshot)
+        if not offered and not info.usable:  # its tools are unknown because it is not running: say that
+            why = f"{info.state}: {info.last_error}" if info.last_error else info.state
+            raise UsageError(_mask(state, f"%mcp call: server {target.server!r} is not running ({why}); start it "
+                                          f"again with %mcp restart {target.server}"))
     names = ", ".join(s.original_name or s.name for s in offered) or "none"
     raise UsageError(
         f"%mcp call: server {target.server!r} has no tool {target.tool!r}; its tools: {names} "
@@ -431,7 +438,7 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
     started = time.perf_counter()
     out = LiveOutput(live=state.port.live, publish=state.port.publish)
     try:
-        async with ticking(out, lambda elapsed: f"calling {name} … {elapsed}"):
+        async with ticking(out, lambda elapsed: f"calling {name} … {elapsed}", asked=lambda: state.port.asking_since):
             result = await state.call_tool(spec.name, dict(arguments))
     except SynapseError as exc:
         raise usage_error(exc) from None

@@ -102,7 +102,11 @@ class ToolForm(w.VBox):  # type: ignore[misc]
         elif f.kind == "boolean":
             control = w.Checkbox(value=raw, indent=False, description="")
         elif f.kind == "enum":
-            control = w.Dropdown(options=sf.enum_labels(f), index=raw, layout=w.Layout(width="auto"))
+            control = w.Dropdown(options=sf.enum_labels(f), index=raw, layout=w.Layout(width="auto", max_width="100%"))
+            attr = "index"
+        elif sf.multi_select(f):  # several of the options: pick with Ctrl/Shift-click
+            control = w.SelectMultiple(options=sf.option_labels(f), index=raw, rows=min(len(f.options), 6),
+                                       layout=w.Layout(width="auto", max_width="100%"))
             attr = "index"
         else:  # array, json
             rows = 2 if f.kind == "array" else 4
@@ -157,7 +161,7 @@ class ToolForm(w.VBox):  # type: ignore[misc]
         """What every input holds now, for schema_form.collect."""
         out: dict[sf.Path, sf.RawInput] = {}
         for path, control in self.inputs.items():
-            value = control.index if isinstance(control, w.Dropdown) else control.value
+            value = control.index if isinstance(control, w.Dropdown | w.SelectMultiple) else control.value
             out[path] = sf.RawInput(value, touched=path in self.touched)
         return out
 
@@ -170,7 +174,7 @@ class ToolForm(w.VBox):  # type: ignore[misc]
                 control = self.inputs.get(path)
                 if control is None:
                     continue
-                if isinstance(control, w.Dropdown):
+                if isinstance(control, w.Dropdown | w.SelectMultiple):
                     control.index = raw.value
                 else:
                     control.value = raw.value

@@ -177,7 +177,14 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
         future.add_done_callback(lambda _f: self._forget(request))
         self.pending = (*self.pending, request)
         self._render()
-        return await future
+        before = self.detail
+        if self.status == "running":  # not over a "stopping"
+            self.set_status("running", f"waiting for your approval of {spec.original_name or spec.name}")
+        try:
+            return await future
+        finally:
+            if not self.finished and not self.pending and self.status == "running":
+                self.set_status("running", before)
 
     def _answer(self, answer: str) -> None:
         try:

@@ -45,6 +45,11 @@ def resolve(
                 continue
             if not isinstance(branches, list):
                 return node, key
+            if branches and all(isinstance(b, Mapping) and "const" in b for b in branches):
+                # titled choices (SEP-1330: oneOf / anyOf of const + title): an enum whose options carry labels
+                node = {**node, "enum": [b["const"] for b in branches],
+                        "_labels": [str(b.get("title") or b["const"]) for b in branches]}
+                break
             others = [b for b in branches if not (isinstance(b, Mapping) and b.get("type") == "null")]
             if len(others) == 1 and len(others) < len(branches) and isinstance(others[0], Mapping):
                 node = {**others[0], **node, "_nullable": True}

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..elicit_format import format_problem
 from .schema_check import MAX_DEPTH, check_value, resolve, schema_errors, type_name, where_text
 
 __all__ = [
@@ -70,6 +71,7 @@ class Field:
     default: Any = MISSING
     nullable: bool = False
     options: tuple[Any, ...] = ()
+    labels: tuple[str, ...] = ()  # what the options are called (titled oneOf, enumNames), when not their values
     item_kind: Kind | None = None
     fields: tuple[Field, ...] = ()
     schema: Mapping[str, Any] = field(default_factory=dict)
@@ -172,7 +174,7 @@ def _field(
     if kind == "enum":
         options = tuple(node["enum"]) if "enum" in node else (node.get("const"),)
         if all(_is_scalar(v) for v in options) and options:
-            return Field(kind="enum", options=options, **common)
+            return Field(kind="enum", options=options, labels=_labels(node, options), **common)
         return Field(kind="json", reason="enum of structured values", **common)
     if kind is not None:
         return Field(kind=kind, **common)
@@ -184,7 +186,8 @@ def _field(
             options = tuple(items.get("enum") or ()) if item_kind == "enum" else ()
             item = "string" if item_kind == "text" else item_kind
             schema = {**node, "items": items}
-            return Field(kind="array", item_kind=item, options=options, **{**common, "schema": schema})
+            return Field(kind="array", item_kind=item, options=options, labels=_labels(items, options),
+                         **{**common, "schema": schema})
         return Field(kind="json", reason="array of structured items", **common)
     if typ == "object":
         props = node.get("properties")
@@ -211,14 +214,35 @@ def _scalar_kind(name: str, node: Mapping[str, Any]) -> Kind | None:
     return None
 
 
+def _labels(node: Mapping[str, Any], options: tuple[Any, ...]) -> tuple[str, ...]:
+    """The options' titles: from a titled oneOf/anyOf (schema_check.resolve) or the legacy `enumNames`."""
+    for key in ("_labels", "enumNames"):
+        labels = node.get(key)
+        if isinstance(labels, list) and len(labels) == len(options):
+            return tuple(str(t) for t in labels)
+    return ()
+
+
+def multi_select(f: Field) -> bool:
+    """An array of choices: a multi-select of its options, not a text box."""
+    return f.kind == "array" and f.item_kind == "enum" and bool(f.options)
+
+
+def option_labels(f: Field) -> list[str]:
+    """Each option as shown: its title with the value when they differ (`Wonder Woman (hero-3)`), else the value."""
+    values = [v if isinstance(v, str) else json.dumps(v) for v in f.options]
+    if not f.labels:
+        return values
+    return [label if label == value else f"{label} ({value})" for label, value in zip(f.labels, values, strict=True)]
+
+
 def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
 def enum_labels(f: Field) -> list[str]:
     """The Dropdown's labels: the options, led by an "unset" choice when the field may stay empty."""
-    labels = [v if isinstance(v, str) else json.dumps(v) for v in f.options]
-    return ([UNSET_LABEL] if _enum_unset_allowed(f) else []) + labels
+    return ([UNSET_LABEL] if _enum_unset_allowed(f) else []) + option_labels(f)
 
 
 def _enum_unset_allowed(f: Field) -> bool:
@@ -228,11 +252,17 @@ def _enum_unset_allowed(f: Field) -> bool:
 # --- initial values and JSON <-> form -------------------------------------------------------------
 
 
+def _start(f: Field) -> Any:
+    """The value a field's widget starts from: its default where the widget shows it (a choice, a checkbox,
+    a multi-select), else nothing (the default is the placeholder)."""
+    return MISSING if f.kind in PREFILLED_NOT and not multi_select(f) else f.default
+
+
 def initial_inputs(spec: FormSpec) -> dict[Path, RawInput]:
     """What each widget starts with: the default if there is one, else empty."""
     out: dict[Path, RawInput] = {}
     for f in _walk(spec.fields):
-        out[f.path] = RawInput(_to_raw(f, MISSING if f.kind in PREFILLED_NOT else f.default))
+        out[f.path] = RawInput(_to_raw(f, _start(f)))
     return out
 
 
@@ -276,6 +306,9 @@ def _to_raw(f: Field, value: Any) -> Any:
             if option == value and type(option) is type(value):
                 return i + offset
         return 0
+    if multi_select(f):
+        chosen = value if isinstance(value, list) else []
+        return tuple(i for i, option in enumerate(f.options) if option in chosen)
     if f.kind == "array":
         if unset or not isinstance(value, list):
             return "" if unset else json.dumps(value)
@@ -350,7 +383,7 @@ def _collect_object(
                 continue  # an optional object left alone is not sent, and its required parts do not matter
             out[f.name] = _collect_object(f.fields, inputs, errors)
             continue
-        raw = inputs.get(f.path, RawInput(_to_raw(f, MISSING if f.kind in PREFILLED_NOT else f.default)))
+        raw = inputs.get(f.path, RawInput(_to_raw(f, _start(f))))
         try:
             value = _parse(f, raw)
         except ValueError as exc:
@@ -380,7 +413,16 @@ def _parse(f: Field, raw: RawInput) -> Any:
     """One widget's value as a JSON value, MISSING when unset; ValueError with a short message when bad."""
     v = raw.value
     if f.kind in ("string", "text"):
-        return MISSING if v in ("", None) else str(v)
+        if v in ("", None):
+            return MISSING
+        problem = format_problem(f.schema.get("format"), str(v))
+        if problem is not None:  # said next to the field, as the user types it (email, uri, date, date-time)
+            raise ValueError(problem)
+        return str(v)
+    if multi_select(f) and not isinstance(v, str):  # like a choice: shows its default, sent once the user picks
+        if not isinstance(v, tuple | list) or not v or (not raw.touched and not f.required):
+            return MISSING
+        return [f.options[i] for i in v if isinstance(i, int) and 0 <= i < len(f.options)]
     if f.kind in ("number", "integer"):
         if isinstance(v, str):
             return MISSING if not v.strip() else _number(f.kind, v.strip())

@@ -210,6 +210,56 @@ def test_elicitation_form_widget_answers_with_defaults(asking: tuple[Runner, Mcp
 
 
 @pytest.mark.node
+def test_the_form_widget_offers_choices_by_title_multi_selects_and_checks_formats(
+    asking: tuple[Runner, McpHub, Shown],
+) -> None:
+    """Issue 22, section 3: titled oneOf choices and multi-selects were JSON text areas, enumNames were ignored
+    and email / uri / date were not checked. server-everything's form has each of them."""
+    import ipywidgets as w
+
+    runner, hub, shown = asking
+    call = runner.spawn(hub.call("everything__trigger-elicitation-request", {}))
+    widget = shown.next(runner)
+    form = widget.form
+    assert form is not None
+    hero = form.inputs[("titledSingleSelectEnum",)]
+    assert isinstance(hero, w.Dropdown)
+    assert list(hero.options) == ["Superman (hero-1)", "Green Lantern (hero-2)", "Wonder Woman (hero-3)"]
+    pet = form.inputs[("legacyTitledEnum",)]
+    assert isinstance(pet, w.Dropdown)
+    assert list(pet.options)[:2] == ["Cats (pet-1)", "Dogs (pet-2)"]  # enumNames
+    fish = form.inputs[("titledMultipleSelectEnum",)]
+    assert isinstance(fish, w.SelectMultiple)
+    assert list(fish.options) == ["Tuna (fish-1)", "Salmon (fish-2)", "Trout (fish-3)"]
+    assert fish.index == (0,)  # the default, ["fish-1"]
+    instruments = form.inputs[("untitledMultipleSelectEnum",)]
+    assert isinstance(instruments, w.SelectMultiple)
+    assert list(instruments.options) == ["Guitar", "Piano", "Violin", "Drums", "Bass"]
+
+    form.load({"name": "Ada", "email": "ada at example", "homepage": "example.org", "birthdate": "10/12/1815"})
+    widget.accept_button.click()
+    assert not widget.done.done()  # refused in the widget, each bad field marked next to it
+    assert "is not an email address" in form.error_labels[("email",)].value
+    assert "is not a URI" in form.error_labels[("homepage",)].value
+    assert "is not a date" in form.error_labels[("birthdate",)].value
+    form.load({"name": "Ada", "email": "ada@example.org", "homepage": "https://example.org/ada",
+               "birthdate": "1815-12-10"})
+    hero.index = 2
+    fish.index = (1, 2)
+    instruments.index = (1, 3)
+    widget.accept_button.click()
+    result = runner.run(asyncio.wait_for(call, TIMEOUT))
+    raw = result.text
+    assert "hero-3" in raw
+    assert "fish-2" in raw
+    assert "fish-3" in raw
+    assert "Piano" in raw
+    assert "Drums" in raw
+    assert "ada@example.org" in raw
+    assert "1815-12-10" in raw
+
+
+@pytest.mark.node
 def test_url_elicitation_widget_shows_the_link_and_declines(asking: tuple[Runner, McpHub, Shown]) -> None:
     runner, hub, shown = asking
     url = "https://example.com/sign-in"

@@ -57,6 +57,20 @@ async def test_ask_shows_the_request_and_resolves_on_approve() -> None:
     assert controls.answers == (("demo__drop_table", "yes"),)
 
 
+async def test_the_status_says_it_waits_for_your_approval_until_answered() -> None:
+    controls = RunControls(on_stop=lambda: None)
+    controls.on_event(LlmCallFinished(session_id="s", llm_call_id="l", provider="scripted", model="demo",
+                                      started_at=dt.datetime(2025, 1, 1), duration_ms=557, usage=Usage(10, 5)))
+    task = asyncio.create_task(controls.ask(DROP, {"table": "orders"}))
+    await pending(controls, 1)
+    assert "waiting for your approval of drop_table" in controls.status_label.value
+    assert "model answered" not in controls.status_label.value
+    assert "waiting for your approval of drop_table" in controls.snapshot()[1]
+    controls.approve_button.click()
+    assert await settled(task) == ["yes"]
+    assert "waiting for your approval" not in controls.status_label.value
+
+
 @pytest.mark.parametrize(("button", "answer"), [("deny_button", "no"), ("always_button", "always")])
 async def test_deny_and_always(button: str, answer: str) -> None:
     controls = RunControls(on_stop=lambda: None)
