@@ -44,6 +44,8 @@ __all__ = [
 
 SERVER_COLUMNS = ("server", "transport", "state", "tools", "pid", "restarts", "endpoint", "last_error")
 TOOL_COLUMNS = ("name", "server", "tool", "description", "parameters", "read_only", "destructive")
+TASK_NOTE = "needs MCP tasks: not offered to the model, cannot be called by hand"
+"""The `note` of a tool that only runs as an MCP task (`execution.taskSupport: required`)."""
 STDERR_LINES = 15
 clock: Callable[[], float] = time.perf_counter
 """The wall clock `%mcp connect` reports the wait with (a test sets a fake one)."""
@@ -286,14 +288,16 @@ def state_words(info: ServerInfo) -> str:
 def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     """`%mcp tools [SERVER]`: the tools offered to the model (qualified names) with their parameters, every
     row and the whole description shown. The built-in `kernel__*` group is listed when it is on
-    (`SynapseMagics.kernel_tools`) or asked for (`%mcp tools kernel`)."""
+    (`SynapseMagics.kernel_tools`) or asked for (`%mcp tools kernel`). Tools that only run as MCP tasks
+    are listed too (they count among a server's tools), with a `note` column saying why they are not offered
+    to the model; that column is there only when some listed tool has a note."""
     from ..listing import Listing
 
     state.register_notebook_tools()
     grouped = state.registry.grouped
     if server is not None and not any(s.server == server for s in grouped):
         _server(state, server)
-    specs = [s for s in _mcp_tools(state) if server is None or s.server == server]
+    specs = [s for s in _mcp_tools(state, every=True) if server is None or s.server == server]
     if server is None:
         specs += state.registry.native
     kernel_on = bool(getattr(state.magics, "kernel_tools", False))
@@ -306,11 +310,29 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
         }
         for s in specs
     ]
-    return Listing(rows, columns=list(TOOL_COLUMNS))
+    columns = list(TOOL_COLUMNS)
+    if any(s.needs_task for s in specs):
+        columns.append("note")
+        for row, spec in zip(rows, specs, strict=True):
+            row["note"] = TASK_NOTE if spec.needs_task else ""
+    return Listing(rows, columns=columns)
 
 
-def _mcp_tools(state: SynapseState) -> list[ToolSpec]:
-    return list(state.hub.tools) if state.has_hub else []
+def _mcp_tools(state: SynapseState, *, every: bool = False) -> list[ToolSpec]:
+    """The MCP tools offered to the model; `every` adds those it is not offered (they need MCP tasks)."""
+    if not state.has_hub:
+        return []
+    return list(state.hub.all_tools if every else state.hub.tools)
+
+
+def _task_refusal(server: str, tool: str) -> UsageError:
+    """Why a tool that requires MCP tasks cannot be called, in one line."""
+    from importlib.metadata import version
+
+    return UsageError(
+        f"%mcp call: {server}.{tool} needs MCP tasks (its execution.taskSupport is 'required'), which the "
+        f"mcp {version('mcp')} client does not implement yet; it is listed but not offered to the model"
+    )
 
 
 def _first_paragraph(text: str) -> str:
@@ -385,7 +407,7 @@ class CallOutput:
 
 def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one)."""
-    offered = [s for s in _mcp_tools(state) if s.server == target.server]
+    offered = [s for s in _mcp_tools(state, every=True) if s.server == target.server]
     group: list[ToolSpec] = []
     if not offered:  # a built-in group (kernel), registered as `%mcp tools` does
         state.register_notebook_tools()
@@ -409,6 +431,8 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
     Cancelling it (an interrupt) cancels the call: the server gets an MCP cancellation, the call is
     recorded as cancelled."""
     spec = find_tool(state, target)
+    if spec.needs_task:
+        raise _task_refusal(target.server, spec.original_name or target.tool)
     name = f"{target.server}.{spec.original_name or target.tool}"
     started = time.perf_counter()
     out = LiveOutput(live=state.port.live, publish=state.port.publish)
