@@ -294,6 +294,7 @@ class ServerConnection:
             "server_name": info.name if info is not None else None,
             "server_version": info.version if info is not None else None,
             "protocol_version": client.protocol_version,
+            "stateless": client.protocol_version in MODERN_PROTOCOL_VERSIONS,
             "connected_at": utcnow(),
             "connect_ms": round(connect_ms, 3),
             "discovery_ms": round(discovery_ms, 3),

@@ -42,7 +42,7 @@ __all__ = [
     "tools",
 ]
 
-SERVER_COLUMNS = ("server", "transport", "state", "tools", "pid", "restarts", "endpoint", "last_error")
+SERVER_COLUMNS = ("server", "transport", "protocol", "state", "tools", "pid", "restarts", "endpoint", "last_error")
 TOOL_COLUMNS = ("name", "server", "tool", "description", "parameters", "read_only", "destructive")
 TASK_NOTE = "needs MCP tasks: not offered to the model, cannot be called by hand"
 """The `note` of a tool that only runs as an MCP task (`execution.taskSupport: required`)."""
@@ -267,7 +267,8 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
         return None
     rows = [
         {
-            "server": s.name, "transport": s.transport, "state": state_words(s), "tools": s.tool_count, "pid": s.pid,
+            "server": s.name, "transport": s.transport, "protocol": s.protocol,
+            "state": state_words(s), "tools": s.tool_count, "pid": s.pid,
             "restarts": s.restarts, "endpoint": s.command or s.url or "", "last_error": s.last_error or "",
         }
         for s in servers
