@@ -50,6 +50,7 @@ ROWS: dict[int, tuple[str, str, str]] = {
     17: ("a %%synapse answer as a frontend sees it (ZMQ, real kernel)", "bench_frontend", "row_frontend"),
     18: ("an MCP tool call vs the bare SDK and langchain-mcp-adapters", "bench_peers", "row_peers"),
     19: ("%%synapse vs jupyter-ai's %%ai in real kernels", "bench_ai_peer", "row_ai_peer"),
+    20: ("the first %mcp connect in a real kernel vs the bare SDK", "bench_first_connect", "row_first_connect"),
 }
 
 PACKAGES = ("synapse_nb", "mcp", "httpx", "duckdb", "pandas", "pyarrow", "ipython", "ipykernel", "jupyter_client",

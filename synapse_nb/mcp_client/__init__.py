@@ -18,11 +18,13 @@ the background).
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import threading
+import time
 
-__all__ = ["PRELOADED", "preload"]
+__all__ = ["LATE_PRELOADED", "PRELOADED", "loaded", "preload"]
 
 PRELOADED = (
     "mcp",
@@ -31,10 +33,20 @@ PRELOADED = (
     "mcp.client.sse",
     "synapse_nb.mcp_client.hub",
 )
-"""What `preload()` imports: the SDK and the hub (about a second of CPU). Not jsonschema: with
+"""What `preload()` imports: the SDK and the hub (1-4 s of CPU on this machine). Not jsonschema: with
 rfc3987-syntax installed (jupyter-events brings it) importing it builds a URI grammar, 2-3 s of CPU that
 competed with the kernel's first cells for the GIL and the cores (their last output and idle message came
 100-300 ms late); tasks.validation_ready() imports it off the loop before the first call that needs it."""
+
+LATE_PRELOADED = (
+    "anyio._backends._asyncio",
+    "httpcore2",
+    "h11",
+    "keyring",
+)
+"""Imported after PRELOADED, each optional: what a first connect imports on the loop otherwise (anyio's
+asyncio backend for every transport; the HTTP connection pool and the keyring of OAuth tokens for an HTTP
+server: about a second before the first HTTP handshake, measured with `-X importtime`)."""
 
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
@@ -56,6 +68,19 @@ def preload() -> threading.Thread:
         return _thread
 
 
+async def loaded() -> float:
+    """Wait until the MCP client is imported (preload()'s thread, started now if `%load_ext` did not); the
+    seconds this waited, 0.0 when it was ready. The wait is spent off the loop: other tasks go on meanwhile.
+
+    `%mcp connect` reports that time apart from the connection's own: it is paid once per kernel."""
+    thread = preload()
+    if not thread.is_alive():
+        return 0.0
+    started = time.perf_counter()
+    await asyncio.to_thread(thread.join)
+    return time.perf_counter() - started
+
+
 def _import_all() -> None:
     for module in PRELOADED:
         try:
@@ -63,3 +88,8 @@ def _import_all() -> None:
         except Exception:  # a broken install shows at the real import, with its traceback there
             logging.getLogger("synapse_nb.mcp").debug("preloading %s failed", module, exc_info=True)
             return
+    for module in LATE_PRELOADED:
+        try:
+            importlib.import_module(module)
+        except Exception:  # optional (keyring), or imported for real when needed
+            logging.getLogger("synapse_nb.mcp").debug("preloading %s failed", module, exc_info=True)

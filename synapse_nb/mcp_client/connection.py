@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack
 from functools import partial
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import anyio
 import mcp.types as mt
@@ -39,6 +40,7 @@ from .._version import __version__
 from ..config import ServerConfig
 from ..errors import McpError, OAuthError
 from ..events import utcnow
+from ..request_trace import McpRequestTrace, RequestTracer
 from ..types import ToolResult
 from . import features
 from .connection_state import MAX_RESTARTS, RESTART_WINDOW, ConnectionState, Emit
@@ -53,6 +55,7 @@ from .tasks import validation_ready
 from .tool_discovery import list_tools, listen, refresh_tools
 from .transport import open_transport, preflight
 from .ui import UiCache, ui_extension
+from .wire import WireTap, traced
 
 __all__ = ["MAX_RESTARTS", "RESTART_WINDOW", "STOP_TIMEOUT", "ServerConnection"]
 
@@ -78,8 +81,12 @@ class ServerConnection:
     def __init__(
         self, config: ServerConfig, *, emit: Emit, on_tools: Callable[[ServerConnection], None],
         server: object | None = None, hooks: ServerHooks | None = None, oauth: OAuthSession | None = None,
+        tracer: Callable[[], RequestTracer | None] | None = None,
     ) -> None:
         self.config = config
+        self._tracer = tracer  # the client spans of requests, while tracing is on (request_trace.py)
+        self._tap = WireTap()
+        self._protocol: str | None = None
         self.inproc = server
         self.hooks = hooks if hooks is not None else ServerHooks(config, ClientHandlers(), emit)
         self.oauth = oauth  # its failures become OAuthErrors
@@ -213,7 +220,7 @@ class ServerConnection:
         req = Request(f"tool {tool!r}", self.name, timeout, max_total)
         return await self._send(req, lambda client: features.call_tool(
             client, tool, dict(arguments), alive=req.alive, on_progress=on_progress,
-            on_url_required=self.hooks.url_required))
+            on_url_required=self.hooks.url_required), method=("tools/call", tool))
 
     async def request(
         self, fn: Callable[[Client], Awaitable[T]], label: str, timeout: float | None, *,
@@ -223,11 +230,25 @@ class ServerConnection:
         `max_total`); ToolCallTimeout when it runs out. Cancelling the caller cancels it on the server."""
         return await self._send(Request(label, self.name, timeout, max_total), fn)
 
-    async def _send(self, req: Request, fn: Callable[[Client], Awaitable[T]]) -> T:
+    async def _send(
+        self, req: Request, fn: Callable[[Client], Awaitable[T]], method: tuple[str, str | None] | None = None,
+    ) -> T:
         session = self._session
         if self.state.current != "connected" or session is None:
             raise self.state.not_running_error(req.label)
-        return await session.run(req, fn)
+        tracer = self._tracer() if self._tracer is not None else None
+        if tracer is None:
+            return await session.run(req, fn)
+        return await traced(tracer, self._trace(*(method or (req.label.split(" ", 1)[0], None))), session.run(req, fn))
+
+    def _trace(self, method: str, target: str | None) -> McpRequestTrace:
+        """The record of one request for its client span (its method and id come off the wire)."""
+        url = urlsplit(self.config.url) if self.config.url else None
+        return McpRequestTrace(
+            server=self.name, transport=self.state.transport, method_hint=method, target_hint=target,
+            protocol_version=self._protocol, session_id=self._tap.session_id,
+            server_address=url.hostname if url else None, server_port=url.port if url else None,
+        )
 
     # --- the owner task --------------------------------------------------------------------------
 
@@ -236,6 +257,7 @@ class ServerConnection:
         t0 = time.perf_counter()
         # exists before the handshake: a server may announce new tools while we are still listing them
         dirty = self._tools_dirty = asyncio.Event()
+        self._tap = WireTap()  # a new connection: no session id yet
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + cfg.connect_timeout_s) as life:
                 self._life = life
@@ -249,7 +271,7 @@ class ServerConnection:
                         auth = await self.oauth.auth()
                     client = await stack.enter_async_context(
                         Client(
-                            await open_transport(cfg, stack, pipe, self.inproc, auth),
+                            await open_transport(cfg, stack, pipe, self.inproc, auth, self._tap),
                             mode="auto",
                             cache=None,
                             client_info=mt.Implementation(name="synapse_nb", version=__version__),
@@ -321,10 +343,12 @@ class ServerConnection:
 
     def _connected(self, client: Client, tools: tuple[RawTool, ...], connect_ms: float, discovery_ms: float) -> None:
         info = client.server_info
+        self._protocol = client.protocol_version
         self.state.connected({
             "server_name": info.name if info is not None else None,
             "server_version": info.version if info is not None else None,
             "protocol_version": client.protocol_version,
+            "stateless": client.protocol_version in MODERN_PROTOCOL_VERSIONS,
             "connected_at": utcnow(),
             "connect_ms": round(connect_ms, 3),
             "discovery_ms": round(discovery_ms, 3),

@@ -35,6 +35,7 @@ from ..errors import McpError, ServerCrashedError, ServerStartError
 from ..events import ServerEvent
 from ..oauth_settings import OAuthSettings
 from ..protocols import EventSink, ProgressCallback
+from ..request_trace import RequestTracer
 from ..server_config import parse_server
 from ..types import ContentBlock, ToolResult, ToolSpec, UiResource
 from . import features, ui
@@ -66,16 +67,19 @@ class McpHub:
         self, *, on_event: EventSink | None = None, default_timeout: float = 120.0,
         handlers: ClientHandlers | None = None, max_total_timeout: float = 600.0,
         token_store: TokenStore | None = None, sign_in: SignIn | None = None,
+        tracer: Callable[[], RequestTracer | None] | None = None,
     ) -> None:
         """`handlers` answer servers' elicitation and sampling requests (see handlers.py); a call that
         reports progress may run past its timeout, each report pushing the deadline back, up to
         `max_total_timeout` seconds. HTTP servers that ask for OAuth keep their tokens in `token_store`
         (default: TokenStore(), the keyring or a 0600 file under the data directory) and are signed in
-        to through `sign_in` (default: log the link, wait for the browser at the loopback listener)."""
+        to through `sign_in` (default: log the link, wait for the browser at the loopback listener).
+        `tracer()` gives the maker of client spans for MCP requests while tracing is on (None: off)."""
         self.default_timeout = default_timeout
         self.max_total_timeout = max_total_timeout
         self.handlers = handlers if handlers is not None else ClientHandlers()
         self._on_event = on_event
+        self.tracer = tracer
         self._table = ConnectionTable()
         self._loop = LoopOwner()
         self._accounts = OAuthAccounts(token_store, sign_in)
@@ -422,6 +426,7 @@ class McpHub:
                 config, emit=emit, on_tools=self._table.tools_changed, server=server,
                 hooks=ServerHooks(config, self.handlers, emit),
                 oauth=self._accounts.session(config, sign_in, turn=self._loop.lock(_SIGN_IN_TURN)),
+                tracer=self._request_tracer,
             )
             self._table.put(conn)
             self._exit.arm()
@@ -487,6 +492,9 @@ class McpHub:
         await asyncio.shield(task)
 
     # --- the table and events ------------------------------------------------------------------------
+
+    def _request_tracer(self) -> RequestTracer | None:
+        return self.tracer() if self.tracer is not None else None
 
     def _conn(self, name: str) -> ServerConnection:
         return self._table.get(name)

@@ -63,11 +63,20 @@ class ServerInfo:
     server_name: str | None = None
     server_version: str | None = None
     protocol_version: str | None = None
+    stateless: bool | None = None
     connected_at: _dt.datetime | None = None
     connect_ms: float | None = None
     discovery_ms: float | None = None
     ever_connected: bool = False
     closing: bool = False  # stopping: its session or process has not ended yet (`pid` says which process)
+
+    @property
+    def protocol(self) -> str:
+        """The negotiated protocol version in words: `2026-07-28 stateless` (each request carries it, no
+        session), `2025-11-25` (an initialize handshake, a session); "" before the first connection."""
+        if self.protocol_version is None:
+            return ""
+        return f"{self.protocol_version} stateless" if self.stateless else self.protocol_version
 
     @property
     def usable(self) -> bool:

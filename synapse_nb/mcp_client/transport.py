@@ -17,6 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from ..config import ServerConfig
 from .process import StderrPipe
+from .wire import WireTap
 
 __all__ = ["open_transport", "preflight", "stdio_params"]
 
@@ -50,22 +51,25 @@ def stdio_params(cfg: ServerConfig) -> StdioServerParameters:
 
 async def open_transport(
     cfg: ServerConfig, stack: AsyncExitStack, pipe: StderrPipe | None, server: object | None = None,
-    auth: httpx2.Auth | None = None,
+    auth: httpx2.Auth | None = None, tap: WireTap | None = None,
 ) -> AbstractAsyncContextManager[Any] | Any:
     """What `mcp.Client` connects to: the (not yet entered) transport, or the in-process `server` object
     as it is (the SDK pairs a client with it in memory). An HTTP client it needs is entered on `stack`;
-    `auth` (OAuth, see oauth/provider.py) goes on every HTTP request."""
+    `auth` (OAuth, see oauth/provider.py) goes on every HTTP request; `tap` (wire.py) sees what tracing
+    needs of the wire (the in-process pairing has none)."""
     if server is not None:
         return server
+    tapped = tap.transport if tap is not None else (lambda inner: inner)
     if cfg.transport == "stdio":
         assert pipe is not None
-        return stdio_client(stdio_params(cfg), errlog=pipe.errlog)
+        return tapped(stdio_client(stdio_params(cfg), errlog=pipe.errlog))
     assert cfg.url is not None
     connect = min(cfg.connect_timeout_s, 30.0)
     if cfg.transport == "sse":
-        return sse_client(cfg.url, headers=dict(cfg.headers) or None, timeout=connect,
-                          sse_read_timeout=HTTP_READ_TIMEOUT, auth=auth)
+        return tapped(sse_client(cfg.url, headers=dict(cfg.headers) or None, timeout=connect,
+                                 sse_read_timeout=HTTP_READ_TIMEOUT, auth=auth))
     timeout = httpx2.Timeout(30.0, connect=connect, read=HTTP_READ_TIMEOUT)
+    hooks = {"response": [tap.on_response]} if tap is not None else None
     http = await stack.enter_async_context(httpx2.AsyncClient(headers=dict(cfg.headers), timeout=timeout,
-                                                                     auth=auth))
-    return streamable_http_client(cfg.url, http_client=http, max_sse_event_size=MAX_EVENT)
+                                                              auth=auth, event_hooks=hooks))
+    return tapped(streamable_http_client(cfg.url, http_client=http, max_sse_event_size=MAX_EVENT))

@@ -137,7 +137,8 @@ class SynapseState:
             self.answers = NotebookAnswers(self.port, self.runner, self.router, self.models)
             self.sign_in = NotebookSignIn(
                 self.port, self.router, lambda: str(getattr(self.magics, "oauth_redirect", "auto") or "auto"))
-            self._hub = McpHub(on_event=self.router.record, handlers=self.answers.handlers(), sign_in=self.sign_in)
+            self._hub = McpHub(on_event=self.router.record, handlers=self.answers.handlers(), sign_in=self.sign_in,
+                               tracer=self.tracer.requests)
             self.registry.source = self._hub
         return self._hub
 

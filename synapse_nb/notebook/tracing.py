@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..telemetry.export import Tracing
+    from ..telemetry.mcp_spans import McpSpans
     from ..telemetry.spans import SpanSink
     from .secrets import SecretRegistry
 
@@ -51,6 +52,10 @@ class KernelTracing:
                 return None
             self._unsubscribe = self._secrets.subscribe(self._tracing.add_secret, known=False)
         return self._tracing.sink if self._tracing is not None else None
+
+    def requests(self) -> McpSpans | None:
+        """The maker of MCP client spans while tracing is on (opened on first use, as `sink`), else None."""
+        return self._tracing.mcp if self.sink() is not None and self._tracing is not None else None
 
     @property
     def pipeline(self) -> Tracing | None:

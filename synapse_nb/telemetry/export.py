@@ -22,6 +22,8 @@ from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.resources import SERVICE_NAME, SERVICE_VERSION, Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -30,6 +32,7 @@ from .._version import __version__
 from ..masking import SecretMask, mask_url
 from . import endpoint
 from .attributes import AGENT_NAME, Content
+from .mcp_spans import McpSpans
 from .spans import SpanSink
 
 __all__ = ["Tracing", "endpoint"]
@@ -129,28 +132,33 @@ def _reason(text: str) -> str:
 
 
 class Tracing:
-    """Tracing in one kernel: the provider, its batching processor, and `sink` (the turns' span sink).
+    """Tracing in one kernel: the provider, its batching processor, `sink` (the turns' span sink) and `mcp`
+    (the client spans of MCP requests, and their duration histogram when `meters` exports metrics).
 
     `close` ends open spans, exports what is queued (bounded) and stops the worker thread.
     """
 
     def __init__(
         self, provider: TracerProvider, processor: BatchSpanProcessor, exporter: _WarnOnce, sink: SpanSink,
-        mask: SecretMask,
+        mask: SecretMask, mcp: McpSpans | None = None, meters: MeterProvider | None = None,
     ) -> None:
         self.provider = provider
         self.processor = processor
         self.exporter = exporter
         self.sink = sink
+        self.mcp = mcp if mcp is not None else McpSpans(provider.get_tracer("synapse_nb.mcp"), mask.mask)
+        self.meters = meters
         self._mask = mask
         self._closed = False
         self._lock = threading.Lock()
 
     @classmethod
     def open(
-        cls, *, secrets: Iterable[str] = (), content: bool = False, exporter: SpanExporter | None = None
+        cls, *, secrets: Iterable[str] = (), content: bool = False, exporter: SpanExporter | None = None,
+        metric_reader: MetricReader | None = None,
     ) -> Tracing:
-        """Build the pipeline (`exporter`: OTLP/HTTP from the environment when None)."""
+        """Build the pipeline (`exporter`: OTLP/HTTP from the environment when None); metrics go to
+        `metric_reader` when given (none are made without one)."""
         mask = SecretMask(secrets)
         quiet = _Quiet()
         logging.getLogger(_EXPORTER_LOGGER).addFilter(quiet)
@@ -163,7 +171,11 @@ class Tracing:
         processor = BatchSpanProcessor(wrapped)
         provider.add_span_processor(processor)
         tracer = provider.get_tracer("synapse_nb", __version__)
-        tracing = cls(provider, processor, wrapped, SpanSink(tracer, Content(enabled=content, mask=mask.mask)), mask)
+        meters = MeterProvider([metric_reader], resource=resource, shutdown_on_exit=False) if metric_reader else None
+        mcp = McpSpans(provider.get_tracer("synapse_nb.mcp", __version__), mask.mask,
+                       meters.get_meter("synapse_nb.mcp", __version__) if meters is not None else None)
+        tracing = cls(provider, processor, wrapped, SpanSink(tracer, Content(enabled=content, mask=mask.mask)), mask,
+                      mcp, meters)
         atexit.register(tracing._at_exit)
         return tracing
 
@@ -179,7 +191,8 @@ class Tracing:
     def flush(self) -> bool:
         """Export every ended span now, in the calling thread (tests; before a kernel shuts down); False once
         closed. Turns never wait for this: their spans go in batches from the processor's worker thread."""
-        return self.processor.force_flush()
+        spans = self.processor.force_flush()
+        return spans and (self.meters is None or self.meters.force_flush())
 
     def close(self, timeout: float = 5.0) -> None:
         """End open spans and export what is queued, waiting at most `timeout` seconds; then stop.
@@ -203,6 +216,8 @@ class Tracing:
     def _shutdown(self) -> None:
         try:
             self.provider.shutdown()  # the processor exports what is queued, then its worker ends
+            if self.meters is not None:
+                self.meters.shutdown()  # the reader exports the last measurements
         finally:
             logging.getLogger(_EXPORTER_LOGGER).removeFilter(self.exporter.quiet)
 

@@ -26,7 +26,7 @@ def run_bench(*args: str, cwd: Path, timeout: float = 400) -> subprocess.Complet
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(420)  # 19 rows, three of them starting real kernels (two peers'): minutes on a busy machine
+@pytest.mark.timeout(480)  # 20 rows, four of them starting real kernels (two peers'): minutes on a busy machine
 def test_every_row_runs_small_and_is_reported(clean_env: Path) -> None:
     out = clean_env / "results.md"
     proc = run_bench("--small", "--out", str(out), cwd=clean_env)

@@ -129,15 +129,16 @@ def test_a_turn_with_two_tool_calls_reads_back_from_phoenix(phoenix: str, tmp_pa
         kernel.close()
 
     seen = json.loads(facts["texts"]["meta"])
-    version, trace_id, tool_span_id, _flags = seen["traceparent"].split("-")
+    version, trace_id, client_span_id, _flags = seen["traceparent"].split("-")
     assert version == "00"
 
     def trace_complete() -> list[dict[str, Any]] | None:
         spans: list[dict[str, Any]] = get_json(
             f"{phoenix}/v1/projects/default/spans/otlpv1?trace_id={trace_id}&limit=100")["data"]
         names = sorted("chat" if s["name"].startswith("chat ") else s["name"] for s in spans)
+        # each tools/call twice: the kernel's MCP client span and the traced server's own span under it
         want = ["chat", "chat", "execute_tool count", "execute_tool meta", "invoke_agent synapse_nb",
-                "tools/call count", "tools/call meta"]
+                "tools/call count", "tools/call count", "tools/call meta", "tools/call meta"]
         return spans if names == want else None
 
     spans = wait_for(trace_complete, 60, f"trace {trace_id} complete in Phoenix")
@@ -170,11 +171,20 @@ def test_a_turn_with_two_tool_calls_reads_back_from_phoenix(phoenix: str, tmp_pa
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
             "gen_ai.tool.call.id": facts["ids"][tool], "synapse.server": "meta", "synapse.approval": "auto",
         }.items()
-        # the traced server's own span joined the trace, under the tool call that caused it
-        [server_span] = by_name[f"tools/call {tool}"]
-        assert server_span["parent_span_id"] == span["span_id"]
+        # the MCP client span of the request (OpenTelemetry MCP conventions) under the tool call, and the
+        # traced server's own span under it: the client span's context travelled in the request's _meta
+        [client] = [s for s in by_name[f"tools/call {tool}"] if s["parent_span_id"] == span["span_id"]]
+        assert attributes(client).items() >= {
+            "mcp.method.name": "tools/call", "gen_ai.tool.name": tool, "mcp.protocol.version": "2026-07-28",
+            "network.transport": "pipe",
+        }.items()
+        assert str(attributes(client)["jsonrpc.request.id"]).isdigit()
+        [server_span] = [s for s in by_name[f"tools/call {tool}"] if s is not client]
+        assert server_span["parent_span_id"] == client["span_id"]
         assert attributes(server_span)["gen_ai.tool.name"] == tool
-    assert by_name["execute_tool meta"][0]["span_id"] == tool_span_id
+    meta_tool = by_name["execute_tool meta"][0]["span_id"]
+    [meta_client] = [s for s in by_name["tools/call meta"] if s["parent_span_id"] == meta_tool]
+    assert meta_client["span_id"] == client_span_id
 
     first_chat, second_chat = sorted(chats, key=lambda s: int(s["start_time_unix_nano"]))
     tools = [by_name["execute_tool meta"][0], by_name["execute_tool count"][0]]

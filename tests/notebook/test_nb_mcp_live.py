@@ -18,6 +18,7 @@ import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
+from synapse_nb.mcp_client import loaded
 from synapse_nb.notebook.commands import mcp as mcp_cmd
 from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp_read import PromptOutput, ReadOutput
@@ -41,6 +42,8 @@ def final_line(ip: Any) -> str:
 def test_connect_reports_the_time_the_user_waited(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     # The hub's connect_ms starts after the process and the SDK are up; the user waited for all of it.
     # A fake wall clock makes the command's own measure visible: 2.5 s, whatever connect_ms is.
+    # The MCP client is loaded first: a connect that waits for that says it apart (test_nb_connect_cost.py).
+    ip.state.runner.run(loaded())
     ticks = iter([100.0, 102.5])
     monkeypatch.setattr(mcp_cmd, "clock", lambda: next(ticks))
     connect_demo(ip)

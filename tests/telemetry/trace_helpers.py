@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -12,9 +13,12 @@ from synapse_nb.telemetry.export import Tracing
 class Traced:
     """A Tracing pipeline (the real batching processor) whose spans land in memory."""
 
-    def __init__(self, *, content: bool = False, secrets: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, *, content: bool = False, secrets: tuple[str, ...] = (), metric_reader: MetricReader | None = None,
+    ) -> None:
         self.memory = InMemorySpanExporter()
-        self.tracing: Tracing = open_tracing(secrets=secrets, content=content, exporter=self.memory)
+        self.tracing: Tracing = open_tracing(secrets=secrets, content=content, exporter=self.memory,
+                                             metric_reader=metric_reader)
 
     def spans(self) -> list[ReadableSpan]:
         """Every span ended so far, exported (the batch flushed) and ordered by start time."""

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import AsyncGenerator, Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 import anyio
@@ -38,12 +38,14 @@ from pydantic import AnyUrl
 from ..._version import __version__
 from ...errors import OAuthError
 from ...oauth_settings import OAuthSettings
-from .dpop import DPoPAuth, DPoPKey
 from .identity import discover_issuer, id_jag_exchange
 from .jwt_bearer import JwtBearerOAuthProvider
 from .masking import install_log_masking, oauth_mask
 from .redirect import LoopbackReceiver, SignIn, authorization_result, default_sign_in
 from .storage import ServerTokens, TokenStore
+
+if TYPE_CHECKING:
+    from .dpop import DPoPKey
 
 __all__ = ["OAuthSession"]
 
@@ -108,6 +110,8 @@ class OAuthSession:
         else:
             provider = await self._authorization_code(storage)
         if s.dpop:
+            from .dpop import DPoPAuth, DPoPKey  # PyJWT and cryptography: imported only for a DPoP server
+
             self._dpop_key = self._dpop_key or DPoPKey()
             provider = DPoPAuth(provider, self._dpop_key, self._dpop_nonces, self._dpop_bound)
         return _Recording(self, provider)

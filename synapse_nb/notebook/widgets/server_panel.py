@@ -43,6 +43,9 @@ def card_html(name: str, info: Any | None) -> str:
         return builtin_card_html(info)
     state = str(_get(info, "state", "unknown"))
     facts = [f"transport <b>{esc(_get(info, 'transport', '?'))}</b>"]
+    protocol = _get(info, "protocol")
+    if protocol:
+        facts.append(f"protocol <b>{esc(protocol)}</b>")
     server_name = _get(info, "server_name")
     if server_name:
         facts.insert(0, f"{esc(server_name)} {esc(_get(info, 'server_version') or '')}".strip())

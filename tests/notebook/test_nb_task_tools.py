@@ -1,0 +1,66 @@
+"""Tools that only run as MCP tasks (server-everything's `simulate-research-query`), in the notebook: listed by
+`%mcp tools` with a note, never offered to the model, and a call by hand says in one line why it cannot run."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+
+from synapse_nb.events import Event, ServerEvent
+
+EVERYTHING = (Path(__file__).resolve().parents[2] / ".tools" / "node_modules" / "@modelcontextprotocol"
+              / "server-everything" / "dist" / "index.js")
+TASK_TOOL = "everything__simulate-research-query"
+TIMEOUT = 60
+
+pytestmark = [pytest.mark.process, pytest.mark.node]
+
+
+def connect_everything(ip: Any) -> None:
+    """`%mcp connect everything -- node ...`, then wait until the server's second tool list (it adds tools,
+    the task one among them, after it is initialised and says so with list_changed) has been read."""
+    node = shutil.which("node")
+    if node is None or not EVERYTHING.is_file():  # the setup is broken: fail, don't skip
+        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
+                    "(or node is missing): run `make tools`")
+    listed = asyncio.Event()
+
+    def listener(event: Event) -> None:
+        if isinstance(event, ServerEvent) and event.event == "tools_changed" and any(
+                t.name == TASK_TOOL for t in ip.state.hub.all_tools):
+            listed.set()
+
+    unsubscribe = ip.state.on_server_event(listener)
+    try:
+        ip.line("mcp", f"connect everything -- {node} {EVERYTHING} stdio")
+        if not any(t.name == TASK_TOOL for t in ip.state.hub.all_tools):
+            ip.state.runner.run(asyncio.wait_for(listed.wait(), TIMEOUT))
+    finally:
+        unsubscribe()
+
+
+def test_task_tools_are_listed_with_a_note_and_a_hand_call_says_why_in_one_line(ip: Any) -> None:
+    connect_everything(ip)
+    info = ip.state.hub.server("everything")
+    frame = ip.line("mcp", "tools everything")
+    assert len(frame) == info.tool_count  # the count on connect and the listing agree
+    row = frame[frame["name"] == TASK_TOOL]
+    assert len(row) == 1
+    assert "needs MCP tasks" in row["note"].iloc[0]
+    assert "not offered to the model" in row["note"].iloc[0]
+    assert set(frame[frame["name"] != TASK_TOOL]["note"]) == {""}
+
+    assert TASK_TOOL not in {s.name for s in ip.state.registry.specs()}  # the model never sees it
+
+    with pytest.raises(UsageError) as caught:
+        ip.line("mcp", 'call everything.simulate-research-query {"topic": "x"}')
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "simulate-research-query" in message
+    assert "needs MCP tasks" in message
+    assert "has no tool" not in message
