@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 from ..events import Event, TextDelta, ToolCallArgumentsDelta, TurnCancelled, TurnFailed, TurnFinished
-from .output import LiveOutput
+from .output import Bundle, LiveOutput
 from .render import render
 from .view import Format, ToolCallView, TurnView, duration
 
@@ -134,26 +134,33 @@ class TurnDisplay:
 
 @contextlib.asynccontextmanager
 async def ticking(
-    output: LiveOutput, line: Callable[[str], str], *, tick: float = TICK, clock: Callable[[], float] = time.monotonic,
-) -> AsyncIterator[None]:
-    """Show `line(elapsed)` in `output` (`calling demo.sleep … 3.2 s`), re-rendered every `tick` while the
-    body runs, for the commands that wait without a TurnView (`%mcp call`); the output is emptied at the end,
-    whatever the end, as the command shows its own result."""
+    output: LiveOutput, line: Callable[[str], str | Bundle], *, tick: float = TICK,
+    clock: Callable[[], float] = time.monotonic,
+) -> AsyncIterator[Callable[[], None]]:
+    """Show `line(elapsed)` in `output` (`calling demo.sleep … 3.2 s`, or a whole bundle), re-rendered every
+    `tick` while the body runs, for the commands that wait without a TurnView (`%mcp call`); the body gets a
+    `refresh()` that re-renders at once (a progress report). The output is emptied at the end, whatever the
+    end, as the command shows its own result."""
     started = clock()
 
-    def bundle() -> dict[str, str]:
-        text = line(duration((clock() - started) * 1000))
-        return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
+    def bundle() -> Bundle:
+        shown = line(duration((clock() - started) * 1000))
+        if isinstance(shown, dict):
+            return shown
+        return {"text/plain": shown, "text/markdown": f"*{html.escape(shown)}*"}
+
+    def refresh() -> None:
+        output.update(bundle())
 
     async def run() -> None:
         while True:
             await asyncio.sleep(tick)
-            output.update(bundle())
+            refresh()
 
     output.start(bundle())
     ticker = asyncio.get_running_loop().create_task(run())
     try:
-        yield
+        yield refresh
     finally:
         ticker.cancel()
         output.clear()
