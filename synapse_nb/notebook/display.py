@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 from ..events import Event, TextDelta, ToolCallArgumentsDelta, TurnCancelled, TurnFailed, TurnFinished
-from .output import LiveOutput
+from .output import Bundle, LiveOutput
 from .render import render
 from .view import Format, ToolCallView, TurnView, duration
 
@@ -153,31 +153,38 @@ class TurnDisplay:
 
 @contextlib.asynccontextmanager
 async def ticking(
-    output: LiveOutput, line: Callable[[str], str], *, tick: float = TICK, clock: Callable[[], float] = time.monotonic,
-    asked: Callable[[], float | None] | None = None,
-) -> AsyncIterator[None]:
-    """Show `line(elapsed)` in `output` (`calling demo.sleep … 3.2 s`), re-rendered every `tick` while the
-    body runs, for the commands that wait without a TurnView (`%mcp call`); the output is emptied at the end,
-    whatever the end, as the command shows its own result. While `asked()` gives a time (a question in the
-    input box, e.g. the server's form), the line says it waits for the user's answer, and since when."""
+    output: LiveOutput, line: Callable[[str], str | Bundle], *, tick: float = TICK,
+    clock: Callable[[], float] = time.monotonic, asked: Callable[[], float | None] | None = None,
+) -> AsyncIterator[Callable[[], None]]:
+    """Show `line(elapsed)` in `output` (`calling demo.sleep … 3.2 s`, or a whole bundle), re-rendered every
+    `tick` while the body runs, for the commands that wait without a TurnView (`%mcp call`); the body gets a
+    `refresh()` that re-renders at once (a progress report). The output is emptied at the end, whatever the
+    end, as the command shows its own result. While `asked()` gives a time (a question in the input box, e.g.
+    the server's form), the line says it waits for the user's answer, and since when."""
     started = clock()
 
-    def bundle() -> dict[str, str]:
-        text = line(duration((clock() - started) * 1000))
+    def bundle() -> Bundle:
+        shown = line(duration((clock() - started) * 1000))
         since = asked() if asked is not None else None
+        if since is None and isinstance(shown, dict):
+            return shown
+        text = shown.get("text/plain", "") if isinstance(shown, dict) else shown
         if since is not None:
             text = f"{text} · waiting for your answer · {duration((clock() - since) * 1000)}"
         return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
 
+    def refresh() -> None:
+        output.update(bundle())
+
     async def run() -> None:
         while True:
             await asyncio.sleep(tick)
-            output.update(bundle())
+            refresh()
 
     output.start(bundle())
     ticker = asyncio.get_running_loop().create_task(run())
     try:
-        yield
+        yield refresh
     finally:
         ticker.cancel()
         output.clear()

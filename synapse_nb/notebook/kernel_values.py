@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
+from .view import size_text
+
 __all__ = [
     "MAX_DESCRIBE_CHARS",
     "MAX_VALUE_CHARS",
@@ -179,15 +181,6 @@ def _shape(value: Any) -> str | None:
     return None
 
 
-def _human(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
-
-
 def variable_row(name: str, value: Any) -> dict[str, Any]:
     """One row of `list_variables`: name, type, shape or length, memory size (no value)."""
     row: dict[str, Any] = {"name": name, "type": kind_of(value).removeprefix("builtins.")}
@@ -197,7 +190,7 @@ def variable_row(name: str, value: Any) -> dict[str, Any]:
     if is_frame(value) or hasattr(value, "nbytes") or isinstance(value, list | tuple | dict | set | frozenset):
         size = _size(value)
         if size is not None:
-            row["size"] = _human(size)
+            row["size"] = size_text(size)
     if kind_of(value) == "pandas.DataFrame":
         row["columns"] = ", ".join(str(c) for c in list(value.columns)[:12]) + (
             ", ..." if len(value.columns) > 12 else "")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .output import Bundle
@@ -18,13 +19,28 @@ from .result import parse_json_answer
 from .tabular import Table, table_of
 from .view import ToolCallView, TurnView, progress_fraction
 
-__all__ = ["STYLE", "markdown", "plain", "progress_html", "render", "tool_block"]
+__all__ = [
+    "STYLE", "TURN_REST", "Rest", "capped_text", "markdown", "plain", "progress_html", "progress_text", "readable",
+    "render", "tool_block",
+]
 
 RESULT_PREVIEW = 20_000  # characters of a result shown in the cell (all of it is in _synapse.tool_calls)
 TABLE_ROWS = 200
 CAP_LINES = 18  # longer results and answers sit in a scroll box with "show all"
 ANSWER_CAP_CHARS = 6_000
 IMAGE_PREVIEW_BYTES = 400_000
+PRETTY_JSON_CHARS = 120  # one-line JSON longer than this is shown indented (and so capped by lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Rest:
+    """Where the user finds what a capped result leaves out: its whole text, and all of its rows."""
+
+    text: str
+    rows: str
+
+
+TURN_REST = Rest("_synapse.tool_calls", "_synapse.tool_calls")
 
 COLOURS: Mapping[str, str] = {
     "ok": "#1a7f37", "finished": "#1a7f37", "error": "#cf222e", "failed": "#cf222e",
@@ -137,8 +153,9 @@ def _show_all(count: int, unit: str) -> str:
     )
 
 
-def tool_block(call: ToolCallView, now: float) -> str:
-    """One tool call: a one-line summary; expanded, its arguments and result in a bordered, tinted box."""
+def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Rest = TURN_REST) -> str:
+    """One tool call: a one-line summary; expanded (`opened`, or while it reports progress), its arguments and
+    result in a bordered, tinted box. `rest` says where the parts of a capped result are."""
     colour = COLOURS[call.status]
     icon = SPINNER if call.status in ("running", "streaming") else WRENCH
     where = f' <span style="color:#57606a">on {_esc(call.server)}</span>' if call.server else ""
@@ -160,11 +177,11 @@ def tool_block(call: ToolCallView, now: float) -> str:
         body.append(f'<div style="{LABEL};color:#cf222e">error</div>'
                     f'<pre style="{PRE};color:#cf222e">{_one_line(call.error)}</pre>')
     elif call.result is not None:
-        body.append(_result_html(call))
-    opened = " open" if call.status == "running" and call.progress is not None else ""
+        body.append(_result_html(call, rest))
+    is_open = " open" if opened or (call.status == "running" and call.progress is not None) else ""
     return (
         f'<div class="snb-turn-tool snb-call-{call.status}" style="margin:4px 0 14px 0">'
-        f'<details class="snb-turn-tool"{opened}><summary>{summary}</summary>'
+        f'<details class="snb-turn-tool"{is_open}><summary>{summary}</summary>'
         f'<div class="snb-tool-body" style="{BOX.format(accent=colour)}">{"".join(body)}</div></details>'
         f"</div>"
     )
@@ -189,7 +206,16 @@ def progress_html(progress: float, total: float | None, message: str | None) -> 
     return f'<div class="snb-progress">{bar} <span style="color:#57606a">{_esc(amount)}{shown}</span></div>'
 
 
-def _result_html(call: ToolCallView) -> str:
+def progress_text(progress: float, total: float | None, message: str | None) -> str:
+    """The plain-text form of `progress_html`: `[########------------] 40% step 2 of 5`."""
+    fraction = progress_fraction(progress, total)
+    amount = f"{fraction * 100:.0f}%" if fraction is not None else f"{progress:g}"
+    filled = 0 if fraction is None else round(fraction * 20)
+    bar = "" if fraction is None else "[" + "#" * filled + "-" * (20 - filled) + "] "
+    return f"{bar}{amount}" + (f" {message}" if message else "")
+
+
+def _result_html(call: ToolCallView, rest: Rest) -> str:
     assert call.result is not None
     text = call.result_text
     label = "result (error)" if call.status == "error" else "result"
@@ -197,29 +223,48 @@ def _result_html(call: ToolCallView) -> str:
     out = [f'<div style="{LABEL}{colour}">{label}</div>']
     table = table_of(call.result) if call.status == "ok" else None
     if table is not None and table.columns:
-        out.append(_table_html(table, text))
+        out.append(_table_html(table, text, rest))
     else:
-        shown = text
-        if len(shown) > RESULT_PREVIEW:
-            more = len(text) - RESULT_PREVIEW
-            shown = shown[:RESULT_PREVIEW] + f"\n… {more:,} more characters in _synapse.tool_calls"
-        lines = shown.count("\n") + 1
-        box = f'<pre class="snb-cap" style="{PRE};{CAPPED}{colour}">{_one_line(shown or "(empty)")}</pre>'
-        out.append((_show_all(lines, "lines") + box) if lines > CAP_LINES else box)
+        out.append(capped_text(text, rest, colour=colour))
     for image in call.result.images:
         if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES:
             out.append(f'<img src="data:{image.mime_type or "image/png"};base64,{image.data}"/>')
     return "".join(out)
 
 
-def _table_html(table: Table, raw: str) -> str:
+def capped_text(text: str, rest: Rest = TURN_REST, *, colour: str = "") -> str:
+    """A text in a scroll box, "show all" above it when it is long: its first RESULT_PREVIEW characters
+    (one-line JSON indented first, see `readable`), then a line saying how much more there is and where."""
+    shown = readable(text)
+    if len(shown) > RESULT_PREVIEW:
+        more = len(shown) - RESULT_PREVIEW
+        shown = shown[:RESULT_PREVIEW] + f"\n… {more:,} more characters in {rest.text}"
+    lines = shown.count("\n") + 1
+    box = f'<pre class="snb-cap" style="{PRE};{CAPPED}{colour}">{_one_line(shown or "(empty)")}</pre>'
+    return (_show_all(lines, "lines") + box) if lines > CAP_LINES else box
+
+
+def readable(text: str) -> str:
+    """`text`, or, when it is one long line of JSON, the same JSON indented (a 100 KB line is unreadable and
+    would not cap by lines)."""
+    stripped = text.strip()
+    if len(stripped) <= PRETTY_JSON_CHARS or "\n" in stripped or stripped[:1] not in ("{", "["):
+        return text
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return text
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _table_html(table: Table, raw: str, rest: Rest) -> str:
     rows = table.rows[:TABLE_ROWS]
     head = "".join(f'<th style="{CELL}">{_esc(c)}</th>' for c in table.columns)
     body = "".join(
         "<tr>" + "".join(f'<td style="{CELL}">{_esc(_cell(v))}</td>' for v in row) + "</tr>" for row in rows
     )
     more = len(table.rows) - len(rows)
-    note = f'<div style="color:#57606a;font-size:11px">{more:,} more rows in _synapse.tool_calls</div>' if more else ""
+    note = f'<div style="color:#57606a;font-size:11px">{more:,} more rows in {_esc(rest.rows)}</div>' if more else ""
     count = f"{len(table.rows):,} row{'s' if len(table.rows) != 1 else ''} · {len(table.columns)} columns"
     capped = len(rows) > CAP_LINES
     grid = (
@@ -227,7 +272,8 @@ def _table_html(table: Table, raw: str) -> str:
         f'<table class="snb-tbl" style="border-collapse:collapse;font-size:12px"><thead><tr>{head}</tr></thead>'
         f"<tbody>{body}</tbody></table></div>{note}</div>"
     )
-    raw_text = raw if len(raw) <= RESULT_PREVIEW else raw[:RESULT_PREVIEW] + "\n…"
+    raw = readable(raw)
+    raw_text = raw if len(raw) <= RESULT_PREVIEW else raw[:RESULT_PREVIEW] + f"\n… the rest in {rest.text}"
     toggle = (
         f'<details class="snb-raw"><summary>raw</summary><pre style="{PRE};{CAPPED}">{_one_line(raw_text)}</pre>'
         "</details>"
@@ -292,11 +338,7 @@ def plain(view: TurnView) -> str:
             where = f" on {part.server}" if part.server else ""
             lines.append(f"[tool] {part.call_line}{where} {part.outcome(now)}")
             if part.status == "running" and part.progress is not None:
-                fraction = part.fraction
-                amount = f"{fraction * 100:.0f}%" if fraction is not None else f"{part.progress:g}"
-                filled = 0 if fraction is None else round(fraction * 20)
-                bar = "" if fraction is None else "[" + "#" * filled + "-" * (20 - filled) + "] "
-                lines.append(f"       {bar}{amount}" + (f" {part.progress_message}" if part.progress_message else ""))
+                lines.append("       " + progress_text(part.progress, part.total, part.progress_message))
             detail = part.error or part.result_text
             if detail and part.status != "cancelled":
                 first = detail.strip().splitlines()[0] if detail.strip() else ""

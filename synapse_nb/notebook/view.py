@@ -23,7 +23,8 @@ from ..events import (
 )
 from ..types import ToolResult, Usage
 
-__all__ = ["CallStatus", "Format", "Status", "ToolCallView", "TurnView", "duration", "money", "progress_fraction"]
+__all__ = ["CallStatus", "Format", "Status", "ToolCallView", "TurnView", "duration", "money", "progress_fraction",
+           "size_text"]
 
 Format = Literal["markdown", "text", "json", "code"]
 Status = Literal["running", "finished", "failed", "cancelled", "budget_exceeded"]
@@ -41,6 +42,16 @@ GLYPH: Mapping[str, str] = {
 def duration(ms: float) -> str:
     """`12 ms`, `3.2 s`: what the cell shows (rounded; the exact value is in `_synapse.tool_calls`)."""
     return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def size_text(n: int) -> str:
+    """`812 B`, `4.2 KB`, `4.3 MB`: a size in bytes as the cell shows it (1024-based)."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
 
 
 def progress_fraction(progress: float | None, total: float | None) -> float | None:

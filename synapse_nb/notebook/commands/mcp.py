@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from ...server_config import ServerConfig
 from ...types import ToolResult, ToolSpec, ToolUi
 from ..args import CONNECT_OPTIONS, CallTarget
 from ..display import ticking
+from ..mcp_render import CallProgress, call_bundle, call_text
 from ..output import LiveOutput
 from ..usage import usage_error
 from ..view import GLYPH, duration
@@ -411,7 +411,8 @@ def _server(state: SynapseState, name: str) -> ServerInfo:
 
 @dataclass(frozen=True)
 class CallOutput:
-    """What `%mcp call` shows: the tool's result (text, structured content, images)."""
+    """What `%mcp call` returns and shows: the tool's result as the %%synapse tool block shows one (see
+    notebook/mcp_render.py: a table with raw, capped text, images); `.text` and `.df` hold all of it."""
 
     name: str
     arguments: Mapping[str, Any]
@@ -429,29 +430,10 @@ class CallOutput:
         return result_frame(self.result)
 
     def __repr__(self) -> str:
-        head = f"{self.name} → {'error' if self.result.is_error else 'ok'} ({self.result.duration_ms:.0f} ms)"
-        return f"{head}\n{self.result.text}"
+        return call_text(self.name, self.result)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        status = "✗ error" if self.result.is_error else "✓"
-        colour = ' style="color: #b00"' if self.result.is_error else ""
-        parts = [
-            f"<div><code>{html.escape(self.name)}</code> {status} "
-            f"<small>{self.result.duration_ms:.0f} ms</small></div>",
-            f"<pre{colour}>{html.escape(self.result.text)}</pre>",
-        ]
-        if self.result.structured_content is not None and self.result.content:
-            structured = json.dumps(self.result.structured_content, indent=2, default=str)
-            parts.append(
-                f"<details><summary>structured content</summary><pre>{html.escape(structured)}</pre></details>"
-            )
-        for image in self.result.images:
-            parts.append(f'<img src="data:{image.mime_type or "image/png"};base64,{image.data}"/>')
-        bundle: dict[str, Any] = {"text/plain": repr(self), "text/html": "".join(parts)}
-        if len(self.result.images) == 1:
-            image = self.result.images[0]
-            bundle[image.mime_type or "image/png"] = image.data
-        return bundle
+        return call_bundle(self.name, self.arguments, self.result)
 
 
 def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
@@ -481,17 +463,23 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
 async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) -> CallOutput:
     """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
 
-    Cancelling it (an interrupt) cancels the call: the server gets an MCP cancellation, the call is
-    recorded as cancelled."""
+    While it runs, the cell shows the time waited and the server's progress reports. Cancelling it (an
+    interrupt) cancels the call: the server gets an MCP cancellation, the call is recorded as cancelled."""
     spec = find_tool(state, target)
     if spec.needs_task:
         raise _task_refusal(target.server, spec.original_name or target.tool)
     name = f"{target.server}.{spec.original_name or target.tool}"
     started = time.perf_counter()
     out = LiveOutput(live=state.port.live, publish=state.port.publish)
+    progress = CallProgress(name)
     try:
-        async with ticking(out, lambda elapsed: f"calling {name} … {elapsed}", asked=lambda: state.port.asking_since):
-            result = await state.call_tool(spec.name, dict(arguments))
+        async with ticking(out, progress.bundle, asked=lambda: state.port.asking_since) as refresh:
+
+            def report(done: float, total: float | None, message: str | None) -> None:
+                progress.report(done, total, message)
+                refresh()
+
+            result = await state.call_tool(spec.name, dict(arguments), on_progress=report)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not result.duration_ms:

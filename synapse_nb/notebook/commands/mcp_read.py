@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
-from ...types import ContentBlock, ToolResult
+from ...types import ContentBlock
 from ..args import parse_pairs
+from ..mcp_render import read_bundle, read_text, resource_parts
 from ..usage import usage_error
+from ..view import size_text
 from .mcp import _server
 
 if TYPE_CHECKING:
@@ -24,28 +26,36 @@ __all__ = ["PromptOutput", "ReadOutput", "prompt_async", "read_async", "run"]
 
 @dataclass(frozen=True)
 class ReadOutput:
-    """What `%mcp read` shows: the resource's contents (text, or images and blob sizes)."""
+    """What `%mcp read` returns and shows: each content item of the resource as what it is (notebook/mcp_render.py):
+    an MCP Apps View as one line saying which tool shows it, text capped with "show all", a blob by its MIME
+    type and size (and its text, for text types). `.text` holds all the text, `.blobs` the blobs' bytes.
+
+    `used_by` names the tools (`SERVER.TOOL`) whose MCP Apps View this resource is."""
 
     server: str
     uri: str
     contents: tuple[ContentBlock, ...]
+    used_by: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
-        """The text of the resource (its text contents, joined)."""
-        return ToolResult(content=self.contents).text
+        """The text of the resource: its text contents and its text-type blobs decoded, joined; other blobs
+        as `[image/png, 2.1 KB]`."""
+        texts = []
+        for part in resource_parts(self.contents, self.uri):
+            texts.append(part.text if part.text is not None else f"[{part.mime_type}, {size_text(part.size)}]")
+        return "\n".join(texts)
+
+    @property
+    def blobs(self) -> tuple[bytes, ...]:
+        """The decoded bytes of each blob content item, in order (text contents are in `.text`)."""
+        return tuple(part.data for part in resource_parts(self.contents, self.uri) if part.data is not None)
 
     def __repr__(self) -> str:
-        return f"{self.server} {self.uri}\n{self.text}"
+        return read_text(self.server, self.uri, self.contents, self.used_by)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        parts = [f"<div><code>{html.escape(self.server)}</code> <code>{html.escape(self.uri)}</code></div>"]
-        if self.text:
-            parts.append(f"<pre>{html.escape(self.text)}</pre>")
-        for block in self.contents:
-            if block.kind == "image" and block.data:
-                parts.append(f'<img src="data:{block.mime_type or "image/png"};base64,{block.data}"/>')
-        return {"text/plain": repr(self), "text/html": "".join(parts)}
+        return read_bundle(self.server, self.uri, self.contents, self.used_by)
 
 
 @dataclass(frozen=True)
@@ -84,7 +94,16 @@ async def read_async(state: SynapseState, server: str, uri: str) -> ReadOutput:
         contents = await state.hub.read_resource(server, uri)
     except SynapseError as exc:
         raise usage_error(exc) from None
-    return ReadOutput(server, uri, contents)
+    return ReadOutput(server, uri, contents, _views_of(state, server, uri))
+
+
+def _views_of(state: SynapseState, server: str, uri: str) -> tuple[str, ...]:
+    """The tools of `server` (as `SERVER.TOOL`) whose MCP Apps View is the resource `uri`. A tool's View is its
+    ToolSpec's `ui.resource_uri` (MCP Apps, issue 24), read by name so that a spec without `ui` has none."""
+    return tuple(
+        f"{server}.{spec.original_name or spec.name}" for spec in state.hub.tools
+        if spec.server == server and getattr(getattr(spec, "ui", None), "resource_uri", None) == uri
+    )
 
 
 async def prompt_async(state: SynapseState, server: str, name: str, arguments: Mapping[str, str]) -> PromptOutput:

@@ -1,0 +1,95 @@
+"""`%mcp call` and `%mcp read` in a real kernel, as a frontend receives them (issue 22, section 2): the server's
+progress while a whole-cell call runs, a 200-row query as a capped table, and the npm example
+customer-segmentation's data (one long line of JSON) and MCP Apps View (its `ui://` resource), each a few
+kilobytes in the notebook."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tools_server
+from kernel_session import Kernel, running_kernel
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
+
+SEGMENTATION = (Path(__file__).resolve().parents[2] / ".tools" / "apps" / "node_modules" / "@modelcontextprotocol"
+                / "server-customer-segmentation" / "dist" / "index.js")
+VIEW_URI = "ui://customer-segmentation/mcp-app.html"
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    with running_kernel(tmp_path_factory.mktemp("kernel-mcp-render")) as k:
+        k.ok("%load_ext synapse_nb")
+        k.ok(f"%mcp connect t -- {tools_server.COMMAND}", timeout=120)
+        k.ok(f"%mcp connect shop -- {sys.executable} -m synapse_nb.mcp_client.demo_server", timeout=120)
+        yield k
+
+
+def size_of(outputs: list[dict[str, Any]]) -> int:
+    return sum(len(v) for o in outputs for v in o.values() if isinstance(v, str))
+
+
+def test_a_whole_cell_call_shows_progress_then_the_result_with_seconds(kernel: Kernel) -> None:
+    run = kernel.ok("%mcp call t.progress steps=3 seconds=0.4")
+    updates = [d["data"] for d in run.displays if d["kind"] == "update_display_data"]
+    bars = [u["text/plain"].split("\n")[1] for u in updates if "\n" in u.get("text/plain", "")]
+    assert "[#######-------------] 33% step 1 of 3" in bars
+    assert "[#############-------] 67% step 2 of 3" in bars
+    assert any('<progress value="0.333" max="1"' in u.get("text/markdown", "") for u in updates)
+    [final] = run.final_outputs()
+    assert re.fullmatch(r"t\.progress → ok \(1\.\d s\)\ntook 3 steps", final["text/plain"])
+    assert re.search(r'snb-outcome snb-ok"[^>]*>✓ 1\.\d s</span>', final["text/html"])
+
+
+def test_a_200_row_query_is_a_table_in_a_scroll_box(kernel: Kernel) -> None:
+    run = kernel.ok('%mcp call shop.query sql="SELECT * FROM orders LIMIT 200"')
+    [final] = run.final_outputs()
+    html = final["text/html"]
+    assert "200 rows · 8 columns" in html
+    assert "show all (200 rows)" in html
+    assert "max-height:22em;overflow:auto" in html
+    plain = final["text/plain"]
+    assert plain.startswith("shop.query → ok (")
+    assert "\n200 rows · 8 columns (a DataFrame: .df)\n" in plain
+    assert len(plain.splitlines()) < 40
+    assert kernel.ok("print(_.df.shape)").stdout == "(200, 8)\n"
+
+
+@pytest.fixture(scope="module")
+def segmentation(kernel: Kernel) -> str:
+    node = shutil.which("node")
+    if node is None or not SEGMENTATION.is_file():
+        pytest.fail(f"the MCP Apps example server-customer-segmentation is not installed at {SEGMENTATION} "
+                    "(or node is missing): run `make apps-servers`")
+    kernel.ok(f"%mcp connect seg -- {node} {SEGMENTATION} --stdio", timeout=120)
+    return "seg"
+
+
+@pytest.mark.node
+def test_one_long_line_of_json_is_indented_and_capped(kernel: Kernel, segmentation: str) -> None:
+    run = kernel.ok(f"%mcp call {segmentation}.get-customer-data {{}}", timeout=120)
+    [final] = run.final_outputs()
+    whole = int(kernel.ok("print(len(_.text))").stdout)
+    assert whole > 40_000
+    assert size_of([final]) < 45_000
+    assert final["text/plain"].splitlines()[1:3] == ["{", '  "customers": [']
+    assert re.search(r"… [\d,]+ more lines \([\d,]+ characters\) in \.text of this cell's value", final["text/plain"])
+    assert re.search(r"show all \([\d,]+ lines\)", final["text/html"])
+
+
+@pytest.mark.node
+def test_an_mcp_app_view_resource_is_one_line(kernel: Kernel, segmentation: str) -> None:
+    run = kernel.ok(f"%mcp read {segmentation} {VIEW_URI}")
+    outputs = run.final_outputs()
+    assert size_of(outputs) < 5_000
+    plain = outputs[0]["text/plain"]
+    assert plain.startswith(f"seg {VIEW_URI}\ntext/html;profile=mcp-app · ")
+    assert re.search(r"an MCP App View \([\d.]+ KB of HTML, in \.text\): ", plain)
+    assert int(kernel.ok("print(len(_.text))").stdout) > 100_000  # the whole document stays in the value
