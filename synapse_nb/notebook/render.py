@@ -35,6 +35,8 @@ COLOURS: Mapping[str, str] = {
     "budget_exceeded": _colour("warn"),
 }
 RED, MUTED, LINE = _colour("error"), _colour("muted"), _colour("line")
+# error text sits on a light red, not on the grey tint (red on grey inside the tinted box is 4.47:1)
+ON_RED = f"color:{RED};background:{_colour('error-bg')}"
 BOX = (
     "border:1px solid " + LINE + ";border-left:3px solid {accent};border-radius:6px;"
     "background:rgba(175,184,193,0.12);padding:6px 10px;margin:6px 0 14px 0"
@@ -162,7 +164,7 @@ def tool_block(call: ToolCallView, now: float) -> str:
         body.append(f'<div style="{LABEL}">cancelled</div>')
     elif call.error:
         body.append(f'<div style="{LABEL};color:{RED}">error</div>'
-                    f'<pre style="{PRE};color:{RED}">{_one_line(call.error)}</pre>')
+                    f'<pre style="{PRE};{ON_RED}">{_one_line(call.error)}</pre>')
     elif call.result is not None:
         body.append(_result_html(call))
     opened = " open" if call.status == "running" and call.progress is not None else ""
@@ -197,7 +199,7 @@ def _result_html(call: ToolCallView) -> str:
     assert call.result is not None
     text = call.result_text
     label = "result (error)" if call.status == "error" else "result"
-    colour = f";color:{RED}" if call.status == "error" else ""
+    colour = f";{ON_RED}" if call.status == "error" else ""
     out = [f'<div style="{LABEL}{colour}">{label}</div>']
     table = table_of(call.result) if call.status == "ok" else None
     if table is not None and table.columns:

@@ -76,7 +76,7 @@ def test_a_cell_budget_stops_between_iterations_and_keeps_the_transcript(ip: Any
     out = ip.published.text()
     lines = [line for line in out.splitlines() if "past --budget $1.5" in line]
     assert len(lines) == 1  # one clear line
-    assert "this turn spent $1.2000" in lines[0]
+    assert "this turn spent $1.20 and" in lines[0]
     assert "budget exceeded" in out.splitlines()[-1]
     turns = synapse_nb.history().turns()
     assert turns.status.tolist() == ["budget_exceeded"]
@@ -172,3 +172,10 @@ def test_bad_budget_options_and_unenforceable_budgets_are_one_line(
     ip.cell("synapse --model openai:gpt-test", "hi")
     assert f"prices: {bad}: openai:gpt-test.input_per_mtok" in ip.published.text()
     assert math.isnan(synapse_nb.history().llm_calls().cost_usd.iloc[0])
+
+
+def test_a_tiny_unenforceable_budget_is_written_out_not_as_an_exponent(ip: Any, server: LlmServer) -> None:
+    with pytest.raises(UsageError) as caught:
+        ip.cell("synapse --model openai:gpt-unlisted --budget 0.0000001", "hi")
+    assert "so --budget 0.0000001 USD cannot be enforced" in str(caught.value)
+    assert "e-0" not in str(caught.value)

@@ -220,7 +220,7 @@ def test_status_says_tracing_budget_and_lake_only_when_on(
     status = ip.line("synapse", "status")
     text = repr(status)
     assert re.search(r"^tracing +on: OTLP/HTTP to http://127\.0\.0\.1:4318/v1/traces$", text, re.M)
-    assert re.search(r"^session budget +\$2\.5 per session \(SynapseMagics\.session_budget\)$", text, re.M)
+    assert re.search(r"^session budget +\$2\.50 per session \(SynapseMagics\.session_budget\)$", text, re.M)
     assert re.search(rf"^lake +publishes to {re.escape(str(lake))} after each turn$", text, re.M)
     shown = text + status._repr_markdown_()
     assert header not in shown

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
+from ...pricing import usd
 from ..settings import Settings
 from ..usage import usage_error
 
@@ -112,7 +113,7 @@ def status(state: SynapseState, settings: Settings) -> Status:
         background=tuple((name, run.status) for name, run in state.background.items()),
         tape=f"{state.tape.mode}: {state.tape.shown} ({state.tape.note})" if state.tape is not None else None,
         tracing=_tracing_line(state),
-        budget=f"${settings.session_budget:g} per session (SynapseMagics.session_budget)"
+        budget=f"{usd(settings.session_budget)} per session (SynapseMagics.session_budget)"
         if settings.session_budget else None,
         lake=_lake_line(state),
     )
