@@ -200,7 +200,7 @@ def _result_html(call: ToolCallView) -> str:
     text = call.result_text
     label = "result (error)" if call.status == "error" else "result"
     colour = f";{ON_RED}" if call.status == "error" else ""
-    out = [f'<div style="{LABEL}{colour}">{label}</div>']
+    out = [f'<div style="{LABEL}{";color:" + RED if call.status == "error" else ""}">{label}</div>']
     table = table_of(call.result) if call.status == "ok" else None
     if table is not None and table.columns:
         out.append(_table_html(table, text))
