@@ -105,15 +105,16 @@ def test_our_text_reads_at_aa_contrast_in_light_and_dark(lab: Lab, browser: Any,
         light = _contrast(nb, "light")
         _use_theme(nb, "JupyterLab Dark")
         dark = _contrast(nb, "dark")
+    for theme, found in (("light", light), ("dark", dark)):
+        low = [r for r in found if r["ratio"] < AA]
+        assert low == [], f"{theme}: text under {AA}:1 contrast: {low}"
     # the walk saw the coloured texts that matter: outcomes (ok, error, denied), the footer, the trace, the card
     for found in (light, dark):
         classes = " ".join(r["cls"] for r in found)
         for part in ("snb-outcome snb-ok", "snb-outcome snb-error", "snb-outcome snb-denied", "snb-footer",
                      "snb-answered", "snb-muted", "snb-origin"):
             assert part in classes, (part, classes)
-    for theme, found in (("light", light), ("dark", dark)):
-        low = [r for r in found if r["ratio"] < AA]
-        assert low == [], f"{theme}: text under {AA}:1 contrast: {low}"
+    nb.expect(nb.output(4).locator(".snb-sign-in .snb-origin")).to_have_text("at https://auth.example.com")
 
 
 def _run_cells(nb: NotebookPage, llm: LlmServer) -> None:
@@ -139,7 +140,7 @@ def _run_cells(nb: NotebookPage, llm: LlmServer) -> None:
     expect(trace).to_be_visible(timeout=30_000)
     trace.locator("details.snb-span").first.evaluate("(d) => { d.open = true; }")
     nb.run(4)
-    expect(nb.output(4).locator(".snb-sign-in")).to_contain_text("https://auth.example.com")
+    expect(nb.output(4).locator(".snb-sign-in")).to_contain_text("Sign in to notes")
 
 
 def _contrast(nb: NotebookPage, theme: str) -> list[dict[str, Any]]:
