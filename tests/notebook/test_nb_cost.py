@@ -112,7 +112,10 @@ def test_cost_by_server_and_model_as_dataframes(ip: Any, server: LlmServer) -> N
     # The result (40 characters) added 1100 - 1000 - 20 = 80 prompt tokens to call 2 (prompt cost $1.10):
     # 80 / 1100 x 1.10 = $0.08, charged to the native tools.
     by_server = ip.line("synapse", "cost --by server")
-    assert by_server.server.tolist() == ["(native)"]
+    # one label for a @synapse_nb.tool function everywhere: the cost table, the turn's calls and %mcp tools
+    assert by_server.server.tolist() == ["python"]
+    assert ip.ns["_synapse"].tool_calls.server.tolist() == ["python"]
+    assert ip.line("mcp", "tools").set_index("name").loc["lookup", "server"] == "python"
     assert by_server.cost_usd.iloc[0] == pytest.approx(0.08)
     by_model = ip.line("synapse", "cost")
     assert by_model.model.tolist() == ["openai:gpt-test"]
