@@ -80,6 +80,12 @@ def test_history_and_sql(ip: Any, script: Script) -> None:
     assert recent.prompt.tolist() == ["second", "third"]
     assert set(recent.columns) >= {"session", "status", "tool_calls", "tokens", "duration_ms"}
     assert len(ip.line("synapse", "history")) == 3
+    # shown for people: durations to 0.1 ms, times to the second, an unknown cost or no error left blank
+    assert all(round(ms, 1) == ms for ms in recent.duration_ms)
+    assert all(t.microsecond == 0 for t in recent.started_at)
+    shown = repr(recent) + str(recent._repr_html_())
+    for blank in ("NaN", "None", "<NA>", "NaT"):
+        assert blank not in shown, blank
     frame = ip.line("synapse", "sql SELECT role, count(*) AS n FROM messages GROUP BY role ORDER BY role")
     assert frame.to_dict("records") == [{"role": "assistant", "n": 3}, {"role": "user", "n": 3}]
     cell = ip.cell("synapse_sql --out turns_df", "SELECT prompt\nFROM turns\nORDER BY started_at")

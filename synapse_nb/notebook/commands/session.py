@@ -246,22 +246,28 @@ def reset(sessions: Sessions, policy: ApprovalPolicy) -> str:
 
 
 def history(state: SynapseState, settings: Settings, n: int | None = None) -> pd.DataFrame:
-    """`%synapse history [-n N]`: the last N turns of the history file (all sessions), oldest first."""
+    """`%synapse history [-n N]`: the last N turns of the history file (all sessions), oldest first, as people
+    read them: start times to the second, durations to 0.1 ms, an unknown cost or no error as a blank cell
+    (`%synapse sql` gives the exact values)."""
+    from ..listing import Listing
+
     limit = n if n is not None else settings.history_rows
     if limit < 1:
         raise UsageError("%synapse history: -n must be at least 1, e.g. %synapse history -n 5")
     hist = state.require_history()
     frame = _sql(
         hist,
-        "SELECT t.started_at, s.name AS session, t.prompt, t.status, t.iterations, "
+        "SELECT date_trunc('second', t.started_at) AS started_at, s.name AS session, t.prompt, t.status, "
+        "  t.iterations, "
         "  (SELECT count(*) FROM tool_calls c WHERE c.session_id = t.session_id "
         "     AND c.started_at >= t.started_at "
         "     AND c.started_at <= t.started_at + t.duration_ms * INTERVAL 1 MILLISECOND) AS tool_calls, "
-        "  t.input_tokens + t.output_tokens AS tokens, t.cost_usd, t.duration_ms, t.error "
+        "  t.input_tokens + t.output_tokens AS tokens, t.cost_usd, round(t.duration_ms, 1) AS duration_ms, "
+        "  t.error "
         "FROM turns t LEFT JOIN (SELECT DISTINCT session_id, name FROM sessions) s USING (session_id) "
         f"ORDER BY t.started_at DESC LIMIT {int(limit)}",
     )
-    return frame.iloc[::-1].reset_index(drop=True)
+    return Listing(frame.iloc[::-1].reset_index(drop=True))
 
 
 def sql(state: SynapseState, query: str) -> pd.DataFrame:
