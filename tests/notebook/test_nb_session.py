@@ -238,3 +238,17 @@ def test_status_says_tracing_budget_and_lake_only_when_on(
     text = repr(ip.line("synapse", "status"))
     for word in ("tracing", "session budget", "lake"):
         assert not re.search(rf"^{word} ", text, re.M), text
+
+
+def test_session_option_in_a_new_kernel_continues_the_recorded_session(ip: Any, script: Script) -> None:
+    model = script(["first answer", "second answer"])
+    ip.cell(f"synapse --model {model} --session w1", "first question")
+    session_id = ip.ns["_synapse"].session_id
+    ip.state.sessions.agents.clear()  # a new kernel on the same history file
+    ip.cell(f"synapse --model {model} --session w1", "second question")
+    assert ip.ns["_synapse"].session_id == session_id  # the same w1, not a second session of that name
+    assert ip.ns["_synapse"].session == "w1"
+    rows = ip.line("synapse", "sql SELECT session_id FROM sessions WHERE name = 'w1'")
+    assert len(rows) == 1
+    contents = ip.line("synapse", f"sql SELECT content FROM messages WHERE session_id = '{session_id}' ORDER BY seq")
+    assert contents.content.tolist() == ["first question", "first answer", "second question", "second answer"]

@@ -89,6 +89,10 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
     if options.session is None and sessions.current not in sessions:
         sessions.current = sessions.own_name(sessions.current)
     session = (options.session or sessions.current).strip()
+    if options.session is not None and not (session in sessions and sessions[session].messages):
+        from .session import resume_recorded
+
+        session = resume_recorded(state, session) or session  # the history's NAME, not a second one
     running = sessions.background.get(session)
     if running is not None and not running.done():
         raise UsageError(

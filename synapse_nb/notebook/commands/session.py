@@ -184,16 +184,22 @@ def session_switch(state: SynapseState, name: str) -> str:
     (by name or id prefix, e.g. one from another kernel or an earlier day); new when found nowhere."""
     agent = state.sessions.get(name)
     if agent is None or not agent.messages:
-        resumed = _resume_recorded(state, name)
+        resumed = resume_recorded(state, name)
         if resumed is not None:
-            return resumed
+            state.current = resumed
+            return (f"resumed session {resumed} from the history file "
+                    f"({len(state.sessions[resumed].messages)} messages)")
     state.current = name
     if agent is None or not agent.messages:
         return f"switched to session {name} (new)"
     return f"switched to session {name} ({len(agent.messages)} messages so far)"
 
 
-def _resume_recorded(state: SynapseState, name: str) -> str | None:
+def resume_recorded(state: SynapseState, name: str) -> str | None:
+    """The history file's session NAME (or id prefix) loaded into this kernel under its recorded name, which
+    is returned; None when the history has none (or there is no history). `session switch` and
+    `%%synapse --session NAME` both continue the recorded conversation instead of starting a second one of
+    the same name."""
     history = state.history()
     if history is None:
         return None
@@ -208,8 +214,7 @@ def _resume_recorded(state: SynapseState, name: str) -> str | None:
         recorded_name = f"{recorded_name}-{session_id[:8]}"  # this kernel has its own session by that name
     agent = state.agent(recorded_name, state.provider(None))
     agent.resume(session_id, messages, next_seq=next_seq)
-    state.current = recorded_name
-    return f"resumed session {recorded_name} from the history file ({len(messages)} messages)"
+    return recorded_name
 
 
 def session_list(state: SynapseState, settings: Settings) -> pd.DataFrame:
