@@ -68,7 +68,9 @@ _STYLE = Template("""<style>
 .snb-trace details.snb-span>summary::before{content:"▸";width:10px;flex:none;color:#8c959f}
 .snb-trace details.snb-span[open]>summary::before{content:"▾"}
 .snb-root summary{cursor:pointer}
-.snb-trace .snb-label{width:230px;flex:none;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.snb-trace .snb-label{width:260px;flex:none;display:flex;flex-wrap:wrap;align-items:center;gap:2px 0}
+.snb-trace .snb-label .snb-name{overflow-wrap:anywhere;min-width:0;margin-right:4px}
+.snb-trace .snb-label .snb-badge,.snb-trace .snb-label .snb-kind{flex:none}
 .snb-trace .snb-track{flex:1;position:relative;height:14px;background:var(--jp-layout-color2,#f6f8fa);
   border-radius:3px}
 .snb-trace .snb-bar{position:absolute;top:2px;height:10px;border-radius:2px;min-width:2px}
@@ -81,6 +83,17 @@ _STYLE = Template("""<style>
 .snb-kind{display:inline-block;width:34px;text-align:center;font-size:10px;font-weight:700;border-radius:3px;
   color:#fff;margin-right:6px;line-height:16px}
 .widget-textarea.snb-invalid textarea,.widget-text.snb-invalid input{border-color:$error !important}
+.snb-inspector{container:snb-inspector/inline-size}
+.snb-root .widget-button{flex-shrink:0;min-width:max-content}
+.snb-root .widget-hbox>.widget-vbox{min-width:0}
+.snb-root table{display:block;max-width:100%;overflow-x:auto}
+.snb-root textarea,.snb-root input[type=text]{box-sizing:border-box;max-width:100%}
+.snb-root .widget-textarea,.snb-root .widget-text{max-width:100%;box-sizing:border-box}
+@container snb-inspector (max-width:760px){
+  .snb-root .widget-hbox:has(>.widget-vbox>.snb-tool-list){flex-direction:column}
+  .snb-root .snb-tool-list,.snb-root .snb-tool-filter{width:100%!important;min-width:0!important}
+  .snb-root .widget-hbox{flex-wrap:wrap}
+}
 </style>""")
 STYLE = DARK_STYLE + _STYLE.substitute({name.replace("-", "_"): colour(name) for name in LIGHT})
 

@@ -1,0 +1,99 @@
+"""The MCP inspector at 760 px and at 1400 px in JupyterLab in Chromium (issue 22 section 5): below ~800 px the tool
+list stacks above the tool's form instead of keeping a fixed 210 px column, every button keeps its whole label,
+no table or text area runs past the inspector's right edge, and text areas keep all four borders. Screenshots go
+to tests/e2e/artifacts/inspector-760.png and inspector-1400.png.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_lab import DEMO, Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
+
+CELLS = [
+    "%load_ext synapse_nb",
+    f"%mcp connect demo {DEMO}",
+    "%mcp call demo.echo text=first",
+    "%mcp inspect",
+]
+
+# Each measured thing inside the inspector: buttons whose label is cut (the text is wider than the button), and
+# boxes (tables, text areas, inputs) whose right edge passes the inspector's, or whose right border is not drawn.
+MEASURE_JS = """
+(root) => {
+  const edge = root.getBoundingClientRect().right + 0.5;
+  const visible = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const cut = [...root.querySelectorAll('button')].filter(visible)
+    .filter((b) => b.scrollWidth > b.clientWidth + 1)
+    .map((b) => b.textContent.trim() + ' ' + b.scrollWidth + '>' + b.clientWidth);
+  // the right edge an element is cut at: the inspector's, or that of an ancestor that hides its overflow
+  const clip = (e) => {
+    let right = edge;
+    for (let a = e.parentElement; a && a !== root.parentElement; a = a.parentElement) {
+      const o = getComputedStyle(a).overflowX;
+      if (o === 'auto' || o === 'scroll') return Infinity;  // a scroll box: nothing is lost
+      if (o !== 'visible') right = Math.min(right, a.getBoundingClientRect().right + 0.5);
+    }
+    return right;
+  };
+  const past = [...root.querySelectorAll('table, textarea, input[type=text], select')].filter(visible)
+    .filter((e) => e.getBoundingClientRect().right > clip(e))
+    .map((e) => e.tagName + '.' + e.className + ' right ' + Math.round(e.getBoundingClientRect().right)
+         + ' > ' + Math.round(clip(e)));
+  const borderless = [...root.querySelectorAll('textarea')].filter(visible)
+    .filter((t) => parseFloat(getComputedStyle(t).borderRightWidth) === 0
+                   || t.getBoundingClientRect().right > t.parentElement.getBoundingClientRect().right + 0.5)
+    .map((t) => 'textarea in ' + t.parentElement.className);
+  return {cut, past, borderless};
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    with start_lab(tmp_path_factory.mktemp("lab-inspector-width")) as lab:
+        yield lab
+
+
+@pytest.fixture(scope="module")
+def browser(lab: Lab) -> Iterator[Any]:
+    with open_browser() as browser:
+        yield browser
+
+
+@pytest.mark.parametrize("width", [760, 1400])
+def test_the_inspector_fits_the_window(lab: Lab, browser: Any, width: int) -> None:
+    name = write_notebook(lab.root / f"inspector-{width}.ipynb", CELLS)
+    nb = NotebookPage.open(browser, lab, name)
+    nb.page.set_viewport_size({"width": width, "height": 1300})
+    expect = nb.expect
+    with failure_shot(nb, f"inspector-{width}"):
+        for i in range(len(CELLS)):
+            nb.run(i, timeout=90_000)
+        inspector = nb.output(3).locator(".snb-inspector")
+        expect(inspector).to_be_visible(timeout=30_000)
+        server = inspector.locator(".snb-server-demo")
+        server.locator(".lm-TabBar-tab", has_text="Tools").click()
+        server.locator(".snb-tool-list select").select_option(label="echo")
+        tool = server.locator(".snb-tool").filter(has=nb.page.locator("code", has_text="demo__echo"))
+        expect(tool.locator("button.snb-call")).to_be_visible()
+        tool.locator("button.snb-call").scroll_into_view_if_needed()
+        nb.shot(f"inspector-{width}", inspector)
+
+        found = inspector.evaluate(MEASURE_JS)
+        assert found["cut"] == [], f"buttons with cut labels at {width} px: {found['cut']}"
+        assert found["past"] == [], f"boxes past the inspector's edge at {width} px: {found['past']}"
+        assert found["borderless"] == [], f"text areas without a right border at {width} px: {found['borderless']}"
+        listing = server.locator(".snb-tool-list").bounding_box()
+        detail = tool.bounding_box()
+        assert listing is not None
+        assert detail is not None
+        if width < 800:  # stacked: the list above the form, as wide as the form
+            assert listing["y"] + listing["height"] <= detail["y"] + 1, (listing, detail)
+            assert listing["width"] > 300, listing
+        else:  # side by side
+            assert listing["x"] + listing["width"] <= detail["x"] + 1, (listing, detail)
