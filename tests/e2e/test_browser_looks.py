@@ -20,10 +20,11 @@ from llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 
+SERVER = "warehouse_inventory_reporting"  # long: the trace shows `SERVER.drop_table` whole, with its badge
 AUTH_URL = "https://auth.example.com/authorize?client_id=c&state=s"
 CELLS = [
     "%load_ext synapse_nb",                                                      # 0
-    f"%mcp connect demo {DEMO}",                                               # 1
+    f"%mcp connect {SERVER} {DEMO}",                                           # 1
     "%%synapse\nShow me everything.",                                            # 2 ok, error, denied
     "%synapse inspect",                                                          # 3 the trace widget
     "from IPython.display import display\nfrom synapse_nb.notebook.sign_in import sign_in_card\n"
@@ -123,9 +124,9 @@ def _run_cells(nb: NotebookPage, llm: LlmServer) -> None:
     nb.run(1, timeout=90_000)
     llm.queue(
         tool_calls(
-            call("demo__query", {"sql": "SELECT product_id, name FROM products LIMIT 3"}),
-            call("demo__fail", {"message": "the disk is on fire"}),
-            call("demo__drop_table", {"table": "orders"}),
+            call(f"{SERVER}__query", {"sql": "SELECT product_id, name FROM products LIMIT 3"}),
+            call(f"{SERVER}__fail", {"message": "the disk is on fire"}),
+            call(f"{SERVER}__drop_table", {"table": "orders"}),
         ),
         text("Three products; one call failed and one was denied."),
     )
@@ -139,6 +140,18 @@ def _run_cells(nb: NotebookPage, llm: LlmServer) -> None:
     trace = nb.output(3).locator(".snb-trace")
     expect(trace).to_be_visible(timeout=30_000)
     trace.locator("details.snb-span").first.evaluate("(d) => { d.open = true; }")
+    # a long tool name is shown whole and its badge stays in view, inside the label's column
+    for tool, flag in (("fail", "error"), ("drop_table", "denied")):
+        label = trace.locator(".snb-label", has_text=f"{SERVER}.{tool}")
+        expect(label.locator(".snb-badge")).to_have_text(flag)
+        name, badge, box = (label.locator(".snb-name").bounding_box(), label.locator(".snb-badge").bounding_box(),
+                            label.bounding_box())
+        assert name is not None
+        assert badge is not None
+        assert box is not None
+        assert label.locator(".snb-name").evaluate("(e) => e.scrollWidth <= e.clientWidth + 1"), tool
+        assert badge["x"] + badge["width"] <= box["x"] + box["width"] + 1, (tool, badge, box)
+        assert badge["y"] + badge["height"] <= box["y"] + box["height"] + 1, (tool, badge, box)
     nb.run(4)
     expect(nb.output(4).locator(".snb-sign-in")).to_contain_text("Sign in to notes")
 
