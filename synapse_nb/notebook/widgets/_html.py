@@ -86,9 +86,11 @@ _STYLE = Template("""<style>
 .snb-inspector{container:snb-inspector/inline-size}
 .snb-root .widget-button{flex-shrink:0;min-width:max-content}
 .snb-root .widget-hbox>.widget-vbox{min-width:0}
+.snb-root .widget-vbox,.snb-root .widget-hbox{box-sizing:border-box}
 .snb-root table{display:block;max-width:100%;overflow-x:auto}
-.snb-root textarea,.snb-root input[type=text]{box-sizing:border-box;max-width:100%}
-.snb-root .widget-textarea,.snb-root .widget-text{max-width:100%;box-sizing:border-box}
+.snb-root textarea,.snb-root input[type=text],.snb-root select{box-sizing:border-box;max-width:100%}
+.snb-root .widget-textarea,.snb-root .widget-text,.snb-root .widget-select{max-width:calc(100% - 4px);
+  box-sizing:border-box;min-width:0}
 @container snb-inspector (max-width:760px){
   .snb-root .widget-hbox:has(>.widget-vbox>.snb-tool-list){flex-direction:column}
   .snb-root .snb-tool-list,.snb-root .snb-tool-filter{width:100%!important;min-width:0!important}
