@@ -41,6 +41,7 @@ __all__ = [
     "price_for",
     "price_table",
     "priced",
+    "usd",
     "user_prices_path",
 ]
 
@@ -198,3 +199,19 @@ def priced(provider: str, model: str, usage: Usage, env: Mapping[str, str] | Non
     """`usage` with `cost_usd` set (None when the model has no price), and the price used."""
     price = price_for(provider, model, env)
     return replace(usage, cost_usd=None if price is None else price.cost(usage)), price
+
+
+def usd(amount: float) -> str:
+    """An amount of USD as people read it, never in exponent notation and never rounded to zero: cents for a
+    dollar or more (`$12.34`), four decimals down to a cent (`$0.0123`), and three significant digits below
+    a cent (`$0.000123`, `$0.0000001`): a budget line's spent, next-call bound and limit keep the digits
+    that tell them apart."""
+    if amount == 0 or not math.isfinite(amount):
+        return "$0" if amount == 0 else f"${amount}"
+    sign, size = ("-" if amount < 0 else ""), abs(amount)
+    if size >= 1:
+        return f"{sign}${size:,.2f}"
+    if size >= 0.01:
+        return f"{sign}${size:.4f}"
+    decimals = 2 - math.floor(math.log10(size))
+    return f"{sign}${size:.{decimals}f}".rstrip("0").rstrip(".")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from synapse_nb.errors import ConfigError
-from synapse_nb.pricing import Price, bundled_taken, price_for, price_table, priced, user_prices_path
+from synapse_nb.pricing import Price, bundled_taken, price_for, price_table, priced, usd, user_prices_path
 from synapse_nb.types import Usage
 
 
@@ -128,3 +128,16 @@ def test_prices_load_lazily() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["0", "1"]
+
+
+@pytest.mark.parametrize(("amount", "shown"), [
+    (0.0, "$0"),
+    (0.0000001, "$0.0000001"),
+    (0.000000123456, "$0.000000123"),
+    (0.000123456, "$0.000123"),
+    (0.0123456, "$0.0123"),
+    (1.5, "$1.50"),
+    (1234.5, "$1,234.50"),
+])
+def test_usd_keeps_digits_below_a_cent_and_never_uses_an_exponent(amount: float, shown: str) -> None:
+    assert usd(amount) == shown

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import BudgetExceededError, ConfigError
-from ..pricing import REPLAYED, Price, price_for
+from ..pricing import REPLAYED, Price, price_for, usd
 from ..types import Message, ToolSpec, Usage
 
 __all__ = ["CHARS_PER_TOKEN", "Budget", "SessionSpend", "project_tokens"]
@@ -147,8 +147,8 @@ class SessionSpend:
             if spent_now + bound > limit:
                 where = "this turn" if name == "--budget" else "this session"
                 raise BudgetExceededError(
-                    f"stopped before the next model call: {where} spent ${spent_now:.4f} and the next call could "
-                    f"cost up to ${bound:.4f}, past {name} ${limit:g}; the transcript so far is kept",
+                    f"stopped before the next model call: {where} spent {usd(spent_now)} and the next call could "
+                    f"cost up to {usd(bound)}, past {name} {usd(limit)}; the transcript so far is kept",
                     limit=limit, spent=spent_now, unit="USD",
                 )
 

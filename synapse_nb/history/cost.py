@@ -12,7 +12,8 @@ prompt (`llm_calls.tool_result_tokens`, measured from the provider's own token c
 synapse_nb/agent/spend.py). For each later call of the session, a result is charged its share of that
 call's prompt cost: tokens / the call's prompt tokens x `input_cost_usd` (cache discounts included).
 `context_usd` sums those charges; `sampling_usd` adds the LLM calls an MCP server asked for itself
-(sampling) during the tool's calls; `cost_usd` is both. Native tools (no server) group as "(native)".
+(sampling) during the tool's calls; `cost_usd` is both. Native tools (no server) group as "python",
+the label the notebook gives them everywhere (`_synapse.tool_calls`, `%mcp tools`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ __all__ = ["COST_BY", "CostBy", "cost"]
 
 CostBy = Literal["model", "server", "tool", "session", "day"]
 COST_BY: tuple[CostBy, ...] = ("model", "server", "tool", "session", "day")
-NATIVE = "(native)"
+NATIVE = "python"
 
 _TOTALS = """
     count(*) AS calls,

@@ -9,6 +9,8 @@ from typing import Any
 
 from ..types import ToolSpec
 from .output import Bundle
+from .palette import DARK_STYLE
+from .palette import colour as _colour
 
 __all__ = ["ANSWERS", "answered_card", "approval_card", "approval_prompt"]
 
@@ -17,7 +19,11 @@ ANSWERS = (
     ("n", "no", "do not run it; the model is told it was denied"),
     ("a", "always", "run it, and allow this tool without asking for the rest of the session"),
 )
-_BOX = "border:1px solid #d0d7de;border-left:3px solid {accent};border-radius:6px;padding:8px 12px;margin:6px 0"
+_MUTED = _colour("muted")
+_BOX = (
+    "border:1px solid " + _colour("line") + ";border-left:3px solid {accent};border-radius:6px;padding:8px 12px;"
+    "margin:6px 0"
+)
 _PRE = (
     "white-space:pre-wrap;word-break:break-word;margin:4px 0;padding:6px 8px;border-radius:4px;"
     "background:rgba(175,184,193,0.18);font-size:12px;max-height:16em;overflow:auto"
@@ -47,19 +53,19 @@ def approval_card(spec: ToolSpec, arguments: Mapping[str, Any]) -> Bundle:
         f'border:1px solid #ffcecb" title="the tool says it may delete or overwrite data">destructive</span>'
         if destructive else ""
     )
-    server = f' <span style="color:#57606a">on server <b>{esc(spec.server)}</b></span>' if spec.server else ""
+    server = f' <span style="color:{_MUTED}">on server <b>{esc(spec.server)}</b></span>' if spec.server else ""
     description = spec.description.strip().split("\n", 1)[0][:200]
     answers = "".join(
         f"<li><code>{key}</code> {word}: {esc(meaning)}</li>" for key, word, meaning in ANSWERS
     )
     card = (
-        f'<div class="snb-approval-card" style="{_BOX.format(accent=accent)}">'
+        f'{DARK_STYLE}<div class="snb-approval-card" style="{_BOX.format(accent=accent)}">'
         f"<div><b>Approve this tool call?</b> <code>{esc(spec.name)}</code>{server}{badge}</div>"
-        + (f'<div style="color:#57606a;font-size:12px">{esc(description)}</div>' if description else "")
-        + f'<div style="font-size:11px;font-weight:600;color:#57606a;margin-top:4px">ARGUMENTS</div>'
+        + (f'<div style="color:{_MUTED};font-size:12px">{esc(description)}</div>' if description else "")
+        + f'<div style="font-size:11px;font-weight:600;color:{_MUTED};margin-top:4px">ARGUMENTS</div>'
         f'<pre style="{_PRE}">{esc(_arguments(arguments))}</pre>'
         f'<ul style="margin:4px 0 0 0;padding-left:18px;font-size:12px">{answers}</ul>'
-        "<div style=\"color:#57606a;font-size:12px\">Answer in the box below.</div></div>"
+        f"<div style=\"color:{_MUTED};font-size:12px\">Answer in the box below.</div></div>"
     )
     where = f" on server {spec.server}" if spec.server else ""
     text = "\n".join([
@@ -73,10 +79,10 @@ def approval_card(spec: ToolSpec, arguments: Mapping[str, Any]) -> Bundle:
 def answered_card(spec: ToolSpec, answer: str) -> Bundle:
     """What the card becomes once answered (a saved notebook shows the decision, not an open question)."""
     word = {"yes": "approved", "always": "approved for the session", "no": "denied"}.get(answer, answer)
-    colour = "#1a7f37" if answer in ("yes", "always") else "#6e7781"
+    colour = _colour("ok") if answer in ("yes", "always") else _colour("faint")
     mark = "✓" if answer in ("yes", "always") else "⊘"
     return {
         "text/plain": f"{mark} {spec.name}: {word}",
-        "text/html": f'<div class="snb-approval-card snb-answered" style="color:{colour}">{mark} '
+        "text/html": f'{DARK_STYLE}<div class="snb-approval-card snb-answered" style="color:{colour}">{mark} '
                      f"<code>{html.escape(spec.name)}</code> {html.escape(word)}</div>",
     }

@@ -3,7 +3,8 @@
 pandas cuts a displayed frame to `display.max_rows` rows and each cell to `display.max_colwidth` characters,
 which hid most of a nine-server tool list and the end of every description, reason and remedy. A Listing is
 still a DataFrame for code (filter it, index it: what that gives is a plain DataFrame); only its own display
-shows everything, wrapping long text instead of cutting it.
+shows everything, wrapping long text instead of cutting it, and a missing value (None, NaN, <NA>, NaT) as a
+blank cell.
 """
 
 from __future__ import annotations
@@ -27,13 +28,18 @@ class Listing(pd.DataFrame):  # type: ignore[misc]  # pandas has no type stubs h
     def _constructor(self) -> Any:
         return pd.DataFrame  # what code derives from a listing is an ordinary frame again
 
+    def _shown(self) -> pd.DataFrame:
+        """The frame as displayed: missing values blank (code reading the listing still gets them)."""
+        frame = pd.DataFrame(self)
+        return frame.astype(object).where(frame.notna(), "")
+
     def _repr_html_(self) -> str | None:
         with pd.option_context("display.max_rows", None, "display.max_colwidth", None,
                                "display.max_columns", None):
-            html = super()._repr_html_()
+            html = self._shown()._repr_html_()
         return None if html is None else f'<div class="snb-listing">{_WRAP}{html}</div>'
 
     def __repr__(self) -> str:
         with pd.option_context("display.max_rows", None, "display.max_colwidth", None,
                                "display.max_columns", None, "display.width", 10_000):
-            return str(super().__repr__())
+            return repr(self._shown())

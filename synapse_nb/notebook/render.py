@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .output import Bundle
+from .palette import DARK_STYLE
+from .palette import colour as _colour
 from .result import parse_json_answer
 from .tabular import Table, table_of
 from .view import ToolCallView, TurnView, progress_fraction
@@ -43,12 +45,16 @@ class Rest:
 TURN_REST = Rest("_synapse.tool_calls", "_synapse.tool_calls")
 
 COLOURS: Mapping[str, str] = {
-    "ok": "#1a7f37", "finished": "#1a7f37", "error": "#cf222e", "failed": "#cf222e",
-    "denied": "#6e7781", "cancelled": "#57606a", "running": "#0969da", "streaming": "#0969da",
-    "budget_exceeded": "#9a6700", "tool_failed": "#9a6700",
+    "ok": _colour("ok"), "finished": _colour("ok"), "error": _colour("error"), "failed": _colour("error"),
+    "denied": _colour("faint"), "cancelled": _colour("muted"),
+    "running": _colour("info"), "streaming": _colour("info"),
+    "budget_exceeded": _colour("warn"), "tool_failed": _colour("warn"),
 }
+RED, MUTED, LINE = _colour("error"), _colour("muted"), _colour("line")
+# error text sits on a light red, not on the grey tint (red on grey inside the tinted box is 4.47:1)
+ON_RED = f"color:{RED};background:{_colour('error-bg')}"
 BOX = (
-    "border:1px solid #d0d7de;border-left:3px solid {accent};border-radius:6px;"
+    "border:1px solid " + LINE + ";border-left:3px solid {accent};border-radius:6px;"
     "background:rgba(175,184,193,0.12);padding:6px 10px;margin:6px 0 14px 0"
 )
 PRE = (
@@ -57,22 +63,24 @@ PRE = (
 )
 CAPPED = "max-height:22em;overflow:auto"
 # Inline too: an untrusted JupyterLab right-aligns the table cells of rendered Markdown.
-CELL = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
-LABEL = "font-size:11px;font-weight:600;text-transform:uppercase;letter-spacing:.04em;color:#57606a;margin-top:4px"
+CELL = f"border:1px solid {LINE};padding:2px 6px;text-align:left;vertical-align:top"
+LABEL = f"font-size:11px;font-weight:600;text-transform:uppercase;letter-spacing:.04em;color:{MUTED};margin-top:4px"
 
 # One line (a Markdown HTML block must not contain a blank line).
 STYLE = (
-    "<style>"
+    DARK_STYLE + "<style>"
     ".snb-turn-tool>summary{cursor:pointer}"
-    ".snb-all>summary,.snb-raw>summary{cursor:pointer;font-size:11px;color:#0969da;display:inline-block}"
+    ".snb-all>summary,.snb-raw>summary{cursor:pointer;font-size:11px;display:inline-block;"
+    f"color:{_colour('info')}}}"
     ".snb-all[open]+.snb-cap,.snb-all[open]+div .snb-cap{max-height:none!important}"
     ".snb-all[open]>summary .snb-more{display:none}"
     ".snb-all[open]>summary .snb-less{display:inline!important}"
-    ".snb-spin{display:inline-block;width:8px;height:8px;border:2px solid #0969da;border-right-color:transparent;"
+    f".snb-spin{{display:inline-block;width:8px;height:8px;border:2px solid {_colour('info')};"
+    "border-right-color:transparent;"
     "border-radius:50%;animation:snb-rot .8s linear infinite;vertical-align:-1px}"
     "@keyframes snb-rot{to{transform:rotate(360deg)}}"
     ".snb-tbl{border-collapse:collapse;font-size:12px}"
-    ".snb-tbl th,.snb-tbl td{border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top}"
+    f".snb-tbl th,.snb-tbl td{{border:1px solid {LINE};padding:2px 6px;text-align:left;vertical-align:top}}"
     "</style>"
 )
 
@@ -99,7 +107,7 @@ def render(view: TurnView) -> Bundle:
 
 def markdown(view: TurnView) -> str:
     now = view.clock()
-    blocks: list[str] = [STYLE] if any(isinstance(p, ToolCallView) for p in view.parts) or _long(view) else []
+    blocks: list[str] = [STYLE if any(isinstance(p, ToolCallView) for p in view.parts) or _long(view) else DARK_STYLE]
     for part in view.parts[view.first:]:
         if isinstance(part, ToolCallView):
             blocks.append(tool_block(part, now))
@@ -116,12 +124,12 @@ def markdown(view: TurnView) -> str:
         return "\n\n".join(blocks)
     activity = view.activity
     if activity:
-        blocks.append(f'<div class="snb-activity" style="color:#57606a">{SPINNER} {_esc(activity)}</div>')
+        blocks.append(f'<div class="snb-activity" style="color:{MUTED}">{SPINNER} {_esc(activity)}</div>')
     blocks.extend(f"> {_esc(note)}" for note in view.notes)
     if view.shown_error:
-        colour = COLOURS["budget_exceeded"] if view.status == "budget_exceeded" else "#cf222e"
+        colour = COLOURS["budget_exceeded"] if view.status == "budget_exceeded" else RED
         blocks.append(f'<pre style="{PRE};color:{colour}">{_one_line(view.shown_error)}</pre>')
-    colour = COLOURS.get(view.tone, "#57606a")
+    colour = COLOURS.get(view.tone, MUTED)
     blocks.append(f'<sub class="snb-footer snb-{view.tone}" style="color:{colour}">{_esc(view.footer)}</sub>')
     return "\n\n".join(blocks)
 
@@ -158,10 +166,10 @@ def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Re
     result in a bordered, tinted box. `rest` says where the parts of a capped result are."""
     colour = COLOURS[call.status]
     icon = SPINNER if call.status in ("running", "streaming") else WRENCH
-    where = f' <span style="color:#57606a">on {_esc(call.server)}</span>' if call.server else ""
+    where = f' <span style="color:{MUTED}">on {_esc(call.server)}</span>' if call.server else ""
     summary = (
         f'{icon} <code>{_esc(call.call_line)}</code>{where} '
-        f'<span class="snb-outcome snb-{call.status}" style="color:{colour};font-weight:600">'
+        f'<span class="snb-outcome snb-{call.status}" style="color:{colour};font-weight:600;white-space:nowrap">'
         f"{_esc(call.outcome(now))}</span>"
     )
     body: list[str] = [f'<div style="{LABEL}">arguments</div>']
@@ -174,8 +182,8 @@ def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Re
     if call.error and call.status == "cancelled":
         body.append(f'<div style="{LABEL}">cancelled</div>')
     elif call.error:
-        body.append(f'<div style="{LABEL};color:#cf222e">error</div>'
-                    f'<pre style="{PRE};color:#cf222e">{_one_line(call.error)}</pre>')
+        body.append(f'<div style="{LABEL};color:{RED}">error</div>'
+                    f'<pre style="{PRE};{ON_RED}">{_one_line(call.error)}</pre>')
     elif call.result is not None:
         body.append(_result_html(call, rest))
     is_open = " open" if opened or (call.status == "running" and call.progress is not None) else ""
@@ -203,7 +211,7 @@ def progress_html(progress: float, total: float | None, message: str | None) -> 
         bar = '<progress style="width:240px;vertical-align:middle"></progress>'
         amount = f"{progress:g}"
     shown = f" {_esc(message)}" if message else ""
-    return f'<div class="snb-progress">{bar} <span style="color:#57606a">{_esc(amount)}{shown}</span></div>'
+    return f'<div class="snb-progress">{bar} <span style="color:{MUTED}">{_esc(amount)}{shown}</span></div>'
 
 
 def progress_text(progress: float, total: float | None, message: str | None) -> str:
@@ -219,8 +227,8 @@ def _result_html(call: ToolCallView, rest: Rest) -> str:
     assert call.result is not None
     text = call.result_text
     label = "result (error)" if call.status == "error" else "result"
-    colour = ";color:#cf222e" if call.status == "error" else ""
-    out = [f'<div style="{LABEL}{colour}">{label}</div>']
+    colour = f";{ON_RED}" if call.status == "error" else ""
+    out = [f'<div style="{LABEL}{";color:" + RED if call.status == "error" else ""}">{label}</div>']
     table = table_of(call.result) if call.status == "ok" else None
     if table is not None and table.columns:
         out.append(_table_html(table, text, rest))
@@ -264,7 +272,7 @@ def _table_html(table: Table, raw: str, rest: Rest) -> str:
         "<tr>" + "".join(f'<td style="{CELL}">{_esc(_cell(v))}</td>' for v in row) + "</tr>" for row in rows
     )
     more = len(table.rows) - len(rows)
-    note = f'<div style="color:#57606a;font-size:11px">{more:,} more rows in {_esc(rest.rows)}</div>' if more else ""
+    note = f'<div style="color:{MUTED};font-size:11px">{more:,} more rows in {_esc(rest.rows)}</div>' if more else ""
     count = f"{len(table.rows):,} row{'s' if len(table.rows) != 1 else ''} · {len(table.columns)} columns"
     capped = len(rows) > CAP_LINES
     grid = (
@@ -278,7 +286,7 @@ def _table_html(table: Table, raw: str, rest: Rest) -> str:
         f'<details class="snb-raw"><summary>raw</summary><pre style="{PRE};{CAPPED}">{_one_line(raw_text)}</pre>'
         "</details>"
     )
-    caption = f'<span style="color:#57606a;font-size:11px">{_esc(count)}</span> '
+    caption = f'<span style="color:{MUTED};font-size:11px">{_esc(count)}</span> '
     show_all = _show_all(len(rows), "rows") if capped else ""
     return f"<div>{caption}{toggle}</div>{show_all}{grid}"
 

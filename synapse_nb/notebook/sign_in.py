@@ -40,6 +40,8 @@ from ..events import ServerEvent
 from .approval_card import _BOX
 from .kernel_port import NobodyCanAnswer
 from .output import Bundle
+from .palette import DARK_STYLE
+from .palette import colour as _colour
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,7 +57,7 @@ REDIRECT_MODES = ("auto", "loopback", "paste")
 """`%config SynapseMagics.oauth_redirect`: where the browser's redirect comes back (see the module docstring)."""
 REMOTE_VARIABLES = ("JUPYTERHUB_API_URL", "JUPYTERHUB_USER", "SSH_CONNECTION", "SSH_CLIENT")
 _ACCENT = "#8250df"
-_MUTED = "color:#57606a;font-size:12px"
+_MUTED = f"color:{_colour('muted')};font-size:12px"
 
 
 @dataclass(frozen=True)
@@ -67,17 +69,27 @@ class SignInRequest:
 
 
 def sign_in_card(server: str, url: str, *, paste: bool) -> Bundle:
-    """The cell's card: a link to the authorization URL, and where to paste when the browser is elsewhere."""
+    """The cell's card: a link to the authorization URL, the origin it leads to (so the user sees where the
+    password goes before clicking), and where to paste when the browser is elsewhere."""
     hint = ("If the browser cannot reach this machine (JupyterHub, SSH), paste the address it ends on in "
             "the box below." if paste else "This cell goes on by itself once you have signed in.")
-    text = f"Sign in to {server}: {url}\n{hint}"
-    link = (f'<a href="{html.escape(url, quote=True)}" target="_blank" rel="noopener noreferrer">'
-            f"Sign in to {html.escape(server)}</a>")
+    origin = _origin(url)
+    text = f"Sign in to {server}: {url}\nThe sign-in page is at {origin}.\n{hint}"
+    link = (f'<a href="{html.escape(url, quote=True)}" target="_blank" rel="noopener noreferrer" '
+            f'style="color:{_colour("info")};text-decoration:underline">Sign in to {html.escape(server)}</a>')
+    at = f' <span class="snb-origin" style="{_MUTED}">at <b>{html.escape(origin)}</b></span>'
+    box = _BOX.format(accent=_ACCENT)
     return {
         "text/plain": text,
-        "text/html": f'<div class="snb-sign-in" style="{_BOX.format(accent=_ACCENT)}"><div><b>{link}</b></div>'
+        "text/html": f'{DARK_STYLE}<div class="snb-sign-in" style="{box}"><div><b>{link}</b>{at}</div>'
                      f'<div style="{_MUTED}">{html.escape(hint)}</div></div>',
     }
+
+
+def _origin(url: str) -> str:
+    """`https://auth.example.com` of an authorization URL (scheme, host and a non-default port)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}" if parts.scheme and parts.netloc else url
 
 
 def sign_in_link_html(request: SignInRequest) -> str:
@@ -88,10 +100,10 @@ def sign_in_link_html(request: SignInRequest) -> str:
 
 
 def _outcome(server: str, text: str, *, ok: bool) -> Bundle:
-    mark, colour = ("✓", "#1a7f37") if ok else ("⊘", "#6e7781")
+    mark, colour = ("✓", _colour("ok")) if ok else ("⊘", _colour("faint"))
     return {
         "text/plain": f"{mark} {server}: {text}",
-        "text/html": f'<div class="snb-sign-in snb-answered" style="color:{colour}">{mark} '
+        "text/html": f'{DARK_STYLE}<div class="snb-sign-in snb-answered" style="color:{colour}">{mark} '
                      f"<code>{html.escape(server)}</code>: {html.escape(text)}</div>",
     }
 

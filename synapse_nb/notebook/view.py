@@ -21,6 +21,7 @@ from ..events import (
     TurnFinished,
     TurnStarted,
 )
+from ..pricing import usd as format_usd
 from ..types import ToolResult, Usage
 
 __all__ = ["CallStatus", "Format", "Status", "ToolCallView", "TurnView", "duration", "money", "progress_fraction",
@@ -366,12 +367,9 @@ class TurnView:
 
 
 def money(usd: float | None) -> str:
-    """A cost as shown: `$0.0123`, `$0`, or `cost unknown` without a price (the footer leaves out a cost of 0)."""
-    if usd is None:
-        return "cost unknown"
-    if usd == 0:
-        return "$0"
-    return "<$0.0001" if usd < 0.00005 else f"${usd:.4f}"
+    """A cost as shown: `$0.0123`, `$0.000012` (pricing.usd: never rounded to zero), `$0`, or `cost unknown`
+    without a price (the footer leaves out a cost of 0)."""
+    return "cost unknown" if usd is None else format_usd(usd)
 
 
 def _plural(n: int, word: str) -> str:

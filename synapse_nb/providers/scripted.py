@@ -54,8 +54,9 @@ OFFLINE_ANSWER = (
     "To use a real model, set `SYNAPSE_MODEL` (for example `openai:gpt-4.1-mini` or "
     "`anthropic:claude-sonnet-4-5`) and the matching API key (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, "
     "`DEEPSEEK_API_KEY`), or switch with `%synapse model ID`.\n\n"
-    "Offline, connect the demo MCP server (`%mcp connect demo -- python -m synapse_nb.mcp_client.demo_server`) "
-    "and ask me things like *What tables are there?* or *Top products by revenue*."
+    "Offline, connect the demo MCP server with the kernel's own Python (`import sys`, then "
+    "`%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server`) and ask me things like "
+    "*What tables are there?* or *Top products by revenue*."
 )
 """What the scripted model says when nothing in its script fits (e.g. no matching tools are offered)."""
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +134,7 @@ async def test_a_usd_budget_stops_the_turn_between_iterations(
     assert result.error_type == "BudgetExceededError"
     assert result.error is not None
     assert "\n" not in result.error
-    assert "this turn spent $1.2000" in result.error
+    assert "this turn spent $1.20 and" in result.error
     assert "past --budget $1.5" in result.error
     assert result.iterations == 1
     assert len(llm_server.requests) == 1  # the second call was never made
@@ -158,7 +159,7 @@ async def test_the_session_budget_counts_earlier_turns(
     # spent 1.20 in the session; the next call's projection is > 1100 prompt tokens ($1.10) + 100 output ($0.20).
     assert second.status == "budget_exceeded"
     assert second.error is not None
-    assert "this session spent $1.2000" in second.error
+    assert "this session spent $1.20 and" in second.error
     assert second.iterations == 0
     assert len(llm_server.requests) == 1
 
@@ -212,3 +213,20 @@ async def test_tool_result_tokens_are_measured_from_the_prompt_growth(
     assert dict(first.tool_result_tokens) == {}
     # The prompt grew by 1420 - 1000 - 20 = 400 tokens: 300 : 100 by the results' lengths.
     assert dict(second.tool_result_tokens) == {"c1": 300, "c2": 100}
+
+
+async def test_a_tiny_budget_line_keeps_its_digits_and_adds_up(
+    prices: Path, llm_server: LlmServer, source: Any, recorder: Any
+) -> None:
+    llm_server.queue(text("never sent"))
+    agent = _agent(_provider("openai", llm_server), source, recorder, budget=Budget(turn_usd=0.0000001))
+    (result,) = await ask(agent, "hello")
+    assert result.status == "budget_exceeded"
+    assert result.error is not None
+    assert "e-0" not in result.error  # never `$1e-07`
+    found = re.search(r"spent \$(\S+) and the next call could cost up to \$(\S+), past --budget \$(\S+);", result.error)
+    assert found is not None, result.error
+    spent, bound, limit = (float(v) for v in found.groups())
+    assert (spent, limit) == (0.0, 0.0000001)
+    assert spent + bound > limit  # the line shows why it stopped: no amount rounded to $0.0000
+    assert len(llm_server.requests) == 0

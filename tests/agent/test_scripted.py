@@ -176,3 +176,6 @@ async def test_an_empty_rule_script_gives_the_offline_answer() -> None:
     assert done.message.content == OFFLINE_ANSWER
     assert "SYNAPSE_MODEL" in OFFLINE_ANSWER
     assert "OPENAI_API_KEY" in OFFLINE_ANSWER
+    # the way to start the demo server that works from any kernel (a bare `python` may not have synapse_nb)
+    assert "%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server" in OFFLINE_ANSWER
+    assert "python -m" not in OFFLINE_ANSWER

@@ -70,7 +70,7 @@ def test_a_budget_stops_the_turn_with_one_line_and_cost_by_server_charges_the_to
     out = run.text()
     lines = [line for line in out.splitlines() if "past --budget $1.5" in line]
     assert len(lines) == 1, out
-    assert "this turn spent $1.2000" in lines[0]
+    assert "this turn spent $1.20 and" in lines[0]
     assert "budget exceeded" in out
     assert len(server.requests) == 1
     state = kernel.ok(

@@ -69,10 +69,14 @@ def test_saved_with_outputs_and_no_errors(name: str) -> None:
 def test_first_cell_isolates_the_run(name: str) -> None:
     first = next(c for c in load(name).cells if c.cell_type == "code")
     assert 'os.environ["SYNAPSE_DB"] = os.path.join(tempfile.mkdtemp(' in first.source
-    # Offline: the scripted model (mcp_apps: its own script), or (replay_demo) a recorded model answered from its
-    # cassette.
-    offline = r"scripted:(demo|analyst|mcp_apps_script\.json)|openai:demo-model"
-    assert re.search(rf'os.environ\["SYNAPSE_MODEL"\] = "({offline})"', first.source)
+    # Offline: the scripted model unless the reader chose one (setdefault: their SYNAPSE_MODEL wins); the
+    # replay demo forces its recorded model, which its cassette answers.
+    if name == "replay_demo":
+        assert 'os.environ["SYNAPSE_MODEL"] = "openai:demo-model"' in first.source
+    else:
+        scripted = r"scripted:(demo|analyst|mcp_apps_script\.json)"
+        assert re.search(rf'os.environ.setdefault\("SYNAPSE_MODEL", "{scripted}"\)', first.source)
+        assert 'os.environ["SYNAPSE_MODEL"] =' not in first.source
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

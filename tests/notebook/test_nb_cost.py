@@ -76,7 +76,7 @@ def test_a_cell_budget_stops_between_iterations_and_keeps_the_transcript(ip: Any
     out = ip.published.text()
     lines = [line for line in out.splitlines() if "past --budget $1.5" in line]
     assert len(lines) == 1  # one clear line
-    assert "this turn spent $1.2000" in lines[0]
+    assert "this turn spent $1.20 and" in lines[0]
     assert "budget exceeded" in out.splitlines()[-1]
     turns = synapse_nb.history().turns()
     assert turns.status.tolist() == ["budget_exceeded"]
@@ -112,7 +112,10 @@ def test_cost_by_server_and_model_as_dataframes(ip: Any, server: LlmServer) -> N
     # The result (40 characters) added 1100 - 1000 - 20 = 80 prompt tokens to call 2 (prompt cost $1.10):
     # 80 / 1100 x 1.10 = $0.08, charged to the native tools.
     by_server = ip.line("synapse", "cost --by server")
-    assert by_server.server.tolist() == ["(native)"]
+    # one label for a @synapse_nb.tool function everywhere: the cost table, the turn's calls and %mcp tools
+    assert by_server.server.tolist() == ["python"]
+    assert ip.ns["_synapse"].tool_calls.server.tolist() == ["python"]
+    assert ip.line("mcp", "tools").set_index("name").loc["lookup", "server"] == "python"
     assert by_server.cost_usd.iloc[0] == pytest.approx(0.08)
     by_model = ip.line("synapse", "cost")
     assert by_model.model.tolist() == ["openai:gpt-test"]
@@ -172,3 +175,10 @@ def test_bad_budget_options_and_unenforceable_budgets_are_one_line(
     ip.cell("synapse --model openai:gpt-test", "hi")
     assert f"prices: {bad}: openai:gpt-test.input_per_mtok" in ip.published.text()
     assert math.isnan(synapse_nb.history().llm_calls().cost_usd.iloc[0])
+
+
+def test_a_tiny_unenforceable_budget_is_written_out_not_as_an_exponent(ip: Any, server: LlmServer) -> None:
+    with pytest.raises(UsageError) as caught:
+        ip.cell("synapse --model openai:gpt-unlisted --budget 0.0000001", "hi")
+    assert "so --budget 0.0000001 USD cannot be enforced" in str(caught.value)
+    assert "e-0" not in str(caught.value)

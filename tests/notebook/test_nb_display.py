@@ -156,14 +156,15 @@ def test_errors_denials_and_cancellation_show() -> None:
     view.apply(TurnFailed(session_id=S, turn_id=T, error="boom", error_type="StreamError", iterations=1,
                           usage=Usage(), duration_ms=3))
     md = render(view)["text/markdown"]
-    assert re.search(r'snb-outcome snb-denied" style="color:#6e7781[^>]*>⊘ denied<', md)  # grey
-    assert re.search(r'snb-outcome snb-error" style="color:#cf222e[^>]*>✗ 3 ms<', md)  # only errors are red
+    assert re.search(r'snb-outcome snb-denied" style="color:var\(--snb-faint,#6e7781\)[^>]*>⊘ denied<', md)  # grey
+    # only errors are red
+    assert re.search(r'snb-outcome snb-error" style="color:var\(--snb-error,#cf222e\)[^>]*>✗ 3 ms<', md)
     assert "ServerCrashedError: gone" in md
     assert "StreamError: boom" in md
     assert "✗ failed" in view.footer
     view.apply(TurnCancelled(session_id=S, turn_id=T, iterations=1, usage=Usage(), duration_ms=3))
     assert view.footer.startswith("■ cancelled")
-    assert 'snb-footer snb-cancelled" style="color:#57606a' in render(view)["text/markdown"]  # neutral
+    assert 'snb-footer snb-cancelled" style="color:var(--snb-muted,#57606a)' in render(view)["text/markdown"]  # neutral
 
 
 def test_a_cancelled_tool_call_is_neutral_not_an_error() -> None:
@@ -173,8 +174,9 @@ def test_a_cancelled_tool_call_is_neutral_not_an_error() -> None:
     view.apply(ToolCallFinished(session_id=S, call=call, server="demo", tool="sleep", approval="auto",
                                 started_at=NOW, duration_ms=2100, error="cancelled"))
     md = render(view)["text/markdown"]
-    assert re.search(r'snb-outcome snb-cancelled" style="color:#57606a[^>]*>■ cancelled after 2.1 s<', md)
-    assert "#cf222e" not in md.split("</style>", 1)[1]
+    outcome = r'snb-outcome snb-cancelled" style="color:var\(--snb-muted,#57606a\)[^>]*>■ cancelled after 2.1 s<'
+    assert re.search(outcome, md)
+    assert "#cf222e" not in md.split("</style>", 2)[2]
     assert "■ cancelled after 2.1 s" in render(view)["text/plain"]
 
 

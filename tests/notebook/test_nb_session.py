@@ -80,6 +80,12 @@ def test_history_and_sql(ip: Any, script: Script) -> None:
     assert recent.prompt.tolist() == ["second", "third"]
     assert set(recent.columns) >= {"session", "status", "tool_calls", "tokens", "duration_ms"}
     assert len(ip.line("synapse", "history")) == 3
+    # shown for people: durations to 0.1 ms, times to the second, an unknown cost or no error left blank
+    assert all(round(ms, 1) == ms for ms in recent.duration_ms)
+    assert all(t.microsecond == 0 for t in recent.started_at)
+    shown = repr(recent) + str(recent._repr_html_())
+    for blank in ("NaN", "None", "<NA>", "NaT"):
+        assert blank not in shown, blank
     frame = ip.line("synapse", "sql SELECT role, count(*) AS n FROM messages GROUP BY role ORDER BY role")
     assert frame.to_dict("records") == [{"role": "assistant", "n": 3}, {"role": "user", "n": 3}]
     cell = ip.cell("synapse_sql --out turns_df", "SELECT prompt\nFROM turns\nORDER BY started_at")
@@ -220,7 +226,7 @@ def test_status_says_tracing_budget_and_lake_only_when_on(
     status = ip.line("synapse", "status")
     text = repr(status)
     assert re.search(r"^tracing +on: OTLP/HTTP to http://127\.0\.0\.1:4318/v1/traces$", text, re.M)
-    assert re.search(r"^session budget +\$2\.5 per session \(SynapseMagics\.session_budget\)$", text, re.M)
+    assert re.search(r"^session budget +\$2\.50 per session \(SynapseMagics\.session_budget\)$", text, re.M)
     assert re.search(rf"^lake +publishes to {re.escape(str(lake))} after each turn$", text, re.M)
     shown = text + status._repr_markdown_()
     assert header not in shown
@@ -232,3 +238,17 @@ def test_status_says_tracing_budget_and_lake_only_when_on(
     text = repr(ip.line("synapse", "status"))
     for word in ("tracing", "session budget", "lake"):
         assert not re.search(rf"^{word} ", text, re.M), text
+
+
+def test_session_option_in_a_new_kernel_continues_the_recorded_session(ip: Any, script: Script) -> None:
+    model = script(["first answer", "second answer"])
+    ip.cell(f"synapse --model {model} --session w1", "first question")
+    session_id = ip.ns["_synapse"].session_id
+    ip.state.sessions.agents.clear()  # a new kernel on the same history file
+    ip.cell(f"synapse --model {model} --session w1", "second question")
+    assert ip.ns["_synapse"].session_id == session_id  # the same w1, not a second session of that name
+    assert ip.ns["_synapse"].session == "w1"
+    rows = ip.line("synapse", "sql SELECT session_id FROM sessions WHERE name = 'w1'")
+    assert len(rows) == 1
+    contents = ip.line("synapse", f"sql SELECT content FROM messages WHERE session_id = '{session_id}' ORDER BY seq")
+    assert contents.content.tolist() == ["first question", "first answer", "second question", "second answer"]

@@ -53,6 +53,14 @@ def test_the_card_is_a_link_with_a_plain_text_fallback() -> None:
     assert "paste" not in sign_in_card("notes", AUTH_URL, paste=False)["text/plain"]
 
 
+def test_the_card_says_which_origin_you_sign_in_to() -> None:
+    card = sign_in_card("notes", "https://user@as.example:8443/authorize?client_id=c", paste=False)
+    assert '<span class="snb-origin"' in card["text/html"]
+    assert "at <b>https://as.example:8443</b>" in card["text/html"]  # no user part, the port kept
+    assert "The sign-in page is at https://as.example:8443." in card["text/plain"]
+    assert "text-decoration:underline" in card["text/html"]  # the link looks like a link in any theme
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     (FINAL, FINAL),
     (f"  '{FINAL}'\n", FINAL),

@@ -102,6 +102,11 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
     if options.session is None and sessions.current not in sessions:
         sessions.current = sessions.own_name(sessions.current)
     session = (options.session or sessions.current).strip()
+    replaying = state.tape is not None and state.tape.mode == "replay"  # a re-run asks what the cassette holds
+    if options.session is not None and not replaying and not (session in sessions and sessions[session].messages):
+        from .session import resume_recorded
+
+        session = resume_recorded(state, session) or session  # the history's NAME, not a second one
     running = sessions.background.get(session)
     if running is not None and not running.done():
         raise UsageError(

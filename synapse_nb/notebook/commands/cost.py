@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
@@ -83,12 +84,19 @@ def cost(state: SynapseState, words: list[str]) -> pd.DataFrame:
     return frame
 
 
+def _plain(amount: float) -> str:
+    """An amount as the user typed it, without an exponent (`0.0000001`, not `1e-07`; `1`, not `1.0`)."""
+    text = format(Decimal(repr(amount)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def check_prices(provider: str, model: str, *, budget: float | None, session_budget: float | None) -> str | None:
     """Before a cell runs: UsageError when a USD budget cannot be enforced (no price for the model, or a bad
     prices file); otherwise a note for the display when the prices file is bad (costs show as unknown)."""
     from ...pricing import price_table
 
-    limit = f"--budget {budget:g}" if budget else f"SynapseMagics.session_budget {session_budget or 0:g}"
+    amount = _plain(budget or session_budget or 0.0)
+    limit = f"--budget {amount}" if budget else f"SynapseMagics.session_budget {amount}"
     try:
         table = price_table()
     except ConfigError as exc:

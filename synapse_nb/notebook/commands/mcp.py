@@ -331,6 +331,7 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     not offered to the model. The built-in `kernel__*` group is listed when it is on
     (`SynapseMagics.kernel_tools`) or asked for (`%mcp tools kernel`)."""
     from ..listing import Listing
+    from ..result import LOCAL_SERVER
 
     state.register_notebook_tools()
     grouped = state.registry.grouped
@@ -343,7 +344,7 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     specs += [s for s in grouped if s.server == server or (server is None and kernel_on)]
     rows = [
         {
-            "name": s.name, "server": s.server, "tool": s.original_name or s.name,
+            "name": s.name, "server": s.server or LOCAL_SERVER, "tool": s.original_name or s.name,
             "description": _first_paragraph(s.description), "parameters": _parameters(s),
             "read_only": bool(s.annotations.get("readOnlyHint", False)), "destructive": s.destructive,
             "ui": ui_label(s.ui),

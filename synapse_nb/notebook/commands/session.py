@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
+from ...pricing import usd
 from ..settings import Settings
 from ..usage import usage_error
 
@@ -112,7 +113,7 @@ def status(state: SynapseState, settings: Settings) -> Status:
         background=tuple((name, run.status) for name, run in state.background.items()),
         tape=f"{state.tape.mode}: {state.tape.shown} ({state.tape.note})" if state.tape is not None else None,
         tracing=_tracing_line(state),
-        budget=f"${settings.session_budget:g} per session (SynapseMagics.session_budget)"
+        budget=f"{usd(settings.session_budget)} per session (SynapseMagics.session_budget)"
         if settings.session_budget else None,
         lake=_lake_line(state),
     )
@@ -183,16 +184,22 @@ def session_switch(state: SynapseState, name: str) -> str:
     (by name or id prefix, e.g. one from another kernel or an earlier day); new when found nowhere."""
     agent = state.sessions.get(name)
     if agent is None or not agent.messages:
-        resumed = _resume_recorded(state, name)
+        resumed = resume_recorded(state, name)
         if resumed is not None:
-            return resumed
+            state.current = resumed
+            return (f"resumed session {resumed} from the history file "
+                    f"({len(state.sessions[resumed].messages)} messages)")
     state.current = name
     if agent is None or not agent.messages:
         return f"switched to session {name} (new)"
     return f"switched to session {name} ({len(agent.messages)} messages so far)"
 
 
-def _resume_recorded(state: SynapseState, name: str) -> str | None:
+def resume_recorded(state: SynapseState, name: str) -> str | None:
+    """The history file's session NAME (or id prefix) loaded into this kernel under its recorded name, which
+    is returned; None when the history has none (or there is no history). `session switch` and
+    `%%synapse --session NAME` both continue the recorded conversation instead of starting a second one of
+    the same name."""
     history = state.history()
     if history is None:
         return None
@@ -207,8 +214,7 @@ def _resume_recorded(state: SynapseState, name: str) -> str | None:
         recorded_name = f"{recorded_name}-{session_id[:8]}"  # this kernel has its own session by that name
     agent = state.agent(recorded_name, state.provider(None))
     agent.resume(session_id, messages, next_seq=next_seq)
-    state.current = recorded_name
-    return f"resumed session {recorded_name} from the history file ({len(messages)} messages)"
+    return recorded_name
 
 
 def session_list(state: SynapseState, settings: Settings) -> pd.DataFrame:
@@ -245,22 +251,28 @@ def reset(sessions: Sessions, policy: ApprovalPolicy) -> str:
 
 
 def history(state: SynapseState, settings: Settings, n: int | None = None) -> pd.DataFrame:
-    """`%synapse history [-n N]`: the last N turns of the history file (all sessions), oldest first."""
+    """`%synapse history [-n N]`: the last N turns of the history file (all sessions), oldest first, as people
+    read them: start times to the second, durations to 0.1 ms, an unknown cost or no error as a blank cell
+    (`%synapse sql` gives the exact values)."""
+    from ..listing import Listing
+
     limit = n if n is not None else settings.history_rows
     if limit < 1:
         raise UsageError("%synapse history: -n must be at least 1, e.g. %synapse history -n 5")
     hist = state.require_history()
     frame = _sql(
         hist,
-        "SELECT t.started_at, s.name AS session, t.prompt, t.status, t.iterations, "
+        "SELECT date_trunc('second', t.started_at) AS started_at, s.name AS session, t.prompt, t.status, "
+        "  t.iterations, "
         "  (SELECT count(*) FROM tool_calls c WHERE c.session_id = t.session_id "
         "     AND c.started_at >= t.started_at "
         "     AND c.started_at <= t.started_at + t.duration_ms * INTERVAL 1 MILLISECOND) AS tool_calls, "
-        "  t.input_tokens + t.output_tokens AS tokens, t.cost_usd, t.duration_ms, t.error "
+        "  t.input_tokens + t.output_tokens AS tokens, t.cost_usd, round(t.duration_ms, 1) AS duration_ms, "
+        "  t.error "
         "FROM turns t LEFT JOIN (SELECT DISTINCT session_id, name FROM sessions) s USING (session_id) "
         f"ORDER BY t.started_at DESC LIMIT {int(limit)}",
     )
-    return frame.iloc[::-1].reset_index(drop=True)
+    return Listing(frame.iloc[::-1].reset_index(drop=True))
 
 
 def sql(state: SynapseState, query: str) -> pd.DataFrame:

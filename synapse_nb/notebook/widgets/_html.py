@@ -7,7 +7,10 @@ import html
 import json
 import math
 from collections.abc import Mapping
+from string import Template
 from typing import Any
+
+from ..palette import DARK_STYLE, LIGHT, colour
 
 __all__ = [
     "ANNOTATION_BADGES",
@@ -23,13 +26,14 @@ __all__ = [
     "state_badge",
 ]
 
-# JupyterLab theme variables with fallbacks, so the widgets follow light and dark themes.
-STYLE = """<style>
+# JupyterLab theme variables with fallbacks, and the palette's text colours ($error, $ok, ...: light colours that
+# switch on dark themes), so the widgets read on light and dark themes.
+_STYLE = Template("""<style>
 .snb-root{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;
   color:var(--jp-ui-font-color1,#1f2328);}
 .snb-root .widget-html-content{line-height:1.45}
 .snb-title{font-size:15px;font-weight:600;margin:2px 0 6px}
-.snb-muted{color:var(--jp-ui-font-color2,#57606a);font-size:12px}
+.snb-muted{color:$muted;font-size:12px}
 .snb-card{border:1px solid var(--jp-border-color2,#d0d7de);border-radius:6px;padding:8px 10px;
   background:var(--jp-layout-color1,#fff)}
 .snb-section{border-top:1px solid var(--jp-border-color2,#d0d7de);margin-top:6px;padding-top:6px}
@@ -42,18 +46,18 @@ STYLE = """<style>
 .snb-b-amber{background:#fff8c5;color:#7d4e00;border-color:#f5e0a0}
 .snb-b-grey{background:#eaeef2;color:#424a53;border-color:#d0d7de}
 .snb-dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:5px}
-.snb-err{color:#cf222e}
-.snb-warn{color:#9a6700}
-.snb-ok{color:#1a7f37}
-.snb-field-error{color:#cf222e;font-size:12px;min-height:0}
+.snb-err{color:$error}
+.snb-warn{color:$warn}
+.snb-ok{color:$ok}
+.snb-field-error{color:$error;font-size:12px;min-height:0}
 .snb-tool-description{margin:4px 0 8px;white-space:pre-wrap}
-.snb-req{color:#cf222e;font-weight:700;margin-left:2px}
+.snb-req{color:$error;font-weight:700;margin-left:2px}
 .snb-pre{font-family:var(--jp-code-font-family,monospace);font-size:12px;white-space:pre-wrap;
   word-break:break-word;background:var(--jp-layout-color2,#f6f8fa);border-radius:4px;padding:6px 8px;
   margin:4px 0;max-height:320px;overflow:auto}
-.snb-pre.snb-err{background:#fff0f0;border-left:3px solid #cf222e}
+.snb-pre.snb-err{background:$error_bg;border-left:3px solid $error}
 .snb-table{border-collapse:collapse;font-size:12px;width:100%}
-.snb-table th{text-align:left;font-weight:600;color:var(--jp-ui-font-color2,#57606a);
+.snb-table th{text-align:left;font-weight:600;color:$muted;
   border-bottom:1px solid var(--jp-border-color2,#d0d7de);padding:2px 6px}
 .snb-table td{padding:2px 6px;border-bottom:1px solid var(--jp-border-color3,#eaeef2);vertical-align:top;
   text-align:left}
@@ -64,20 +68,36 @@ STYLE = """<style>
 .snb-trace details.snb-span>summary::before{content:"▸";width:10px;flex:none;color:#8c959f}
 .snb-trace details.snb-span[open]>summary::before{content:"▾"}
 .snb-root summary{cursor:pointer}
-.snb-trace .snb-label{width:230px;flex:none;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.snb-trace .snb-label{width:260px;flex:none;display:flex;flex-wrap:wrap;align-items:center;gap:2px 0}
+.snb-trace .snb-label .snb-name{overflow-wrap:anywhere;min-width:0;margin-right:4px}
+.snb-trace .snb-label .snb-badge,.snb-trace .snb-label .snb-kind{flex:none}
 .snb-trace .snb-track{flex:1;position:relative;height:14px;background:var(--jp-layout-color2,#f6f8fa);
   border-radius:3px}
 .snb-trace .snb-bar{position:absolute;top:2px;height:10px;border-radius:2px;min-width:2px}
 .snb-trace .snb-num{width:150px;flex:none;text-align:right;font-variant-numeric:tabular-nums}
 .snb-trace .snb-body{padding:2px 0 8px 24px}
 .snb-turn{font-weight:600;margin:10px 0 2px}
-.snb-spin{display:inline-block;width:9px;height:9px;border:2px solid #0969da;border-right-color:transparent;
+.snb-spin{display:inline-block;width:9px;height:9px;border:2px solid $info;border-right-color:transparent;
   border-radius:50%;animation:snb-rot .8s linear infinite;vertical-align:-1px}
 @keyframes snb-rot{to{transform:rotate(360deg)}}
 .snb-kind{display:inline-block;width:34px;text-align:center;font-size:10px;font-weight:700;border-radius:3px;
   color:#fff;margin-right:6px;line-height:16px}
-.widget-textarea.snb-invalid textarea,.widget-text.snb-invalid input{border-color:#cf222e !important}
-</style>"""
+.widget-textarea.snb-invalid textarea,.widget-text.snb-invalid input{border-color:$error !important}
+.snb-inspector{container:snb-inspector/inline-size}
+.snb-root .widget-button{flex-shrink:0;min-width:max-content}
+.snb-root .widget-hbox>.widget-vbox{min-width:0}
+.snb-root .widget-vbox,.snb-root .widget-hbox{box-sizing:border-box}
+.snb-root table{display:block;max-width:100%;overflow-x:auto}
+.snb-root textarea,.snb-root input[type=text],.snb-root select{box-sizing:border-box;max-width:100%}
+.snb-root .widget-textarea,.snb-root .widget-text,.snb-root .widget-select{max-width:calc(100% - 4px);
+  box-sizing:border-box;min-width:0}
+@container snb-inspector (max-width:760px){
+  .snb-root .widget-hbox:has(>.widget-vbox>.snb-tool-list){flex-direction:column}
+  .snb-root .snb-tool-list,.snb-root .snb-tool-filter{width:100%!important;min-width:0!important}
+  .snb-root .widget-hbox{flex-wrap:wrap}
+}
+</style>""")
+STYLE = DARK_STYLE + _STYLE.substitute({name.replace("-", "_"): colour(name) for name in LIGHT})
 
 SPINNER = '<span class="snb-spin" aria-label="working"></span>'
 

@@ -297,7 +297,8 @@ def _span_html(span: Span, origin: _dt.datetime, scale_ms: float) -> str:
     kind = f'<span class="snb-kind" style="background:{kind_colour}">{"LLM" if span.kind == "llm" else "tool"}</span>'
     return (
         f'<details class="snb-span snb-span-{span.kind}"><summary>'
-        f'<span class="snb-label" title="{esc(label)}">{kind}{esc(label)}{flag}</span>{bar}'
+        f'<span class="snb-label" title="{esc(label)}">{kind}<span class="snb-name">{esc(label)}</span>{flag}</span>'
+        f"{bar}"
         f'<span class="snb-num">{esc(fmt_ms(span.duration_ms))}'
         f'{" · " + esc(tokens) if tokens else ""}</span></summary><div class="snb-body">{body}</div></details>'
     )
