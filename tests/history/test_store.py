@@ -60,7 +60,7 @@ def test_close_ingests_and_removes_the_spool_then_record_is_a_no_op(db_path: Pat
 def test_the_flusher_ingests_without_being_asked(
     store: HistoryStore, db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "MIN_INTERVAL", 0.0)  # not 2 s after the open's ingest: the delay is not the point
+    monkeypatch.setattr(store_module, "MIN_INTERVAL", 0.0)  # not 2 s after the open's ingest: not the point here
     done = store._ingested_event  # set after every successful background ingest (the open's too)
     done.clear()
     store.record(tool_call("s", 1))
