@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client
-from mcp.client import advertise
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 
+from synapse_nb.mcp_client import ui
+from synapse_nb.mcp_client.convert import tool_ui
 from synapse_nb.notebook.widgets.app_host import DisplayMode
 from synapse_nb.notebook.widgets.app_view import AppView
 
 APPS_SERVER = Path(__file__).resolve().parent / "servers" / "apps_server.py"
-UI_EXTENSION = advertise(EXTENSION_ID, {"mimeTypes": [APP_MIME_TYPE]})
+UI_EXTENSION = ui.ui_extension()  # what every hub connection advertises
 OPEN_TIMEOUT = 60.0
 
 
@@ -33,9 +33,10 @@ def wire(model: Any) -> dict[str, Any]:
     return dict(model.model_dump(by_alias=True, exclude_none=True, mode="json"))
 
 
-def visibility(tool: Mapping[str, Any]) -> list[str]:
-    ui = (tool.get("_meta") or {}).get("ui") or {}
-    return list(ui.get("visibility") or ["model", "app"])
+def callable_from_a_view(tool: Mapping[str, Any] | None) -> bool:
+    """The tool's `_meta.ui.visibility` includes "app" (parsed as the hub parses it)."""
+    parsed = tool_ui(tool.get("_meta")) if tool is not None else None
+    return parsed is not None and parsed.for_app
 
 
 class ClientAppHost:
@@ -65,8 +66,7 @@ class ClientAppHost:
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any], /) -> dict[str, Any]:
         self._record("tools/call", {"name": name, "arguments": dict(arguments)})
-        tool = self.tools.get(name)
-        if tool is None or "app" not in visibility(tool):
+        if not callable_from_a_view(self.tools.get(name)):
             return {"isError": True, "content": [{"type": "text", "text": f"{name} is not callable from a View"}]}
         return wire(await self.client.call_tool(name, dict(arguments)))
 
@@ -131,13 +131,18 @@ class AppsConnection:
 
 
 async def open_view(host: ClientAppHost, tool_name: str, arguments: Mapping[str, Any], **kwargs: Any) -> AppView:
-    """Call a UI tool and show its View: the tool's `_meta.ui.resourceUri`, read with `resources/read`
-    (the content item's `_meta.ui` wins over the listing's), then the call's result."""
+    """Call a UI tool and show its View: the tool's `_meta.ui.resourceUri`, read and checked as the hub's
+    `read_ui` does (mcp_client/ui.py: the content item's `_meta.ui` wins over the listing's), then the call's
+    result."""
     tool = host.tools[tool_name]
-    uri = tool["_meta"]["ui"]["resourceUri"]
-    contents = wire(await host.client.read_resource(uri))["contents"]
-    item = next(c for c in contents if c.get("mimeType") == APP_MIME_TYPE)
+    parsed = tool_ui(tool.get("_meta"))
+    uri = parsed.resource_uri if parsed is not None else ""
+    if not uri:
+        raise ValueError(f"{tool_name} has no View")
+    view = ui.view("apps", uri, await ui.fetch(host.client, uri))
+    meta: dict[str, Any] = {"csp": dict(view.csp), "permissions": dict(view.permissions)}
+    if view.prefers_border is not None:
+        meta["prefersBorder"] = view.prefers_border
     result = wire(await host.client.call_tool(tool_name, dict(arguments)))
-    return AppView(host, server="apps", tool=tool, resource_uri=uri, html=item["text"],
-                   resource_meta=(item.get("_meta") or {}).get("ui"), tool_input=arguments, tool_result=result,
-                   **kwargs)
+    return AppView(host, server="apps", tool=tool, resource_uri=uri, html=view.html, resource_meta=meta,
+                   tool_input=arguments, tool_result=result, **kwargs)

@@ -6,11 +6,12 @@ exit_guard.py), connection.py (ServerConnection: one owner task per server; its 
 connection_state.py), inflight.py (requests in worker tasks) and deadline.py (the one timeout
 mechanism: progress pushes it back, a question to the user holds it), features.py (the SDK calls
 behind every request), tool_discovery.py, transport.py, process.py (stderr capture, pids),
-failure.py (error mapping), convert.py (SDK values to synapse values), naming.py (qualified tool
-names), info.py (ServerInfo, the state transition table), tasks.py (waiting through a cancel,
-imports off the loop), demo_server.py (`python -m synapse_nb.mcp_client.demo_server`); what servers
-ask of the client: handlers.py (ClientHandlers, injected answers to elicitation and sampling;
-ServerHooks, per-server policy, roots, logs), elicitation.py, sampling.py, logs.py.
+failure.py (error mapping), convert.py (SDK values to synapse values), ui.py (MCP Apps: the extension
+advertised, `ui://` Views read and cached), naming.py (qualified tool names), info.py (ServerInfo,
+the state transition table), tasks.py (waiting through a cancel, imports off the loop), demo_server.py
+(`python -m synapse_nb.mcp_client.demo_server`); what servers ask of the client: handlers.py
+(ClientHandlers, injected answers to elicitation and sampling; ServerHooks, per-server policy, roots,
+logs), elicitation.py, sampling.py, logs.py.
 Import from the modules; this package stays light: importing it loads no SDK (`preload()` starts that in
 the background).
 """

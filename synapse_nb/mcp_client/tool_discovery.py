@@ -54,8 +54,8 @@ async def listen(
                     dirty.set()
                 elif isinstance(event, ResourcesListChanged) and on_resources is not None:
                     on_resources()
-    except Exception as exc:  # a lost subscription only costs live tool updates; calls still work
-        logger.debug("MCP server %r: tool change subscription ended: %r", server, exc)
+    except Exception as exc:  # a lost subscription only costs live list updates; calls still work
+        logger.debug("MCP server %r: list change subscription ended: %r", server, exc)
     with contextlib.suppress(RuntimeError):  # started() already called
         task_status.started()
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as mt
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client import ClientExtension, advertise
 
 from ..errors import UiResourceError
@@ -23,6 +24,8 @@ __all__ = ["EXTENSION_ID", "Fetched", "UiCache", "check_ui_uri", "fetch", "ui_ex
 EXTENSION_ID = "io.modelcontextprotocol/ui"
 """The MCP Apps extension (SEP-1865); servers list their UI tools to clients that advertise it."""
 _PAGE_CAP = 100
+
+logger = logging.getLogger("synapse_nb.mcp")
 
 
 def ui_extension() -> ClientExtension:
@@ -85,12 +88,17 @@ def _ui_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 async def _listed_meta(client: Client, uri: str) -> dict[str, Any]:
-    """The `_meta.ui` of the `resources/list` entry for `uri` (empty when it is not listed there)."""
+    """The `_meta.ui` of the `resources/list` entry for `uri` (empty when it is not listed there, or the server
+    refuses the listing: the read item's own `_meta.ui` still counts)."""
     if client.server_capabilities.resources is None:
         return {}
     cursor: str | None = None
     for _ in range(_PAGE_CAP):
-        page = await client.list_resources(cursor=cursor)
+        try:
+            page = await client.list_resources(cursor=cursor)
+        except MCPError as exc:
+            logger.debug("resources/list failed while reading %s: %s", uri, exc)
+            return {}
         for resource in page.resources:
             if str(resource.uri) == uri:
                 return _ui_meta(resource.meta)

@@ -326,3 +326,17 @@ def test_every_relation_numbers_its_rows_for_the_lake(db_path: Path) -> None:
     defaults = dict(raw(db_path, "SELECT table_name, column_default FROM duckdb_columns() WHERE column_name = '_seq'"))
     assert set(defaults) == set(RELATIONS)
     assert all("nextval('_lake_seq')" in str(d) for d in defaults.values()), defaults
+
+
+def test_who_asked_for_each_tool_call_is_published_and_read_back(db_path: Path, tmp_path: Path) -> None:
+    """tool_calls.origin (migration 0009) travels to the lake: the agent's, a hand call, an MCP Apps View's."""
+    from dataclasses import replace
+
+    with HistoryStore.open(db_path, strict=True) as store:
+        store.record(tool_call("o", 0))
+        store.record(replace(tool_call("o", 1), approval="manual", origin="manual"))
+        store.record(replace(tool_call("o", 2), approval="manual", origin="app:apps"))
+    History(db_path).publish(tmp_path / "lake")
+    team = synapse_nb.history(tmp_path / "lake")
+    rows = team.sql("SELECT tool_call_id, origin FROM tool_calls ORDER BY tool_call_id")
+    assert rows.values.tolist() == [["o-c0", "agent"], ["o-c1", "manual"], ["o-c2", "app:apps"]]

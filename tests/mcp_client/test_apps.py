@@ -18,7 +18,7 @@ import pytest
 from mcp.server.apps import APP_MIME_TYPE, Apps, ResourceCsp, client_supports_apps
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.resources import FunctionResource, TextResource
+from mcp.server.mcpserver.resources import BinaryResource, FunctionResource, TextResource
 from mcp_helpers import Events
 
 from synapse_nb.errors import UiResourceError
@@ -81,6 +81,10 @@ def apps_server() -> MCPServer:
     server.add_resource(TextResource(uri="ui://fixture/plain.html", name="plain", mime_type="text/html",
                                      text="<p>not an app</p>"))
     server.add_resource(TextResource(uri="file:///fixture/notes.txt", name="notes", text="notes"))
+    server.add_resource(BinaryResource(uri="ui://fixture/blob.html", name="blob", mime_type=APP_MIME_TYPE,
+                                       data=VIEW.encode()))
+    server.add_resource(BinaryResource(uri="ui://fixture/latin1.html", name="latin1", mime_type=APP_MIME_TYPE,
+                                       data="<p>caf\u00e9</p>".encode("latin-1")))
     return server
 
 
@@ -148,6 +152,15 @@ async def test_read_ui_gives_the_view_with_its_meta_the_read_item_winning_over_t
         meta = await hub.read_ui("apps", "ui://fixture/meta.html")
         assert meta.csp == {"connectDomains": ["https://read.example.com"]}  # not the listing's list.example
         assert meta.prefers_border is False
+
+
+async def test_a_view_served_as_a_blob_is_read_as_utf8_html() -> None:
+    async with McpHub() as hub:
+        await hub.connect_in_process("apps", apps_server())
+        assert (await hub.read_ui("apps", "ui://fixture/blob.html")).html == VIEW
+        with pytest.raises(UiResourceError, match=r"^MCP server 'apps': ui://fixture/latin1.html is a blob that is "
+                                                  r"not UTF-8 HTML"):
+            await hub.read_ui("apps", "ui://fixture/latin1.html")
 
 
 async def test_read_ui_refuses_what_is_not_an_app_view_in_one_line() -> None:

@@ -15,7 +15,7 @@ from IPython.core.error import UsageError
 from ...errors import OAuthError, ServerStartError, SynapseError, UnknownServerError
 from ...masking import SecretMask
 from ...server_config import ServerConfig
-from ...types import ToolResult, ToolSpec
+from ...types import ToolResult, ToolSpec, ToolUi
 from ..args import CONNECT_OPTIONS, CallTarget
 from ..display import ticking
 from ..output import LiveOutput
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 SERVER_COLUMNS = ("server", "transport", "state", "tools", "pid", "restarts", "endpoint", "last_error")
-TOOL_COLUMNS = ("name", "server", "tool", "description", "parameters", "read_only", "destructive")
+TOOL_COLUMNS = ("name", "server", "tool", "description", "parameters", "read_only", "destructive", "ui")
 STDERR_LINES = 15
 clock: Callable[[], float] = time.perf_counter
 """The wall clock `%mcp connect` reports the wait with (a test sets a fake one)."""
@@ -284,9 +284,10 @@ def state_words(info: ServerInfo) -> str:
 
 
 def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
-    """`%mcp tools [SERVER]`: the tools offered to the model (qualified names) with their parameters, every
-    row and the whole description shown. The built-in `kernel__*` group is listed when it is on
-    (`SynapseMagics.kernel_tools`) or asked for (`%mcp tools kernel`)."""
+    """`%mcp tools [SERVER]`: the tools (qualified names) with their parameters, every row and the whole
+    description shown. `ui` says which have an MCP Apps View and who may call them (`ui_label`): app-only
+    tools are listed, though never offered to the model. The built-in `kernel__*` group is listed when it
+    is on (`SynapseMagics.kernel_tools`) or asked for (`%mcp tools kernel`)."""
     from ..listing import Listing
 
     state.register_notebook_tools()
@@ -303,6 +304,7 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
             "name": s.name, "server": s.server, "tool": s.original_name or s.name,
             "description": _first_paragraph(s.description), "parameters": _parameters(s),
             "read_only": bool(s.annotations.get("readOnlyHint", False)), "destructive": s.destructive,
+            "ui": ui_label(s.ui),
         }
         for s in specs
     ]
@@ -310,7 +312,16 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
 
 
 def _mcp_tools(state: SynapseState) -> list[ToolSpec]:
-    return list(state.hub.tools) if state.has_hub else []
+    return [t for t in state.hub.all_tools if not t.needs_task] if state.has_hub else []
+
+
+def ui_label(ui: ToolUi | None) -> str:
+    """A tool's MCP Apps side in words: "" (none), "model + app", "app only" (never offered to the model),
+    "model only" (its View may not call it)."""
+    if ui is None:
+        return ""
+    return {(True, True): "model + app", (False, True): "app only", (True, False): "model only",
+            (False, False): "neither"}[(ui.for_model, ui.for_app)]
 
 
 def _first_paragraph(text: str) -> str:

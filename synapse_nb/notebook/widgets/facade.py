@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from ...protocols import ProgressCallback
 from ...types import ToolResult, ToolSpec
 
-__all__ = ["HistoryLike", "HubLike", "RunnerLike", "StateLike"]
+__all__ = ["HistoryLike", "HubLike", "RunnerLike", "StateLike", "listed_tools"]
 
 
 class HubLike(Protocol):
@@ -19,6 +19,9 @@ class HubLike(Protocol):
 
     @property
     def tools(self) -> Sequence[ToolSpec]: ...
+
+    @property
+    def all_tools(self) -> Sequence[ToolSpec]: ...
 
     def call(self, qualified_name: str, arguments: Mapping[str, Any], /) -> Awaitable[ToolResult]: ...
 
@@ -73,3 +76,9 @@ class StateLike(Protocol):
         """Call a tool through the hub and record the call (approval "manual"); `on_progress` sees the
         server's progress reports."""
         ...
+
+
+def listed_tools(hub: HubLike) -> list[ToolSpec]:
+    """The MCP tools the inspector lists: those offered to the model and the app-only ones of MCP Apps
+    (their View calls them; a person may too), not those that only run as MCP tasks."""
+    return [t for t in hub.all_tools if not t.needs_task]

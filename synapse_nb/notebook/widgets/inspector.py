@@ -15,7 +15,7 @@ from ...types import ToolSpec
 from ._html import STYLE, esc
 from ._snapshot import Snapshot
 from ._threads import call_on, kernel_loop
-from .facade import HistoryLike, StateLike
+from .facade import HistoryLike, StateLike, listed_tools
 from .inspector_snapshot import inspector_snapshot
 from .kernel_group import KERNEL, BuiltinInfo, kernel_group
 from .server_panel import ServerPanel
@@ -116,7 +116,7 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
         try:
             hub = self.state.hub
             infos: list[Any] = [s for s in hub.servers if self.only is None or s.name == self.only]
-            tools = list(hub.tools)
+            tools = listed_tools(hub)
             group = kernel_group(self.state) if self.only in (None, KERNEL) else None
             if group is not None:
                 infos.append(group[0])

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._html import clean, esc, fmt_ms
-from .facade import HistoryLike, StateLike
+from .facade import HistoryLike, StateLike, listed_tools
 from .kernel_group import KERNEL, BuiltinInfo, kernel_group
 from .server_panel import card_html
-from .tool_panel import annotation_badges
+from .tool_panel import annotation_badges, ui_badge, ui_mark
 
 __all__ = ["RECENT", "inspector_snapshot", "recent_calls_query"]
 
@@ -32,7 +32,7 @@ def inspector_snapshot(state: StateLike, only: str | None, history: HistoryLike 
     """(html, text) of what the inspector shows now."""
     hub = state.hub
     infos: list[Any] = [s for s in hub.servers if only is None or s.name == only]
-    tools = list(hub.tools)
+    tools = listed_tools(hub)
     group = kernel_group(state) if only in (None, KERNEL) else None
     if group is not None:
         infos.append(group[0])
@@ -53,12 +53,14 @@ def inspector_snapshot(state: StateLike, only: str | None, history: HistoryLike 
         text.append(line)
         if mine:
             rows = "".join(
-                f"<tr><td><code>{esc(t.original_name or t.name)}</code> {annotation_badges(t.annotations)}</td>"
+                f"<tr><td><code>{esc(t.original_name or t.name)}</code> {annotation_badges(t.annotations)}"
+                f"{ui_badge(t)}</td>"
                 f"<td>{esc(_first_line(t.description))}</td></tr>"
                 for t in mine
             )
             html.append(f'<table class="snb-table"><tr><th>tool</th><th>description</th></tr>{rows}</table>')
-            text.extend(f"  {t.original_name or t.name}: {_first_line(t.description)}" for t in mine)
+            text.extend(f"  {t.original_name or t.name}{f' [{ui_mark(t)}]' if t.ui else ''}: "
+                        f"{_first_line(t.description)}" for t in mine)
         html.append("</div>")
     calls = _recent(history, [str(i.name) for i in infos])
     if calls:

@@ -18,7 +18,7 @@ from .catalogue import PromptBrowser, ResourceBrowser
 from .facade import HistoryLike, StateLike
 from .kernel_group import OFF_HINT, BuiltinInfo
 from .log_view import LogView
-from .tool_panel import ToolPanel
+from .tool_panel import ToolPanel, ui_mark
 
 __all__ = ["ServerPanel", "card_html", "prompts_html", "resources_html"]
 
@@ -375,4 +375,5 @@ def _done(task: Any) -> bool:
 
 def _tool_label(spec: ToolSpec) -> str:
     mark = " ⚠" if spec.destructive else ""
-    return f"{spec.original_name or spec.name}{mark}"
+    ui = ui_mark(spec)
+    return f"{spec.original_name or spec.name}{mark}{f' [{ui}]' if ui else ''}"

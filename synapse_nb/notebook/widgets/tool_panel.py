@@ -20,7 +20,7 @@ from .facade import HistoryLike, StateLike
 from .form import ToolForm
 from .result_view import ResultView
 
-__all__ = ["ToolPanel", "annotation_badges", "mcp_call_line"]
+__all__ = ["ToolPanel", "annotation_badges", "mcp_call_line", "ui_badge", "ui_mark"]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
@@ -30,6 +30,24 @@ def annotation_badges(annotations: Mapping[str, Any]) -> str:
     return "".join(
         badge(text, colour, tip) for key, text, colour, tip in ANNOTATION_BADGES if annotations.get(key) is True
     )
+
+
+def ui_mark(spec: ToolSpec) -> str:
+    """A tool's MCP Apps side in a word or two: "" (none), "UI" (it has a View), "UI, app only" (only a View
+    may call it: never offered to the model)."""
+    if spec.ui is None:
+        return ""
+    return "UI" if spec.ui.for_model else "UI, app only"
+
+
+def ui_badge(spec: ToolSpec) -> str:
+    """The badge of a tool with an MCP Apps View (or an app-only one); empty for other tools."""
+    mark = ui_mark(spec)
+    if not mark:
+        return ""
+    tip = ("only its server's View calls it; never offered to the model" if not spec.for_model
+           else f"has an interactive view ({spec.ui.resource_uri})" if spec.ui and spec.ui.resource_uri else "")
+    return badge(mark, "blue", tip)
 
 
 def mcp_call_line(spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
@@ -61,7 +79,7 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
         shown = spec.original_name or spec.name
         title = spec.annotations.get("title")
         header = (
-            f'<div class="snb-title">{esc(shown)} {annotation_badges(spec.annotations)}</div>'
+            f'<div class="snb-title">{esc(shown)} {annotation_badges(spec.annotations)}{ui_badge(spec)}</div>'
             f'<div class="snb-muted">{esc(title) + " · " if isinstance(title, str) and title else ""}'
             f"called as <code>{esc(spec.name)}</code></div>"
         )

@@ -168,3 +168,24 @@ def test_a_restart_by_a_call_reaches_an_open_inspector(clean_env: Any) -> None:
         assert f"pid <b>{second}</b>" in card.value
         assert "snb-state-connected" in card.value
         ins.close()
+
+
+def test_the_inspector_lists_mcp_apps_tools_with_a_ui_badge_app_only_ones_included() -> None:
+    """tests/servers/apps_server.py: `counter` and `probe` have Views; `bump` is app-only (never offered to the
+    model), yet listed here so a person can see and call it."""
+    from pathlib import Path
+
+    server = str(Path(tools_server.__file__).resolve().parent / "servers" / "apps_server.py")
+    with private_runner() as runner, connected(runner, McpHub(), "apps", command=sys.executable,
+                                               args=[server]) as hub:
+        ins = inspector(State(hub, runner))
+        panel = ins.panels["apps"]
+        assert sorted(label for label, _ in panel.tool_list.options) == [
+            "bump [UI, app only]", "counter [UI]", "probe [UI]"]
+        panel.tool_list.value = "apps__bump"
+        (detail,) = panel.tool_detail.children
+        assert isinstance(detail, ToolPanel)
+        assert ">UI, app only</span>" in detail.header.value
+        text = ins._repr_mimebundle_()["text/plain"]
+        assert "  bump [UI, app only]: Add one to `value` (for the counter View only)" in text
+        assert "  counter [UI]: Show a counter View starting at `start`" in text

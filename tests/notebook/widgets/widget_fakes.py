@@ -84,6 +84,10 @@ class FakeHub:
     resources: dict[str, list[Any] | BaseException] = field(default_factory=dict)
     prompts: dict[str, list[Any] | BaseException] = field(default_factory=dict)
 
+    @property
+    def all_tools(self) -> list[ToolSpec]:
+        return self.tools
+
     async def call(
         self, qualified: str, arguments: Mapping[str, Any], timeout: float | None = None,
         *, on_progress: Any = None,
