@@ -62,16 +62,23 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 
 @pytest.fixture(scope="module")
-def nb(lab: Lab) -> Iterator[NotebookPage]:
+def browser() -> Iterator[Any]:
+    """One Chromium for the module (Playwright's sync API runs one instance per thread)."""
+    with open_browser() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module")
+def nb(lab: Lab, browser: Any) -> Iterator[NotebookPage]:
     """One page on the notebook for the module (the tests run in order on it): the apps server connected
     (cell 0) and the counter View shown (cell 1)."""
-    with open_browser() as browser:
-        name = write_notebook(lab.root / "apps.ipynb", CELLS)
-        nb = NotebookPage.open(browser, lab, name)
-        with failure_shot(nb, "apps-setup"):
-            nb.run(0, timeout=120_000)
-            nb.run(1)
-        yield nb
+    name = write_notebook(lab.root / "apps.ipynb", CELLS)
+    nb = NotebookPage.open(browser, lab, name)
+    with failure_shot(nb, "apps-setup"):
+        nb.run(0, timeout=120_000)
+        nb.run(1)
+    yield nb
+    nb.page.close()
 
 
 def run_again(nb: NotebookPage, i: int) -> None:
@@ -277,16 +284,16 @@ def wire() -> Iterator[LlmServer]:
 
 
 @pytest.fixture(scope="module")
-def kernel_nb(lab: Lab, wire: LlmServer) -> Iterator[NotebookPage]:
+def kernel_nb(lab: Lab, wire: LlmServer, browser: Any) -> Iterator[NotebookPage]:
     """A second notebook on the same JupyterLab: synapse_nb loaded, the apps server connected by %mcp connect."""
     cells = [KERNEL_CELLS[0].format(base=wire.openai_base_url), *KERNEL_CELLS[1:]]
-    with open_browser() as browser:
-        name = write_notebook(lab.root / "apps-kernel.ipynb", cells)
-        nb = NotebookPage.open(browser, lab, name)
-        with failure_shot(nb, "apps-kernel-setup"):
-            for i in range(3):
-                nb.run(i, timeout=120_000)
-        yield nb
+    name = write_notebook(lab.root / "apps-kernel.ipynb", cells)
+    nb = NotebookPage.open(browser, lab, name)
+    with failure_shot(nb, "apps-kernel-setup"):
+        for i in range(3):
+            nb.run(i, timeout=120_000)
+    yield nb
+    nb.page.close()
 
 
 def shot(nb: NotebookPage, name: str, locator: Any) -> None:

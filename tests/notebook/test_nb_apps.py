@@ -239,7 +239,8 @@ def test_the_inspectors_call_shows_the_view_under_its_result(apps: Any) -> None:
 
 
 def test_a_background_run_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(apps: Any, script: Any) -> None:
-    model = script([{"tool_calls": [{"name": "apps__counter", "arguments": {"start": 2}}]}, "Opened in the background."])
+    opens = {"tool_calls": [{"name": "apps__counter", "arguments": {"start": 2}}]}
+    model = script([opens, "Opened in the background."])
     apps.cell(f"synapse --model {model} --background --out job", "open the counter")
     apps.run("answer = await job")
     assert apps.ns["answer"].text == "Opened in the background."
