@@ -526,7 +526,7 @@ def test_a_turn_whose_tool_failed_does_not_end_with_a_tick() -> None:
     assert view.footer.startswith("✗ finished, 1 of 2 tool calls failed m · 2 iterations")
     assert not view.footer.startswith("✓")
     md = render(view)["text/markdown"]
-    assert 'snb-footer snb-tool_failed" style="color:#9a6700' in md
+    assert 'snb-footer snb-tool_failed" style="color:var(--snb-warn,#9a6700)' in md
     assert render(view)["text/plain"].endswith("-- " + view.footer)
     view.apply(TurnFailed(session_id=S, turn_id=T, error="boom", error_type="StreamError", iterations=2,
                           usage=Usage(), duration_ms=40))
