@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from ..types import ContentBlock, ToolResult
 from .output import Bundle
+from .palette import colour
 from .render import (
     IMAGE_PREVIEW_BYTES,
     STYLE,
@@ -42,7 +43,7 @@ TEXT_TYPES = frozenset({
     "application/x-yaml", "application/toml", "application/sql", "application/x-sh", "application/graphql",
     "application/csv", "application/x-ndjson", "application/ld+json",
 })
-MUTED = "color:#57606a"
+MUTED = f"color:{colour('muted')}"  # the palette's muted text, light and dark
 
 
 # --- a running call ---------------------------------------------------------------------------------------
