@@ -201,6 +201,6 @@ class ConnectionState:
     def crashed_error(self, label: str) -> ServerCrashedError:
         then = (
             f"it crashed too often and stays down: run `%mcp restart {self.name}`"
-            if self.current == "down" else "the next call restarts it"
+            if self.current == "down" else f"the next call {self.info().comes_back}"
         )
         return ServerCrashedError(f"MCP server {self.name!r} crashed during {label}; {then}", server=self.name)

@@ -233,7 +233,7 @@ class McpHub:
         try:
             return await self._start(config, sign_in=sign_in)
         except ServerStartError as exc:
-            logger.warning("%s", exc)
+            logger.info("%s", exc)  # the result holds it (and a caller shows it): a warning would say it again
             return exc
 
     # --- calling ---------------------------------------------------------------------------------
@@ -247,8 +247,8 @@ class McpHub:
         `on_progress(progress, total, message)` sees the server's progress reports; each report also
         pushes the timeout back (at most to `max_total_timeout` seconds in all).
         Raises UnknownToolError, ToolCallTimeout (the call is cancelled on the server),
-        ServerCrashedError (the server died; the next call restarts it), ServerDownError, and
-        McpError for a tool that needs MCP tasks.
+        ServerCrashedError (the server died; the next call restarts it, or reconnects to an HTTP one),
+        ServerDownError, and McpError for a tool that needs MCP tasks.
         """
         spec = self._table.tool(qualified_name)
         assert spec.server is not None
@@ -277,8 +277,9 @@ class McpHub:
             except ServerStartError as exc:
                 if conn.state.info().state == "down":  # the failed restart spent the budget
                     raise conn.state.down_error() from exc
+                again = "restart" if conn.state.transport == "stdio" else "reconnect"  # a remote one is not ours
                 raise ServerCrashedError(
-                    f"MCP server {conn.name!r} crashed and did not restart: {exc.reason}", server=conn.name
+                    f"MCP server {conn.name!r} crashed and did not {again}: {exc.reason}", server=conn.name
                 ) from exc
             finally:
                 self._table.rebuild()

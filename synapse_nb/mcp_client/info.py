@@ -79,6 +79,12 @@ class ServerInfo:
         return f"{self.protocol_version} stateless" if self.stateless else self.protocol_version
 
     @property
+    def comes_back(self) -> str:
+        """What the next call does for a crashed server: a process we started is started again; a remote
+        server cannot be restarted from here, the client only connects to it again."""
+        return "restarts it" if self.transport in ("stdio", "memory") else "reconnects"
+
+    @property
     def usable(self) -> bool:
         """The server can take requests now (its tools are offered)."""
         return self.state == "connected"
@@ -93,7 +99,7 @@ class ServerInfo:
         return {
             "connecting": "connecting…",
             "connected": "connected",
-            "crashed": f"crashed — the next tool call restarts it (or {retry})",
+            "crashed": f"crashed — the next tool call {self.comes_back} (or {retry})",
             "stopped": f"disconnected — {retry} to connect again",
             "failed": f"failed — {retry} to retry",
             "down": f"down (crashed too often) — {retry} to start it again",

@@ -100,3 +100,66 @@ def test_a_running_servers_stderr_is_shown_with_its_secrets_masked(
     assert token not in out
     assert token not in ip.state.hub.server("sayer").stderr_tail  # what the inspector's stderr view shows
     assert "said third" in ip.state.hub.server("sayer").stderr_tail
+
+
+# A demo server that ignores SIGTERM and, once its input closes, lingers for a minute: only SIGKILL ends it soon.
+STUBBORN = (
+    "import atexit, signal, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "atexit.register(time.sleep, 60)\n"
+    "from synapse_nb.mcp_client.demo_server import main\n"
+    "main([])\n"
+)
+
+
+@pytest.mark.process
+def test_stopping_a_server_that_ignores_eof_says_so_and_ends_it(
+    ip: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    import sys
+
+    from synapse_nb.mcp_client.process import ProcessRef
+
+    script = tmp_path / "stubborn.py"
+    script.write_text(STUBBORN)
+    ip.line("mcp", f"connect stubborn -- {sys.executable} {script}")
+    pid = ip.state.hub.server("stubborn").pid
+    assert pid is not None
+    import psutil
+
+    ref = ProcessRef(pid, psutil.Process(pid).create_time())
+    ip.published.items.clear()
+    capsys.readouterr()
+    ip.line("mcp", "disconnect --all")
+    shown = [b.get("text/plain", "") for b, _id, _live in ip.published.items]
+    assert any(text.startswith("stopping stubborn … ") for text in shown), shown  # a sign of life meanwhile
+    assert capsys.readouterr().out == "stubborn disconnected\n"
+    assert not ref.alive()  # SIGTERM was ignored: it was killed before disconnect returned
+
+
+@pytest.mark.process
+def test_a_config_file_failure_is_reported_once_and_listings_have_no_none(
+    ip: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    import json
+    import logging
+    import sys
+
+    import tools_server
+
+    config = tmp_path / "servers.json"
+    fails = "import sys; print('boom here', file=sys.stderr); sys.exit(3)"
+    config.write_text(json.dumps({"mcpServers": {
+        "bad": {"command": sys.executable, "args": ["-c", fails]},
+        "demo": {"command": sys.executable, "args": list(tools_server.ARGS)},
+    }}))
+    with caplog.at_level(logging.INFO):
+        ip.line("mcp", f"connect --config {config}")
+    # the cell shows the report's row and the stderr section; nothing logs it a third time as a warning
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    shown = "\n".join(b.get("text/plain", "") for b, _id, _live in ip.published.items)
+    assert shown.count("boom here") == 1
+    assert shown.count("bad: ✗ failed: ") == 1
+    frame = ip.line("mcp", "list").set_index("server")
+    assert frame.loc["demo", "last_error"] == ""  # blank, never None or NaN
+    assert frame.loc["bad", "last_error"].startswith("the server closed the connection")

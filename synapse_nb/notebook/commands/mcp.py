@@ -514,7 +514,8 @@ async def disconnect_async(state: SynapseState, name: str | None, *, every: bool
         names = [name]
     for server in names:
         try:
-            await state.hub.disconnect(server)
+            async with _stopping(state, f"stopping {server}"):
+                await state.hub.disconnect(server)
         except SynapseError as exc:
             raise usage_error(exc) from None
         print(f"{server} disconnected")
@@ -527,13 +528,21 @@ async def restart_async(state: SynapseState, name: str) -> ServerInfo:
     """`%mcp restart NAME`: stop and start a server again (also brings a `down` server back)."""
     _server(state, name)
     try:
-        info = await state.hub.restart(name)
+        async with _stopping(state, f"restarting {name}"):
+            info = await state.hub.restart(name)
     except ServerStartError as exc:
         raise UsageError(_mask(state, f"%mcp restart: {name} failed to start: {exc.reason or exc}")) from None
     except SynapseError as exc:
         raise usage_error(exc) from None
     print(f"{name} restarted: {_connected_line(info)}")
     return info
+
+
+def _stopping(state: SynapseState, doing: str) -> Any:
+    """A live line (`stopping fs … 1.2 s`) while a server stops: one that ignores the end of its input is
+    ended by SIGTERM, then SIGKILL, which takes a moment; the line goes when the command prints its result."""
+    out = LiveOutput(live=state.port.live, publish=state.port.publish)
+    return ticking(out, lambda elapsed: f"{doing} … {elapsed}")
 
 
 def inspect(state: SynapseState, name: str | None = None) -> Any:

@@ -66,7 +66,7 @@ def card_html(name: str, info: Any | None) -> str:
     last_error = _get(info, "last_error")
     if last_error:
         out += f'<div class="snb-err">last error: {esc(last_error)}</div>'
-    hint = retry_hint(name, state)
+    hint = retry_hint(name, state, str(_get(info, "transport") or "stdio"))
     if hint:
         out += f'<div class="snb-retry">{hint}</div>'
     return out
@@ -88,13 +88,15 @@ def builtin_card_html(info: BuiltinInfo) -> str:
     )
 
 
-def retry_hint(name: str, state: str) -> str:
-    """What to do about a server that is not running (HTML), or "" for a usable one."""
+def retry_hint(name: str, state: str, transport: str = "stdio") -> str:
+    """What to do about a server that is not running (HTML), or "" for a usable one; a crashed HTTP server is
+    reconnected to by the next call (a client cannot restart a remote server)."""
     command = f"<code>%mcp restart {esc(name)}</code>"
     if state in ("failed", "down"):
         return f'<b class="snb-err">{esc(state)}</b> — {command} to retry'
     if state == "crashed":
-        return f'<b class="snb-err">crashed</b> — the next call restarts it, or {command}'
+        again = "restarts it" if transport in ("stdio", "memory") else "reconnects"
+        return f'<b class="snb-err">crashed</b> — the next call {again}, or {command}'
     return ""
 
 

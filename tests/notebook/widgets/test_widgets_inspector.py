@@ -371,7 +371,7 @@ def test_the_inspector_never_opens_on_a_failed_servers_tab(hub: FakeHub, runner:
     assert ins.tabs.selected_index == 1  # demo, the running one
     card = panel(ins, "broken").card.value
     assert '<b class="snb-err">failed</b> — <code>%mcp restart broken</code> to retry' in card
-    assert "the next call restarts it" in panel(ins, "web").card.value  # crashed
+    assert "the next call reconnects" in panel(ins, "web").card.value  # crashed (HTTP: reconnected, not restarted)
     assert "snb-retry" not in panel(ins, "demo").card.value
 
 
