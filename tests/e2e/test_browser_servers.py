@@ -97,7 +97,7 @@ def test_server_state_and_the_inspector(lab: Lab, browser: Any) -> None:
         bad_row = rows.filter(has_text="bad")
         expect(bad_row).to_contain_text("failed — %mcp restart bad to retry")
         expect(bad_row).not_to_contain_text("connected")
-        expect(rows.filter(has_text="demo").locator("td").nth(2)).to_have_text("connected")
+        expect(rows.filter(has_text="demo").locator("td").nth(3)).to_have_text("connected")  # after the protocol
         nb.run(6)
         expect(nb.output(6)).to_contain_text("bad (failed — %mcp restart bad to retry")
         expect(nb.output(6)).to_contain_text(re.compile(r"demo \(connected, \d+ tools\)"))

@@ -175,9 +175,10 @@ def test_logs_are_kept_filtered_and_shown(kernel: Kernel) -> None:
     shown = kernel.ok("%mcp logs everything --level info -n 5")
     assert "Received Subscribe Resource request for URI" in shown.final_outputs()[0]["text/html"]  # a DataFrame
     frame = kernel.ok("_df = get_ipython().run_line_magic('mcp', 'logs everything --level info -n 5')\n"
-                      "print(list(_df.columns), _df.message.iloc[-1])")
-    assert frame.stdout.strip() == ("['at', 'level', 'logger', 'message'] Received Subscribe Resource request for URI: "
-                                    "demo://resource/static/document/architecture.md")
+                      "print(list(_df.columns), list(_df.message))")  # the server's roots note may come after it
+    assert frame.stdout.startswith("['at', 'level', 'logger', 'message'] [")
+    assert ("'Received Subscribe Resource request for URI: demo://resource/static/document/architecture.md"
+            in frame.stdout)
     ring = "get_ipython()._synapse_nb_state.hub.logs('everything')"
     kernel.ok(f"_before = len({ring})")
     toggled = kernel.ok("%mcp call everything.toggle-simulated-logging {}")
@@ -199,7 +200,8 @@ def test_logs_are_kept_filtered_and_shown(kernel: Kernel) -> None:
                      "print(sorted(set(_inf.level) & {'debug'}))")
     assert info.stdout.strip() == "[]"  # nothing below the floor
     bad = kernel.execute("%mcp logs everything --level loud")
-    assert bad.stderr.startswith("UsageError: %mcp logs NAME [-n N] [--level LEVEL]: --level 'loud' is not one of")
+    assert bad.stderr.startswith(
+        "UsageError: %mcp logs NAME [-n N] [--level LEVEL | --stderr]: --level 'loud' is not one of")
     unknown = kernel.execute("%mcp logs nobody")
     assert unknown.stderr.startswith("UsageError: no MCP server named 'nobody'")
 
