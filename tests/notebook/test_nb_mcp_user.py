@@ -3,6 +3,7 @@ lines of a stop that takes a while (issue 21, defects 2, 5 and 8)."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,13 @@ def test_a_running_servers_stderr_is_shown_with_its_secrets_masked(
     ip.line("mcp", f"connect sayer --env SAYER_TOKEN={token} -- {sys.executable} {script}")
     for word in ("first", "second", "third"):
         assert ip.line("mcp", f"call sayer.say text={word}").text == "ok"
+
+    async def third_line_read() -> None:  # stderr is read as it comes, not with the call's answer
+        async with asyncio.timeout(30):
+            while not any("said third" in line for line in ip.state.hub.stderr("sayer")):  # noqa: ASYNC110 (the ring has no event: polled under the deadline)
+                await asyncio.sleep(0.01)
+
+    ip.state.runner.run(third_line_read())
     capsys.readouterr()
     assert ip.line("mcp", "logs sayer --stderr -n 2") is None
     out = capsys.readouterr().out
