@@ -1,9 +1,10 @@
-"""Helpers for tests that run servers on 127.0.0.1: a free port, and stopping a server process."""
+"""Helpers for tests that run servers on 127.0.0.1: a free port, waiting until one listens, stopping one."""
 
 from __future__ import annotations
 
 import socket
 import subprocess
+import time
 
 
 def free_port() -> int:
@@ -12,6 +13,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wait_listening(proc: subprocess.Popen[bytes], port: int, timeout: float) -> bool:
+    """Wait until something accepts connections on 127.0.0.1:`port`; False if `proc` ended or `timeout`
+    seconds passed first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return True
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
 
 
 def stop(proc: subprocess.Popen[bytes], timeout: float) -> None:

@@ -4,7 +4,6 @@ wait on, polling helpers."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import anyio
 import tools_server
-from local_servers import free_port
+from local_servers import free_port, wait_listening
 
 from synapse_nb.events import Event, ServerEvent
 
@@ -139,16 +138,9 @@ def start_web(kind: str, log: Path) -> Iterator[WebServer]:
             [sys.executable, *DEMO_ARGS, f"--{kind}", "--host", "127.0.0.1", "--port", str(port)],
             stdout=subprocess.DEVNULL, stderr=sink,
         )
-    deadline = time.monotonic() + 20
     try:
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the demo server did not listen on port {port}") from None
-                time.sleep(0.05)
+        if not wait_listening(proc, port, 20):
+            raise RuntimeError(f"the demo server did not listen on port {port}")
         yield WebServer(f"http://127.0.0.1:{port}/{'mcp' if kind == 'http' else 'sse'}", proc, log)
     finally:
         proc.kill()

@@ -8,15 +8,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from local_servers import free_port, wait_listening
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.trace import SpanKind, StatusCode
 from trace_helpers import Traced
@@ -122,12 +121,6 @@ async def test_failures_set_error_type_and_a_hub_without_tracer_makes_no_span(tr
     assert len(traced.spans()) == before
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def everything_http() -> Iterator[str]:
     node = shutil.which("node")
@@ -136,16 +129,9 @@ def everything_http() -> Iterator[str]:
     port = free_port()
     proc = subprocess.Popen([node, str(EVERYTHING), "streamableHttp"], env={**os.environ, "PORT": str(port)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
     try:
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("server-everything did not listen over streamable HTTP")
-                time.sleep(0.05)
+        if not wait_listening(proc, port, 30):
+            pytest.fail("server-everything did not listen over streamable HTTP")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.kill()
