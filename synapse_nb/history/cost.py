@@ -4,7 +4,8 @@ whose results made later prompts longer.
 Every recorded call has `cost_usd` (NULL: the model had no known price, or it was recorded before
 costs were). A group's `cost_usd` is the sum of what its priced calls cost, and `unpriced_calls` counts
 the others, so one unpriced call never hides the known sum (a nonzero `unpriced_calls` marks the sum as a
-lower bound); a group with no priced call at all shows NaN ("cost unknown", never 0).
+lower bound). A group with no priced call at all shows 0 with its `unpriced_calls` beside it, never NaN:
+such groups sort first, since their real cost could be the largest.
 
 By tool / server. A tool's result is sent again with every later request of its session, so it costs
 on every one of them. Each call records the tokens each tool result first sent in it added to the
@@ -43,11 +44,11 @@ _TOTALS = """
     sum(coalesce(cached_input_tokens, 0)) AS cached_input_tokens,
     sum(coalesce(cache_write_tokens, 0)) AS cache_write_tokens,
     sum(output_tokens) AS output_tokens,
-    sum(cost_usd) AS cost_usd,
+    coalesce(sum(cost_usd), 0.0) AS cost_usd,
     count(*) FILTER (WHERE cost_usd IS NULL) AS unpriced_calls
 """
 
-_BY_COST = "cost_usd DESC NULLS FIRST, calls DESC"
+_BY_COST = "sum(c.cost_usd) DESC NULLS FIRST, calls DESC"  # a group with no priced call first
 _GROUPED = {  # select, group by, order by
     "model": ("provider || ':' || model AS model", "1", _BY_COST),
     "session": ("c.session_id, any_value(s.name) AS name", "c.session_id", _BY_COST),
@@ -147,17 +148,18 @@ def _by_tool(history: History, by: Literal["server", "tool"], since: When) -> pd
     columns = ["server"] if by == "server" else ["server", "tool"]
     records = []
     for key, g in groups.items():
-        total = g.context_usd + g.sampling_usd if g.priced or not g.unpriced else None
+        total = g.context_usd + g.sampling_usd
         records.append({
             **dict(zip(columns, key, strict=True)), "tool_calls": g.tool_calls, "result_tokens": g.result_tokens,
             "resent_tokens": g.resent_tokens, "context_usd": g.context_usd, "sampling_usd": g.sampling_usd,
-            "cost_usd": total, "unpriced_calls": g.unpriced,
+            "cost_usd": total, "unpriced_calls": g.unpriced, "_unknown": g.unpriced > 0 and not g.priced,
         })
     names = [*columns, "tool_calls", "result_tokens", "resent_tokens", "context_usd", "sampling_usd", "cost_usd",
              "unpriced_calls"]
-    frame = pd.DataFrame.from_records(records, columns=names)
-    return frame.sort_values(["cost_usd", *columns], ascending=[False, *([True] * len(columns))],
-                             na_position="first", ignore_index=True)
+    frame = pd.DataFrame.from_records(records, columns=[*names, "_unknown"])
+    frame = frame.sort_values(["_unknown", "cost_usd", *columns], ascending=[False, False, *([True] * len(columns))],
+                              ignore_index=True)
+    return frame[names]
 
 
 def _missing(value: Any) -> bool:

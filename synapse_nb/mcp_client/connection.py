@@ -45,6 +45,7 @@ from ..types import ToolResult
 from . import features
 from .connection_state import MAX_RESTARTS, RESTART_WINDOW, ConnectionState, Emit
 from .convert import RawTool
+from .exit_status import describe_exit
 from .failure import Scrubber, describe, is_connection_lost, quiet_sdk_parse_errors, request_error, start_reason
 from .handlers import ClientHandlers, ServerHooks
 from .inflight import Request, Session
@@ -98,6 +99,7 @@ class ServerConnection:
         self._task: asyncio.Task[None] | None = None
         self._session: Session | None = None
         self._life: anyio.CancelScope | None = None  # the connect deadline, while connecting
+        self._pipe: StderrPipe | None = None  # the stderr pipe of the latest stdio process (its exit status)
         self._tools_dirty: asyncio.Event | None = None
         self._stopper: asyncio.Task[None] | None = None
         self.ui_cache = UiCache()  # the Views read on this connection; cleared when it (re)starts
@@ -125,6 +127,7 @@ class ServerConnection:
         if self.state.transport == "stdio":
             quiet_sdk_parse_errors()
             pipe = StderrPipe(self.state.ring, self.name, on_eof=partial(self._eof_threadsafe, loop, gen))
+        self._pipe = pipe
         spawned_after = time.time()
         self._task = loop.create_task(self._own(gen, ready, pipe, spawned_after), name=f"synapse-mcp-{self.name}")
         try:
@@ -305,7 +308,7 @@ class ServerConnection:
                 discovered = self.oauth.discovered if self.oauth is not None else True
                 error = auth_error(self.name, failure, discovered=discovered) if failure is not None else None
                 ready.set_exception(self.state.failed(
-                    error.reason if error else start_reason(exc, cfg, self._scrub),
+                    error.reason if error else start_reason(exc, cfg, self._scrub, _exit_code(pipe)),
                     await final_tail(pipe, self.state.ring), error))
             elif not self._stopping:
                 self._mark_dead(gen, f"connection failed: {self._scrub(describe(exc))}")
@@ -430,7 +433,13 @@ class ServerConnection:
             elif checks >= 20:
                 logger.debug("MCP server %r closed its stderr but is still running", self.name)
             return
-        self._mark_dead(gen, "the server process exited")
+        code = _exit_code(self._pipe)
+        if code is None and self._pipe is not None and self._pipe.spawned() and checks < 20 and gen == self._generation:
+            # gone, but not reaped yet: its status comes with the event loop's reaping, a moment later
+            asyncio.get_running_loop().call_later(0.05, self._on_stderr_eof, gen, checks + 1)
+            return
+        self._mark_dead(gen, f"the server process {describe_exit(code)}" if code is not None
+                        else "the server process exited")
 
     def _mark_dead(self, gen: int, reason: str) -> None:
         """The connection of generation `gen` is gone: record it, tell the hub, end the owner task."""
@@ -439,3 +448,8 @@ class ServerConnection:
         self.state.died(reason)
         if self._session is not None and self._session.gen == gen:
             self._session.stop.set()
+
+
+def _exit_code(pipe: StderrPipe | None) -> int | None:
+    """How the stdio process on `pipe` ended, when the event loop has reaped it (exit_status.py)."""
+    return pipe.exit_code() if pipe is not None else None

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from ..config import ServerConfig
 from ..errors import McpError
 from ..masking import SecretMask
+from .exit_status import describe_exit
 
 __all__ = ["Scrubber", "describe", "is_connection_lost", "quiet_sdk_parse_errors", "request_error", "start_reason"]
 
@@ -58,10 +59,12 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def start_reason(exc: BaseException, config: ServerConfig, scrub: Scrubber) -> str:
-    """Why a server did not start, in one line."""
+def start_reason(exc: BaseException, config: ServerConfig, scrub: Scrubber, exit_code: int | None = None) -> str:
+    """Why a server did not start, in one line; `exit_code` is how its process ended, when known."""
     exc = leaf(exc)
     if isinstance(exc, MCPError) and exc.code == mt.CONNECTION_CLOSED:
+        if exit_code is not None:
+            return f"the server {describe_exit(exit_code)} during the handshake"
         return "the server closed the connection during the handshake (did it exit?)"
     if isinstance(exc, MCPError):
         return scrub(f"handshake failed with error {exc.code}: {exc.message}")

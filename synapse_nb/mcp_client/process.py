@@ -24,6 +24,8 @@ from typing import TextIO
 
 import psutil
 
+from .exit_status import exit_code, spawned
+
 __all__ = ["ProcessRef", "StderrPipe", "StderrRing", "final_tail", "find_child", "kill_tree"]
 
 logger = logging.getLogger("synapse_nb.mcp")
@@ -101,6 +103,14 @@ class StderrPipe:
     def errlog(self) -> TextIO:
         """The file to give the SDK's stdio client; it has a real file descriptor."""
         return self._writer
+
+    def exit_code(self) -> int | None:
+        """How the process spawned on this pipe ended (exit_status.py); None while it runs or when unknown."""
+        return exit_code(self._writer)
+
+    def spawned(self) -> bool:
+        """Whether the SDK's spawn of a process on this pipe was seen (its exit code will then be known)."""
+        return spawned(self._writer)
 
     def close_writer(self) -> None:
         """Drop our copy of the write end (idempotent)."""

@@ -16,6 +16,7 @@ from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from ..config import ServerConfig
+from .exit_status import track_spawns
 from .process import StderrPipe
 from .wire import WireTap
 
@@ -62,6 +63,7 @@ async def open_transport(
     tapped = tap.transport if tap is not None else (lambda inner: inner)
     if cfg.transport == "stdio":
         assert pipe is not None
+        track_spawns()  # so a failure can say how the process ended (exit_status.py)
         return tapped(stdio_client(stdio_params(cfg), errlog=pipe.errlog))
     assert cfg.url is not None
     connect = min(cfg.connect_timeout_s, 30.0)

@@ -10,6 +10,7 @@ from ..types import ToolSpec
 from .approval_card import answered_card, approval_card, approval_prompt
 from .display import TurnDisplay
 from .kernel_port import KernelPort, NobodyCanAnswer
+from .view import ToolCallView
 
 __all__ = ["StdinApproval"]
 
@@ -21,7 +22,8 @@ class StdinApproval:
     denies when no one can answer.
 
     Before the input box, a card (tool, server, arguments, a destructive badge, what y / n / a mean)
-    is displayed above it; the input line itself stays short. Once answered, the card shows the
+    is displayed above it, right above the tool's line (the turn's output is cut there, TurnDisplay.cut);
+    the input line itself stays short. Once answered, the card shows the
     decision, so a saved notebook reads as what happened. An interrupt while the box is open cancels
     the turn (the ask is cancelled with the cell's task)."""
 
@@ -33,12 +35,21 @@ class StdinApproval:
     async def __call__(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
         if self.no_stdin:
             return "no"
-        self.display.refresh()
         card_id = uuid.uuid4().hex
-        self.port.publish(approval_card(spec, arguments), card_id, False)
+        # The card (and below it the input box, then its echo) goes right above the tool's line: the turn's
+        # output is cut there, so what came before stays above and the tool's line goes on below the answer.
+        self.display.cut(self._line(spec), lambda: self.port.publish(approval_card(spec, arguments), card_id, False))
         answer = await self._ask(spec)
         self.port.publish(answered_card(spec, answer), card_id, True)
         return answer
+
+    def _line(self, spec: ToolSpec) -> int:
+        """Where the tool's line is in the turn's view (the end when it has none yet)."""
+        parts = self.display.view.parts
+        asked = [i for i, p in enumerate(parts) if isinstance(p, ToolCallView) and p.name == spec.name and p.asking]
+        named = [i for i, p in enumerate(parts)
+                 if isinstance(p, ToolCallView) and p.name == spec.name and p.status == "streaming"]
+        return (asked or named or [len(parts)])[0]
 
     async def _ask(self, spec: ToolSpec) -> str:
         question = approval_prompt(spec)

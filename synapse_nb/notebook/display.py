@@ -131,7 +131,10 @@ class TurnDisplay:
             if handle is not None:
                 handle.cancel()
         self._timer = self._ticker = None
-        self.output.finish(render(head))
+        if head.parts:
+            self.output.finish(render(head))
+        else:  # nothing above the cut: the output ends empty, what follows starts below `show`'s output
+            self.output.clear()
         show()
         self.output = self.output.successor()
         view.first = index

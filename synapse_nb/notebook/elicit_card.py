@@ -12,6 +12,7 @@ from ..mcp_client.elicitation import ElicitationField, ElicitationForm, UrlElici
 from ..mcp_client.sampling import SamplingRequest
 from .approval_card import _BOX, _PRE
 from .output import Bundle
+from .palette import link_style
 
 __all__ = ["answered", "field_line", "field_prompt", "form_card", "sampling_card", "url_card"]
 
@@ -86,7 +87,8 @@ def url_card(request: UrlElicitation) -> Bundle:
     """The server's message and a link to open (http(s) only: any other scheme is shown as text, never
     made clickable); the user confirms once done there."""
     esc = html.escape
-    link = (f'<a href="{esc(request.url, quote=True)}" target="_blank" rel="noopener noreferrer">{esc(request.url)}</a>'
+    link = (f'<a href="{esc(request.url, quote=True)}" target="_blank" rel="noopener noreferrer" '
+            f'style="{link_style()}">{esc(request.url)}</a>'
             if request.url.lower().startswith(("https://", "http://")) else f"<code>{esc(request.url)}</code>")
     body = (f'<pre style="{_PRE}">{esc(request.message)}</pre><div>{link}</div>'
             f'<div style="{_MUTED}">Open the link; press Enter here when done, n to decline, c to cancel.</div>')

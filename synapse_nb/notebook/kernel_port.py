@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextvars
+import logging
 import os
 import re
 import select
@@ -46,6 +47,8 @@ from .runner import Runner
 from .stdin_wait import POLL, LineReader, Stopped, in_worker, stoppable
 
 __all__ = ["KernelPort", "NobodyCanAnswer", "kernel_id", "notebook_path"]
+
+logger = logging.getLogger("synapse_nb.notebook")
 
 T = TypeVar("T")
 
@@ -229,7 +232,10 @@ def _kernel_line(kernel: Any, ident: Any, parent: Any, prompt: str, stopped: Sto
 
     ipykernel's own reader waits for the reply for good; this one polls and gives up once `stopped()`,
     leaving the socket free for the next question. A reply that comes later is purged by the next input
-    request, as ipykernel does. None: end of input (the frontend sent ^D) or stopped.
+    request, as ipykernel does. An interrupt cannot take the frontend's box back (the protocol has no such
+    message), so a reply that names another request (the box an interrupt left open, typed into later) is
+    dropped, never taken as this question's answer; a reply naming no request (jupyter_client's `input()`)
+    is taken. None: end of input (the frontend sent ^D) or stopped.
     """
     import zmq
 
@@ -239,13 +245,19 @@ def _kernel_line(kernel: Any, ident: Any, parent: Any, prompt: str, stopped: Sto
             socket.recv_multipart(zmq.NOBLOCK)
         except zmq.Again:
             break
-    session.send(socket, "input_request", {"prompt": prompt, "password": False}, parent, ident=ident)
+    sent = session.send(socket, "input_request", {"prompt": prompt, "password": False}, parent, ident=ident)
+    asked = (sent or {}).get("header", {}).get("msg_id")
     while not stopped():
         ready, _, _ = zmq.select([socket], [], [], POLL)
         if not ready:
             continue
         _, reply = session.recv(socket)
         if reply is None:
+            continue
+        answers = (reply.get("parent_header") or {}).get("msg_id")
+        if answers and asked and answers != asked:
+            # the box of an earlier question, left open by an interrupt and typed into now: it answers nothing
+            logger.debug("ignored an input reply to an earlier input request (%s)", answers)
             continue
         value = str(reply.get("content", {}).get("value", ""))
         return None if value == "\x04" else value  # \x04: end of input

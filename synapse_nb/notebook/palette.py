@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["DARK_STYLE", "LIGHT", "colour"]
+__all__ = ["DARK_STYLE", "LIGHT", "colour", "link_style"]
 
 # meaning -> (light colour, dark value)
 _PALETTE: Mapping[str, tuple[str, str]] = {
@@ -39,3 +39,8 @@ DARK_STYLE = (
 def colour(name: str) -> str:
     """The CSS value for a meaning (`error`, `ok`, `info`, `warn`, `muted`, `faint`, `line`, `error-bg`)."""
     return f"var(--snb-{name},{_PALETTE[name][0]})"
+
+
+def link_style() -> str:
+    """The inline style of a link we write (frontends leave a bare `<a>` in an output plain text colour)."""
+    return f"color:{colour('info')};text-decoration:underline"

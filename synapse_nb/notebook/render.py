@@ -130,6 +130,8 @@ def markdown(view: TurnView) -> str:
         colour = COLOURS["budget_exceeded"] if view.status == "budget_exceeded" else RED
         blocks.append(f'<pre style="{PRE};color:{colour}">{_one_line(view.shown_error)}</pre>')
     colour = COLOURS.get(view.tone, MUTED)
+    if view.footer_elsewhere:
+        return "\n\n".join(blocks)
     blocks.append(f'<sub class="snb-footer snb-{view.tone}" style="color:{colour}">{_esc(view.footer)}</sub>')
     return "\n\n".join(blocks)
 
@@ -361,6 +363,7 @@ def plain(view: TurnView) -> str:
     lines.extend(f"note: {note}" for note in view.notes)
     if view.shown_error:
         lines.append(f"error: {view.shown_error}")
-    lines.append(f"-- {view.footer}")
+    if not view.footer_elsewhere:
+        lines.append(f"-- {view.footer}")
     return "\n".join(lines)
 

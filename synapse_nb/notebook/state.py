@@ -255,13 +255,14 @@ class SynapseState:
 
     async def call_tool(
         self, qualified_name: str, arguments: Mapping[str, Any], *, on_progress: ProgressCallback | None = None,
-        origin: str = "manual",
+        origin: str = "manual", on_recorded: Callable[[float], None] | None = None,
     ) -> ToolResult:
         """Run one MCP tool by hand (`%mcp call`, the inspector's Call) and record it as the agent's calls
         are, with approval "manual", in the current session (or none before the first turn). A built-in
         group's tool (`kernel__*`) runs in process through the registry. `on_progress` sees the server's
         progress reports (the inspector's bar); `origin` is recorded as who asked ("manual", or
-        "app:SERVER" for an MCP Apps View's call)."""
+        "app:SERVER" for an MCP Apps View's call); `on_recorded` gets the duration recorded (ms), so what shows
+        the call (the inspector's badge) says what its history row says."""
         grouped = self.registry.group_of(qualified_name) is not None
         spec = self.registry.spec(qualified_name) if grouped else self.hub.tool(qualified_name)
         call = ToolCall(uuid.uuid4().hex, qualified_name, dict(arguments))
@@ -284,12 +285,14 @@ class SynapseState:
             raise
         finally:
             agent = self.sessions.get(self.current)
+            took = (time.perf_counter() - started) * 1000
             self.router.record(ToolCallFinished(
                 session_id=agent.session_id if agent is not None and agent.messages else "", call=call,
                 server=spec.server, tool=spec.original_name or qualified_name, approval="manual",
-                started_at=started_at, duration_ms=(time.perf_counter() - started) * 1000, result=result,
-                error=error, origin=origin,
+                started_at=started_at, duration_ms=took, result=result, error=error, origin=origin,
             ))
+            if on_recorded is not None:
+                on_recorded(took)
 
     # -- models and sessions
 

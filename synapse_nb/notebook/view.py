@@ -149,6 +149,7 @@ class TurnView:
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     background: bool = False
+    footer_elsewhere: bool = False  # a background run's controls carry the footer (one status line, not two)
     first: int = 0  # the parts before it were shown above a View (the turn's output was cut there)
     segment: bool = False  # a cut-off head: only its parts render (no activity, notes or footer)
     error_raised: bool = False  # a blocking cell ends with the turn's error itself: the view does not repeat it

@@ -49,11 +49,19 @@ class Execution:
         kinds = ("display_data", "update_display_data", "execute_result")
         return [{"kind": m["msg_type"], **m["content"]} for m in self.messages if m["msg_type"] in kinds]
 
-    def final_outputs(self) -> list[dict[str, Any]]:
-        """The outputs a saved notebook keeps (display updates applied, emptied live outputs dropped)."""
+    def final_outputs(self, *, stdin: bool = False) -> list[dict[str, Any]]:
+        """The outputs a saved notebook keeps (display updates applied, emptied live outputs dropped); `stdin`
+        adds each answered prompt as `{"stdin": "PROMPT ANSWER"}` where its echo stands (the frontend keeps it
+        where the box was, so every output published after the answer follows it)."""
         outputs: list[dict[str, Any]] = []
         where: dict[str, int] = {}
-        for d in self.displays:
+        kinds = ("display_data", "update_display_data", "execute_result")
+        shown = [{"kind": m["msg_type"], **m["content"]} for m in self.messages
+                 if m["msg_type"] in kinds or (stdin and m["msg_type"] == "input_reply")]
+        for d in shown:
+            if d["kind"] == "input_reply":
+                outputs.append({"stdin": f"{d['prompt']}{d['value']}"})
+                continue
             display_id = (d.get("transient") or {}).get("display_id")
             if d["kind"] == "update_display_data":
                 if display_id in where:
@@ -97,6 +105,24 @@ class Kernel:
         execution = Execution(reply={})
         deadline = time.monotonic() + timeout
         idle = False
+
+        def take(wait: float) -> bool:
+            """Read one iopub message of this cell (False when none came within `wait`)."""
+            nonlocal idle
+            try:
+                msg = self.kc.get_iopub_msg(timeout=wait)
+            except queue.Empty:
+                return False
+            if msg["parent_header"].get("msg_id") != msg_id:
+                return True
+            if msg["msg_type"] == "status":
+                idle = idle or msg["content"]["execution_state"] == "idle"
+                return True
+            execution.messages.append(msg)
+            if on_message is not None:
+                on_message(msg)
+            return True
+
         while not idle or not execution.reply:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -107,22 +133,19 @@ class Kernel:
                 except queue.Empty:
                     pass
                 else:
+                    # What the kernel published before asking comes first (the input box sits below it): the
+                    # iopub and stdin sockets are read apart, so read what iopub already holds.
+                    while not idle and take(0.05):
+                        pass
                     prompt = request["content"]["prompt"]
                     execution.prompts.append(prompt)
-                    self.kc.input(answer(prompt) if answer else "")
+                    value = answer(prompt) if answer else ""
+                    self.kc.input(value)
+                    # where the echo stands: the kernel publishes nothing that depends on the answer before it
+                    execution.messages.append({"msg_type": "input_reply", "parent_header": {},
+                                               "content": {"prompt": prompt, "value": value}})
             if not idle:
-                try:
-                    msg = self.kc.get_iopub_msg(timeout=0.05 if allow_stdin else min(left, 1.0))
-                except queue.Empty:
-                    continue
-                if msg["parent_header"].get("msg_id") != msg_id:
-                    continue
-                if msg["msg_type"] == "status":
-                    idle = msg["content"]["execution_state"] == "idle"
-                    continue
-                execution.messages.append(msg)
-                if on_message is not None:
-                    on_message(msg)
+                take(0.05 if allow_stdin else min(left, 1.0))
             else:
                 try:
                     reply = self.kc.get_shell_msg(timeout=min(left, 1.0))

@@ -46,6 +46,8 @@ def shout(text: str) -> str:
     return text.upper()
 """
 SHOUT = [{"match": "shout (\\w+)", "tool": "shout", "arguments": {"text": "{1}"}, "answer": "It says {result}."}]
+ASKS = [{"match": "ask me", "tool": "question", "arguments": {"message": "Your name?"}, "answer": "Got {result}."}]
+FORM = "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: "
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +64,7 @@ def kernel(folder: Path) -> Iterator[Kernel]:
         assert k.ok(DEMO, timeout=120).text().startswith("✓ demo: connected")
         k.ok(TOOL)
         (folder / "shout.json").write_text(json.dumps(SHOUT))
+        (folder / "asks.json").write_text(json.dumps(ASKS))
         k.ok(TICKER)
         yield k
         k.ok("_ticker.cancel()")
@@ -114,15 +117,26 @@ def test_a_form_field_is_answered_while_the_loop_runs(kernel: Kernel, folder: Pa
     assert "answer: accept name=Ada" in run.text()
 
 
-@pytest.mark.parametrize(("cell", "prompt", "line"), [
-    ("%%synapse --model scripted:shout.json --approve ask --session interrupted\nshout hi", "allow shout? [y/n/a]: ",
-     "the turn was cancelled; servers stay connected and the transcript so far is kept (see _synapse)"),
-    ('%mcp call demo.question message="Your name?"', "fill in the form? [a(ccept)/d(ecline)/c(ancel)]: ",
+TURN_CANCELLED = "the turn was cancelled; servers stay connected and the transcript so far is kept (see _synapse)"
+ASKING_TURN = "%%synapse --model scripted:asks.json --approve auto --session asked\nask me"
+
+
+@pytest.mark.parametrize(("cell", "answered", "prompt", "line"), [
+    ("%%synapse --model scripted:shout.json --approve ask --session interrupted\nshout hi", [],
+     "allow shout? [y/n/a]: ", TURN_CANCELLED),
+    ('%mcp call demo.question message="Your name?"', [], FORM,
      "the call of demo.question was cancelled; the server stays connected"),
+    # issue 22, section 3: a server's form in a blocking %%synapse cell, interrupted at its first prompt and at
+    # a field's: no further input request (a live box nobody answers) follows the interrupt
+    (ASKING_TURN, [], FORM, TURN_CANCELLED),
+    (ASKING_TURN, ["a"], 'name "Name" (string, required): ', TURN_CANCELLED),
 ])
-def test_an_interrupt_with_the_box_open_ends_the_cell_in_one_line(kernel: Kernel, cell: str, prompt: str,
-                                                                  line: str) -> None:
+def test_an_interrupt_with_the_box_open_ends_the_cell_in_one_line(kernel: Kernel, cell: str, answered: list[str],
+                                                                  prompt: str, line: str) -> None:
     msg_id = kernel.kc.execute(cell, allow_stdin=True, store_history=False)
+    for answer in answered:
+        kernel.kc.get_stdin_msg(timeout=TIMEOUT)
+        kernel.kc.input(answer)
     request = kernel.kc.get_stdin_msg(timeout=TIMEOUT)  # left unanswered
     assert request["parent_header"]["msg_id"] == msg_id
     assert request["content"]["prompt"] == prompt
@@ -134,5 +148,31 @@ def test_an_interrupt_with_the_box_open_ends_the_cell_in_one_line(kernel: Kernel
     assert error.get("traceback") == [f"\x1b[0;31mKeyboardInterrupt\x1b[0m: {line}"], error  # one line
     assert "Traceback" not in run.stderr
     asked = kernel.ok("print('got', input('name? '))", allow_stdin=True, answer=lambda prompt: "Ada")
-    assert asked.prompts == ["name? "]  # the kernel's stdin works after
+    # the kernel's stdin works after, and the interrupted cell asked nothing more (no box left to answer)
+    assert asked.prompts == ["name? "]
     assert asked.stdout.strip() == "got Ada"
+
+
+def reply(kernel: Kernel, request: dict[str, object], value: str) -> None:
+    """Answer one input request as JupyterLab does: the reply names the request it answers."""
+    kernel.kc.stdin_channel.send(kernel.kc.session.msg("input_reply", {"value": value}, parent=request))
+
+
+def test_the_box_an_interrupt_left_behind_does_not_answer_a_later_question(kernel: Kernel) -> None:
+    """Issue 22, section 3: an interrupt leaves the frontend's input box open (the protocol has no way to take
+    an input request back; no new request follows the interrupt, see the test above). Typed into later, that
+    box's reply names the old request: it must not answer the question a later cell asks meanwhile."""
+    msg_id = kernel.kc.execute(ASKING_TURN, allow_stdin=True, store_history=False)
+    left = kernel.kc.get_stdin_msg(timeout=TIMEOUT)
+    assert left["content"]["prompt"] == FORM
+    kernel.km.interrupt_kernel()
+    (run,) = kernel.gather([msg_id], timeout=TIMEOUT)
+    assert run.status == "error"
+    msg_id = kernel.kc.execute("%%synapse --model scripted:shout.json --approve ask --session late\nshout hi",
+                               allow_stdin=True, store_history=False)
+    asked = kernel.kc.get_stdin_msg(timeout=TIMEOUT)
+    assert asked["content"]["prompt"] == "allow shout? [y/n/a]: "
+    reply(kernel, left, "y")  # the user types into the old box: it answers nothing now
+    reply(kernel, asked, "n")
+    (run,) = kernel.gather([msg_id], timeout=TIMEOUT)
+    assert "⊘ shout: denied" in run.text(), run.text()

@@ -152,6 +152,25 @@ def test_approval_through_stdin_yes_and_no(kernel: Kernel) -> None:
     assert calls.stdout.strip() == "['approved', 'denied', 'denied']"
 
 
+def test_approval_verdict_stays_on_the_tools_line(kernel: Kernel) -> None:
+    """The text before the tool, the card with its verdict and the echo of the answer, then the tool's line and
+    the answer: in the order they happened, not the verdict and echo above the whole turn."""
+    model = script(kernel, "chatty_echoer", [{"match": "echo", "text": "Let me echo that first.", "tool": "echo",
+                                              "arguments": {"text": "hi"}, "answer": "echo said: {result}"}])
+    run = kernel.ok(f"%%synapse --model {model} --approve ask --session approvals\nplease echo",
+                    allow_stdin=True, answer=lambda prompt: "y")
+    outputs = run.final_outputs(stdin=True)
+    text = [o["stdin"] if "stdin" in o else o.get("text/plain", "") for o in outputs]
+    said = next(i for i, t in enumerate(text) if "Let me echo that first." in t)
+    card = next(i for i, o in enumerate(outputs) if "snb-approval-card" in o.get("text/html", ""))
+    echo = next(i for i, o in enumerate(outputs) if "stdin" in o)
+    tool = next(i for i, t in enumerate(text) if "demo__echo" in t and "approved" in t and i != card)
+    answer = next(i for i, t in enumerate(text) if "echo said: hi" in t)
+    assert said < card < echo < tool <= answer, text
+    assert "allowed" in text[card] or "approved" in text[card], text[card]
+    assert sum("Let me echo that first." in t for t in text) == 1  # the head is not shown again below
+
+
 def test_background_run_is_awaited_in_a_later_cell(kernel: Kernel) -> None:
     model = script(kernel, "slowpoke", [{"match": "wait", "tool": "sleep", "arguments": {"seconds": 0.5},
                                          "answer": "waited: {result}"}])

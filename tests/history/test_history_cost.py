@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -106,13 +105,16 @@ def test_cost_by_model_session_and_day(recorded: HistoryStore) -> None:
     assert models.loc["openai:gpt-test", "cost_usd"] == pytest.approx(4.14 + 0.14)
     assert models.loc["openai:gpt-test", "calls"] == 3
     assert models.loc["openai:gpt-test", "input_tokens"] == 4140
-    assert math.isnan(models.loc["openai:gpt-unlisted", "cost_usd"])  # cost unknown, not 0
+    # no priced call at all: the known sum (0) with the unpriced calls counted beside it, never NaN
+    assert models.loc["openai:gpt-unlisted", "cost_usd"] == 0.0
     assert models.loc["openai:gpt-unlisted", "unpriced_calls"] == 1
+    assert not models.cost_usd.isna().any()
     assert next(iter(models.index)) == "openai:gpt-unlisted"  # unknown first: it could be the largest
 
     sessions = h.cost(by="session").set_index("name")
     assert sessions.loc["priced", "cost_usd"] == pytest.approx(4.28)
-    assert math.isnan(sessions.loc["unpriced", "cost_usd"])
+    assert sessions.loc["unpriced", "cost_usd"] == 0.0
+    assert sessions.loc["unpriced", "unpriced_calls"] == 1
 
     days = h.cost(by="day")
     assert len(days) == 1

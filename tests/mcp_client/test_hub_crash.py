@@ -49,7 +49,7 @@ async def test_a_crash_while_idle_is_noticed(events: Events) -> None:
         os.kill(info.pid, signal.SIGKILL)
         await events.wait_for("crashed", "demo")
         assert hub.server("demo").state == "crashed"
-        assert hub.server("demo").last_error == "the server process exited"
+        assert hub.server("demo").last_error == "the server process was killed by signal 9 (SIGKILL)"
         assert (await hub.call("demo__echo", {"text": "hi"})).text == "hi"
 
 

@@ -51,7 +51,7 @@ async def test_missing_command(events: Events) -> None:
 async def test_server_that_exits_at_once_reports_its_stderr(events: Events) -> None:
     async with McpHub(on_event=events) as hub:
         err = await _start_error(hub, "quitter", command=sys.executable, args=["-c", EXITS_AT_ONCE])
-        assert "closed the connection during the handshake" in err.reason
+        assert "the server exited with status 2 during the handshake" in err.reason
         assert "boom: no config found" in err.stderr_tail
         assert "boom: no config found" in str(err)
         info = hub.server("quitter")

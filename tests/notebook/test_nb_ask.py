@@ -293,6 +293,22 @@ def test_background_run_returns_a_handle_awaitable_later(ip: Any, script: Script
     assert ip.published.final[0]["text/plain"].startswith("background answer")
 
 
+def test_a_background_run_ends_with_one_footer(ip: Any, script: Script) -> None:
+    """Issue 22, section 5: a background run ended with the turn's footer and, below it, the controls' status line
+    saying it again. The controls' line is the one footer (it is where the run's state showed all along)."""
+    ip.cell(f"synapse --model {script(['background answer'])} --background --out job --session solo", "go")
+    ip.run("answer = await job")
+    turn = ip.published.final[0]
+    _html, controls = ip.ns["job"].controls.snapshot()
+    shown = turn["text/plain"] + "\n" + turn["text/markdown"] + "\n" + controls
+    assert shown.count("session solo") == 1, shown
+    assert shown.count("iteration") == 1, shown
+    assert "snb-footer" not in turn["text/markdown"]
+    assert controls.startswith("background run: finished · "), controls
+    assert "1 iteration" in controls, controls
+    assert "session solo" in controls, controls
+
+
 def test_foreground_and_background_runs_take_the_same_turn_path(
     ip: Any, script: Script, monkeypatch: pytest.MonkeyPatch
 ) -> None:

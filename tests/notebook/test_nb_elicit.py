@@ -85,6 +85,28 @@ def test_a_url_is_a_link_confirmed_with_enter(ip: Shell) -> None:
     assert ip.state.runner.run(answers_of(ip.state).elicit(url)).action == "decline"
 
 
+def test_a_urls_link_looks_like_a_link_on_either_theme() -> None:
+    """Issue 22, section 5: the background run's URL card showed its link as plain black text (unreadable on a
+    dark theme). Both cards colour it with the palette's link colour (a variable the dark theme points at
+    JupyterLab's brand colour) and underline it."""
+    from synapse_nb.notebook.elicit_card import url_card
+    from synapse_nb.notebook.palette import colour
+    from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
+
+    url = UrlElicitation("srv", "Sign in", "https://example.com/a", "e3")
+    loop = asyncio.new_event_loop()
+    try:
+        widget = ElicitationWidget(url, loop)
+        html = "".join(child.value for child in widget.children if hasattr(child, "value"))
+    finally:
+        loop.close()
+    styled = f'style="color:{colour("info")};text-decoration:underline"'
+    for shown in (html, url_card(url)["text/html"]):
+        anchor = shown[shown.index("<a "):shown.index(">", shown.index("<a "))]
+        assert styled in anchor, anchor
+        assert colour("info").startswith("var(--snb-info,")
+
+
 def call_started() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
 

@@ -149,16 +149,35 @@ def test_a_failed_server_says_so_once_and_a_call_to_it_says_how_to_restart(ip: A
     """Issue 22, section 4: `/bin/false` printed its failure twice (a "did not start" line, then the error),
     and `%mcp call bad.foo {}` said "has no tool 'foo'; its tools: none" of a server that is not running."""
     ip.run("import sys")
-    with pytest.raises(UsageError, match="bad failed to start: the server closed the connection") as caught:
+    with pytest.raises(UsageError, match="bad failed to start: the server exited with status 3 during the handshake"
+                       ) as caught:
         ip.line("mcp", 'connect bad -- {sys.executable} -c "raise SystemExit(3)"')
     assert "did not start" not in ip.published.text()  # the error is the one place it is said
     assert "\n" not in str(caught.value)
     with pytest.raises(UsageError) as caught:
         ip.line("mcp", "call bad.foo {}")
     message = str(caught.value)
-    assert message.startswith("%mcp call: server 'bad' is not running (failed: the server closed the connection")
+    assert message.startswith("%mcp call: server 'bad' is not running (failed: the server exited with status 3")
     assert message.endswith("start it again with %mcp restart bad")
     assert "has no tool" not in message
+
+
+@pytest.mark.process
+def test_bin_false_says_its_exit_status(ip: Any) -> None:
+    """Issue 22, section 4: `%mcp connect x -- /bin/false` said the connection closed, not how the process ended
+    (the SDK's stdio client reaps the process and drops its return code)."""
+    with pytest.raises(UsageError) as caught:
+        ip.line("mcp", "connect x -- /bin/false")
+    assert "the server exited with status 1 during the handshake" in str(caught.value)
+    assert "(did it exit?)" not in str(caught.value)
+
+
+@pytest.mark.process
+def test_a_server_killed_by_a_signal_says_which(ip: Any) -> None:
+    ip.run("import sys")
+    with pytest.raises(UsageError) as caught:
+        ip.line("mcp", 'connect sig -- {sys.executable} -c "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"')
+    assert "the server was killed by signal 15 (SIGTERM) during the handshake" in str(caught.value)
 
 
 def test_header_secrets_are_never_shown_or_recorded(ip: Any) -> None:

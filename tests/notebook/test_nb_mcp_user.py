@@ -170,4 +170,4 @@ def test_a_config_file_failure_is_reported_once_and_listings_have_no_none(
     assert shown.count("bad: ✗ failed: ") == 1
     frame = ip.line("mcp", "list").set_index("server")
     assert frame.loc["demo", "last_error"] == ""  # blank, never None or NaN
-    assert frame.loc["bad", "last_error"].startswith("the server closed the connection")
+    assert frame.loc["bad", "last_error"].startswith("the server exited with status 3 during the handshake")

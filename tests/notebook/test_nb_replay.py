@@ -217,9 +217,12 @@ def test_a_background_run_replays_from_the_cassette_offline(
     assert result.text == answers[0].replace(FAKE_KEY, "[REDACTED]")
     assert ip.ns["lookups"] == ["x"]  # the tool call was answered from the cassette
     assert len(server.requests) == served
-    footer = [line for line in ip.published.text().splitlines() if "replayed from c.jsonl" in line]
+    # a background run's footer is its controls' status line (one footer, see test_nb_ask.py)
+    _html, controls = ip.ns["job"].controls.snapshot()
+    footer = [line for line in controls.splitlines() if "replayed from c.jsonl" in line]
     assert footer
     assert "running" not in footer[-1]  # the final footer, not the one shown while it ran
+    assert "replayed from c.jsonl" not in ip.published.text()  # said once
     h = synapse_nb.history()
     turns = h.sql("SELECT t.replayed FROM turns t JOIN sessions s USING (session_id) WHERE s.name = 'rep'")
     assert turns.replayed.tolist() == [True]

@@ -181,6 +181,7 @@ def background(
     controls = RunControls(on_stop=stop)
     approval: ApprovalCallback = controls.ask if state.port.live else _NoButtons(turn.display)
     told = turn.options(approval, controls.on_event)
+    turn.display.view.footer_elsewhere = state.port.live  # the controls' status line is the run's one footer
     turn.display.start()
     if state.port.live:
         controls.show()
@@ -196,7 +197,7 @@ async def _background_turn(turn: _Turn, told: TurnOptions, controls: Any) -> Syn
     result, interrupted = await run_turn(turn, told, interrupts=(asyncio.CancelledError,))
     if interrupted:
         _uncancel()  # the run ends as "cancelled", and awaiting the handle gives that result
-    controls.finish(result.status)
+    controls.finish(result.status, turn.display.view.footer)
     return result
 
 

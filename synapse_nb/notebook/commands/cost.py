@@ -70,7 +70,8 @@ def cost(state: SynapseState, words: list[str]) -> pd.DataFrame:
     """`%synapse cost [--by model|server|tool|session|day] [--since WHEN]`: what LLM calls cost, as a DataFrame.
 
     By model, session or day: calls, prompt tokens (cached and cache-written apart), output tokens and
-    USD (NaN: some call had no known price; `unpriced_calls` counts them). By server or tool: the cost
+    USD (what the priced calls cost, never NaN; `unpriced_calls` counts the calls with no known price, so a
+    nonzero count marks the sum as a lower bound). By server or tool: the cost
     of the prompt tokens each tool's results added to every later request of their session (plus
     sampling calls the server asked for), so the first row is the server that costs the most. See
     synapse_nb/history/cost.py for the exact rule.

@@ -20,6 +20,7 @@ import ipywidgets as w
 from ...mcp_client.elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation
 from ...mcp_client.handlers import Withdrawal
 from ...mcp_client.sampling import SamplingRequest
+from ..palette import link_style
 from ._html import esc, pre
 from ._threads import call_on
 from .form import ToolForm
@@ -60,7 +61,8 @@ class ElicitationWidget(w.VBox):  # type: ignore[misc]
                                + pre(system + convo)))
         elif isinstance(request, UrlElicitation):
             clickable = request.url.lower().startswith(("https://", "http://"))  # never javascript: and the like
-            body.append(w.HTML(f'<a href="{esc(request.url)}" target="_blank" rel="noopener noreferrer">'
+            body.append(w.HTML(f'<a href="{esc(request.url)}" target="_blank" rel="noopener noreferrer" '
+                               f'style="{link_style()}">'
                                f"{esc(request.url)}</a>" if clickable else f"<code>{esc(request.url)}</code>"))
         else:
             self.form = ToolForm(request.schema)

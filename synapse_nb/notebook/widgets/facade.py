@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any, Protocol
 
 from ...protocols import ProgressCallback
@@ -72,9 +72,10 @@ class StateLike(Protocol):
 
     def call_tool(
         self, qualified_name: str, arguments: Mapping[str, Any], /, *, on_progress: ProgressCallback | None = None,
+        on_recorded: Callable[[float], None] | None = None,
     ) -> Awaitable[ToolResult]:
         """Call a tool through the hub and record the call (approval "manual"); `on_progress` sees the
-        server's progress reports."""
+        server's progress reports, `on_recorded` the duration recorded (ms)."""
         ...
 
 

@@ -19,11 +19,15 @@ __all__ = ["ResultView", "png_size", "result_html", "table_html"]
 MIN_IMAGE_WIDTH = 128
 
 
-def result_html(result: ToolResult, *, elapsed_ms: float | None = None) -> str:
-    """Everything but the images: a status line, the text blocks, the structured content, resource links."""
-    duration = result.duration_ms or elapsed_ms
+def result_html(result: ToolResult, *, elapsed_ms: float | None = None, note: str | None = None) -> str:
+    """Everything but the images: a status line, the text blocks, the structured content, resource links.
+
+    The status line's time is `elapsed_ms` (the whole call, as recorded) when given, else the server's own;
+    `note` says what it includes (`incl. restarting the server`)."""
+    duration = elapsed_ms if elapsed_ms is not None else result.duration_ms
     status = badge("error", "red") if result.is_error else badge("ok", "green")
-    parts = [f'<div class="snb-result-status">{status}<span class="snb-muted">{esc(fmt_ms(duration))}</span></div>']
+    took = fmt_ms(duration) + (f", {note}" if note else "")
+    parts = [f'<div class="snb-result-status">{status}<span class="snb-muted">{esc(took)}</span></div>']
     table = None if result.is_error else table_of(result)
     if table is not None and table.columns:
         parts.append(table_html(table))
@@ -118,17 +122,19 @@ class ResultView(w.VBox):  # type: ignore[misc]
         self.children = (w.HTML(f'<span class="snb-muted">{SPINNER} {esc(label)}</span>'
                                 + progress_html(progress, total, message)),)
 
-    def show_cancelled(self, *, elapsed_ms: float | None = None) -> None:
+    def show_cancelled(self, *, elapsed_ms: float | None = None, note: str | None = None) -> None:
         """A call the user stopped: neutral, not an error."""
+        took = fmt_ms(elapsed_ms) + (f", {note}" if note else "")
         self.children = (w.HTML(f'<div>{badge("cancelled", "grey")}<span class="snb-muted">after '
-                                f"{esc(fmt_ms(elapsed_ms))}</span></div>"),)
+                                f"{esc(took)}</span></div>"),)
 
-    def show_error(self, message: str, *, elapsed_ms: float | None = None) -> None:
-        status = f'{badge("failed", "red")}<span class="snb-muted">{esc(fmt_ms(elapsed_ms))}</span>'
+    def show_error(self, message: str, *, elapsed_ms: float | None = None, note: str | None = None) -> None:
+        took = fmt_ms(elapsed_ms) + (f", {note}" if note else "")
+        status = f'{badge("failed", "red")}<span class="snb-muted">{esc(took)}</span>'
         self.children = (w.HTML(f"<div>{status}</div>{pre(message, error=True)}"),)
 
-    def show(self, result: ToolResult, *, elapsed_ms: float | None = None) -> None:
-        children: list[w.Widget] = [w.HTML(result_html(result, elapsed_ms=elapsed_ms))]
+    def show(self, result: ToolResult, *, elapsed_ms: float | None = None, note: str | None = None) -> None:
+        children: list[w.Widget] = [w.HTML(result_html(result, elapsed_ms=elapsed_ms, note=note))]
         for block in result.images:
             try:
                 data = base64.b64decode(block.data or "", validate=True)

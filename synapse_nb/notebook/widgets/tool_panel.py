@@ -134,6 +134,12 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
         self.add_class("snb-tool")
         self.refresh_history()
 
+    def _restarts(self) -> int:
+        """How often the tool's server has been restarted (a call to a crashed one restarts it first)."""
+        info = next((s for s in self.state.hub.servers if getattr(s, "name", None) == self.spec.server), None)
+        restarts = getattr(info, "restarts", 0)
+        return restarts if isinstance(restarts, int) else 0
+
     def refresh_history(self) -> None:
         try:
             reader = self.get_history()
@@ -161,9 +167,15 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
 
     async def _call(self, arguments: dict[str, Any]) -> None:
         start = time.perf_counter()
+        recorded: list[float] = []
+        restarts = self._restarts()
 
         def elapsed() -> float:
-            return (time.perf_counter() - start) * 1000
+            """The duration the call's history row has (Recent calls), so the badge and the row agree."""
+            return recorded[-1] if recorded else (time.perf_counter() - start) * 1000
+
+        def note() -> str | None:
+            return "incl. restarting the server" if self._restarts() > restarts else None
 
         label = f"calling {self.spec.original_name or self.spec.name} …"
         last_message: str | None = None
@@ -174,17 +186,20 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
             self.result.show_progress(label, done, total, last_message)
 
         try:
-            result = await self.state.call_tool(self.spec.name, arguments, on_progress=progress)
+            result = await self.state.call_tool(self.spec.name, arguments, on_progress=progress,
+                                                on_recorded=recorded.append)
         except asyncio.CancelledError:
-            self.result.show_cancelled(elapsed_ms=elapsed())
+            self.result.show_cancelled(elapsed_ms=elapsed(), note=note())
             raise
         except SynapseError as exc:
-            self.result.show_error(str(exc), elapsed_ms=elapsed())
+            self.result.show_error(str(exc), elapsed_ms=elapsed(), note=note())
         except Exception as exc:  # the hub should map its errors; show whatever escaped and log it
             logger.exception("calling %s from the inspector failed", self.spec.name)
-            self.result.show_error(f"{type(exc).__name__}: {exc}", elapsed_ms=elapsed())
+            self.result.show_error(f"{type(exc).__name__}: {exc}", elapsed_ms=elapsed(), note=note())
         else:
-            self.result.show(result, elapsed_ms=elapsed())
+            # the recorded duration; a facade that records nothing: the server's own time, else the wall clock's
+            took = recorded[-1] if recorded else result.duration_ms or elapsed()
+            self.result.show(result, elapsed_ms=took, note=note())
             await self._show_view(arguments, result)
         finally:
             self.call_button.disabled = False

@@ -154,3 +154,30 @@ def test_question_answered_through_the_widget_still_works(state: SynapseState) -
     widget.accept_button.click()
     assert drive(state, call).text == "answer: accept name=Grace"
     assert "accepted: name=Grace" in widget.status.value
+
+
+def test_inspector_badge_and_recent_calls_agree_when_the_call_restarted_the_server(state: SynapseState) -> None:
+    """Issue 22, section 5: the result badge showed the server's own time (8 ms) and the Recent-calls row the
+    whole call's (1.04 s) when the call first restarted the crashed server. Both show the recorded duration
+    now, and the badge says what it includes."""
+    from synapse_nb.errors import SynapseError
+    from synapse_nb.notebook.widgets._html import fmt_ms
+
+    with pytest.raises(SynapseError):
+        drive(state, state.call_tool("demo__crash", {}))
+    assert state.hub.server("demo").state == "crashed"
+    panel = ToolPanel(state, state.hub.tool("demo__echo"))
+    panel.form.load({"text": "again"})
+    panel.call_button.click()
+    drive(state, panel.task)
+    assert state.hub.server("demo").restarts == 1
+    shown = html_of(panel.result.children)
+    assert "again" in shown
+    row = panel.history.rows[0]
+    assert f"{fmt_ms(row['duration_ms'])}, incl. restarting the server" in shown, (shown, row)
+
+    panel.call_button.click()  # a call with nothing restarted: the same recorded duration, no note
+    drive(state, panel.task)
+    shown = html_of(panel.result.children)
+    assert "incl. restarting" not in shown
+    assert f">{fmt_ms(panel.history.rows[0]['duration_ms'])}<" in shown, shown

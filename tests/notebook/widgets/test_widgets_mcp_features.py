@@ -49,7 +49,8 @@ class State:
     def history(self) -> Any:
         return None
 
-    async def call_tool(self, qualified: str, arguments: Any, *, on_progress: Any = None) -> Any:
+    async def call_tool(self, qualified: str, arguments: Any, *, on_progress: Any = None, on_recorded: Any = None,
+                        ) -> Any:
         return await self.hub.call(qualified, arguments, on_progress=on_progress)
 
 

@@ -223,5 +223,7 @@ class FakeState:
         for listener in list(self.listeners):
             listener(ServerEvent(server=server, event=event))
 
-    async def call_tool(self, qualified: str, arguments: Mapping[str, Any], *, on_progress: Any = None) -> ToolResult:
+    async def call_tool(
+        self, qualified: str, arguments: Mapping[str, Any], *, on_progress: Any = None, on_recorded: Any = None,
+    ) -> ToolResult:
         return await self.hub.call(qualified, arguments, on_progress=on_progress)
