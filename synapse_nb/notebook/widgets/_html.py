@@ -91,6 +91,16 @@ _STYLE = Template("""<style>
 .snb-root textarea,.snb-root input[type=text],.snb-root select{box-sizing:border-box;max-width:100%}
 .snb-root .widget-textarea,.snb-root .widget-text,.snb-root .widget-select{max-width:calc(100% - 4px);
   box-sizing:border-box;min-width:0}
+.snb-root .snb-field-label .widget-html-content{white-space:normal;overflow-wrap:anywhere;line-height:1.35}
+.snb-field-title{font-size:12px}
+.snb-card.snb-root{box-sizing:border-box;max-width:100%}
+.snb-elicitation{container:snb-form/inline-size}
+.snb-elicitation .snb-actions{flex-wrap:wrap;gap:4px 0}
+@container snb-form (max-width:520px){
+  .snb-root .snb-field{flex-direction:column}
+  .snb-root .snb-field>.snb-field-label{width:auto!important;min-width:0!important}
+  .snb-root .snb-field>.widget-vbox{width:100%}
+}
 @container snb-inspector (max-width:760px){
   .snb-root .widget-hbox:has(>.widget-vbox>.snb-tool-list){flex-direction:column}
   .snb-root .snb-tool-list,.snb-root .snb-tool-filter{width:100%!important;min-width:0!important}

@@ -65,10 +65,13 @@ class ToolForm(w.VBox):  # type: ignore[misc]
     def _row(self, f: sf.Field) -> w.Widget:
         star = '<span class="snb-req" title="required">*</span>' if f.required else ""
         kind = _TYPE_LABEL.get(f.kind, f.kind if f.kind != "array" else f"list of {f.item_kind}")
+        # the whole key, wrapped where it must (never cut); the title too when it says more than the key
+        title = f'<div class="snb-field-title">{esc(f.title)}</div>' if f.title and f.title != f.name else ""
         label = w.HTML(
-            f'<b title="{esc(f.description)}">{esc(f.name)}</b>{star}<br><span class="snb-muted">{esc(kind)}</span>',
+            f'<b title="{esc(f.description)}">{esc(f.name)}</b>{star}{title}<span class="snb-muted">{esc(kind)}</span>',
             layout=w.Layout(width="150px", min_width="150px"),
         )
+        label.add_class("snb-field-label")
         if f.kind == "object":
             inner = w.VBox([self._row(g) for g in f.fields], layout=w.Layout(width="100%"))
             inner.add_class("snb-card")
@@ -86,6 +89,7 @@ class ToolForm(w.VBox):  # type: ignore[misc]
             parts.insert(1, hint)
         box = w.HBox([label, w.VBox(parts, layout=w.Layout(flex="1"))], layout=w.Layout(width="100%", margin="2px 0"))
         box.add_class(f"snb-field-{'-'.join(f.path)}")
+        box.add_class("snb-field")
         return box
 
     def _control(self, f: sf.Field) -> w.Widget:

@@ -1,0 +1,150 @@
+"""The elicitation card in JupyterLab in Chromium (issue 22 section 3): a `%%synapse --background` run whose tool
+asks server-everything's 14-field form, answered by the widget card, at 1400 px and 760 px, light and dark.
+
+Every input's right edge stays inside the card, every field's label is shown whole (wrapped, never cut), the
+buttons keep their labels after Submit, and the answered card keeps its place among the cell's outputs (the
+run's answer comes after it, not before). Screenshots go to the test's tmp_path (and tests/e2e/artifacts/).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_lab import REPO, Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
+
+EVERYTHING = REPO / ".tools" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+SCRIPT = [{"match": "fill in", "tool": "everything__trigger-elicitation-request", "arguments": {},
+           "answer": "the server said: {result}"}]
+FIELDS = 13  # server-everything's form
+LABEL = '[class*="snb-field-"] > .widget-html:first-child'  # each field's label: the first part of its row
+
+# What a user would see broken in the card: inputs whose right edge passes the card's inner edge, labels whose
+# text is wider than their box (cut), buttons whose label is cut; plus the card's place among the outputs.
+MEASURE_JS = """
+(card) => {
+  const inner = card.getBoundingClientRect().right - parseFloat(getComputedStyle(card).borderRightWidth)
+                - parseFloat(getComputedStyle(card).paddingRight) + 0.5;
+  const visible = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const boxes = 'input[type=text], input[type=number], textarea, select, .widget-dropdown, .widget-select, '
+                + '.widget-text, .widget-textarea';
+  const past = [...card.querySelectorAll(boxes)].filter(visible)
+    .filter((e) => e.getBoundingClientRect().right > inner)
+    .map((e) => e.tagName + '.' + String(e.className).slice(0, 40) + ' right '
+         + Math.round(e.getBoundingClientRect().right) + ' > ' + Math.round(inner));
+  const cut = (e) => e.scrollWidth > e.clientWidth + 1 || getComputedStyle(e).textOverflow === 'ellipsis'
+                     && e.scrollWidth > e.clientWidth;
+  const label = '[class*="snb-field-"] > .widget-html:first-child';
+  const labels = [...card.querySelectorAll(label + ', ' + label + ' *')].filter(visible)
+    .filter(cut).map((e) => e.textContent.trim() + ' ' + e.scrollWidth + '>' + e.clientWidth);
+  const buttons = [...card.querySelectorAll('button')].filter(visible)
+    .filter((b) => b.scrollWidth > b.clientWidth + 1 || b.getBoundingClientRect().width < 40)
+    .map((b) => b.textContent.trim() + ' ' + b.scrollWidth + '>' + b.clientWidth);
+  const output = card.closest('.jp-OutputArea-child');
+  const outputs = [...output.parentElement.children];
+  const place = outputs.indexOf(output);
+  const above = outputs.slice(0, place).map((o) => o.innerText).join(' ');
+  const texts = [...card.querySelectorAll(label)].map((e) => e.textContent.trim());
+  return {past, labels, buttons, place, texts, above};
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    node = shutil.which("node")
+    if node is None or not EVERYTHING.is_file():
+        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
+                    "(or node is missing): run `make tools`")
+    with start_lab(tmp_path_factory.mktemp("lab-elicitation")) as lab:
+        (lab.root / "form.json").write_text(json.dumps(SCRIPT))
+        yield lab
+
+
+@pytest.fixture(scope="module")
+def browser(lab: Lab) -> Iterator[Any]:
+    with open_browser() as browser:
+        yield browser
+
+
+@pytest.mark.parametrize("width", [1400, 760])
+def test_the_elicitation_card_fits_and_stays_in_place(lab: Lab, browser: Any, width: int, tmp_path: Path) -> None:
+    cells = [
+        "%load_ext synapse_nb",
+        f"%mcp connect everything -- {shutil.which('node')} {EVERYTHING} stdio",
+        "%%synapse --model scripted:form.json --background --approve auto --out job\nfill in the form",
+        "print((await job).text[:60])",
+    ]
+    name = write_notebook(lab.root / f"elicit-{width}.ipynb", cells)
+    nb = NotebookPage.open(browser, lab, name, height=2400)
+    nb.page.set_viewport_size({"width": width, "height": 2400})
+    expect = nb.expect
+    shots: list[Path] = []
+    with failure_shot(nb, f"elicit-{width}"):
+        _use_theme(nb, "JupyterLab Light")
+        nb.run(0)
+        nb.run(1, timeout=90_000)
+        nb.run(2, timeout=90_000)
+        card = nb.output(2).locator(".snb-elicitation")
+        expect(card.locator("button", has_text="Submit")).to_be_visible(timeout=60_000)
+        before = {}
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            _use_theme(nb, theme)
+            shots.append(_shot(nb, card, tmp_path, f"elicit-{width}-{theme.split()[-1].lower()}-open"))
+            before[theme] = card.evaluate(MEASURE_JS)
+        expect(card.locator(LABEL)).to_have_count(FIELDS)
+        card.locator(".snb-field-name input").fill("Ada")  # the one required field
+        card.locator("button", has_text="Submit").click()
+        expect(card).to_contain_text("accepted", timeout=30_000)
+        nb.run(3, timeout=90_000)  # the run is over: its answer is in cell 2's outputs
+        expect(nb.output(3)).to_contain_text("the server said")
+        after = {}
+        for theme in ("JupyterLab Dark", "JupyterLab Light"):
+            _use_theme(nb, theme)
+            shots.append(_shot(nb, card, tmp_path, f"elicit-{width}-{theme.split()[-1].lower()}-answered"))
+            after[theme] = card.evaluate(MEASURE_JS)
+    for path in shots:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", path
+        assert path.stat().st_size > 1000, path
+    for theme, found in before.items():
+        assert found["past"] == [], f"{theme} {width} px: inputs past the card: {found['past']}"
+        assert found["labels"] == [], f"{theme} {width} px: labels cut: {found['labels']}"
+        assert found["buttons"] == [], f"{theme} {width} px: buttons cut: {found['buttons']}"
+        assert "Untitled Single Select Enum" in " ".join(found["texts"]), found["texts"]
+    for theme, found in after.items():
+        assert found["buttons"] == [], f"{theme} {width} px: buttons cut after Submit: {found['buttons']}"
+        assert found["place"] == before["JupyterLab Light"]["place"], (before, after)
+        # nothing written after the question lands above it: the tool's line and the answer go on below
+        assert "the server said" not in found["above"], found["above"][-300:]
+        assert "everything__trigger-elicitation-request" not in found["above"], found["above"][-300:]
+
+
+def _shot(nb: NotebookPage, card: Any, tmp_path: Path, name: str) -> Path:
+    """The card (and the rest of its cell's output) as a PNG in tmp_path, copied to the artifacts folder."""
+    path = tmp_path / f"{name}.png"
+    card.scroll_into_view_if_needed()
+    nb.output(2).screenshot(path=str(path))
+    shutil.copy(path, nb.shot(name, card).parent / path.name)
+    return path
+
+
+def _use_theme(nb: NotebookPage, theme: str) -> None:
+    """Settings > Theme > THEME, then wait until the page says so."""
+    page = nb.page
+    if page.evaluate("() => document.body.dataset.jpThemeName") == theme:
+        return
+    page.get_by_role("menuitem", name="Settings", exact=True).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Theme$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{re.escape(theme)}$")).click()
+    light = "false" if "Dark" in theme else "true"
+    page.wait_for_function(
+        "([name, light]) => document.body.dataset.jpThemeName === name && document.body.dataset.jpThemeLight === light",
+        arg=[theme, light], timeout=30_000,
+    )
