@@ -117,7 +117,9 @@ def test_the_elicitation_card_fits_and_stays_in_place(lab: Lab, browser: Any, wi
         assert found["past"] == [], f"{theme} {width} px: inputs past the card: {found['past']}"
         assert found["labels"] == [], f"{theme} {width} px: labels cut: {found['labels']}"
         assert found["buttons"] == [], f"{theme} {width} px: buttons cut: {found['buttons']}"
-        assert "Untitled Single Select Enum" in " ".join(found["texts"]), found["texts"]
+        shown = " ".join(found["texts"])
+        assert "untitledSingleSelectEnum" in shown, shown  # the whole key (wrapped, not cut) ...
+        assert "String with email format" in shown, shown  # ... and a title that says more than the key
     for theme, found in after.items():
         assert found["buttons"] == [], f"{theme} {width} px: buttons cut after Submit: {found['buttons']}"
         assert found["place"] == before["JupyterLab Light"]["place"], (before, after)
