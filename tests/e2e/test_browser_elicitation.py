@@ -1,9 +1,10 @@
 """The elicitation card in JupyterLab in Chromium (issue 22 section 3): a `%%synapse --background` run whose tool
-asks server-everything's 14-field form, answered by the widget card, at 1400 px and 760 px, light and dark.
+asks server-everything's 13-field form, answered by the widget card, at 1400 px and 760 px, light and dark.
 
 Every input's right edge stays inside the card, every field's label is shown whole (wrapped, never cut), the
-buttons keep their labels after Submit, and the answered card keeps its place among the cell's outputs (the
-run's answer comes after it, not before). Screenshots go to the test's tmp_path (and tests/e2e/artifacts/).
+buttons keep their labels after Submit, every text reads at 4.5:1 (test_browser_looks' measure), and the
+answered card keeps its place among the cell's outputs (the tool's line and the run's answer come after it).
+Screenshots go to the test's tmp_path (and tests/e2e/artifacts/).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from browser_lab import REPO, Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
+from test_browser_looks import AA, CONTRAST_JS
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 
@@ -99,6 +101,8 @@ def test_the_elicitation_card_fits_and_stays_in_place(lab: Lab, browser: Any, wi
             _use_theme(nb, theme)
             shots.append(_shot(nb, card, tmp_path, f"elicit-{width}-{theme.split()[-1].lower()}-open"))
             before[theme] = card.evaluate(MEASURE_JS)
+            before[theme]["low"] = [r for r in nb.page.evaluate(CONTRAST_JS, [nb.cell(2).element_handle()])
+                                    if r["ratio"] < AA]
         expect(card.locator(LABEL)).to_have_count(FIELDS)
         card.locator(".snb-field-name input").fill("Ada")  # the one required field
         card.locator("button", has_text="Submit").click()
@@ -117,6 +121,7 @@ def test_the_elicitation_card_fits_and_stays_in_place(lab: Lab, browser: Any, wi
         assert found["past"] == [], f"{theme} {width} px: inputs past the card: {found['past']}"
         assert found["labels"] == [], f"{theme} {width} px: labels cut: {found['labels']}"
         assert found["buttons"] == [], f"{theme} {width} px: buttons cut: {found['buttons']}"
+        assert found["low"] == [], f"{theme} {width} px: text under {AA}:1 contrast: {found['low']}"
         shown = " ".join(found["texts"])
         assert "untitledSingleSelectEnum" in shown, shown  # the whole key (wrapped, not cut) ...
         assert "String with email format" in shown, shown  # ... and a title that says more than the key

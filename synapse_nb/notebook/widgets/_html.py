@@ -87,6 +87,8 @@ _STYLE = Template("""<style>
 .snb-root .widget-button{flex-shrink:0;min-width:max-content}
 .snb-root .widget-hbox>.widget-vbox{min-width:0}
 .snb-root .widget-vbox,.snb-root .widget-hbox{box-sizing:border-box}
+.snb-root .jupyter-widget-tab>.lm-TabBar .lm-TabBar-tab,
+.snb-root .jupyter-widget-Collapse>.jupyter-widget-Collapse-header{color:var(--jp-ui-font-color1,#1f2328)}
 .snb-root table{display:block;max-width:100%;overflow-x:auto}
 .snb-root .widget-html>.widget-html-content{min-width:0}
 .snb-root textarea,.snb-root input[type=text],.snb-root select{box-sizing:border-box;max-width:100%}
