@@ -58,6 +58,13 @@ MEASURE_JS = """
 }
 """
 
+# Text of an HTML widget wider than its box (cut at the right: a long path, a long key), in `root`.
+CLIPPED_JS = """
+(root) => [...root.querySelectorAll('.widget-html-content')]
+  .filter((e) => e.getClientRects().length > 0 && e.scrollWidth > e.clientWidth + 1)
+  .map((e) => e.textContent.trim().slice(0, 60) + ' ' + e.scrollWidth + '>' + e.clientWidth)
+"""
+
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
@@ -133,11 +140,11 @@ def test_the_elicitation_card_fits_and_stays_in_place(lab: Lab, browser: Any, wi
         assert "everything__trigger-elicitation-request" not in found["above"], found["above"][-300:]
 
 
-def _shot(nb: NotebookPage, card: Any, tmp_path: Path, name: str) -> Path:
-    """The card (and the rest of its cell's output) as a PNG in tmp_path, copied to the artifacts folder."""
+def _shot(nb: NotebookPage, card: Any, tmp_path: Path, name: str, output: int = 2) -> Path:
+    """The card's cell output (all of it) as a PNG in tmp_path, and the card alone in the artifacts folder."""
     path = tmp_path / f"{name}.png"
     card.scroll_into_view_if_needed()
-    nb.output(2).screenshot(path=str(path))
+    nb.output(output).screenshot(path=str(path))
     shutil.copy(path, nb.shot(name, card).parent / path.name)
     return path
 
@@ -155,3 +162,38 @@ def _use_theme(nb: NotebookPage, theme: str) -> None:
         "([name, light]) => document.body.dataset.jpThemeName === name && document.body.dataset.jpThemeLight === light",
         arg=[theme, light], timeout=30_000,
     )
+
+
+def test_the_inspector_asks_in_the_same_card_at_760_px(lab: Lab, browser: Any, tmp_path: Path) -> None:
+    """A call from the inspector's form: the server's question shows in the inspector's server card, fitting it."""
+    cells = [
+        "%load_ext synapse_nb",
+        f"%mcp connect everything -- {shutil.which('node')} {EVERYTHING} stdio",
+        "%mcp inspect everything",
+    ]
+    name = write_notebook(lab.root / "elicit-inspector.ipynb", cells)
+    nb = NotebookPage.open(browser, lab, name, height=2400)
+    nb.page.set_viewport_size({"width": 760, "height": 2400})
+    expect = nb.expect
+    with failure_shot(nb, "elicit-inspector"):
+        _use_theme(nb, "JupyterLab Light")
+        for i in range(len(cells)):
+            nb.run(i, timeout=90_000)
+        inspector = nb.output(2).locator(".snb-inspector")
+        inspector.locator(".snb-tool-list select").select_option(label="trigger-elicitation-request")
+        tool = inspector.locator(".snb-tool").filter(
+            has=nb.page.locator("code", has_text="everything__trigger-elicitation-request"))
+        tool.locator("button.snb-call").click()
+        card = inspector.locator(".snb-elicitation")
+        expect(card.locator("button", has_text="Submit")).to_be_visible(timeout=60_000)
+        expect(card.locator(LABEL)).to_have_count(FIELDS)
+        open_shot = _shot(nb, card, tmp_path, "elicit-inspector-760-open", output=2)
+        found = card.evaluate(MEASURE_JS)
+        clipped = inspector.evaluate(CLIPPED_JS)
+        card.locator("button", has_text="Decline").click()
+        expect(tool).to_contain_text("declined", timeout=30_000)
+    assert open_shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", open_shot
+    assert found["past"] == [], f"inputs past the card in the inspector: {found['past']}"
+    assert found["labels"] == [], f"labels cut in the inspector: {found['labels']}"
+    assert found["buttons"] == [], f"buttons cut in the inspector: {found['buttons']}"
+    assert clipped == [], f"text cut at the right in the inspector: {clipped}"

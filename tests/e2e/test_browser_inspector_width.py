@@ -53,7 +53,11 @@ MEASURE_JS = """
     .filter((t) => parseFloat(getComputedStyle(t).borderRightWidth) === 0
                    || t.getBoundingClientRect().right > t.parentElement.getBoundingClientRect().right + 0.5)
     .map((t) => t.tagName + ' in ' + t.parentElement.className);
-  return {cut, past, borderless};
+  // text of an HTML widget wider than its box: cut at the right (a long command path, a long name)
+  const clipped = [...root.querySelectorAll('.widget-html-content')].filter(visible)
+    .filter((e) => e.scrollWidth > e.clientWidth + 1)
+    .map((e) => e.textContent.trim().slice(0, 60) + ' ' + e.scrollWidth + '>' + e.clientWidth);
+  return {cut, past, borderless, clipped};
 }
 """
 
@@ -103,5 +107,6 @@ def test_the_inspector_fits_the_window(lab: Lab, browser: Any, width: int, tmp_p
         else:  # side by side
             assert listing["x"] + listing["width"] <= detail["x"] + 1, (listing, detail)
     assert found["past"] == [], f"boxes past the inspector's edge at {width} px: {found['past']}"
+    assert found["clipped"] == [], f"text cut at the right at {width} px: {found['clipped']}"
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", shot
     assert shot.stat().st_size > 1000, shot

@@ -89,6 +89,8 @@ _STYLE = Template("""<style>
 .snb-root .widget-vbox,.snb-root .widget-hbox{box-sizing:border-box}
 .snb-root .jupyter-widget-tab>.lm-TabBar .lm-TabBar-tab,
 .snb-root .jupyter-widget-Collapse>.jupyter-widget-Collapse-header{color:var(--jp-ui-font-color1,#1f2328)}
+.snb-root code{overflow-wrap:break-word}
+.snb-root svg.snb-latency{max-width:100%;height:auto}
 .snb-root table{display:block;max-width:100%;overflow-x:auto}
 .snb-root .widget-html>.widget-html-content{min-width:0}
 .snb-root textarea,.snb-root input[type=text],.snb-root select{box-sizing:border-box;max-width:100%}
