@@ -12,7 +12,9 @@ the server may complete a link's flow (`notifications/elicitation/complete`) or 
 cell ends the question (cancelled).
 Where no cell waits on stdin (a `--background` run, a call from the inspector) a form, a URL or a sampling
 approval is a widget in the cell (widgets/elicit_form.py), which the server may also close itself (a URL
-flow it completed, a request it cancelled). Where nobody can answer (no stdin: nbclient, papermill, a
+flow it completed, a request it cancelled). A widget asked by a tool call of a turn shown now (`follow`) goes
+in that call's place: the turn's output is cut there (TurnDisplay.cut), so the card stays put and the tool's
+line and the answer go on below it. Where nobody can answer (no stdin: nbclient, papermill, a
 frontend without input; for widgets, a cell run by a frontend that does not take input, which is how
 nbclient and papermill run cells) a form or URL is declined and sampling refused, with a note in the cell.
 """
@@ -20,12 +22,15 @@ nbclient and papermill run cells) a form or URL is declined and sampling refused
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import datetime as _dt
+import functools
 import json
 import logging
 import time
 import uuid
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, SynapseError
@@ -46,6 +51,7 @@ from .elicit_format import format_problem
 from .kernel_port import NobodyCanAnswer
 
 if TYPE_CHECKING:
+    from .display import TurnDisplay
     from .kernel_port import KernelPort
     from .models import Models
     from .routing import EventRouter
@@ -95,6 +101,14 @@ class NotebookAnswers:
         self.updates: list[tuple[str, str]] = []  # (server, uri) of resource updates, oldest first
         self.asking: list[Any] = []  # the ElicitationWidgets waiting for an answer now
         self.in_box: list[_InBox] = []  # the links waiting on the input box of a blocking cell now
+        # the turns shown now, each with the context of the cell that shows it (see `follow`)
+        self.turns: weakref.WeakKeyDictionary[TurnDisplay, contextvars.Context] = weakref.WeakKeyDictionary()
+
+    def follow(self, display: TurnDisplay) -> None:
+        """A turn's display, called in its cell: a widget question its tool calls ask is shown in the call's
+        place (see `_place`), published as part of that cell (the question arrives in the connection's task,
+        which belongs to the cell that connected)."""
+        self.turns[display] = contextvars.copy_context()
 
     def handlers(self) -> ClientHandlers:
         """The hub's handlers for this kernel: stdin questions, the kernel's model, updates shown and recorded."""
@@ -173,11 +187,26 @@ class NotebookAnswers:
         self.router.tell_panels(ServerEvent(server=request.server, event="elicitation_asked"))
         try:
             bundle: dict[str, Any] = widget._repr_mimebundle_()
-            self.port.show(bundle)
+            self._place(request.server, bundle)
             return await widget.wait()
         finally:
             self.asking.remove(widget)
             self.router.tell_panels(ServerEvent(server=request.server, event="elicitation_answered"))
+
+    def _place(self, server: str, bundle: dict[str, Any]) -> None:
+        """Show a question's widget where the tool call that asked it is: a turn shown now whose call runs on
+        `server` is cut at that call's line (the card goes above it, the call and the answer go on below), so
+        nothing written later lands above the card. Elsewhere (the inspector's Call) in the current cell."""
+        running = self.router.running_call(server)
+        if running is not None:
+            for display, cell in list(self.turns.items()):
+                call = display.view.call(running[1])
+                if call is None or display.output.finished or display.view.status != "running":
+                    continue
+                show = functools.partial(display.output.publisher, bundle, None, False)
+                cell.copy().run(display.cut, display.view.parts.index(call), show)
+                return
+        self.port.show(bundle)
 
     async def _url(self, request: UrlElicitation) -> ElicitationAnswer:
         return _url_answer(await self.port.ask(_URL_PROMPT), request)

@@ -29,6 +29,7 @@ CELLS = [
     "%synapse inspect",                                                          # 3 the trace widget
     "from IPython.display import display\nfrom synapse_nb.notebook.sign_in import sign_in_card\n"
     f"display(sign_in_card('notes', {AUTH_URL!r}, paste=True), raw=True)",      # 4 the OAuth card
+    f"%mcp inspect {SERVER}",                                                    # 5 the inspector
 ]
 AA = 4.5
 
@@ -106,9 +107,8 @@ def test_our_text_reads_at_aa_contrast_in_light_and_dark(lab: Lab, browser: Any,
         light = _contrast(nb, "light")
         _use_theme(nb, "JupyterLab Dark")
         dark = _contrast(nb, "dark")
-    for theme, found in (("light", light), ("dark", dark)):
-        low = [r for r in found if r["ratio"] < AA]
-        assert low == [], f"{theme}: text under {AA}:1 contrast: {low}"
+    low = {theme: [r for r in found if r["ratio"] < AA] for theme, found in (("light", light), ("dark", dark))}
+    assert low == {"light": [], "dark": []}, f"text under {AA}:1 contrast: {low}"
     # the walk saw the coloured texts that matter: outcomes (ok, error, denied), the footer, the trace, the card
     for found in (light, dark):
         classes = " ".join(r["cls"] for r in found)
@@ -154,13 +154,19 @@ def _run_cells(nb: NotebookPage, llm: LlmServer) -> None:
         assert badge["y"] + badge["height"] <= box["y"] + box["height"] + 1, (tool, badge, box)
     nb.run(4)
     expect(nb.output(4).locator(".snb-sign-in")).to_contain_text("Sign in to notes")
+    nb.run(5)
+    inspector = nb.output(5).locator(".snb-inspector")
+    inspector.locator(".snb-tool-list select").select_option(label="list_tables")
+    tool = inspector.locator(".snb-tool").filter(has=nb.page.locator("code", has_text=f"{SERVER}__list_tables"))
+    tool.locator("button.snb-call").click()  # a result with its badge, and a Recent-calls row
+    expect(tool.locator(".snb-history table")).to_contain_text("ok", timeout=60_000)
 
 
 def _contrast(nb: NotebookPage, theme: str) -> list[dict[str, Any]]:
     cells = [nb.cell(i).element_handle() for i in range(len(CELLS))]
     found: list[dict[str, Any]] = nb.page.evaluate(CONTRAST_JS, cells)
     nb.shot(f"looks-{theme}")
-    for i in (2, 3, 4):
+    for i in (2, 3, 4, 5):
         nb.shot(f"looks-{theme}-cell{i}", nb.cell(i))
     return found
 

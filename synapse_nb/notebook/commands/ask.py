@@ -220,6 +220,8 @@ class _Turn:
         if output is None:
             output = LiveOutput(live=state.port.live, keep=options.background, publish=state.port.publish)
         self.display = TurnDisplay(view, output, interval=settings.stream_interval)
+        if state.answers is not None:  # a server's widget question goes in its tool call's place
+            state.answers.follow(self.display)
         if unrecorded:
             view.notes.append(unrecorded)
         if plan.kernel:

@@ -87,14 +87,36 @@ _STYLE = Template("""<style>
 .snb-root .widget-button{flex-shrink:0;min-width:max-content}
 .snb-root .widget-hbox>.widget-vbox{min-width:0}
 .snb-root .widget-vbox,.snb-root .widget-hbox{box-sizing:border-box}
+.snb-root .jupyter-widget-tab>.lm-TabBar .lm-TabBar-tab,
+.snb-root .jupyter-widget-Collapse>.jupyter-widget-Collapse-header{color:var(--jp-ui-font-color1,#1f2328)}
+.snb-root code{overflow-wrap:break-word}
+.snb-root svg.snb-latency{max-width:100%;height:auto}
 .snb-root table{display:block;max-width:100%;overflow-x:auto}
+.snb-root .widget-html>.widget-html-content{min-width:0}
 .snb-root textarea,.snb-root input[type=text],.snb-root select{box-sizing:border-box;max-width:100%}
 .snb-root .widget-textarea,.snb-root .widget-text,.snb-root .widget-select{max-width:calc(100% - 4px);
   box-sizing:border-box;min-width:0}
+.snb-root .snb-field-label .widget-html-content{white-space:normal;overflow-wrap:anywhere;line-height:1.35}
+.snb-field-title{font-size:12px}
+.snb-card.snb-root{box-sizing:border-box;max-width:100%}
+.snb-elicitation{container:snb-form/inline-size}
+.snb-elicitation .snb-actions{flex-wrap:wrap;gap:4px 0}
+@container snb-form (max-width:520px){
+  .snb-root .snb-field{flex-direction:column}
+  .snb-root .snb-field>.snb-field-label{width:auto!important;min-width:0!important}
+  .snb-root .snb-field>.widget-vbox{width:100%}
+}
+@container snb-inspector (max-width:520px){
+  .snb-root .snb-field{flex-direction:column}
+  .snb-root .snb-field>.snb-field-label{width:auto!important;min-width:0!important}
+  .snb-root .snb-field>.widget-vbox{width:100%}
+}
 @container snb-inspector (max-width:760px){
-  .snb-root .widget-hbox:has(>.widget-vbox>.snb-tool-list){flex-direction:column}
-  .snb-root .snb-tool-list,.snb-root .snb-tool-filter{width:100%!important;min-width:0!important}
   .snb-root .widget-hbox{flex-wrap:wrap}
+  /* stacked: one column, never wrapped (a wrapped column is as wide as its widest part, past the panel) */
+  .snb-root .widget-hbox:has(>.widget-vbox>.snb-tool-list){flex-direction:column;flex-wrap:nowrap}
+  .snb-root .widget-hbox:has(>.widget-vbox>.snb-tool-list)>.widget-vbox{width:100%;min-width:0;flex:none}
+  .snb-root .snb-tool-list,.snb-root .snb-tool-filter{width:100%!important;min-width:0!important}
 }
 </style>""")
 STYLE = DARK_STYLE + _STYLE.substitute({name.replace("-", "_"): colour(name) for name in LIGHT})

@@ -21,7 +21,7 @@ from ...mcp_client.elicitation import ElicitationAnswer, ElicitationError, Elici
 from ...mcp_client.handlers import Withdrawal
 from ...mcp_client.sampling import SamplingRequest
 from ..palette import link_style
-from ._html import esc, pre
+from ._html import STYLE, esc, pre
 from ._threads import call_on
 from .form import ToolForm
 
@@ -77,10 +77,13 @@ class ElicitationWidget(w.VBox):  # type: ignore[misc]
         self.accept_button.on_click(lambda _b: self._on_loop(self._accept))
         self.decline_button.on_click(lambda _b: self._on_loop(self._finish, ElicitationAnswer.decline()))
         self.cancel_button.on_click(lambda _b: self._on_loop(self._finish, ElicitationAnswer.cancel()))
-        self.status = w.HTML()
-        buttons = w.HBox([self.accept_button, self.decline_button, self.cancel_button, self.status],
+        self.status = w.HTML()  # the outcome, on its own line: a long answer never squeezes the buttons
+        self.status.add_class("snb-elicit-status")
+        buttons = w.HBox([self.accept_button, self.decline_button, self.cancel_button],
                          layout=w.Layout(align_items="center"))
-        super().__init__([*body, buttons], layout=w.Layout(width="100%"))
+        buttons.add_class("snb-actions")
+        super().__init__([w.HTML(STYLE), *body, buttons, self.status], layout=w.Layout(width="100%"))
+        self.add_class("snb-root")
         self.add_class("snb-card")
         self.add_class("snb-elicitation")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,10 +66,13 @@ class ToolForm(w.VBox):  # type: ignore[misc]
     def _row(self, f: sf.Field) -> w.Widget:
         star = '<span class="snb-req" title="required">*</span>' if f.required else ""
         kind = _TYPE_LABEL.get(f.kind, f.kind if f.kind != "array" else f"list of {f.item_kind}")
+        # the whole key, wrapped where it must (never cut); the title too when it says more than the key
+        title = f'<div class="snb-field-title">{esc(f.title)}</div>' if _says_more(f.title, f.name) else ""
         label = w.HTML(
-            f'<b title="{esc(f.description)}">{esc(f.name)}</b>{star}<br><span class="snb-muted">{esc(kind)}</span>',
+            f'<b title="{esc(f.description)}">{esc(f.name)}</b>{star}{title}<div class="snb-muted">{esc(kind)}</div>',
             layout=w.Layout(width="150px", min_width="150px"),
         )
+        label.add_class("snb-field-label")
         if f.kind == "object":
             inner = w.VBox([self._row(g) for g in f.fields], layout=w.Layout(width="100%"))
             inner.add_class("snb-card")
@@ -86,6 +90,7 @@ class ToolForm(w.VBox):  # type: ignore[misc]
             parts.insert(1, hint)
         box = w.HBox([label, w.VBox(parts, layout=w.Layout(flex="1"))], layout=w.Layout(width="100%", margin="2px 0"))
         box.add_class(f"snb-field-{'-'.join(f.path)}")
+        box.add_class("snb-field")
         return box
 
     def _control(self, f: sf.Field) -> w.Widget:
@@ -207,6 +212,14 @@ class ToolForm(w.VBox):  # type: ignore[misc]
                 control.remove_class("snb-invalid")
         doc = errors.get((), "")
         self.raw_error.value = f"⚠ {esc(doc)}" if doc else ""
+
+
+def _says_more(title: str, key: str) -> bool:
+    """Whether a field's title is more than its key re-spelled (`Text` for `text`, `Max Rows` for `max_rows`)."""
+    def bare(s: str) -> str:
+        return re.sub(r"[\W_]+", "", s).casefold()
+
+    return bool(title) and bare(title) != bare(key)
 
 
 def _loose_object(text: str) -> dict[str, Any]:

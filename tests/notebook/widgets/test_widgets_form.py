@@ -139,3 +139,17 @@ def test_a_required_number_left_empty_is_flagged_not_sent_as_zero() -> None:
     assert form.error_labels[("seconds",)].value == "⚠ required"
     form.inputs[("seconds",)].value = "0"
     assert form.arguments() == {"seconds": 0.0}
+
+
+def test_a_label_shows_the_whole_key_and_a_title_only_when_it_says_more() -> None:
+    form = ToolForm({"type": "object", "properties": {
+        "max_rows": {"type": "integer", "title": "Max Rows"},  # the key re-spelled: not repeated
+        "email": {"type": "string", "title": "Your work email"},
+        "untitledSingleSelectEnum": {"type": "string", "enum": ["a", "b"]},
+    }})
+    labels = {box._dom_classes[0]: box.children[0] for box in _rows(form) if isinstance(box, w.Box)}
+    assert "snb-field-title" not in labels["snb-field-max_rows"].value
+    assert '<div class="snb-field-title">Your work email</div>' in labels["snb-field-email"].value
+    long_key = labels["snb-field-untitledSingleSelectEnum"]
+    assert ">untitledSingleSelectEnum</b>" in long_key.value  # whole, never cut
+    assert "snb-field-label" in long_key._dom_classes  # the class whose CSS wraps it (checked in the browser)
