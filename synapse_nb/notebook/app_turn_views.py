@@ -11,6 +11,7 @@ from ..errors import SynapseError
 from ..events import Event, ToolCallFinished
 from ..types import ToolSpec
 from .app_ui import resource_uri
+from .render import TURN_REST
 
 if TYPE_CHECKING:
     from ..agent.approval import ApprovalPolicy
@@ -61,7 +62,7 @@ class AppTurnViews:
 
     async def _show(self, spec: ToolSpec, event: ToolCallFinished, index: int) -> None:
         opened = await self.state.apps.open(spec, event.call.arguments, event.result, session=self.session,
-                                            policy=self.policy, model=self.model)
+                                            policy=self.policy, model=self.model, rest=TURN_REST)
         if opened is None:
             return
         self.opened.append(opened)

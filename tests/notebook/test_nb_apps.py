@@ -213,7 +213,11 @@ def test_a_synapse_turn_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(ap
     final = apps.published.final
     kinds = ["view" if WIDGET_VIEW in b and "interactive view" in b["text/plain"] else
              "companion" if WIDGET_VIEW in b else "turn" for b in final]
-    assert kinds == ["turn", "view", "companion", "turn"]
+    assert kinds == ["turn", "view", "turn"]  # one output: the companion holding the View, no empty widget
+    opened = apps.state.apps.last
+    assert final[1][WIDGET_VIEW]["model_id"] == opened.companion.model_id
+    assert opened.companion.children[0] is opened.view
+    assert final[1]["text/plain"].endswith("; run the cell there to open it]")
     head, tail = final[0]["text/plain"], final[-1]["text/plain"]
     assert "apps__counter" in head
     assert "The counter is open." not in head
@@ -229,7 +233,8 @@ def test_the_inspectors_call_shows_the_view_under_its_result(apps: Any) -> None:
     panel.form.inputs[("start",)].value = "4"
     panel.call_button.click()
     apps.state.runner.run(asyncio.wait_for(panel.task, ANSWER_TIMEOUT))
-    view, companion = panel.app_box.children
+    (companion,) = panel.app_box.children
+    view = companion.children[0]
     assert view is apps.state.apps.last.view
     assert companion is apps.state.apps.last.companion
     assert view.tool_input == {"start": 4}
