@@ -19,8 +19,8 @@ import pytest
 from apps_host import AppsConnection, ClientAppHost, open_view
 from comm.base_comm import BaseComm
 
-from synapse_nb.notebook.widgets.app_host import DisplayMode
 from synapse_nb.notebook.render import TURN_REST
+from synapse_nb.notebook.widgets.app_host import DisplayMode
 from synapse_nb.notebook.widgets.app_policy import CspError, content_security_policy, fallback_text
 from synapse_nb.notebook.widgets.app_view import AppView
 
