@@ -252,3 +252,58 @@ def test_a_background_run_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(
     assert apps.state.apps.last.view.tool_input == {"start": 2}
     views = [b for b, _id, update in apps.published.items if WIDGET_VIEW in b and not update]
     assert any("interactive view" in b["text/plain"] for b in views)
+
+
+def destructive_server() -> Any:
+    """An apps server whose View may call an app-only tool that says it is destructive."""
+    from mcp.server.apps import Apps
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    apps = Apps()
+
+    @apps.tool(resource_uri="ui://danger/view.html", visibility=["model", "app"], description="Show the View")
+    def show() -> str:
+        return "shown"
+
+    @apps.tool(resource_uri="ui://danger/view.html", visibility=["app"], description="Erase every row",
+               annotations=ToolAnnotations(destructiveHint=True))
+    def erase() -> str:
+        return "erased"
+
+    apps.add_html_resource("ui://danger/view.html", "<!doctype html><p>danger</p>", name="danger view")
+    return MCPServer("danger-fixture", extensions=[apps])
+
+
+def test_a_destructive_tool_called_from_a_view_asks_first_under_the_default_policy(apps: Any) -> None:
+    apps.state.runner.run(apps.state.hub.connect_in_process("danger", destructive_server()), timeout=60)
+    apps.line("mcp", "call danger.show")
+    opened = apps.state.apps.last
+    assert apps.state.policy.decide(apps.state.hub.tool("danger__erase")) == "ask"  # the kernel's default policy
+
+    def erase(request_id: int) -> None:
+        from_view(opened.view, {"type": "request", "view": "V", "id": request_id, "method": "tools/call",
+                                "params": {"name": "erase", "arguments": {}}})
+
+    def answer_of(request_id: int, button: str) -> dict[str, Any]:
+        async def click_when_asked() -> dict[str, Any]:
+            async with asyncio.timeout(ANSWER_TIMEOUT):
+                while opened.companion.controls is None or not opened.companion.controls.pending:  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)  # the controls are a widget: no event to wait on
+                assert opened.companion.controls.pending[0].spec.name == "danger__erase"
+                getattr(opened.companion.controls, button).click()
+                while True:
+                    for m in opened.view.comm.sent:
+                        content = m["data"].get("content") or {}
+                        if content.get("type") == "response" and content.get("id") == request_id:
+                            return dict(content)
+                    await asyncio.sleep(0.01)  # the comm is a list: no event to wait on
+
+        return apps.state.runner.run(click_when_asked(), timeout=ANSWER_TIMEOUT + 5)  # type: ignore[no-any-return]
+
+    erase(201)
+    assert first_text(answer_of(201, "deny_button")) == "the user did not approve danger__erase"
+    assert ("erase", "app:danger") not in origins(apps)  # nothing ran
+    erase(202)
+    assert first_text(answer_of(202, "approve_button")) == "erased"
+    assert origins(apps)[-1] == ("erase", "app:danger")
