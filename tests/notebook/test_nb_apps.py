@@ -25,7 +25,7 @@ for folder in (TESTS, TESTS / "servers"):
         sys.path.insert(0, str(folder))
 
 import apps_server  # noqa: E402
-from llm_server import LlmServer, text  # noqa: E402
+from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
 
 ANSWER_TIMEOUT = 30.0
 FAKE_KEY = "sk-fake-apps-test-0123456789"
@@ -307,3 +307,19 @@ def test_a_destructive_tool_called_from_a_view_asks_first_under_the_default_poli
     erase(202)
     assert first_text(answer_of(202, "approve_button")) == "erased"
     assert origins(apps)[-1] == ("erase", "app:danger")
+
+
+def test_a_ui_tools_arguments_streamed_in_pieces_reach_its_view_whole_with_the_result(
+    apps: Any, openai_server: LlmServer,
+) -> None:
+    """The View opens once the call has finished (see the README's MCP Apps section: no tool-input-partial
+    yet), so it gets the arguments the model streamed in pieces as one whole tool input, then the result."""
+    apps.line("synapse", "model openai:gpt-test")
+    openai_server.queue(tool_calls(call("apps__counter", {"start": 12}), pieces=4))
+    openai_server.queue(text("The counter is open."))
+    apps.cell("synapse", "open the counter at 12")
+    view = apps.state.apps.last.view
+    assert view.tool_input == {"start": 12}
+    assert view.tool_result["content"][0]["text"] == "counter starts at 12"
+    assert view.tool_input_partial == {}
+    assert view.tool_cancelled == ""
