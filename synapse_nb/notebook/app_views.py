@@ -45,10 +45,11 @@ class OpenedView:
         found = self.companion._repr_mimebundle_()
         return [dict(found or {})]
 
-    def publish(self, publish: Publisher) -> None:
-        """Show it as a new output through `publish` (the kernel port's, or a turn's)."""
+    def publish(self, publish: Publisher, display_id: str | None = None, *, update: bool = False) -> None:
+        """Show it as a new output through `publish` (the kernel port's, or a turn's); with `display_id`,
+        `update` shows it again in that output (its text fallback once the result came)."""
         for bundle in self.bundles():
-            publish(bundle, None, False)
+            publish(bundle, display_id, update)
 
 
 class AppViews:

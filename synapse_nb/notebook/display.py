@@ -47,6 +47,7 @@ class TurnDisplay:
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
         self._ticker: asyncio.TimerHandle | None = None
+        self._held: list[tuple[LiveOutput, TurnView]] = []  # outputs above a cut whose parts still change
 
     def start(self) -> None:
         self.output.start(render(self.view))
@@ -115,12 +116,16 @@ class TurnDisplay:
             self._timer = None
         self._dirty = False
         self._last = self._clock()
+        for output, head in self._held:
+            output.update(render(head))
         self.output.update(render(self.view))
         self._schedule_tick()
 
-    def cut(self, index: int, show: Callable[[], None]) -> None:
+    def cut(self, index: int, show: Callable[[], None], *, live: bool = False) -> None:
         """Make the parts before `index` final in the current output, call `show` (it displays something,
-        e.g. a tool's View, below them), and go on in a new output below it: the answer continues there."""
+        e.g. a tool's View, below them), and go on in a new output below it: the answer continues there.
+        `live`: the parts before `index` are still changing (a tool block whose arguments stream): their
+        output keeps following them until the turn's display finishes."""
         view = self.view
         if self.output.finished or not view.first <= index <= len(view.parts):
             show()
@@ -131,7 +136,11 @@ class TurnDisplay:
             if handle is not None:
                 handle.cancel()
         self._timer = self._ticker = None
-        self.output.finish(render(head))
+        if live:
+            self.output.update(render(head))
+            self._held.append((self.output, head))
+        else:
+            self.output.finish(render(head))
         show()
         self.output = self.output.successor()
         view.first = index
@@ -148,6 +157,9 @@ class TurnDisplay:
             if handle is not None:
                 handle.cancel()
         self._timer = self._ticker = None
+        held, self._held = self._held, []
+        for output, head in held:
+            output.finish_in_place(render(head))
         self.output.finish(render(self.view))
 
 

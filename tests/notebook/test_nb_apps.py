@@ -25,6 +25,7 @@ for folder in (TESTS, TESTS / "servers"):
         sys.path.insert(0, str(folder))
 
 import apps_server  # noqa: E402
+from llm_replies import Gate  # noqa: E402
 from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
 
 ANSWER_TIMEOUT = 30.0
@@ -309,17 +310,42 @@ def test_a_destructive_tool_called_from_a_view_asks_first_under_the_default_poli
     assert origins(apps)[-1] == ("erase", "app:danger")
 
 
-def test_a_ui_tools_arguments_streamed_in_pieces_reach_its_view_whole_with_the_result(
-    apps: Any, openai_server: LlmServer,
+
+def test_a_ui_tools_view_opens_while_its_arguments_stream_and_gets_them_growing_then_whole(
+    apps: Any, openai_server: LlmServer, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The View opens once the call has finished (see the README's MCP Apps section: no tool-input-partial
-    yet), so it gets the arguments the model streamed in pieces as one whole tool input, then the result."""
+    """The model streams `{"start": 1234567}` in four pieces; the stream holds after the first until the
+    View is open, so the View sees the arguments grow (tool-input-partial), then whole, then the result."""
+    from synapse_nb.notebook.app_views import AppViews
+
+    gate = Gate()
+    history: list[tuple[str, Any]] = []
+    opening = AppViews.open
+
+    async def open_and_watch(self: AppViews, *args: Any, **kwargs: Any) -> Any:
+        opened = await opening(self, *args, **kwargs)
+        opened.view.observe(lambda change: history.append((change["name"], change["new"])),
+                            names=["tool_input_partial", "tool_input", "tool_result", "tool_cancelled"])
+        gate.open()  # the rest of the arguments may stream now
+        return opened
+
+    monkeypatch.setattr(AppViews, "open", open_and_watch)
     apps.line("synapse", "model openai:gpt-test")
-    openai_server.queue(tool_calls(call("apps__counter", {"start": 12}), pieces=4))
+    openai_server.queue(tool_calls(call("apps__counter", {"start": 1234567}), pieces=4).gated(gate))
     openai_server.queue(text("The counter is open."))
-    apps.cell("synapse", "open the counter at 12")
-    view = apps.state.apps.last.view
-    assert view.tool_input == {"start": 12}
-    assert view.tool_result["content"][0]["text"] == "counter starts at 12"
-    assert view.tool_input_partial == {}
-    assert view.tool_cancelled == ""
+    apps.cell("synapse", "open the counter")
+    assert not gate.timed_out
+    assert history[:4] == [("tool_input", None),  # not known yet: the browser sends no tool-input for it
+                           ("tool_input_partial", {"start": 12345}), ("tool_input_partial", {"start": 1234567}),
+                           ("tool_input", {"start": 1234567})]
+    assert history[-1][0] == "tool_result"
+    assert history[-1][1]["content"][0]["text"] == "counter starts at 1234567"
+    assert "tool_cancelled" not in [name for name, _ in history]
+    # one View, right under the call's block (which went on to show the call's result), the answer below it
+    final = apps.published.final
+    kinds = ["view" if WIDGET_VIEW in b else "turn" for b in final]
+    assert kinds == ["turn", "view", "turn"]
+    assert "apps__counter" in final[0]["text/plain"]
+    assert "counter starts at 1234567" in final[0]["text/plain"]
+    assert "The counter is open." in final[-1]["text/plain"]
+    assert "counter starts at 1234567" in final[1]["text/plain"]  # the fallback: the result, once it came

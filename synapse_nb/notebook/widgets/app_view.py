@@ -53,7 +53,7 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
     csp_policy = t.Unicode("").tag(sync=True)
     permissions = t.Dict().tag(sync=True)
     prefers_border = t.Bool(False).tag(sync=True)
-    tool_input = t.Dict().tag(sync=True)
+    tool_input = t.Dict(allow_none=True).tag(sync=True)  # None: not known yet (a turn still streams it)
     tool_input_partial = t.Dict().tag(sync=True)
     tool_result = t.Dict().tag(sync=True)
     tool_cancelled = t.Unicode("").tag(sync=True)
