@@ -175,7 +175,7 @@ class AppTurnViews:
         if opened is None:
             return
         early.opened = opened
-        opened.view.tool_input = None  # the View hears no tool-input before the call's whole arguments
+        opened.view.tool_input = None  # type: ignore[assignment]  # no tool-input before the whole arguments
         partial = partial_arguments(early.streamed)
         if partial is not None and not early.started:
             opened.view.tool_input_partial = partial
