@@ -145,8 +145,9 @@ class AppTurnViews:
                 early.started = True
         if early is not None:
             self._early.remove(early)
-            if event.result is None:
-                self._give(early, "tool_cancelled", event.error or f"the call was {event.outcome}")
+            if event.result is None or event.outcome in ("denied", "cancelled"):
+                reason = event.result.text if event.result is not None and event.result.text else event.error
+                self._give(early, "tool_cancelled", reason or f"the call was {event.outcome}")
             else:
                 self._give(early, "tool_input", dict(event.call.arguments))
                 self._give(early, "tool_result", wire_result(event.result))

@@ -349,3 +349,16 @@ def test_a_ui_tools_view_opens_while_its_arguments_stream_and_gets_them_growing_
     assert "counter starts at 1234567" in final[0]["text/plain"]
     assert "The counter is open." in final[-1]["text/plain"]
     assert "counter starts at 1234567" in final[1]["text/plain"]  # the fallback: the result, once it came
+
+
+def test_a_ui_tools_view_opened_while_its_arguments_stream_is_told_when_the_call_is_denied(
+    apps: Any, openai_server: LlmServer,
+) -> None:
+    apps.state.policy.set_server("apps", {"counter": "deny"})
+    apps.line("synapse", "model openai:gpt-test")
+    openai_server.queue(tool_calls(call("apps__counter", {"start": 5}), pieces=4))
+    openai_server.queue(text("It was denied."))
+    apps.cell("synapse", "open the counter")
+    view = apps.state.apps.last.view
+    assert "denied" in view.tool_cancelled
+    assert view.tool_result == {}
