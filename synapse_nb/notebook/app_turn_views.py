@@ -2,7 +2,7 @@
 turn's tool block, the answer going on below it (TurnDisplay.cut).
 
 When the model streams a UI tool's arguments, the View opens as soon as the tool's name is known (the
-block above it keeps following the call: TurnDisplay.cut's `live`), gets `tool_input_partial` as the
+block above it keeps following the call: TurnDisplay.cut's `reshow`), gets `tool_input_partial` as the
 arguments grow (partial JSON read leniently by pydantic_core), then the call's whole `tool_input`, then
 its result (or `tool_cancelled` when the call did not run). A call whose arguments were not streamed
 opens its View once it has finished, with its input and result."""
@@ -21,7 +21,7 @@ from ..errors import SynapseError
 from ..events import Event, ToolCallArgumentsDelta, ToolCallFinished, ToolCallStarted, TurnCancelled, TurnFailed
 from ..types import ToolSpec
 from .app_ui import resource_uri, wire_result
-from .output import Publisher
+from .output import EMPTY
 from .render import TURN_REST
 
 if TYPE_CHECKING:
@@ -46,8 +46,7 @@ class _Early:
     opened: OpenedView | None = None
     task: asyncio.Task[None] | None = None
     after: list[Any] = field(default_factory=list)  # what the View gets once open (input, result, cancel)
-    display_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    publish: Publisher | None = None  # how its output was shown (shown again once the call ended)
+    display_id: str = field(default_factory=lambda: uuid.uuid4().hex)  # its live output while the turn runs
 
 
 def partial_arguments(streamed: str) -> dict[str, Any] | None:
@@ -167,8 +166,6 @@ class AppTurnViews:
             early.after.append((trait, value))
             return
         setattr(early.opened.view, trait, value)
-        if trait != "tool_input" and early.publish is not None:
-            early.opened.publish(early.publish, early.display_id, update=True)
 
     async def _show_early(self, spec: ToolSpec, early: _Early, index: int) -> None:
         opened = await self.state.apps.open(spec, {}, None, session=self.session, policy=self.policy,
@@ -184,11 +181,17 @@ class AppTurnViews:
             setattr(opened.view, trait, value)
         self.opened.append(opened)
 
-        def show() -> None:
-            early.publish = self.display.output.publisher
-            opened.publish(early.publish, early.display_id)
+        publish = self.display.output.publisher
 
-        self.display.cut(index, show, live=True)
+        def show() -> None:  # live: a frontend that ignores display updates sees it once, from reshow
+            publish(EMPTY, early.display_id, False)
+            opened.publish(publish, early.display_id, update=True)
+
+        def reshow() -> None:  # at the turn's end, below its block's final form (its fallback has the result)
+            publish(EMPTY, early.display_id, True)
+            opened.publish(publish)
+
+        self.display.cut(index, show, reshow=reshow)
 
     async def _show(self, spec: ToolSpec, event: ToolCallFinished, index: int) -> None:
         opened = await self.state.apps.open(spec, event.call.arguments, event.result, session=self.session,

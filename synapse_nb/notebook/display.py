@@ -47,7 +47,8 @@ class TurnDisplay:
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
         self._ticker: asyncio.TimerHandle | None = None
-        self._held: list[tuple[LiveOutput, TurnView]] = []  # outputs above a cut whose parts still change
+        # outputs above a cut whose parts still change, with what shows again below each at the end
+        self._held: list[tuple[LiveOutput, TurnView, Callable[[], None]]] = []
 
     def start(self) -> None:
         self.output.start(render(self.view))
@@ -116,16 +117,18 @@ class TurnDisplay:
             self._timer = None
         self._dirty = False
         self._last = self._clock()
-        for output, head in self._held:
+        for output, head, _reshow in self._held:
             output.update(render(head))
         self.output.update(render(self.view))
         self._schedule_tick()
 
-    def cut(self, index: int, show: Callable[[], None], *, live: bool = False) -> None:
+    def cut(self, index: int, show: Callable[[], None], *, reshow: Callable[[], None] | None = None) -> None:
         """Make the parts before `index` final in the current output, call `show` (it displays something,
         e.g. a tool's View, below them), and go on in a new output below it: the answer continues there.
-        `live`: the parts before `index` are still changing (a tool block whose arguments stream): their
-        output keeps following them until the turn's display finishes."""
+        With `reshow`, the parts before `index` are still changing (a tool block whose arguments stream):
+        their output keeps following them until the display finishes, which shows them as final outputs
+        then, each followed by `reshow()` (it shows again what `show` showed live), so that a frontend that
+        ignores display updates (nbval, a terminal) gets them in order."""
         view = self.view
         if self.output.finished or not view.first <= index <= len(view.parts):
             show()
@@ -136,9 +139,9 @@ class TurnDisplay:
             if handle is not None:
                 handle.cancel()
         self._timer = self._ticker = None
-        if live:
+        if reshow is not None:
             self.output.update(render(head))
-            self._held.append((self.output, head))
+            self._held.append((self.output, head, reshow))
         else:
             self.output.finish(render(head))
         show()
@@ -158,8 +161,9 @@ class TurnDisplay:
                 handle.cancel()
         self._timer = self._ticker = None
         held, self._held = self._held, []
-        for output, head in held:
-            output.finish_in_place(render(head))
+        for output, head, reshow in held:
+            output.finish(render(head))
+            reshow()
         self.output.finish(render(self.view))
 
 
