@@ -187,7 +187,10 @@ class AppTurnViews:
             publish(EMPTY, early.display_id, False)
             opened.publish(publish, early.display_id, update=True)
 
-        def reshow() -> None:  # at the turn's end, below its block's final form (its fallback has the result)
+        def reshow(in_place: bool) -> None:  # at the turn's end, below its block's final form (its fallback
+            if in_place:                       # has the result by now)
+                opened.publish(publish, early.display_id, update=True)
+                return
             publish(EMPTY, early.display_id, True)
             opened.publish(publish)
 

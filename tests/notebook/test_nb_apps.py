@@ -251,8 +251,12 @@ def test_a_background_run_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(
     apps.run("answer = await job")
     assert apps.ns["answer"].text == "Opened in the background."
     assert apps.state.apps.last.view.tool_input == {"start": 2}
-    views = [b for b, _id, update in apps.published.items if WIDGET_VIEW in b and not update]
-    assert any("interactive view" in b["text/plain"] for b in views)
+    # the block, the View (its fallback holding the result), the answer: in place, in this order
+    final = [b for b in apps.published.final if "open the counter" not in b.get("text/plain", "")]
+    kinds = ["view" if WIDGET_VIEW in b else "turn" for b in final if b.get("text/plain")]
+    assert kinds[-3:] == ["turn", "view", "turn"], [b.get("text/plain", "")[:60] for b in final]
+    shown = [b for b in final if WIDGET_VIEW in b]
+    assert "counter starts at 2" in shown[-1]["text/plain"]
 
 
 def destructive_server() -> Any:
