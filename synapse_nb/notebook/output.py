@@ -81,15 +81,6 @@ class LiveOutput:
             self._publish(EMPTY, self._id, True)
         self.finished = True
 
-    def finish_in_place(self, bundle: Bundle) -> None:
-        """End with `bundle` in the live output itself (something was shown below it since it started, so a
-        new output would land in the wrong place); without a live output, as `finish`."""
-        if self._id is None or self.finished:
-            self.finish(bundle)
-            return
-        self._publish(bundle, self._id, True)
-        self.finished = True
-
     def finish(self, bundle: Bundle) -> None:
         if self.finished:
             return
