@@ -20,6 +20,7 @@ from .app_context import ModelContexts
 from .app_kernel_host import KernelAppHost
 from .app_ui import resource_uri, tool_wire, wire_result
 from .output import Publisher
+from .render import Rest
 
 if TYPE_CHECKING:
     from ..agent.approval import ApprovalPolicy
@@ -33,26 +34,22 @@ logger = logging.getLogger("synapse_nb.notebook")
 
 
 class OpenedView:
-    """A View and what shows under it, as the two outputs a cell shows (`publish`)."""
+    """A View and what shows under it (its companion holds it), as the one output a cell shows (`publish`)."""
 
     def __init__(self, view: AppView, companion: AppCompanion) -> None:
         self.view = view
         self.companion = companion
 
     def bundles(self) -> list[dict[str, Any]]:
-        """The View's output (the widget, its text fallback as text/plain) and the companion's."""
-        return [_bundle(self.view), _bundle(self.companion)]
+        """The one output: the companion widget holding the View, the View's text fallback as text/plain."""
+        found = self.companion._repr_mimebundle_()
+        return [dict(found or {})]
 
-    def publish(self, publish: Publisher) -> None:
-        """Show both as new outputs through `publish` (the kernel port's, or a turn's)."""
+    def publish(self, publish: Publisher, display_id: str | None = None, *, update: bool = False) -> None:
+        """Show it as a new output through `publish` (the kernel port's, or a turn's); with `display_id`,
+        `update` shows it again in that output (its text fallback once the result came)."""
         for bundle in self.bundles():
-            publish(bundle, None, False)
-
-
-def _bundle(widget: Any) -> dict[str, Any]:
-    found = widget._repr_mimebundle_()
-    data = found[0] if isinstance(found, tuple) else found
-    return dict(data or {})
+            publish(bundle, display_id, update)
 
 
 class AppViews:
@@ -73,10 +70,12 @@ class AppViews:
     async def open(
         self, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult | None, *,
         session: str | None = None, policy: ApprovalPolicy | None = None, model: str | None = None,
+        rest: Rest | None = None,
     ) -> OpenedView | None:
         """The View of `spec`'s call (None when the tool has no View, or its resource cannot be read: then
         a warning is logged and the call's text result stands alone). Its messages start turns in `session`
-        with `model` (None: the kernel's model), approved under `policy` (None: the kernel's)."""
+        with `model` (None: the kernel's model), approved under `policy` (None: the kernel's); `rest` says
+        where the whole result is when the text fallback is capped (None: the `%mcp call` cell's value)."""
         uri = resource_uri(spec)
         if uri is None or spec.server is None:
             return None
@@ -97,7 +96,9 @@ class AppViews:
                 host, server=spec.server, tool=tool_wire(spec), resource_uri=uri, html=resource.html,
                 resource_meta=_resource_meta(resource), tool_input=dict(arguments),
                 tool_result=wire_result(result) if result is not None else None, runner=self.state.runner,
+                rest=rest,
             )
+            companion.hold(view)
         except (SynapseError, CspError) as exc:  # the call's result still shows; the View is what failed
             logger.warning("the view %s of %s could not be opened: %s", uri, spec.name, exc)
             return None

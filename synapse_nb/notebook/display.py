@@ -47,6 +47,8 @@ class TurnDisplay:
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
         self._ticker: asyncio.TimerHandle | None = None
+        # outputs above a cut whose parts still change, with what shows again below each at the end
+        self._held: list[tuple[LiveOutput, TurnView, Callable[[bool], None]]] = []
 
     def start(self) -> None:
         self.output.start(render(self.view))
@@ -115,12 +117,19 @@ class TurnDisplay:
             self._timer = None
         self._dirty = False
         self._last = self._clock()
+        for output, head, _reshow in self._held:
+            output.update(render(head))
         self.output.update(render(self.view))
         self._schedule_tick()
 
-    def cut(self, index: int, show: Callable[[], None]) -> None:
+    def cut(self, index: int, show: Callable[[], None], *, reshow: Callable[[bool], None] | None = None) -> None:
         """Make the parts before `index` final in the current output, call `show` (it displays something,
-        e.g. a tool's View, below them), and go on in a new output below it: the answer continues there."""
+        e.g. a tool's View, below them), and go on in a new output below it: the answer continues there.
+        With `reshow`, the parts before `index` are still changing (a tool block whose arguments stream):
+        their output keeps following them until the display finishes, which shows them as final outputs
+        then, each followed by `reshow(in_place)` (it shows again what `show` showed live), so that a
+        frontend that ignores display updates (nbval, a terminal) gets them in order; `in_place` when the
+        outputs keep their final form where they are (a background run's), and so must what `show` showed."""
         view = self.view
         if self.output.finished or not view.first <= index <= len(view.parts):
             show()
@@ -131,7 +140,10 @@ class TurnDisplay:
             if handle is not None:
                 handle.cancel()
         self._timer = self._ticker = None
-        if head.parts:
+        if reshow is not None:
+            self.output.update(render(head))
+            self._held.append((self.output, head, reshow))
+        elif head.parts:
             self.output.finish(render(head))
         else:  # nothing above the cut: the output ends empty, what follows starts below `show`'s output
             self.output.clear()
@@ -151,6 +163,10 @@ class TurnDisplay:
             if handle is not None:
                 handle.cancel()
         self._timer = self._ticker = None
+        held, self._held = self._held, []
+        for output, head, reshow in held:
+            output.finish(render(head))
+            reshow(output.keep)
         self.output.finish(render(self.view))
 
 

@@ -25,7 +25,8 @@ for folder in (TESTS, TESTS / "servers"):
         sys.path.insert(0, str(folder))
 
 import apps_server  # noqa: E402
-from llm_server import LlmServer, text  # noqa: E402
+from llm_replies import Gate  # noqa: E402
+from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
 
 ANSWER_TIMEOUT = 30.0
 FAKE_KEY = "sk-fake-apps-test-0123456789"
@@ -213,7 +214,11 @@ def test_a_synapse_turn_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(ap
     final = apps.published.final
     kinds = ["view" if WIDGET_VIEW in b and "interactive view" in b["text/plain"] else
              "companion" if WIDGET_VIEW in b else "turn" for b in final]
-    assert kinds == ["turn", "view", "companion", "turn"]
+    assert kinds == ["turn", "view", "turn"]  # one output: the companion holding the View, no empty widget
+    opened = apps.state.apps.last
+    assert final[1][WIDGET_VIEW]["model_id"] == opened.companion.model_id
+    assert opened.companion.children[0] is opened.view
+    assert final[1]["text/plain"].endswith("; run the cell there to open it]")
     head, tail = final[0]["text/plain"], final[-1]["text/plain"]
     assert "apps__counter" in head
     assert "The counter is open." not in head
@@ -229,7 +234,8 @@ def test_the_inspectors_call_shows_the_view_under_its_result(apps: Any) -> None:
     panel.form.inputs[("start",)].value = "4"
     panel.call_button.click()
     apps.state.runner.run(asyncio.wait_for(panel.task, ANSWER_TIMEOUT))
-    view, companion = panel.app_box.children
+    (companion,) = panel.app_box.children
+    view = companion.children[0]
     assert view is apps.state.apps.last.view
     assert companion is apps.state.apps.last.companion
     assert view.tool_input == {"start": 4}
@@ -245,5 +251,118 @@ def test_a_background_run_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(
     apps.run("answer = await job")
     assert apps.ns["answer"].text == "Opened in the background."
     assert apps.state.apps.last.view.tool_input == {"start": 2}
-    views = [b for b, _id, update in apps.published.items if WIDGET_VIEW in b and not update]
-    assert any("interactive view" in b["text/plain"] for b in views)
+    # the block, the View (its fallback holding the result), the answer: in place, in this order
+    final = [b for b in apps.published.final if "open the counter" not in b.get("text/plain", "")]
+    kinds = ["view" if WIDGET_VIEW in b else "turn" for b in final if b.get("text/plain")]
+    assert kinds[-3:] == ["turn", "view", "turn"], [b.get("text/plain", "")[:60] for b in final]
+    shown = [b for b in final if WIDGET_VIEW in b]
+    assert "counter starts at 2" in shown[-1]["text/plain"]
+
+
+def destructive_server() -> Any:
+    """An apps server whose View may call an app-only tool that says it is destructive."""
+    from mcp.server.apps import Apps
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    apps = Apps()
+
+    @apps.tool(resource_uri="ui://danger/view.html", visibility=["model", "app"], description="Show the View")
+    def show() -> str:
+        return "shown"
+
+    @apps.tool(resource_uri="ui://danger/view.html", visibility=["app"], description="Erase every row",
+               annotations=ToolAnnotations(destructiveHint=True))
+    def erase() -> str:
+        return "erased"
+
+    apps.add_html_resource("ui://danger/view.html", "<!doctype html><p>danger</p>", name="danger view")
+    return MCPServer("danger-fixture", extensions=[apps])
+
+
+def test_a_destructive_tool_called_from_a_view_asks_first_under_the_default_policy(apps: Any) -> None:
+    apps.state.runner.run(apps.state.hub.connect_in_process("danger", destructive_server()), timeout=60)
+    apps.line("mcp", "call danger.show")
+    opened = apps.state.apps.last
+    assert apps.state.policy.decide(apps.state.hub.tool("danger__erase")) == "ask"  # the kernel's default policy
+
+    def erase(request_id: int) -> None:
+        from_view(opened.view, {"type": "request", "view": "V", "id": request_id, "method": "tools/call",
+                                "params": {"name": "erase", "arguments": {}}})
+
+    def answer_of(request_id: int, button: str) -> dict[str, Any]:
+        async def click_when_asked() -> dict[str, Any]:
+            async with asyncio.timeout(ANSWER_TIMEOUT):
+                while opened.companion.controls is None or not opened.companion.controls.pending:  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)  # the controls are a widget: no event to wait on
+                assert opened.companion.controls.pending[0].spec.name == "danger__erase"
+                getattr(opened.companion.controls, button).click()
+                while True:
+                    for m in opened.view.comm.sent:
+                        content = m["data"].get("content") or {}
+                        if content.get("type") == "response" and content.get("id") == request_id:
+                            return dict(content)
+                    await asyncio.sleep(0.01)  # the comm is a list: no event to wait on
+
+        return apps.state.runner.run(click_when_asked(), timeout=ANSWER_TIMEOUT + 5)  # type: ignore[no-any-return]
+
+    erase(201)
+    assert first_text(answer_of(201, "deny_button")) == "the user did not approve danger__erase"
+    assert ("erase", "app:danger") not in origins(apps)  # nothing ran
+    erase(202)
+    assert first_text(answer_of(202, "approve_button")) == "erased"
+    assert origins(apps)[-1] == ("erase", "app:danger")
+
+
+
+def test_a_ui_tools_view_opens_while_its_arguments_stream_and_gets_them_growing_then_whole(
+    apps: Any, openai_server: LlmServer, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The model streams `{"start": 1234567}` in four pieces; the stream holds after the first until the
+    View is open, so the View sees the arguments grow (tool-input-partial), then whole, then the result."""
+    from synapse_nb.notebook.app_views import AppViews
+
+    gate = Gate()
+    history: list[tuple[str, Any]] = []
+    opening = AppViews.open
+
+    async def open_and_watch(self: AppViews, *args: Any, **kwargs: Any) -> Any:
+        opened = await opening(self, *args, **kwargs)
+        opened.view.observe(lambda change: history.append((change["name"], change["new"])),
+                            names=["tool_input_partial", "tool_input", "tool_result", "tool_cancelled"])
+        gate.open()  # the rest of the arguments may stream now
+        return opened
+
+    monkeypatch.setattr(AppViews, "open", open_and_watch)
+    apps.line("synapse", "model openai:gpt-test")
+    openai_server.queue(tool_calls(call("apps__counter", {"start": 1234567}), pieces=4).gated(gate))
+    openai_server.queue(text("The counter is open."))
+    apps.cell("synapse", "open the counter")
+    assert not gate.timed_out
+    assert history[:4] == [("tool_input", None),  # not known yet: the browser sends no tool-input for it
+                           ("tool_input_partial", {"start": 12345}), ("tool_input_partial", {"start": 1234567}),
+                           ("tool_input", {"start": 1234567})]
+    assert history[-1][0] == "tool_result"
+    assert history[-1][1]["content"][0]["text"] == "counter starts at 1234567"
+    assert "tool_cancelled" not in [name for name, _ in history]
+    # one View, right under the call's block (which went on to show the call's result), the answer below it
+    final = apps.published.final
+    kinds = ["view" if WIDGET_VIEW in b else "turn" for b in final]
+    assert kinds == ["turn", "view", "turn"]
+    assert "apps__counter" in final[0]["text/plain"]
+    assert "counter starts at 1234567" in final[0]["text/plain"]
+    assert "The counter is open." in final[-1]["text/plain"]
+    assert "counter starts at 1234567" in final[1]["text/plain"]  # the fallback: the result, once it came
+
+
+def test_a_ui_tools_view_opened_while_its_arguments_stream_is_told_when_the_call_is_denied(
+    apps: Any, openai_server: LlmServer,
+) -> None:
+    apps.state.policy.set_server("apps", {"counter": "deny"})
+    apps.line("synapse", "model openai:gpt-test")
+    openai_server.queue(tool_calls(call("apps__counter", {"start": 5}), pieces=4))
+    openai_server.queue(text("It was denied."))
+    apps.cell("synapse", "open the counter")
+    view = apps.state.apps.last.view
+    assert "denied" in view.tool_cancelled
+    assert view.tool_result == {}

@@ -7,6 +7,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..mcp_render import CALL_REST, capped_plain
+from ..render import Rest
+
 __all__ = ["CspError", "content_security_policy", "fallback_text"]
 
 # A CSP source the server may declare: a host source (`https://api.example.com`, `*.example.com:443`,
@@ -72,13 +75,17 @@ def content_security_policy(declared: Mapping[str, Any] | None) -> str:
     ])
 
 
-def fallback_text(server: str, tool: str, resource_uri: str, result: Mapping[str, Any] | None) -> str:
-    """What a saved notebook or a frontend without widgets shows: the tool's text result, then a line
+def fallback_text(
+    server: str, tool: str, resource_uri: str, result: Mapping[str, Any] | None, rest: Rest = CALL_REST,
+) -> str:
+    """What a saved notebook or a frontend without widgets shows: the tool's text result, capped as `%mcp
+    call` caps its plain text (the last line says how much more there is and where: `rest`), then a line
     naming the interactive view and where it renders."""
-    lines: list[str] = []
+    texts: list[str] = []
     for block in (result or {}).get("content") or []:
         if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
-            lines.append(block["text"])
+            texts.append(block["text"])
+    lines = [capped_plain("\n".join(texts), rest)] if texts else []
     lines.append(
         f"[{server}.{tool} has an interactive view ({resource_uri}): it renders in JupyterLab, Notebook 7 "
         "or VS Code with the kernel running; run the cell there to open it]"

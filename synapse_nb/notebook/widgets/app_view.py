@@ -24,6 +24,7 @@ from typing import Any, cast
 import anywidget
 import traitlets as t
 
+from ..render import Rest
 from ._threads import call_on, current_loop, kernel_loop
 from .app_host import REQUESTS, AppHost, DisplayMode
 from .app_policy import content_security_policy, fallback_text
@@ -52,7 +53,7 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
     csp_policy = t.Unicode("").tag(sync=True)
     permissions = t.Dict().tag(sync=True)
     prefers_border = t.Bool(False).tag(sync=True)
-    tool_input = t.Dict().tag(sync=True)
+    tool_input = t.Dict(allow_none=True).tag(sync=True)  # None: not known yet (a turn still streams it)
     tool_input_partial = t.Dict().tag(sync=True)
     tool_result = t.Dict().tag(sync=True)
     tool_cancelled = t.Unicode("").tag(sync=True)
@@ -72,10 +73,12 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
         tool_input: Mapping[str, Any] | None = None,
         tool_result: Mapping[str, Any] | None = None,
         runner: RunnerLike | None = None,
+        rest: Rest | None = None,
         **kwargs: Any,
     ) -> None:
         """`tool` is the tool's wire definition, `resource_meta` the resource's `_meta.ui` (csp, permissions,
-        prefersBorder); raises app_policy.CspError when its declared domains are not plain sources."""
+        prefersBorder), `rest` where the whole result is when the text fallback is capped (None: the value of
+        `%mcp call`'s cell); raises app_policy.CspError when its declared domains are not plain sources."""
         meta = dict(resource_meta or {})
         csp = dict(meta.get("csp") or {})
         super().__init__(
@@ -85,6 +88,7 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
             tool_result=dict(tool_result or {}), **kwargs,
         )
         self.host = host
+        self.rest = rest
         self.runner = runner
         self.loop = kernel_loop(runner) if runner is not None else current_loop()
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -96,7 +100,9 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
         if bundle is None:
             return None
         data, metadata = bundle
-        text = fallback_text(self.server, str(self.tool.get("name", "")), self.resource_uri, self.tool_result)
+        name = str(self.tool.get("name", ""))
+        text = (fallback_text(self.server, name, self.resource_uri, self.tool_result, self.rest) if self.rest
+                else fallback_text(self.server, name, self.resource_uri, self.tool_result))
         return {**data, "text/plain": text}, metadata
 
     def _on_comm_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:

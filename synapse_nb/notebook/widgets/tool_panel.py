@@ -217,7 +217,7 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
         if apps is None or self.spec.ui is None:
             return
         opened = await apps.open(self.spec, arguments, result)
-        self.app_box.children = (opened.view, opened.companion) if opened is not None else ()
+        self.app_box.children = (opened.companion,) if opened is not None else ()  # it holds the View
 
     # --- cancel, copy, refill ----------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ test needs a host that fails.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -18,8 +19,9 @@ import pytest
 from apps_host import AppsConnection, ClientAppHost, open_view
 from comm.base_comm import BaseComm
 
+from synapse_nb.notebook.render import TURN_REST
 from synapse_nb.notebook.widgets.app_host import DisplayMode
-from synapse_nb.notebook.widgets.app_policy import CspError, content_security_policy
+from synapse_nb.notebook.widgets.app_policy import CspError, content_security_policy, fallback_text
 from synapse_nb.notebook.widgets.app_view import AppView
 
 pytestmark = pytest.mark.anyio
@@ -260,3 +262,19 @@ def test_declared_domains_widen_only_their_own_directives() -> None:
 def test_a_declared_domain_that_could_widen_the_policy_is_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(CspError):
         content_security_policy(bad)
+
+
+def test_the_text_fallback_is_capped_as_mcp_call_caps_text_and_keeps_the_views_line() -> None:
+    rows = [{"id": i, "name": f"customer {i}"} for i in range(3_000)]
+    result = {"content": [{"type": "text", "text": json.dumps({"customers": rows})}]}
+    text = fallback_text("seg", "data", "ui://seg/app.html", result)
+    lines = text.splitlines()
+    assert len(text) < 3_400
+    assert lines[:2] == ["{", '  "customers": [']  # one long line of JSON is indented, as %mcp call does
+    assert lines[-2].startswith("… ")
+    assert lines[-2].endswith(" characters) in .text of this cell's value (_.text)")
+    assert lines[-1].startswith("[seg.data has an interactive view (ui://seg/app.html): it renders in ")
+    in_a_turn = fallback_text("seg", "data", "ui://seg/app.html", result, TURN_REST).splitlines()
+    assert in_a_turn[-2].endswith(" characters) in _synapse.tool_calls")
+    short = fallback_text("seg", "data", "ui://seg/app.html", {"content": [{"type": "text", "text": "hi"}]})
+    assert short.splitlines()[0] == "hi"

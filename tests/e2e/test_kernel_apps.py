@@ -1,0 +1,52 @@
+"""MCP Apps in a real kernel, as a frontend receives it: `%mcp call` of a UI tool (the npm example
+customer-segmentation, whose data tool answers ~100 K characters) shows one widget output, the View, its text
+fallback capped as the call's result is, and the result below it."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kernel_session import Kernel, running_kernel
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel, pytest.mark.node]
+
+SEGMENTATION = (Path(__file__).resolve().parents[2] / ".tools" / "apps" / "node_modules" / "@modelcontextprotocol"
+                / "server-customer-segmentation" / "dist" / "index.js")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+VIEW_LINE = ("[seg.get-customer-data has an interactive view (ui://customer-segmentation/mcp-app.html): it renders "
+             "in JupyterLab, Notebook 7 or VS Code with the kernel running; run the cell there to open it]")
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    node = shutil.which("node")
+    if node is None or not SEGMENTATION.is_file():
+        pytest.fail(f"the MCP Apps example server-customer-segmentation is not installed at {SEGMENTATION} "
+                    "(or node is missing): run `make apps-servers`")
+    with running_kernel(tmp_path_factory.mktemp("kernel-apps")) as k:
+        k.ok("%load_ext synapse_nb")
+        k.ok(f"%mcp connect seg -- {node} {SEGMENTATION} --stdio", timeout=120)
+        yield k
+
+
+def test_a_ui_tools_call_shows_one_view_with_a_capped_fallback_then_the_result(kernel: Kernel) -> None:
+    run = kernel.ok("%mcp call seg.get-customer-data {}", timeout=120)
+    widgets = [d for d in run.displays if d["kind"] == "display_data" and WIDGET_VIEW in d["data"]]
+    assert len(widgets) == 1, [d["data"].get("text/plain", "")[:80] for d in widgets]
+    view, result = run.final_outputs()
+    assert WIDGET_VIEW in view
+    assert WIDGET_VIEW not in result
+    assert result["text/plain"].startswith("seg.get-customer-data → ok (")
+    whole = int(kernel.ok("print(len(_.text))").stdout)
+    assert whole > 40_000
+    fallback = view["text/plain"]
+    assert len(fallback) < 4_000  # the call's plain-text cap (3,000 characters) and the View's line
+    lines = fallback.splitlines()
+    assert lines[:2] == ["{", '  "customers": [']
+    assert re.fullmatch(r"… [\d,]+ more lines \([\d,]+ characters\) in \.text of this cell's value \(_\.text\)",
+                        lines[-2])
+    assert lines[-1] == VIEW_LINE
