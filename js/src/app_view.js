@@ -220,9 +220,26 @@ function render({ model, el }) {
     for (const waiter of pending.values()) waiter.reject(new Error("the view was removed"));
     pending.clear();
     send({ type: "notification", method: "ui/resource-teardown", params: {} });
-    const close = () => bridge.close().catch(() => {});
-    if (initialized) bridge.teardownResource({}, { timeout: TEARDOWN_MS }).then(close, close);
-    else close();
+    const uri = model.get("resource_uri");
+    if (!initialized || !frame.isConnected) {
+      // JupyterLab removes a cleared output's nodes before its widget views: the View's document is gone
+      if (initialized) console.info(`synapse_nb app view: ${uri} was removed before ui/resource-teardown could reach it`);
+      bridge.close().catch(() => {});
+      return;
+    }
+    // The view goes while its frame is still in the page (the kernel closed the widget): keep the View's
+    // document alive outside the output that is going away (moveBefore moves an iframe without reloading
+    // it) until it has answered ui/resource-teardown, as the spec asks.
+    const holder = document.createElement("div");
+    holder.style.cssText = "position:fixed;left:-10000px;top:0;width:1px;height:1px;overflow:hidden";
+    document.body.appendChild(holder);
+    if (typeof holder.moveBefore === "function") holder.moveBefore(frame, null);
+    const done = (answered) => {
+      console.info(`synapse_nb app view: ${uri} ${answered ? "answered" : "did not answer"} ui/resource-teardown`);
+      bridge.close().catch(() => {});
+      holder.remove();
+    };
+    bridge.teardownResource({}, { timeout: TEARDOWN_MS }).then(() => done(true), () => done(false));
   };
 }
 

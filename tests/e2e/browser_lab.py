@@ -3,8 +3,8 @@ notebook page that runs one cell at a time, interrupts, answers input boxes and 
 
 One JupyterLab per test module (`start_lab`), one Chromium per module (`open_browser`); a notebook written
 by the test (`write_notebook`) is opened with `NotebookPage.open`. Screenshots go to tests/e2e/artifacts/
-(ignored by git). Assertions on looks read computed styles (`css`), and `emoji_in` finds code points that
-need an emoji font.
+(ignored by git) unless a test sets `NotebookPage.shots` to its own tmp dir. Assertions on looks read
+computed styles (`css`), and `emoji_in` finds code points that need an emoji font.
 """
 
 from __future__ import annotations
@@ -105,10 +105,11 @@ def _wait_until_up(lab: Lab, timeout: float) -> None:
     pytest.fail(f"JupyterLab did not answer within {timeout:.0f} s:\n{lab.log_tail()}")
 
 
-def _write_settings(settings: Path) -> None:
+def _write_settings(settings: Path, extra: Mapping[str, Mapping[str, Any]] | None = None) -> None:
     """Start the notebook's kernel without asking, never fetch news (no network beyond loopback), and keep
-    every cell in the page (no windowing), so that cells can be found by their position."""
-    values = {
+    every cell in the page (no windowing), so that cells can be found by their position; `extra` overrides
+    or adds settings (plugin settings file -> values)."""
+    values: dict[str, dict[str, Any]] = {
         "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
             "autoStartDefaultKernel": True, "windowingMode": "none",
         },
@@ -116,6 +117,8 @@ def _write_settings(settings: Path) -> None:
             "fetchNews": "false", "checkForUpdates": False,
         },
     }
+    for rel, more in (extra or {}).items():
+        values[rel] = {**values.get(rel, {}), **more}
     for rel, value in values.items():
         path = settings / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -123,14 +126,17 @@ def _write_settings(settings: Path) -> None:
 
 
 @contextmanager
-def start_lab(base: Path, extra_env: Mapping[str, str] | None = None) -> Iterator[Lab]:
+def start_lab(
+    base: Path, extra_env: Mapping[str, str] | None = None, settings: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Iterator[Lab]:
     """JupyterLab from this venv on 127.0.0.1, a free port, a token, private config/data/runtime dirs; its
-    kernels inherit the environment (PYTHONPATH too, so they import this checkout) plus `extra_env`."""
+    kernels inherit the environment (PYTHONPATH too, so they import this checkout) plus `extra_env`;
+    `settings` adds to the user settings _write_settings writes."""
     chromium_path()  # no browser, no point starting the server
     dirs = {name: base / name for name in ("config", "data", "runtime", "ipython", "home", "root", "settings")}
     for d in dirs.values():
         d.mkdir()
-    _write_settings(dirs["settings"])
+    _write_settings(dirs["settings"], settings)
     env = {k: v for k, v in os.environ.items() if k not in SECRET_VARS and not k.startswith("JUPYTER")}
     env.update(
         JUPYTER_CONFIG_DIR=str(dirs["config"]),
@@ -205,6 +211,7 @@ class NotebookPage:
     def __init__(self, page: Any, name: str) -> None:
         self.page = page
         self.name = name
+        self.shots = ARTIFACTS  # where `shot` writes; a test may point it at its tmp dir
 
     @classmethod
     def open(cls, browser: Any, lab: Lab, name: str, *, kernel: bool = True, height: int = 1300) -> NotebookPage:
@@ -269,9 +276,10 @@ class NotebookPage:
         return box
 
     def shot(self, name: str, locator: Any = None) -> Path:
-        """A screenshot of the page (or of one element) into tests/e2e/artifacts/NAME.png."""
-        ARTIFACTS.mkdir(exist_ok=True)
-        path = ARTIFACTS / f"{name}.png"
+        """A screenshot of the page (or of one element) into `self.shots`/NAME.png (tests/e2e/artifacts/ unless
+        the test chose another folder)."""
+        self.shots.mkdir(parents=True, exist_ok=True)
+        path = self.shots / f"{name}.png"
         if locator is None:
             self.page.screenshot(path=str(path), full_page=True)
         else:

@@ -95,7 +95,11 @@ app.ontoolinput = (p) => {{
 app.ontoolresult = (r) => say("result: " + ((r.content && r.content[0] && r.content[0].text) || "?"));
 app.ontoolcancelled = (p) => say("cancelled: " + (p.reason || ""));
 app.onhostcontextchanged = (p) => showContext({{ ...app.getHostContext(), ...p }});
-app.onteardown = async () => ({{}});
+app.onteardown = async () => {{
+  // tells the kernel (through the host's bridge) that the host's ui/resource-teardown reached this page
+  await app.sendLog({{ level: "info", data: "teardown received" }});
+  return {{}};
+}};
 const act = (id, fn) => {{
   $(id).onclick = async () => {{
     try {{ await fn(); }} catch (err) {{ say(id + " failed: " + (err && err.message)); }}

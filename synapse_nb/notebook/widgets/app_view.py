@@ -1,7 +1,8 @@
 """AppView: an MCP Apps View (a server's `ui://` HTML) rendered live in a cell output.
 
 The browser half (static/app_view.js, built by `make widget-js` from the pinned @modelcontextprotocol/
-ext-apps host bridge) shows the resource in `<iframe sandbox="allow-scripts allow-forms">` (an opaque
+ext-apps host bridge, held once per kernel by app_bundle.AppViewBundle and loaded by each View's small
+static/app_view_loader.js) shows the resource in `<iframe sandbox="allow-scripts allow-forms">` (an opaque
 origin: no access to the notebook's page, cookies, storage or the Jupyter server's API) under a CSP built
 from the resource's declared domains. Everything the View needs to come back (HTML, policy, tool input and
 result, theme, display mode, height) is a synced trait, so JupyterLab's windowing and a reloaded page show
@@ -23,9 +24,11 @@ from typing import Any, cast
 
 import anywidget
 import traitlets as t
+from ipywidgets import widget_serialization
 
 from ..render import Rest
 from ._threads import call_on, current_loop, kernel_loop
+from .app_bundle import AppViewBundle, shared_bundle
 from .app_host import REQUESTS, AppHost, DisplayMode
 from .app_policy import content_security_policy, fallback_text
 from .facade import RunnerLike
@@ -34,7 +37,7 @@ __all__ = ["AppView"]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
-_ESM = Path(__file__).with_name("static") / "app_view.js"
+_ESM = Path(__file__).with_name("static") / "app_view_loader.js"
 _NOTIFICATIONS = frozenset({"notifications/message", "ui/open-link", "ui/resource-teardown"})
 _DISPLAY_MODES: frozenset[str] = frozenset({"inline", "fullscreen", "pip"})
 
@@ -44,6 +47,8 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
     answers the View's requests (tool calls, resource reads, messages, context updates, display modes)."""
 
     _esm = t.Unicode(_ESM.read_text(encoding="utf-8") if _ESM.exists() else "").tag(sync=True)
+    # the View code, shared by every View of the kernel (the loader above imports it once per page)
+    bundle = t.Instance(AppViewBundle).tag(sync=True, **widget_serialization)
 
     server = t.Unicode("").tag(sync=True)
     tool = t.Dict().tag(sync=True)
@@ -85,7 +90,7 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
             server=server, tool=dict(tool), resource_uri=resource_uri, html=html, csp=csp,
             csp_policy=content_security_policy(csp), permissions=dict(meta.get("permissions") or {}),
             prefers_border=bool(meta.get("prefersBorder", False)), tool_input=dict(tool_input or {}),
-            tool_result=dict(tool_result or {}), **kwargs,
+            tool_result=dict(tool_result or {}), bundle=shared_bundle(), **kwargs,
         )
         self.host = host
         self.rest = rest

@@ -231,6 +231,22 @@ async def test_the_state_a_view_needs_to_come_back_is_synced_and_the_text_fallba
     ]
 
 
+async def test_every_view_carries_a_small_loader_and_shares_one_bundle_model() -> None:
+    """The ~670 KB View code is synced once per kernel (not per View), and made again once closed."""
+    first, second = small_view(RecordingHost()), small_view(RecordingHost())
+    bundle = first.bundle
+    assert second.bundle is bundle
+    states = [first.get_state(), second.get_state()]
+    assert all(state["bundle"] == f"IPY_MODEL_{bundle.model_id}" for state in states)
+    assert all(len(state["_esm"]) < 2_000 for state in states)
+    assert len(bundle.code) > 100_000
+    assert bundle.digest
+    bundle.close()
+    third = small_view(RecordingHost())
+    assert third.bundle is not bundle
+    assert third.bundle.code == bundle.code
+
+
 def test_the_default_policy_lets_the_view_reach_nothing_outside_its_html() -> None:
     policy = content_security_policy(None)
     assert policy.startswith("default-src 'none'")

@@ -1,5 +1,6 @@
-"""The committed View widget bundle (synapse_nb/notebook/widgets/static/app_view.js) is what `make widget-js`
-builds from js/src and the pinned npm packages of js/package-lock.json: rebuilding gives the same bytes."""
+"""The committed View widget bundle (synapse_nb/notebook/widgets/static/app_view.js) and its loader
+(app_view_loader.js) are what `make widget-js` builds from js/src and the pinned npm packages of
+js/package-lock.json: rebuilding gives the same bytes."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ pytestmark = [pytest.mark.node, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
 JS = REPO / "js"
-BUNDLE = REPO / "synapse_nb" / "notebook" / "widgets" / "static" / "app_view.js"
+STATIC = REPO / "synapse_nb" / "notebook" / "widgets" / "static"
+BUNDLE = STATIC / "app_view.js"
+LOADER = STATIC / "app_view_loader.js"
 
 
 def test_rebuilding_the_bundle_gives_the_committed_file(tmp_path: Path) -> None:
@@ -25,15 +28,20 @@ def test_rebuilding_the_bundle_gives_the_committed_file(tmp_path: Path) -> None:
         pytest.fail("js/node_modules is missing: run `make widget-js-deps`")
     lock = json.loads((JS / "package-lock.json").read_text())
     assert lock["packages"]["node_modules/@modelcontextprotocol/ext-apps"]["version"] == "2.0.4"
-    out = tmp_path / "app_view.js"
-    subprocess.run([npm, "run", "--silent", "build", "--", f"--outfile={out}"], cwd=JS, check=True,
+    subprocess.run([npm, "run", "--silent", "build", "--", f"--outdir={tmp_path}"], cwd=JS, check=True,
                    capture_output=True, timeout=120)
-    assert out.read_bytes() == BUNDLE.read_bytes(), "static/app_view.js is stale: run `make widget-js` and commit it"
+    for committed in (BUNDLE, LOADER):
+        built = tmp_path / committed.name
+        assert built.read_bytes() == committed.read_bytes(), (
+            f"static/{committed.name} is stale: run `make widget-js` and commit it")
 
 
 def test_the_wheel_carries_the_bundle() -> None:
-    """Installing needs no Node: the bundle sits inside the package, next to the widget that reads it."""
+    """Installing needs no Node: the bundle and its loader sit inside the package, next to the widgets that
+    read them (each View carries the loader; the one shared bundle model carries the bundle)."""
+    from synapse_nb.notebook.widgets.app_bundle import _read_code
     from synapse_nb.notebook.widgets.app_view import AppView
 
-    assert AppView._esm.default_value == BUNDLE.read_text(encoding="utf-8")
+    assert AppView._esm.default_value == LOADER.read_text(encoding="utf-8")
+    assert _read_code() == BUNDLE.read_text(encoding="utf-8")
     assert "ui/initialize" in BUNDLE.read_text(encoding="utf-8")
