@@ -173,6 +173,13 @@ def start_lab(
         stop(proc, timeout=20)
 
 
+def model_env(llm: Any) -> dict[str, str]:
+    """The environment that points a JupyterLab's kernels at `llm` (a tests/llm_server.LlmServer) as their
+    OpenAI model."""
+    return {"SYNAPSE_MODEL": "openai:gpt-e2e", "OPENAI_API_KEY": "sk-e2e-not-a-real-key",
+            "OPENAI_BASE_URL": llm.openai_base_url}
+
+
 @contextmanager
 def open_browser() -> Iterator[Any]:
     """Chromium (headless) for one module; yields the Browser."""

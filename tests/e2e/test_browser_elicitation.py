@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_lab import REPO, Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
+from browser_lab import REPO, Lab, NotebookPage, failure_shot, start_lab, write_notebook
 from test_browser_looks import AA, CONTRAST_JS
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
@@ -75,12 +75,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     with start_lab(tmp_path_factory.mktemp("lab-elicitation")) as lab:
         (lab.root / "form.json").write_text(json.dumps(SCRIPT))
         yield lab
-
-
-@pytest.fixture(scope="module")
-def browser(lab: Lab) -> Iterator[Any]:
-    with open_browser() as browser:
-        yield browser
 
 
 @pytest.mark.parametrize("width", [1400, 760])

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_lab import DEMO, Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
+from browser_lab import DEMO, Lab, NotebookPage, failure_shot, start_lab, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 
@@ -66,12 +66,6 @@ MEASURE_JS = """
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     with start_lab(tmp_path_factory.mktemp("lab-inspector-width")) as lab:
         yield lab
-
-
-@pytest.fixture(scope="module")
-def browser(lab: Lab) -> Iterator[Any]:
-    with open_browser() as browser:
-        yield browser
 
 
 @pytest.mark.parametrize("width", [760, 1400])

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_lab import DEMO, Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
+from browser_lab import DEMO, Lab, NotebookPage, failure_shot, model_env, start_lab, write_notebook
 from llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
@@ -80,23 +80,9 @@ CONTRAST_JS = """
 
 
 @pytest.fixture(scope="module")
-def llm() -> Iterator[LlmServer]:
-    with LlmServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory, llm: LlmServer) -> Iterator[Lab]:
-    env = {"SYNAPSE_MODEL": "openai:gpt-e2e", "OPENAI_API_KEY": "sk-e2e-not-a-real-key",
-           "OPENAI_BASE_URL": llm.openai_base_url}
-    with start_lab(tmp_path_factory.mktemp("lab-looks"), env) as lab:
+    with start_lab(tmp_path_factory.mktemp("lab-looks"), model_env(llm)) as lab:
         yield lab
-
-
-@pytest.fixture(scope="module")
-def browser(lab: Lab) -> Iterator[Any]:
-    with open_browser() as browser:
-        yield browser
 
 
 def test_our_text_reads_at_aa_contrast_in_light_and_dark(lab: Lab, browser: Any, llm: LlmServer) -> None:

@@ -29,7 +29,6 @@ from browser_lab import (
     emoji_in,
     error_lines,
     failure_shot,
-    open_browser,
     rgb,
     start_lab,
     write_notebook,
@@ -60,12 +59,6 @@ CELLS = [
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     with start_lab(tmp_path_factory.mktemp("lab-servers")) as lab:
         yield lab
-
-
-@pytest.fixture(scope="module")
-def browser(lab: Lab) -> Iterator[Any]:
-    with open_browser() as browser:
-        yield browser
 
 
 def test_server_state_and_the_inspector(lab: Lab, browser: Any) -> None:

@@ -29,7 +29,7 @@ from browser_lab import (
     emoji_in,
     error_lines,
     failure_shot,
-    open_browser,
+    model_env,
     rgb,
     start_lab,
     write_notebook,
@@ -63,23 +63,9 @@ NEUTRAL, GREY, RED = rgb("#57606a"), rgb("#6e7781"), rgb("#cf222e")
 
 
 @pytest.fixture(scope="module")
-def llm() -> Iterator[LlmServer]:
-    with LlmServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory, llm: LlmServer) -> Iterator[Lab]:
-    env = {"SYNAPSE_MODEL": "openai:gpt-e2e", "OPENAI_API_KEY": "sk-e2e-not-a-real-key",
-           "OPENAI_BASE_URL": llm.openai_base_url}
-    with start_lab(tmp_path_factory.mktemp("lab-turns"), env) as lab:
+    with start_lab(tmp_path_factory.mktemp("lab-turns"), model_env(llm)) as lab:
         yield lab
-
-
-@pytest.fixture(scope="module")
-def browser(lab: Lab) -> Iterator[Any]:
-    with open_browser() as browser:
-        yield browser
 
 
 def test_turns_while_running_finished_and_traced(lab: Lab, browser: Any, llm: LlmServer) -> None:
