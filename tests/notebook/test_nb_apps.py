@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import comm
 import pytest
-from comm.base_comm import BaseComm
 
 TESTS = Path(__file__).resolve().parents[1]
 for folder in (TESTS, TESTS / "servers"):
@@ -25,27 +23,13 @@ for folder in (TESTS, TESTS / "servers"):
         sys.path.insert(0, str(folder))
 
 import apps_server  # noqa: E402
+from list_comm import ListComm  # noqa: E402
 from llm_replies import Gate  # noqa: E402
 from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
 
 ANSWER_TIMEOUT = 30.0
 FAKE_KEY = "sk-fake-apps-test-0123456789"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-class ListComm(BaseComm):  # type: ignore[misc]
-    """A comm whose published messages land in `sent` (no kernel here)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.sent: list[dict[str, Any]] = []
-        self.arrived = threading.Condition()
-        super().__init__(*args, **kwargs)
-
-    def publish_msg(self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None,
-                    **keys: Any) -> None:
-        with self.arrived:
-            self.sent.append({"msg_type": msg_type, "data": data})
-            self.arrived.notify_all()
 
 
 @pytest.fixture
@@ -312,7 +296,6 @@ def test_a_destructive_tool_called_from_a_view_asks_first_under_the_default_poli
     erase(202)
     assert first_text(answer_of(202, "approve_button")) == "erased"
     assert origins(apps)[-1] == ("erase", "app:danger")
-
 
 
 def test_a_ui_tools_view_opens_while_its_arguments_stream_and_gets_them_growing_then_whole(

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Mapping
 from typing import Any
 
 import comm
 import pytest
 from apps_host import AppsConnection, ClientAppHost, open_view
-from comm.base_comm import BaseComm
+from list_comm import ListComm
 
 from synapse_nb.notebook.render import TURN_REST
 from synapse_nb.notebook.widgets.app_host import DisplayMode
@@ -26,21 +25,6 @@ from synapse_nb.notebook.widgets.app_view import AppView
 
 pytestmark = pytest.mark.anyio
 ANSWER_TIMEOUT = 30.0
-
-
-class ListComm(BaseComm):  # type: ignore[misc]
-    """A comm whose published messages land in `sent` (and wake `waiters`)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.sent: list[dict[str, Any]] = []
-        self.arrived = threading.Condition()
-        super().__init__(*args, **kwargs)
-
-    def publish_msg(self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None,
-                    **keys: Any) -> None:
-        with self.arrived:
-            self.sent.append({"msg_type": msg_type, "data": data})
-            self.arrived.notify_all()
 
 
 @pytest.fixture(autouse=True)
