@@ -123,8 +123,8 @@ class TurnDisplay:
         self._schedule_tick()
 
     def cut(self, index: int, show: Callable[[], None], *, reshow: Callable[[bool], None] | None = None) -> None:
-        """Make the parts before `index` final in the current output, call `show` (it displays something,
-        e.g. a tool's View, below them), and go on in a new output below it: the answer continues there.
+        """Make the parts before `index` (or before the first call among them still running) final in the
+        current output, call `show` (it displays something, e.g. a tool's View, below them), and go on in a new output below it: the answer continues there.
         With `reshow`, the parts before `index` are still changing (a tool block whose arguments stream):
         their output keeps following them until the display finishes, which shows them as final outputs
         then, each followed by `reshow(in_place)` (it shows again what `show` showed live), so that a
@@ -134,6 +134,10 @@ class TurnDisplay:
         if self.output.finished or not view.first <= index <= len(view.parts):
             show()
             return
+        if reshow is None:
+            # a call still running above the cut (a sibling of the same reply) would stay frozen in its running
+            # state in the final output above: cut above it instead, so it goes on below `show`'s output
+            index = next((i for i in range(view.first, index) if _unsettled(view.parts[i])), index)
         head = TurnView(model=view.model, format=view.format, parts=list(view.parts[view.first:index]),
                         status="finished", segment=True)
         for handle in (self._timer, self._ticker):
@@ -208,3 +212,8 @@ async def ticking(
         ticker.cancel()
         output.clear()
         await asyncio.wait({ticker})  # ended before the loop may close (a private loop closes right after)
+
+
+def _unsettled(part: object) -> bool:
+    """A tool call whose line still changes (its arguments stream or it runs)."""
+    return isinstance(part, ToolCallView) and part.status in ("streaming", "running")

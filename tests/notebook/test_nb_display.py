@@ -547,3 +547,29 @@ def test_a_call_waiting_for_approval_says_so_on_its_line_and_the_activity_line()
     assert "about to run" not in text
     view.approval_answered()
     assert "waiting for your approval" not in render(view)["text/plain"]
+
+
+def test_a_cut_never_freezes_a_call_still_running_above_it(published: Any) -> None:
+    """Two calls of one reply: the first runs while the second is asked about (an approval card shown at the
+    cut). The running call is not made final in its running state above the card: the cut moves above it, and
+    the final output below the card shows it finished."""
+    display = TurnDisplay(TurnView(model="m"), LiveOutput(publish=published), interval=10.0)
+    display.start()
+    display(TextDelta(session_id=S, turn_id=T, text="Two things.\n"))
+    query, drop = _call("demo__query"), _call("demo__drop_table")
+    for call, approval in ((query, "auto"), (drop, "ask")):
+        display(ToolCallStarted(session_id=S, call=call, server="demo", tool=call.name[6:], approval=approval))
+    display.cut(2, lambda: published({"text/plain": "APPROVAL CARD"}, "card", False))
+    display(ToolCallFinished(session_id=S, call=query, server="demo", tool="query", approval="auto",
+                             started_at=NOW, duration_ms=3, result=ToolResult((ContentBlock("text", text="ok"),))))
+    display(ToolCallFinished(session_id=S, call=drop, server="demo", tool="drop_table", approval="ask",
+                             started_at=NOW, duration_ms=3, result=ToolResult((ContentBlock("text", text="ok"),))))
+    display(TurnFinished(session_id=S, turn_id=T, text="", iterations=1, usage=Usage(1, 1), duration_ms=9))
+    display.finish()
+    finals = [b.get("text/plain", "") for b in published.final]
+    card = finals.index("APPROVAL CARD")
+    above, below = "\n".join(finals[:card]), "\n".join(finals[card + 1:])
+    assert "Two things." in above
+    assert "demo__query" not in above  # not frozen as running above the card
+    assert "demo__query" in below
+    assert "demo__drop_table" in below
