@@ -172,9 +172,22 @@ function render({ model, el }) {
       model.save_changes();
     }
   };
-  const sendTool = () => {
+  // The input goes once per load of the View's document: as soon as the kernel has it (a turn sets it when
+  // the model's streamed arguments are whole, before the call runs), else with the result.
+  let inputSent = false;
+  const sendInput = () => {
     const input = model.get("tool_input");
-    if (input) bridge.sendToolInput({ arguments: input });
+    if (input && !inputSent) {
+      inputSent = true;
+      bridge.sendToolInput({ arguments: input });
+    }
+    return inputSent;
+  };
+  const sendTool = () => {
+    if (!sendInput()) {
+      const partial = model.get("tool_input_partial");
+      if (partial && Object.keys(partial).length) bridge.sendToolInputPartial({ arguments: partial });
+    }
     const cancelled = model.get("tool_cancelled");
     const result = model.get("tool_result");
     if (cancelled) bridge.sendToolCancelled({ reason: cancelled });
@@ -183,19 +196,22 @@ function render({ model, el }) {
   // Every (re)load of the frame's document initializes again (a cell moved in the page reloads its iframe).
   bridge.oninitialized = () => {
     initialized = true;
+    inputSent = false;
     el.dataset.initialized = "true";
     sendTool();
   };
   const onResult = () => initialized && sendTool();
+  const onInput = () => initialized && sendInput();
   const onPartial = () => {
     const partial = model.get("tool_input_partial");
-    if (initialized && partial) bridge.sendToolInputPartial({ arguments: partial });
+    if (initialized && !inputSent && partial) bridge.sendToolInputPartial({ arguments: partial });
   };
   const onTheme = () => {
     if (initialized) bridge.sendHostContextChange({ theme: pageTheme(model), styles: pageStyles() });
   };
   model.on("change:tool_result", onResult);
   model.on("change:tool_cancelled", onResult);
+  model.on("change:tool_input", onInput);
   model.on("change:tool_input_partial", onPartial);
   model.on("change:theme", onTheme);
   const themeWatch = new MutationObserver(onTheme);
@@ -215,6 +231,7 @@ function render({ model, el }) {
     model.off("msg:custom", onMessage);
     model.off("change:tool_result", onResult);
     model.off("change:tool_cancelled", onResult);
+    model.off("change:tool_input", onInput);
     model.off("change:tool_input_partial", onPartial);
     model.off("change:theme", onTheme);
     for (const waiter of pending.values()) waiter.reject(new Error("the view was removed"));

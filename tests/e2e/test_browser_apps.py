@@ -510,6 +510,9 @@ def test_a_synapse_turn_shows_the_view_in_its_tool_block_and_app_only_tools_stay
         nb.run(5)
         iframe, view = frame_of(nb, 5)
         nb.expect(view.locator("#input")).to_have_text('{"start":1}', timeout=FRAME_TIMEOUT_MS)
+        # the View hears the call once, in order: partial arguments (if any), the whole input, the result
+        nb.expect(view.locator("#heard")).to_have_text(re.compile(r"^(partial )*input result$"),
+                                                       timeout=FRAME_TIMEOUT_MS)
         answer = nb.output(5).get_by_text("The counter is open.")
         nb.expect(answer).to_be_visible()
         block = nb.output(5).get_by_text("apps__counter").first

@@ -67,6 +67,7 @@ COUNTER_BODY = """
 <h3 id="title">Counter view</h3>
 <p>count: <span id="count">?</span></p>
 <p>input: <span id="input"></span></p>
+<p>heard: <span id="heard"></span></p>
 <p>theme: <span id="theme">?</span> background: <span id="bg">?</span></p>
 <p id="status">waiting</p>
 <button id="bump">Add one</button><button id="message">Send message</button>
@@ -87,13 +88,20 @@ const showContext = (ctx) => {{
   const fg = ctx.styles && ctx.styles.variables && ctx.styles.variables["--color-text-primary"];
   if (fg) document.body.style.color = fg;
 }};
+// what the host sent about the call, in order ("partial", "input", "result", "cancelled")
+const heard = (what) => {{ $("heard").textContent = ($("heard").textContent + " " + what).trim(); }};
+app.ontoolinputpartial = () => heard("partial");
 app.ontoolinput = (p) => {{
+  heard("input");
   $("input").textContent = JSON.stringify(p.arguments || {{}});
   count = (p.arguments && p.arguments.start) || 0;
   $("count").textContent = String(count);
 }};
-app.ontoolresult = (r) => say("result: " + ((r.content && r.content[0] && r.content[0].text) || "?"));
-app.ontoolcancelled = (p) => say("cancelled: " + (p.reason || ""));
+app.ontoolresult = (r) => {{
+  heard("result");
+  say("result: " + ((r.content && r.content[0] && r.content[0].text) || "?"));
+}};
+app.ontoolcancelled = (p) => {{ heard("cancelled"); say("cancelled: " + (p.reason || "")); }};
 app.onhostcontextchanged = (p) => showContext({{ ...app.getHostContext(), ...p }});
 app.onteardown = async () => {{
   // tells the kernel (through the host's bridge) that the host's ui/resource-teardown reached this page
