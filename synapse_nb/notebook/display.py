@@ -124,12 +124,13 @@ class TurnDisplay:
 
     def cut(self, index: int, show: Callable[[], None], *, reshow: Callable[[bool], None] | None = None) -> None:
         """Make the parts before `index` (or before the first call among them still running) final in the
-        current output, call `show` (it displays something, e.g. a tool's View, below them), and go on in a new output below it: the answer continues there.
-        With `reshow`, the parts before `index` are still changing (a tool block whose arguments stream):
-        their output keeps following them until the display finishes, which shows them as final outputs
-        then, each followed by `reshow(in_place)` (it shows again what `show` showed live), so that a
-        frontend that ignores display updates (nbval, a terminal) gets them in order; `in_place` when the
-        outputs keep their final form where they are (a background run's), and so must what `show` showed."""
+        current output, call `show` (it displays something, e.g. a tool's View, below them), and go on in a
+        new output below it: the answer continues there. With `reshow`, the parts before `index` are still
+        changing (a tool block whose arguments stream): their output keeps following them until the display
+        finishes, which shows them as final outputs then, each followed by `reshow(in_place)` (it shows again
+        what `show` showed live), so that a frontend that ignores display updates (nbval, a terminal) gets
+        them in order; `in_place` when the outputs keep their final form where they are (a background run's),
+        and so must what `show` showed."""
         view = self.view
         if self.output.finished or not view.first <= index <= len(view.parts):
             show()
