@@ -266,7 +266,7 @@ class CassetteWriter:
         self._write({
             "type": "tool", "name": name, "arguments": dict(arguments),
             "result": result.to_dict() if result is not None else None, "error": error,
-            "duration_ms": round(duration_ms, 1),
+            "duration_ms": duration_ms,  # as measured: rounded here, a replay could show another whole ms
         })
         self.tools += 1
 
