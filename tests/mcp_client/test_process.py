@@ -29,11 +29,17 @@ def test_pipe_captures_a_child_stderr_and_reports_its_end() -> None:
     ring = StderrRing(max_lines=100)
     ended = threading.Event()
     pipe = StderrPipe(ring, "test", on_eof=ended.set)
-    code = "import sys\nfor i in range(5000): print('line', i, file=sys.stderr)\nsys.stderr.write('no newline')"
+    # the child waits for a line on stdin, so it is still there to be found (a quick one could end first)
+    code = ("import sys\nsys.stdin.readline()\nfor i in range(5000): print('line', i, file=sys.stderr)\n"
+            "sys.stderr.write('no newline')")
     started = time.time()
-    proc = subprocess.Popen([sys.executable, "-c", code], stderr=pipe.errlog, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stderr=pipe.errlog,
+                            start_new_session=True)
     pipe.close_writer()
     child = find_child(pipe.inode, started)
+    assert proc.stdin is not None
+    proc.stdin.write(b"go\n")
+    proc.stdin.close()
     assert child is not None
     assert child.pid == proc.pid
     proc.wait(30)
