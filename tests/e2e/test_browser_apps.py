@@ -422,7 +422,8 @@ def test_scrolling_far_away_and_back_keeps_the_view(
                     }""",
                     timeout=FRAME_TIMEOUT_MS,
                 )
-                nb.expect(nb.page.get_by_text("# cell 59 below the View")).to_be_visible()
+                # the last cell is rendered a moment after the frame went out of view (slower on a busy machine)
+                nb.expect(nb.page.get_by_text("# cell 59 below the View")).to_be_visible(timeout=FRAME_TIMEOUT_MS)
                 # and back to the top
                 nb.page.wait_for_function(
                     """() => {
