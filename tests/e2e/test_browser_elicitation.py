@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_lab import REPO, Lab, NotebookPage, failure_shot, start_lab, write_notebook
+from browser_lab import Lab, NotebookPage, failure_shot, start_lab, write_notebook
+from npm_servers import EVERYTHING, node_for
 from test_browser_looks import AA, CONTRAST_JS
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 
-EVERYTHING = REPO / ".tools" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 SCRIPT = [{"match": "fill in", "tool": "everything__trigger-elicitation-request", "arguments": {},
            "answer": "the server said: {result}"}]
 FIELDS = 13  # server-everything's form
@@ -68,10 +68,7 @@ CLIPPED_JS = """
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    node = shutil.which("node")
-    if node is None or not EVERYTHING.is_file():
-        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
-                    "(or node is missing): run `make tools`")
+    node_for(EVERYTHING)
     with start_lab(tmp_path_factory.mktemp("lab-elicitation")) as lab:
         (lab.root / "form.json").write_text(json.dumps(SCRIPT))
         yield lab

@@ -5,17 +5,14 @@ fallback capped as the call's result is, and the result below it."""
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from kernel_session import Kernel, running_kernel
+from npm_servers import SEGMENTATION, node_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel, pytest.mark.node]
 
-SEGMENTATION = (Path(__file__).resolve().parents[2] / ".tools" / "apps" / "node_modules" / "@modelcontextprotocol"
-                / "server-customer-segmentation" / "dist" / "index.js")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 VIEW_LINE = ("[seg.get-customer-data has an interactive view (ui://customer-segmentation/mcp-app.html): it renders "
              "in JupyterLab, Notebook 7 or VS Code with the kernel running; run the cell there to open it]")
@@ -23,10 +20,7 @@ VIEW_LINE = ("[seg.get-customer-data has an interactive view (ui://customer-segm
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    node = shutil.which("node")
-    if node is None or not SEGMENTATION.is_file():
-        pytest.fail(f"the MCP Apps example server-customer-segmentation is not installed at {SEGMENTATION} "
-                    "(or node is missing): run `make apps-servers`")
+    node = node_for(SEGMENTATION)
     with running_kernel(tmp_path_factory.mktemp("kernel-apps")) as k:
         k.ok("%load_ext synapse_nb")
         k.ok(f"%mcp connect seg -- {node} {SEGMENTATION} --stdio", timeout=120)

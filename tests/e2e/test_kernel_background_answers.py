@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import queue
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 import tools_server
 from kernel_session import Kernel, kernel_env, running_kernel
+from npm_servers import EVERYTHING, node_for
 
 import synapse_nb
 
@@ -22,7 +22,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 ROOT = Path(synapse_nb.__file__).resolve().parents[1]
 # the server child gets only a safe environment: point it at this checkout's package explicitly
 DEMO = (f"%mcp connect demo --env PYTHONPATH={ROOT} -- {tools_server.COMMAND} --legacy")
-EVERYTHING = (ROOT / ".tools" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js")
 ASKER = [{"match": "my name", "tool": "demo__question", "arguments": {"message": "Who are you?"},
           "answer": "the server said: {result}"}]
 
@@ -101,10 +100,7 @@ def test_a_background_question_is_answered_through_the_widget(kernel: Kernel) ->
 
 def test_nbclient_run_declines_background_questions_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                                 ) -> None:
-    node = shutil.which("node")
-    if node is None or not EVERYTHING.is_file():
-        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
-                    "(or node is missing): run `make tools`")
+    node = node_for(EVERYTHING)
     (tmp_path / "both.json").write_text(json.dumps([{
         "match": "ask them",
         "tool_calls": [{"name": "demo__question", "arguments": {"message": "Who are you?"}},

@@ -4,26 +4,21 @@ kernel's model, roots, logs and resource updates (node, stdio, all in one kernel
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from kernel_session import Kernel, running_kernel
+from npm_servers import EVERYTHING, node_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
-EVERYTHING = (Path(__file__).resolve().parents[2] / ".tools" / "node_modules" / "@modelcontextprotocol"
-              / "server-everything" / "dist" / "index.js")
 
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    node = shutil.which("node")
-    if node is None or not EVERYTHING.is_file():
-        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
-                    "(or node is missing): run `make tools`")
+    node = node_for(EVERYTHING)
     tmp = tmp_path_factory.mktemp("kernel")
     (tmp / "sampler.json").write_text(json.dumps([{"match": "context:", "answer": "a scripted reply"}]))
     with running_kernel(tmp) as k:

@@ -6,20 +6,17 @@ kilobytes in the notebook."""
 from __future__ import annotations
 
 import re
-import shutil
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import tools_server
 from kernel_session import Kernel, running_kernel
+from npm_servers import SEGMENTATION, node_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
-SEGMENTATION = (Path(__file__).resolve().parents[2] / ".tools" / "apps" / "node_modules" / "@modelcontextprotocol"
-                / "server-customer-segmentation" / "dist" / "index.js")
 VIEW_URI = "ui://customer-segmentation/mcp-app.html"
 
 
@@ -64,10 +61,7 @@ def test_a_200_row_query_is_a_table_in_a_scroll_box(kernel: Kernel) -> None:
 
 @pytest.fixture(scope="module")
 def segmentation(kernel: Kernel) -> str:
-    node = shutil.which("node")
-    if node is None or not SEGMENTATION.is_file():
-        pytest.fail(f"the MCP Apps example server-customer-segmentation is not installed at {SEGMENTATION} "
-                    "(or node is missing): run `make apps-servers`")
+    node = node_for(SEGMENTATION)
     kernel.ok(f"%mcp connect seg -- {node} {SEGMENTATION} --stdio", timeout=120)
     return "seg"
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_helpers import EVERYTHING, Events, WebServer, start_web
+from mcp_helpers import Events, WebServer, start_web
+from npm_servers import EVERYTHING, node_for
 
 
 @pytest.fixture
@@ -30,12 +30,7 @@ def demo_sse(tmp_path: Path) -> Iterator[WebServer]:
 @pytest.fixture(scope="session")
 def everything() -> dict[str, object]:
     """Connect arguments for the npm reference server; missing means the setup is broken: fail, don't skip."""
-    node = shutil.which("node")
-    if node is None or not EVERYTHING.is_file():
-        pytest.fail(
-            f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING.parent.parent} "
-            "(or node is missing): run `make tools`"
-        )
+    node = node_for(EVERYTHING)
     return {"command": node, "args": [str(EVERYTHING), "stdio"]}
 
 

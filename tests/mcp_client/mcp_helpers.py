@@ -17,8 +17,6 @@ from local_servers import free_port, wait_listening
 
 from synapse_nb.events import Event, ServerEvent
 
-REPO = Path(__file__).resolve().parents[2]
-EVERYTHING = REPO / ".tools" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 DEMO_ARGS = tools_server.ARGS
 
 

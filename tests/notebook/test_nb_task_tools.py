@@ -4,17 +4,14 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
+from npm_servers import EVERYTHING, node_for
 
 from synapse_nb.events import Event, ServerEvent
 
-EVERYTHING = (Path(__file__).resolve().parents[2] / ".tools" / "node_modules" / "@modelcontextprotocol"
-              / "server-everything" / "dist" / "index.js")
 TASK_TOOL = "everything__simulate-research-query"
 TIMEOUT = 60
 
@@ -24,10 +21,7 @@ pytestmark = [pytest.mark.process, pytest.mark.node]
 def connect_everything(ip: Any) -> None:
     """`%mcp connect everything -- node ...`, then wait until the server's second tool list (it adds tools,
     the task one among them, after it is initialised and says so with list_changed) has been read."""
-    node = shutil.which("node")
-    if node is None or not EVERYTHING.is_file():  # the setup is broken: fail, don't skip
-        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
-                    "(or node is missing): run `make tools`")
+    node = node_for(EVERYTHING)
     listed = asyncio.Event()
 
     def listener(event: Event) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 from local_servers import free_port, wait_listening
+from npm_servers import EVERYTHING, node_for
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.trace import SpanKind, StatusCode
 from trace_helpers import Traced
@@ -29,8 +29,6 @@ from synapse_nb.providers.scripted import ScriptedProvider
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
 META_SERVER = str(Path(__file__).with_name("meta_server.py"))
-EVERYTHING = (Path(__file__).resolve().parents[2] / ".tools" / "node_modules" / "@modelcontextprotocol"
-              / "server-everything" / "dist" / "index.js")
 SECRET = "planted-secret-token-77"
 SCRIPT = [{"tool_calls": [{"name": "meta__meta", "arguments": {}}, {"name": "meta__count", "arguments": {"n": 3}}]},
           "ok"]
@@ -123,9 +121,7 @@ async def test_failures_set_error_type_and_a_hub_without_tracer_makes_no_span(tr
 
 @pytest.fixture
 def everything_http() -> Iterator[str]:
-    node = shutil.which("node")
-    if node is None or not EVERYTHING.is_file():  # the setup is broken: fail, don't skip
-        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING}: run `make tools`")
+    node = node_for(EVERYTHING)
     port = free_port()
     proc = subprocess.Popen([node, str(EVERYTHING), "streamableHttp"], env={**os.environ, "PORT": str(port)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

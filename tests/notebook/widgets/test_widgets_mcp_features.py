@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import ipywidgets as w
 import pytest
+from npm_servers import EVERYTHING, node_for
 from real_state import connected, go_live, private_runner, private_state
 
 from synapse_nb.events import Event, ServerEvent
@@ -22,8 +21,6 @@ from synapse_nb.notebook.runner import Runner
 from synapse_nb.notebook.widgets import Inspector
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 
-EVERYTHING = (Path(__file__).resolve().parents[3] / ".tools" / "node_modules" / "@modelcontextprotocol"
-              / "server-everything" / "dist" / "index.js")
 TIMEOUT = 60
 
 
@@ -55,10 +52,7 @@ class State:
 
 
 def node_args() -> dict[str, Any]:
-    node = shutil.which("node")
-    if node is None or not EVERYTHING.is_file():  # the setup is broken: fail, don't skip
-        pytest.fail(f"@modelcontextprotocol/server-everything is not installed at {EVERYTHING} "
-                    "(or node is missing): run `make tools`")
+    node = node_for(EVERYTHING)
     return {"command": node, "args": [str(EVERYTHING), "stdio"]}
 
 
