@@ -35,9 +35,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import npm_servers
 import pytest
 from browser_lab import Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
 from llm_server import LlmServer, call, text, tool_calls
+from npm_servers import node_for
 
 from synapse_nb.notebook.widgets import app_bundle
 
@@ -46,8 +48,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser, pytest.mar
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
 NODE = shutil.which("node") or "node"
-BASIC = str(REPO / ".tools" / "apps" / "node_modules" / "@modelcontextprotocol" / "server-basic-vanillajs" / "dist"
-            / "index.js")
+BASIC = str(npm_servers.BASIC)
 FRAME_TIMEOUT_MS = 60_000
 FLAG = "release-busy-cell"
 TEARDOWN_LOG = "teardown received"  # what the counter View logs when the host's ui/resource-teardown reaches it
@@ -243,15 +244,20 @@ def test_dark_theme_reaches_the_view(nb: NotebookPage, tmp_path: Path) -> None:
         nb.expect(view.locator("#theme")).to_have_text("light", timeout=FRAME_TIMEOUT_MS)
 
 
+def save_and_reload(nb: NotebookPage) -> None:
+    """Save the notebook (with its widget state), wait until JupyterLab says it is saved, reload the page."""
+    nb.page.keyboard.press("Control+s")
+    nb.expect(nb.page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
+    nb.page.reload()
+    nb.wait_idle()
+
+
 def test_reload_brings_the_view_back_without_a_tool_call(nb: NotebookPage, tmp_path: Path) -> None:
     with failure_shot(nb, "apps-reload"):
         _iframe, view = frame_of(nb, 1)
         nb.expect(view.locator("#title")).to_have_text("Counter view", timeout=FRAME_TIMEOUT_MS)
         calls_before = [e for e in events(nb) if e[0] == "tools/call"]
-        nb.page.keyboard.press("Control+s")
-        nb.expect(nb.page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
-        nb.page.reload()
-        nb.wait_idle()
+        save_and_reload(nb)
         _iframe, view = frame_of(nb, 1)
         nb.expect(view.locator("#status")).to_have_text("result: counter starts at 3", timeout=FRAME_TIMEOUT_MS)
         nb.expect(view.locator("#input")).to_have_text('{"start":3}')
@@ -321,8 +327,7 @@ def test_the_sandbox_keeps_the_view_away_from_the_notebook(nb: NotebookPage, tmp
 
 def test_an_official_example_server_view_works_in_the_notebook(nb: NotebookPage, tmp_path: Path) -> None:
     """server-basic-vanillajs (npm, pinned by `make tools`): its View renders and its button reaches its server."""
-    if not Path(BASIC).is_file():
-        pytest.fail(f"{BASIC} is missing: run `make tools`")
+    node_for(npm_servers.BASIC)
     with failure_shot(nb, "apps-basic"):
         nb.run(6, timeout=120_000)
         _iframe, view = frame_of(nb, 6)
@@ -356,10 +361,7 @@ def test_a_reload_with_several_views_shows_each_without_a_tool_call(nb: Notebook
         calls_before = [e for e in events(nb) if e[0] == "tools/call"]
         run_again(nb, 7)
         basic_before = nb.output(7).inner_text()
-        nb.page.keyboard.press("Control+s")
-        nb.expect(nb.page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
-        nb.page.reload()
-        nb.wait_idle()
+        save_and_reload(nb)
         _iframe, counter = frame_of(nb, 1)
         nb.expect(counter.locator("#status")).to_have_text("result: counter starts at 3", timeout=FRAME_TIMEOUT_MS)
         _iframe, probe = frame_of(nb, 3)
@@ -412,18 +414,22 @@ def test_scrolling_far_away_and_back_keeps_the_view(
                 nb.run(2)
                 assert "tools/call" not in nb.output(2).inner_text()
                 # far away: to the end of the notebook, until the View's cell has left the viewport (JupyterLab
-                # 4.6 hides a code cell with outputs out of view, display: none, and shows it again)
+                # 4.6 hides a code cell with outputs out of view, display: none, and shows it again) and the last
+                # cell is shown. The end moves while cells render (their height is estimated until then), so
+                # scroll to it again on every poll.
                 nb.page.wait_for_function(
                     """() => {
                         const outer = document.querySelector(".jp-NotebookPanel .jp-WindowedPanel-outer");
                         outer.scrollTop = outer.scrollHeight;
                         const frame = document.querySelector(".jp-NotebookPanel iframe");
-                        return !frame || !frame.checkVisibility();  // the first View's
+                        const last = [...document.querySelectorAll(".jp-NotebookPanel .jp-Cell .cm-content")]
+                            .some(c => c.textContent.includes("# cell 59 below the View") && c.checkVisibility());
+                        return last && (!frame || !frame.checkVisibility());  // the first View's
                     }""",
+                    polling=100,
                     timeout=FRAME_TIMEOUT_MS,
                 )
-                # the last cell is rendered a moment after the frame went out of view (slower on a busy machine)
-                nb.expect(nb.page.get_by_text("# cell 59 below the View")).to_be_visible(timeout=FRAME_TIMEOUT_MS)
+                nb.expect(nb.page.get_by_text("# cell 59 below the View")).to_be_visible()
                 # and back to the top
                 nb.page.wait_for_function(
                     """() => {
