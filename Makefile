@@ -194,9 +194,12 @@ $(LANGCHAIN_MCP):
 conformance: venv conformance-tools
 	$(PY) scripts/run_conformance.py --tools $(CONFORMANCE_TOOLS) --tools $(CONFORMANCE_NEXT_TOOLS)
 
-# pytest and the conformance suites mostly wait on child processes (servers, kernels, Chromium, Node), so they
-# run side by side once the checks pass; each keeps its own output together (--output-sync).
-test: lint typecheck
+# First the checks and every install side by side (the installs mostly wait on downloads, each into a folder
+# of its own, while ruff and mypy use the CPU); then, once the checks pass, pytest and the conformance suites,
+# which mostly wait on child processes (servers, kernels, Chromium, Node). Each job keeps its output together.
+SETUP := lint typecheck tools browser bench-tools conformance-tools
+test:
+	$(MAKE) -j4 --output-sync=target $(SETUP)
 	$(MAKE) -j2 --output-sync=target pytest conformance
 
 # Python 3.13 is not in every Linux release: shared/tools/build-python.sh builds it once into a cache
