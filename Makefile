@@ -35,6 +35,13 @@ BENCH_PEERS := $(TOOLS)/bench-peers
 JUPYTER_AI := $(BENCH_PEERS)/jupyter-ai/.installed-$(JUPYTER_AI_VERSION)
 LANGCHAIN_MCP := $(BENCH_PEERS)/langchain-mcp/.installed-$(LANGCHAIN_MCP_VERSION)
 CHROMIUM ?= /usr/bin/chromium
+# The tool venvs under .tools/ (servers, the OTLP receiver, the bench peers: ~280 MB of Python source) install
+# without compiling every module up front (pip's compileall costs ~100 s of CPU on 2 cores). Instead the test
+# and bench runs write the bytecode of what a process imports, once, even where the environment says
+# PYTHONDONTWRITEBYTECODE: they start hundreds of interpreters (kernels, servers, conformance clients), each
+# of which would otherwise compile this package and whatever it imports from a tool venv again.
+TOOL_PIP = -m pip install --quiet --no-compile
+WRITE_BYTECODE = PYTHONDONTWRITEBYTECODE=
 # The team's shared/ folder (it holds tools/build-python.sh): beside a fresh clone (as CI runs it), or,
 # in a git worktree, beside the main clone.
 SHARED ?= $(firstword $(wildcard ../shared $(abspath $(shell git rev-parse --git-common-dir 2>/dev/null)/../../shared)))
@@ -99,7 +106,7 @@ $(NPM_TOOLS):
 
 $(PYSERVERS):
 	@test -x $(TOOLS)/pyservers/bin/python || $(PYTHON) -m venv $(TOOLS)/pyservers
-	$(TOOLS)/pyservers/bin/python -m pip install --quiet $(REFERENCE_PY)
+	$(TOOLS)/pyservers/bin/python $(TOOL_PIP) $(REFERENCE_PY)
 	@touch $@
 
 widget-js-deps: $(WIDGET_JS_DEPS)
@@ -123,7 +130,7 @@ otel-receiver: $(PHOENIX)
 
 $(PHOENIX):
 	@test -x $(TOOLS)/phoenix/bin/python || $(PYTHON) -m venv $(TOOLS)/phoenix
-	$(TOOLS)/phoenix/bin/python -m pip install --quiet arize-phoenix==$(PHOENIX_VERSION)
+	$(TOOLS)/phoenix/bin/python $(TOOL_PIP) arize-phoenix==$(PHOENIX_VERSION)
 	@touch $@
 
 conformance-tools: $(CONFORMANCE) $(CONFORMANCE_NEXT)
@@ -158,7 +165,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanit
 # file and data dirs (tests/conftest.py: clean_env), so the order of files does not matter.
 WORKERS ?= 3
 pytest: venv tools browser bench-tools
-	SYNAPSE_CHROMIUM=$(CHROMIUM) $(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) tests notebooks
+	SYNAPSE_CHROMIUM=$(CHROMIUM) $(WRITE_BYTECODE) $(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) tests notebooks
 
 # The fast loop: every test that runs in this process. The tests that start a process are marked
 # (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/spawn_guard.py)
@@ -169,30 +176,30 @@ pytest: venv tools browser bench-tools
 QUICK_MARKERS := not (process or kernel or browser or node)
 QUICK_WORKERS ?= 2
 quick: venv
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(QUICK_WORKERS) --dist loadgroup -p no:nbval \
+	$(WRITE_BYTECODE) $(PY) -m pytest -q -n $(QUICK_WORKERS) --dist loadgroup -p no:nbval \
 		-m "$(QUICK_MARKERS)" --forbid-spawn tests
 
 demo: venv
 	$(PY) scripts/demo.py
 
 bench: venv tools bench-tools
-	$(PY) bench/run.py
+	$(WRITE_BYTECODE) $(PY) bench/run.py
 
 bench-tools: $(JUPYTER_AI) $(LANGCHAIN_MCP)
 
 $(JUPYTER_AI):
 	@test -x $(BENCH_PEERS)/jupyter-ai/bin/python || $(PYTHON) -m venv $(BENCH_PEERS)/jupyter-ai
-	$(BENCH_PEERS)/jupyter-ai/bin/python -m pip install --quiet jupyter-ai-magics==$(JUPYTER_AI_VERSION) "langchain-openai<0.4" ipykernel
+	$(BENCH_PEERS)/jupyter-ai/bin/python $(TOOL_PIP) jupyter-ai-magics==$(JUPYTER_AI_VERSION) "langchain-openai<0.4" ipykernel
 	@touch $@
 
 $(LANGCHAIN_MCP):
 	@test -x $(BENCH_PEERS)/langchain-mcp/bin/python || $(PYTHON) -m venv $(BENCH_PEERS)/langchain-mcp
-	$(BENCH_PEERS)/langchain-mcp/bin/python -m pip install --quiet langchain-mcp-adapters==$(LANGCHAIN_MCP_VERSION)
+	$(BENCH_PEERS)/langchain-mcp/bin/python $(TOOL_PIP) langchain-mcp-adapters==$(LANGCHAIN_MCP_VERSION)
 	@touch $@
 
 # Both suites, each against its own expected failures (tests/conformance/expected_failures.toml, by version).
 conformance: venv conformance-tools
-	$(PY) scripts/run_conformance.py --tools $(CONFORMANCE_TOOLS) --tools $(CONFORMANCE_NEXT_TOOLS)
+	$(WRITE_BYTECODE) $(PY) scripts/run_conformance.py --tools $(CONFORMANCE_TOOLS) --tools $(CONFORMANCE_NEXT_TOOLS)
 
 # First the checks and every install side by side (the installs mostly wait on downloads, each into a folder
 # of its own, while ruff and mypy use the CPU); then, once the checks pass, pytest and the conformance suites,
