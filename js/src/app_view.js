@@ -89,6 +89,24 @@ function whenConnected(el, alive) {
   });
 }
 
+// JupyterLab removes a cleared output (a cell run again, Clear Outputs) from the page before the widget view's
+// cleanup runs, and the View's document dies with it. Its Lumino widget is told first ("before-detach"; and
+// "after-attach" when it comes back: a cell moved, a panel re-docked), so the frame is parked outside the
+// output then and put back after, and the cleanup finds it alive to send ui/resource-teardown. The view
+// object is the context anywidget gives the model's listeners (`this` of a "msg:custom" handler).
+function watchDetach(view, park, unpark) {
+  const lumino = view && (view.luminoWidget || view.pWidget);
+  if (!lumino || typeof lumino.processMessage !== "function" || lumino.synapseWatched) return false;
+  lumino.synapseWatched = true;
+  const original = lumino.processMessage.bind(lumino);
+  lumino.processMessage = (msg) => {
+    if (msg.type === "before-detach") park();
+    original(msg);
+    if (msg.type === "after-attach") unpark();
+  };
+  return true;
+}
+
 function render({ model, el }) {
   const id = viewId();
   const pending = new Map();
@@ -121,7 +139,26 @@ function render({ model, el }) {
       pending.set(n, { resolve, reject });
       send({ type: "request", id: n, method, params: params || {} });
     });
-  const onMessage = (msg) => {
+  // Parked outside the output while its widget is detached (see watchDetach); moveBefore keeps the document.
+  let parking = null;
+  const park = () => {
+    if (!frame.isConnected || typeof document.body.moveBefore !== "function") return;
+    if (!parking) {
+      parking = document.createElement("div");
+      parking.style.cssText = "position:fixed;left:-10000px;top:0;width:1px;height:1px;overflow:hidden";
+      document.body.appendChild(parking);
+    }
+    if (frame.parentNode !== parking) parking.moveBefore(frame, null);
+  };
+  const unpark = () => {
+    if (!alive || !parking || frame.parentNode !== parking || !el.isConnected) return;
+    el.moveBefore(frame, null);
+  };
+  const onMessage = function (msg) {
+    if (msg && msg.view === id && msg.type === "hello") {
+      if (watchDetach(this, park, unpark)) el.dataset.watched = "true";
+      return;
+    }
     if (!msg || msg.view !== id || msg.type !== "response") return;
     const waiter = pending.get(msg.id);
     if (!waiter) return;
@@ -130,6 +167,7 @@ function render({ model, el }) {
     else waiter.resolve(msg.result || {});
   };
   model.on("msg:custom", onMessage);
+  send({ type: "hello" });  // the kernel echoes it: its arrival gives onMessage the view (watchDetach)
 
   const bridge = new AppBridge(
     null,
@@ -239,22 +277,23 @@ function render({ model, el }) {
     send({ type: "notification", method: "ui/resource-teardown", params: {} });
     const uri = model.get("resource_uri");
     if (!initialized || !frame.isConnected) {
-      // JupyterLab removes a cleared output's nodes before its widget views: the View's document is gone
+      // The frame left the page with its output before it could be parked (the kernel's echo had not come, or
+      // the frontend is not Lumino): the View's document is gone
       if (initialized) console.info(`synapse_nb app view: ${uri} was removed before ui/resource-teardown could reach it`);
       bridge.close().catch(() => {});
+      if (parking) parking.remove();
       return;
     }
-    // The view goes while its frame is still in the page (the kernel closed the widget): keep the View's
-    // document alive outside the output that is going away (moveBefore moves an iframe without reloading
-    // it) until it has answered ui/resource-teardown, as the spec asks.
-    const holder = document.createElement("div");
-    holder.style.cssText = "position:fixed;left:-10000px;top:0;width:1px;height:1px;overflow:hidden";
-    document.body.appendChild(holder);
-    if (typeof holder.moveBefore === "function") holder.moveBefore(frame, null);
+    // The view goes while its frame is still in the page (the kernel closed the widget, or the frame was parked
+    // as its output was cleared): keep the View's document alive outside the output that is going away
+    // (moveBefore moves an iframe without reloading it) until it has answered ui/resource-teardown, as the
+    // spec asks.
+    park();
     const done = (answered) => {
       console.info(`synapse_nb app view: ${uri} ${answered ? "answered" : "did not answer"} ui/resource-teardown`);
       bridge.close().catch(() => {});
-      holder.remove();
+      if (parking) parking.remove();
+      else frame.remove();
     };
     bridge.teardownResource({}, { timeout: TEARDOWN_MS }).then(() => done(true), () => done(false));
   };

@@ -279,19 +279,38 @@ def test_running_the_cell_again_tears_the_old_view_down(nb: NotebookPage) -> Non
         nb.expect(view.locator("#status")).to_have_text("result: counter starts at 3", timeout=FRAME_TIMEOUT_MS)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "JupyterLab removes a cleared output's nodes (the View's frame with them) before the widget view's cleanup "
-    "runs, so ui/resource-teardown cannot reach the page of a View whose cell is re-run"))
 def test_a_view_whose_cell_is_run_again_receives_its_teardown(nb: NotebookPage) -> None:
+    """JupyterLab removes a cleared output from the page before the widget view's cleanup runs: the frame is
+    parked outside it when its Lumino widget hears "before-detach", so the View still answers."""
     with failure_shot(nb, "apps-rerun-teardown"):
         before = teardowns(nb, 0)
         frame_of(nb, 1)
-        with nb.page.expect_console_message(lambda m: "ui/resource-teardown" in m.text,
+        with nb.page.expect_console_message(lambda m: m.text.startswith("synapse_nb app view:")
+                                            and "ui/resource-teardown" in m.text,
                                             timeout=FRAME_TIMEOUT_MS) as message:
             run_again(nb, 1)
         assert "ui://fixture/counter.html" in message.value.text
         assert "answered ui/resource-teardown" in message.value.text
         assert teardowns(nb, before + 1) == before + 1
+
+
+def test_a_view_whose_output_is_cleared_receives_its_teardown(nb: NotebookPage) -> None:
+    """Clear Cell Output (the cell's context menu) takes the same path as a re-run; the cell is run again after,
+    for the tests below."""
+    with failure_shot(nb, "apps-clear-teardown"):
+        before = teardowns(nb, 0)
+        frame_of(nb, 1)
+        with nb.page.expect_console_message(lambda m: m.text.startswith("synapse_nb app view:")
+                                            and "ui/resource-teardown" in m.text,
+                                            timeout=FRAME_TIMEOUT_MS) as message:
+            nb.cell(1).locator(".jp-InputPrompt").click(button="right")
+            nb.page.get_by_role("menuitem", name="Clear Cell Output", exact=True).click()
+        assert "answered ui/resource-teardown" in message.value.text
+        nb.expect(nb.output(1).locator("iframe")).to_have_count(0)
+        assert teardowns(nb, before + 1) == before + 1
+        run_again(nb, 1)
+        _iframe, view = frame_of(nb, 1)
+        nb.expect(view.locator("#status")).to_have_text("result: counter starts at 3", timeout=FRAME_TIMEOUT_MS)
 
 
 def test_a_view_closed_by_the_kernel_receives_its_teardown(nb: NotebookPage) -> None:

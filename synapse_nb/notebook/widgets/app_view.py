@@ -120,6 +120,8 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
         params = params if isinstance(params, Mapping) else {}
         if kind == "notification" and method in _NOTIFICATIONS:
             call_on(self.loop, self._notify, str(method), dict(params))
+        elif kind == "hello" and isinstance(view, str):  # echoed: the browser view learns its own widget from it
+            call_on(self.loop, self.send, {"type": "hello", "view": view})
         elif kind == "request" and isinstance(view, str) and isinstance(content.get("id"), int):
             call_on(self.loop, self._start, view, content["id"], method, dict(params))
         else:

@@ -178,6 +178,16 @@ async def test_notifications_reach_the_host_and_malformed_messages_are_dropped()
     assert [m for m in widget.comm.sent if m["data"].get("method") == "custom"] == []
 
 
+async def test_a_views_hello_is_echoed_to_that_view_from_the_widgets_loop() -> None:
+    """The browser view learns its own ipywidgets view from the echo's arrival (it then parks its frame when
+    JupyterLab detaches a cleared output, so ui/resource-teardown still reaches the View's page)."""
+    host = RecordingHost()
+    widget = small_view(host)
+    await asyncio.to_thread(from_view, widget, {"type": "hello", "view": "V"})
+    assert await answers(widget, 1) == [{"type": "hello", "view": "V"}]
+    assert host.asked == []
+
+
 async def test_a_request_from_another_thread_is_answered_on_the_widgets_loop() -> None:
     """JupyterLab delivers comm messages on a subshell thread; the host's work belongs to the kernel loop."""
     loops: list[asyncio.AbstractEventLoop] = []
