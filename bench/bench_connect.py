@@ -84,28 +84,23 @@ async def _connect_rows(size: Size) -> Row:
     cores = os.cpu_count() or 1
     cpu = median(cpu_single) if cpu_single else 0.0
     imports = _import_cpu(size.pick(1, 3))
+    # The floor: the slowest single start, or all starts' CPU spread over the cores, whichever is longer. On a
+    # machine with a core per server it is the slowest single start (the target the row had); on 2 cores the
+    # interpreters' own CPU decides (issue 22: set the target against what N starts at once need).
     floor = max(base, SERVERS * cpu / cores)
-    ok = total < 1.5 * base
+    ok = total < 1.2 * floor
     return Row(
         "5", f"connecting {SERVERS} servers from a config file",
-        Measure("slowest single server", base), Measure(f"{SERVERS} servers via connect_config", total),
-        "< 1.5x", ok,
-        note=f"a connect costs ~{fmt_seconds(cpu)} of CPU (server process and client; a fresh interpreter "
-             f"importing the demo server module alone, i.e. the mcp SDK, takes {fmt_seconds(imports)}); "
-             f"{SERVERS} of them on {cores} cores cannot finish before ~{fmt_seconds(floor)}; "
-             f"the slowest tool discovery among the {SERVERS} was {fmt_seconds(max(discovery_together))}; "
-             f"median of {rounds}",
+        Measure(f"floor: max(slowest single, {SERVERS} connects' CPU / {cores} cores)", floor),
+        Measure(f"{SERVERS} servers via connect_config", total),
+        "< 1.2x the floor", ok,
+        note=f"slowest single server {fmt_seconds(base)} ({total / base:.2f}x); a connect costs ~{fmt_seconds(cpu)} "
+             f"of CPU (server process and client; a fresh interpreter importing the demo server module alone, "
+             f"i.e. the mcp SDK, takes {fmt_seconds(imports)}), so {SERVERS} of them on {cores} cores cannot "
+             f"finish before ~{fmt_seconds(SERVERS * cpu / cores)}; the slowest tool discovery among the "
+             f"{SERVERS} was {fmt_seconds(max(discovery_together))}; median of {rounds}",
         why="" if ok else (
-            f"starting a stdio server is CPU-bound here: ~{fmt_seconds(cpu)} of CPU per connect (measured: server "
-            f"process and client), most of it the server's interpreter importing the mcp SDK (measured alone: "
-            f"{fmt_seconds(imports)}; `import mcp` loads the SDK's client, server, pydantic types and "
-            f"uvicorn/starlette, whatever a server uses). "
-            f"{SERVERS} starts on {cores} cores need at least {SERVERS} * {fmt_seconds(cpu)} / {cores} = "
-            f"{fmt_seconds(SERVERS * cpu / cores)} whatever the client does; the hub starts them all at once "
-            f"(connect_config gathers the starts) and finished at {total / floor:.2f}x that floor, so the "
-            f"hub adds nothing to fix. The target assumes a core per server."
-            if total < 1.5 * floor else
-            f"{SERVERS} servers took {total / base:.2f}x the slowest single one and {total / floor:.2f}x the CPU "
+            f"{SERVERS} servers took {total / base:.2f}x the slowest single one and {total / floor:.2f}x the "
             "floor: the starts did not overlap; check McpHub.connect_config (it should gather all starts)."
         ),
     )
