@@ -122,5 +122,9 @@ def row_ai_peer(size: Size) -> list[Row]:
         Row("19b", "idle after the model's last byte: `%%synapse` vs `%%ai`",
             Measure("%%ai: idle after its response", a_idle), Measure("%%synapse: idle after the last event", s_idle),
             "no later (≤ 1x)", s_idle <= a_idle, note=where,
-            why="" if s_idle <= a_idle else "see rows 17e/17f: the thread hand-offs of the end of a turn"),
+            why="" if s_idle <= a_idle else (
+                "both are within a few ms of an empty cell's whole round trip in a kernel (row 17a's baseline): "
+                "after the last event a turn publishes its final output and builds its result, then ipykernel "
+                "flushes through its IOPub thread, replies and says idle; see rows 17e/17f for the figure in a "
+                "fresh kernel, and rerun with `--only 17,19` on a quiet machine")),
     ]
