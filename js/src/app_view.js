@@ -96,14 +96,16 @@ function whenConnected(el, alive) {
 // object is the context anywidget gives the model's listeners (`this` of a "msg:custom" handler).
 function watchDetach(view, park, unpark) {
   const lumino = view && (view.luminoWidget || view.pWidget);
-  if (!lumino || typeof lumino.processMessage !== "function" || lumino.synapseWatched) return false;
-  lumino.synapseWatched = true;
-  const original = lumino.processMessage.bind(lumino);
-  lumino.processMessage = (msg) => {
-    if (msg.type === "before-detach") park();
-    original(msg);
-    if (msg.type === "after-attach") unpark();
-  };
+  if (!lumino || typeof lumino.processMessage !== "function") return false;
+  if (!lumino.synapseDetach) {  // wrapped once; a render of the same view again replaces the frame's handlers
+    const original = lumino.processMessage.bind(lumino);
+    lumino.processMessage = (msg) => {
+      if (msg.type === "before-detach") lumino.synapseDetach.park();
+      original(msg);
+      if (msg.type === "after-attach") lumino.synapseDetach.unpark();
+    };
+  }
+  lumino.synapseDetach = { park, unpark };
   return true;
 }
 
