@@ -154,6 +154,7 @@ def test_a_read_that_finds_a_large_backlog_ingests_it_once(store: HistoryStore, 
     from synapse_nb.history.reader import INGEST_ON_READ
 
     store._stop.set()  # park this store's flusher: the backlog stays in the spool
+    store._wake.set()  # (it waits on its wake event, up to its next scan: seconds)
     assert store._thread is not None
     store._thread.join(timeout=30)
     i = 0
