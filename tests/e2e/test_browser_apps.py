@@ -279,15 +279,21 @@ def test_running_the_cell_again_tears_the_old_view_down(nb: NotebookPage) -> Non
         nb.expect(view.locator("#status")).to_have_text("result: counter starts at 3", timeout=FRAME_TIMEOUT_MS)
 
 
+def teardown_said(nb: NotebookPage) -> Any:
+    """Waits (as a `with`) for the View widget's console line on ui/resource-teardown: answered or not."""
+    return nb.page.expect_console_message(
+        lambda m: m.text.startswith("synapse_nb app view:") and "ui/resource-teardown" in m.text,
+        timeout=FRAME_TIMEOUT_MS,
+    )
+
+
 def test_a_view_whose_cell_is_run_again_receives_its_teardown(nb: NotebookPage) -> None:
     """JupyterLab removes a cleared output from the page before the widget view's cleanup runs: the frame is
     parked outside it when its Lumino widget hears "before-detach", so the View still answers."""
     with failure_shot(nb, "apps-rerun-teardown"):
         before = teardowns(nb, 0)
         frame_of(nb, 1)
-        with nb.page.expect_console_message(lambda m: m.text.startswith("synapse_nb app view:")
-                                            and "ui/resource-teardown" in m.text,
-                                            timeout=FRAME_TIMEOUT_MS) as message:
+        with teardown_said(nb) as message:
             run_again(nb, 1)
         assert "ui://fixture/counter.html" in message.value.text
         assert "answered ui/resource-teardown" in message.value.text
@@ -300,9 +306,7 @@ def test_a_view_whose_output_is_cleared_receives_its_teardown(nb: NotebookPage) 
     with failure_shot(nb, "apps-clear-teardown"):
         before = teardowns(nb, 0)
         frame_of(nb, 1)
-        with nb.page.expect_console_message(lambda m: m.text.startswith("synapse_nb app view:")
-                                            and "ui/resource-teardown" in m.text,
-                                            timeout=FRAME_TIMEOUT_MS) as message:
+        with teardown_said(nb) as message:
             nb.cell(1).locator(".jp-InputPrompt").click(button="right")
             nb.page.get_by_role("menuitem", name="Clear Cell Output", exact=True).click()
         assert "answered ui/resource-teardown" in message.value.text
