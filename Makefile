@@ -201,8 +201,8 @@ $(LANGCHAIN_MCP):
 conformance: venv conformance-tools
 	$(WRITE_BYTECODE) $(PY) scripts/run_conformance.py --tools $(CONFORMANCE_TOOLS) --tools $(CONFORMANCE_NEXT_TOOLS)
 
-# First the checks and every install side by side (the installs mostly wait on downloads, each into a folder
-# of its own, while ruff and mypy use the CPU); then, once the checks pass, pytest and the conformance suites,
+# First the checks and every install side by side (each install into a folder of its own; on 2 cores pip is
+# CPU-bound too, so this saves less than the sum); then, once the checks pass, pytest and the conformance suites,
 # which mostly wait on child processes (servers, kernels, Chromium, Node). Each job keeps its output together.
 SETUP := lint typecheck tools browser bench-tools conformance-tools
 test:
