@@ -159,10 +159,12 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanit
 # Most of the suite's time is spent waiting on child processes (MCP servers, kernels, JupyterLab, Chromium),
 # so pytest-xdist runs WORKERS test files side by side; a file stays on one worker (its module-scoped kernel
 # or server starts once, a notebook's cells run in order). Every test has its own ports, tmp_path, history
-# file and data dirs (tests/conftest.py: clean_env), so the order of files does not matter.
+# file and data dirs (tests/conftest.py: clean_env), so the order of files does not matter to the results; for
+# the time, the longest files go first (tests/conftest.py: LONGEST_FIRST; --no-loadscope-reorder keeps that order
+# where xdist would start with the files that hold the most tests), so no worker is left alone on one at the end.
 WORKERS ?= 3
 pytest: venv tools browser bench-tools
-	SYNAPSE_CHROMIUM=$(CHROMIUM) $(WRITE_BYTECODE) $(PY) -m pytest -n $(WORKERS) --dist loadfile $(NBVAL) tests notebooks
+	SYNAPSE_CHROMIUM=$(CHROMIUM) $(WRITE_BYTECODE) $(PY) -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder $(NBVAL) tests notebooks
 
 # The fast loop: every test that runs in this process. The tests that start a process are marked
 # (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/spawn_guard.py)
