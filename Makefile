@@ -35,9 +35,10 @@ BENCH_PEERS := $(TOOLS)/bench-peers
 JUPYTER_AI := $(BENCH_PEERS)/jupyter-ai/.installed-$(JUPYTER_AI_VERSION)
 LANGCHAIN_MCP := $(BENCH_PEERS)/langchain-mcp/.installed-$(LANGCHAIN_MCP_VERSION)
 CHROMIUM ?= /usr/bin/chromium
-# The tool venvs under .tools/ (servers, the OTLP receiver, the bench peers: ~280 MB of Python source) install
-# without compiling every module up front (pip's compileall costs ~100 s of CPU on 2 cores). Instead the test
-# and bench runs write the bytecode of what a process imports, once, even where the environment says
+# The venvs (.venv, and those under .tools/ for the servers, the OTLP receiver and the bench peers) install
+# without compiling every module up front (pip's compileall of them all costs ~120 s of CPU on 2 cores, mostly
+# for modules nothing imports). Instead the demo, test and bench runs write the bytecode of what a process
+# imports, once, even where the environment says
 # PYTHONDONTWRITEBYTECODE: they start hundreds of interpreters (kernels, servers, conformance clients), each
 # of which would otherwise compile this package and whatever it imports from a tool venv again.
 TOOL_PIP = -m pip install --quiet --no-compile
@@ -91,7 +92,7 @@ $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "synapse_nb needs Python 3.11+; set PYTHON=python3.x")'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet --no-compile -e '.[test]'
 	@touch $@
 
 # The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder,
@@ -179,7 +180,7 @@ quick: venv
 		-m "$(QUICK_MARKERS)" --forbid-spawn tests
 
 demo: venv
-	$(PY) scripts/demo.py
+	$(WRITE_BYTECODE) $(PY) scripts/demo.py
 
 bench: venv tools bench-tools
 	$(WRITE_BYTECODE) $(PY) bench/run.py
