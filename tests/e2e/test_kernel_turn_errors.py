@@ -7,12 +7,9 @@ import socket
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from kernel_session import kernel_env
 from llm_server import LlmServer, error, text
-from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
@@ -22,6 +19,12 @@ KEY = "sk-test-turn-errors-0000"
 def run_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base_url: str, cells: list[str]) -> tuple[Any, str]:
     """Run `cells` after the set-up cells, stopping at the first error as Run All does; the notebook and
     the error nbclient raised."""
+    # nbformat and nbclient load when a test runs, not when the file is collected: nbformat imports jsonschema,
+    # which builds a URI grammar on import (about 2 s of CPU in each pytest worker, `make quick`'s too)
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
     for key, value in kernel_env(tmp_path).items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
