@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import tools_server
-from browser_lab import ARTIFACTS, CHROMIUM_ARGS, REPO, Lab, chromium_path, error_lines, start_lab, write_notebook
+from browser_lab import ARTIFACTS, REPO, Lab, error_lines, start_lab, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 
@@ -61,59 +61,56 @@ def _notebook_state(page: Any) -> str:
     return "\n".join(lines)
 
 
-def test_inspector_calls_a_demo_tool_in_jupyterlab(lab: Lab) -> None:
+def test_inspector_calls_a_demo_tool_in_jupyterlab(lab: Lab, browser: Any) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    executable = chromium_path()
     name = _place_notebook(lab.root)
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1300})
+    page = browser.new_page(viewport={"width": 1400, "height": 1300})
+    try:
+        page.goto(lab.notebook_url(name), timeout=60_000)
+        page.locator(".jp-NotebookPanel .jp-Notebook").wait_for(timeout=60_000)
+        page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=60_000)
+        # the kernel is up when the status bar says so (the toolbar reads "idle" even before it starts)
+        expect(page.locator("#jp-main-statusbar")).to_contain_text("| Idle", timeout=RUN_TIMEOUT_MS)
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+        inspector = page.locator(".snb-inspector").first
         try:
-            page.goto(lab.notebook_url(name), timeout=60_000)
-            page.locator(".jp-NotebookPanel .jp-Notebook").wait_for(timeout=60_000)
-            page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=60_000)
-            # the kernel is up when the status bar says so (the toolbar reads "idle" even before it starts)
-            expect(page.locator("#jp-main-statusbar")).to_contain_text("| Idle", timeout=RUN_TIMEOUT_MS)
-            page.get_by_role("menuitem", name="Run", exact=True).click()
-            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            inspector.wait_for(timeout=RUN_TIMEOUT_MS)
+        except PlaywrightTimeoutError:
+            pytest.fail(f"the inspector never rendered:\n{_notebook_state(page)}")
+        server = inspector.locator(".snb-server-demo")
+        expect(server.locator(".snb-state-connected")).to_be_visible(timeout=30_000)
+        # the kernel is the venv's interpreter: the demo server was started with its sys.executable
+        expect(server.locator(".snb-card").first).to_contain_text(f"{sys.executable} -m synapse_nb")
+        server.locator(".snb-tool-list select").select_option(label="describe_table")
+        tool = server.locator(".snb-tool").filter(has=page.locator("code", has_text="demo__describe_table"))
+        text = tool.locator(".snb-field-table textarea, .snb-field-table input").first
+        call = tool.locator("button.snb-call")
+        result = tool.locator(".snb-result")
 
-            inspector = page.locator(".snb-inspector").first
-            try:
-                inspector.wait_for(timeout=RUN_TIMEOUT_MS)
-            except PlaywrightTimeoutError:
-                pytest.fail(f"the inspector never rendered:\n{_notebook_state(page)}")
-            server = inspector.locator(".snb-server-demo")
-            expect(server.locator(".snb-state-connected")).to_be_visible(timeout=30_000)
-            # the kernel is the venv's interpreter: the demo server was started with its sys.executable
-            expect(server.locator(".snb-card").first).to_contain_text(f"{sys.executable} -m synapse_nb")
-            server.locator(".snb-tool-list select").select_option(label="describe_table")
-            tool = server.locator(".snb-tool").filter(has=page.locator("code", has_text="demo__describe_table"))
-            text = tool.locator(".snb-field-table textarea, .snb-field-table input").first
-            call = tool.locator("button.snb-call")
-            result = tool.locator(".snb-result")
+        # invalid first: the required field left empty is flagged and nothing is sent
+        text.fill("")
+        call.click()
+        expect(tool.locator(".snb-field-error").first).to_contain_text("required", timeout=15_000)
+        expect(tool.locator(".snb-call-status")).to_contain_text("nothing was sent")
+        expect(result).to_have_text("")  # no "calling ..." and no result: the call never started
 
-            # invalid first: the required field left empty is flagged and nothing is sent
-            text.fill("")
-            call.click()
-            expect(tool.locator(".snb-field-error").first).to_contain_text("required", timeout=15_000)
-            expect(tool.locator(".snb-call-status")).to_contain_text("nothing was sent")
-            expect(result).to_have_text("")  # no "calling ..." and no result: the call never started
-
-            text.fill("products")
-            expect(tool.locator(".snb-field-error").first).to_have_text("")
-            call.click()
-            expect(result.locator(".snb-result-status")).to_contain_text("ok", timeout=30_000)
-            expect(result).to_contain_text("unit_price")  # the products table's columns
-            page.screenshot(path=str(ARTIFACTS / "inspector.png"), full_page=True)
-            inspector.screenshot(path=str(ARTIFACTS / "inspector-widget.png"))
-        except BaseException:  # also pytest.fail's: keep a picture of what the page showed
-            page.screenshot(path=str(ARTIFACTS / "inspector-failure.png"), full_page=True)
-            raise
-        finally:
-            browser.close()
+        text.fill("products")
+        expect(tool.locator(".snb-field-error").first).to_have_text("")
+        call.click()
+        expect(result.locator(".snb-result-status")).to_contain_text("ok", timeout=30_000)
+        expect(result).to_contain_text("unit_price")  # the products table's columns
+        page.screenshot(path=str(ARTIFACTS / "inspector.png"), full_page=True)
+        inspector.screenshot(path=str(ARTIFACTS / "inspector-widget.png"))
+    except BaseException:  # also pytest.fail's: keep a picture of what the page showed
+        page.screenshot(path=str(ARTIFACTS / "inspector-failure.png"), full_page=True)
+        raise
+    finally:
+        page.close()
 
 
 def run_all_cells() -> list[str]:
@@ -129,50 +126,47 @@ def run_all_cells() -> list[str]:
     return cells
 
 
-def test_run_all_of_a_30_cell_notebook_in_jupyterlab(lab: Lab) -> None:
+def test_run_all_of_a_30_cell_notebook_in_jupyterlab(lab: Lab, browser: Any) -> None:
     """JupyterLab's Run All queues every cell at once: the awaited %%synapse and %mcp call cells and the plain
     ones all run, in order, with no error."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    executable = chromium_path()
     write_notebook(lab.root / "run_all.ipynb", run_all_cells())
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1300})
-        try:
-            page.goto(lab.notebook_url("run_all.ipynb"), timeout=60_000)
-            page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=60_000)
-            expect(page.locator("#jp-main-statusbar")).to_contain_text("| Idle", timeout=RUN_TIMEOUT_MS)
-            page.get_by_role("menuitem", name="Run", exact=True).click()
-            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-            cells = page.locator(".jp-Notebook .jp-CodeCell")
-            expect(cells.last.locator(".jp-OutputArea-output")).to_contain_text("plain 9", timeout=RUN_TIMEOUT_MS)
-            expect(page.locator("#jp-main-statusbar")).to_contain_text("| Idle", timeout=60_000)
-            page.screenshot(path=str(ARTIFACTS / "run-all.png"), full_page=True)
-            # Cells scrolled out of view are not in the page (JupyterLab's windowing): read the saved file.
-            saved = lab.root / "run_all.ipynb"
-            page.locator(".jp-Notebook").first.click()
-            page.keyboard.press("Control+s")
-            deadline = time.monotonic() + 60
-            while not _every_cell_ran(saved):
-                assert time.monotonic() < deadline, f"not saved with every cell run:\n{_notebook_state(page)}"
-                time.sleep(0.1)  # polling the saved file, under a deadline
-            notebook = json.loads(saved.read_text())["cells"]
-            numbers = [c["execution_count"] for c in notebook]
-            assert numbers == sorted(numbers)  # every cell ran, in order
-            texts = ["\n".join(_output_text(o) for o in c["outputs"]) for c in notebook]
-            assert not [o for c in notebook for o in c["outputs"]
-                        if o["output_type"] == "error" or o.get("name") == "stderr"], texts
-            for i in range(10):
-                assert "orders" in texts[3 + 3 * i], texts[3 + 3 * i]
-                assert texts[4 + 3 * i].endswith(f"cell{i}"), texts[4 + 3 * i]
-                assert texts[5 + 3 * i] == f"plain {i}\n", texts[5 + 3 * i]
-        except BaseException:  # keep a picture of what the page showed
-            page.screenshot(path=str(ARTIFACTS / "run-all-failure.png"), full_page=True)
-            raise
-        finally:
-            browser.close()
+    page = browser.new_page(viewport={"width": 1400, "height": 1300})
+    try:
+        page.goto(lab.notebook_url("run_all.ipynb"), timeout=60_000)
+        page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=60_000)
+        expect(page.locator("#jp-main-statusbar")).to_contain_text("| Idle", timeout=RUN_TIMEOUT_MS)
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        cells = page.locator(".jp-Notebook .jp-CodeCell")
+        expect(cells.last.locator(".jp-OutputArea-output")).to_contain_text("plain 9", timeout=RUN_TIMEOUT_MS)
+        expect(page.locator("#jp-main-statusbar")).to_contain_text("| Idle", timeout=60_000)
+        page.screenshot(path=str(ARTIFACTS / "run-all.png"), full_page=True)
+        # Cells scrolled out of view are not in the page (JupyterLab's windowing): read the saved file.
+        saved = lab.root / "run_all.ipynb"
+        page.locator(".jp-Notebook").first.click()
+        page.keyboard.press("Control+s")
+        deadline = time.monotonic() + 60
+        while not _every_cell_ran(saved):
+            assert time.monotonic() < deadline, f"not saved with every cell run:\n{_notebook_state(page)}"
+            time.sleep(0.1)  # polling the saved file, under a deadline
+        notebook = json.loads(saved.read_text())["cells"]
+        numbers = [c["execution_count"] for c in notebook]
+        assert numbers == sorted(numbers)  # every cell ran, in order
+        texts = ["\n".join(_output_text(o) for o in c["outputs"]) for c in notebook]
+        assert not [o for c in notebook for o in c["outputs"]
+                    if o["output_type"] == "error" or o.get("name") == "stderr"], texts
+        for i in range(10):
+            assert "orders" in texts[3 + 3 * i], texts[3 + 3 * i]
+            assert texts[4 + 3 * i].endswith(f"cell{i}"), texts[4 + 3 * i]
+            assert texts[5 + 3 * i] == f"plain {i}\n", texts[5 + 3 * i]
+    except BaseException:  # keep a picture of what the page showed
+        page.screenshot(path=str(ARTIFACTS / "run-all-failure.png"), full_page=True)
+        raise
+    finally:
+        page.close()
 
 
 def _output_text(output: dict[str, Any]) -> str:

@@ -6,6 +6,7 @@ reached: every cell works and the kernel says so once."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -46,37 +47,49 @@ def get_json(url: str) -> Any:
         return json.loads(response.read())
 
 
+def up_or_exited(proc: subprocess.Popen[bytes], url: str) -> bool:
+    """True once the server at `url` answers its health check, or its process has exited."""
+    if proc.poll() is not None:
+        return True
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+PORT_TAKEN = ("Failed to bind to address", "address already in use")
+"""What Phoenix says when a port it was given was taken between our free_port() and its bind (it binds gRPC
+on [::] too, where another program may hold the number): the fixture then starts it again on other ports."""
+
+
 @pytest.fixture(scope="module")
 def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Arize Phoenix serving OTLP/HTTP and its REST API on a free port of 127.0.0.1; its base URL."""
     if not PHOENIX.is_file():
         pytest.fail(f"Arize Phoenix is not installed at {PHOENIX}: run `make tools` (or `make otel-receiver`)")
-    work = tmp_path_factory.mktemp("phoenix")
-    port = free_port()
-    env = {
-        "PATH": os.environ.get("PATH", ""), "HOME": str(work), "PHOENIX_HOST": "127.0.0.1",
-        "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(free_port()), "PHOENIX_WORKING_DIR": str(work),
-        "PHOENIX_TELEMETRY_ENABLED": "false",
-    }
-    log_path = work / "phoenix.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen([str(PHOENIX), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-
-    def up() -> bool:
-        if proc.poll() is not None:
-            pytest.fail(f"phoenix serve exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
+    for attempt in range(3):
+        work = tmp_path_factory.mktemp("phoenix")
+        port = free_port()
+        env = {
+            "PATH": os.environ.get("PATH", ""), "HOME": str(work), "PHOENIX_HOST": "127.0.0.1",
+            "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(free_port()), "PHOENIX_WORKING_DIR": str(work),
+            "PHOENIX_TELEMETRY_ENABLED": "false",
+        }
+        log_path = work / "phoenix.log"
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen([str(PHOENIX), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
         try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:
-                return bool(response.status == 200)
-        except (urllib.error.URLError, OSError):
-            return False
-
-    try:
-        wait_for(up, 120, "phoenix serve answering /healthz")
-        yield url
-    finally:
-        stop(proc, timeout=15)
+            wait_for(functools.partial(up_or_exited, proc, url), 120, "phoenix serve answering /healthz")
+            if proc.poll() is None:
+                yield url
+                return
+            said = log_path.read_text(errors="replace")
+            if not any(taken in said for taken in PORT_TAKEN) or attempt == 2:
+                pytest.fail(f"phoenix serve exited with {proc.returncode}:\n{said[-3000:]}")
+        finally:
+            stop(proc, timeout=15)
 
 
 def otel_kernel(tmp: Path, **otel: str) -> Kernel:
