@@ -161,7 +161,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanit
 # so pytest-xdist runs WORKERS test files side by side; a file stays on one worker (its module-scoped kernel
 # or server starts once, a notebook's cells run in order). Every test has its own ports, tmp_path, history
 # file and data dirs (tests/conftest.py: clean_env), so the order of files does not matter to the results; for
-# the time, the longest files go first (tests/conftest.py: LONGEST_FIRST; --no-loadscope-reorder keeps that order
+# the time, the longest files go first (tests/file_order.py; --no-loadscope-reorder keeps that order
 # where xdist would start with the files that hold the most tests), so no worker is left alone on one at the end.
 WORKERS ?= 3
 pytest: venv tools browser bench-tools

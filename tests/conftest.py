@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import file_order
 import pytest
 import spawn_guard
 from llm_server import LlmServer
@@ -45,19 +46,6 @@ FIXTURE_MARKERS = {
 }
 
 
-# The order in which pytest-xdist hands out test files (`make test` runs with --no-loadscope-reorder): the longest
-# first, so that the run does not end with one worker on a long file while the others idle. The bench's small
-# runs take minutes; browser and kernel files tens of seconds; a file of in-process tests a second or two.
-LONGEST_FIRST = ("bench", "browser", "kernel", "process", "node")
-
-
-def _rank(item: pytest.Item) -> int:
-    if item.path.parent.name == "bench":
-        return 0
-    marks = {m.name for m in item.iter_markers()}
-    return next((i for i, mark in enumerate(LONGEST_FIRST) if mark in marks), len(LONGEST_FIRST))
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         for fixture in getattr(item, "fixturenames", ()):
@@ -65,11 +53,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(FIXTURE_MARKERS[fixture])
         if type(item).__module__.startswith("nbval"):  # a saved notebook re-executed in a kernel
             item.add_marker("kernel")
-    # a file's rank is that of its longest kind of test; the sort is stable, so a file keeps its tests' order
-    rank: dict[Path, int] = {}
-    for item in items:
-        rank[item.path] = min(rank.get(item.path, len(LONGEST_FIRST)), _rank(item))
-    items.sort(key=lambda item: rank[item.path])
+    file_order.longest_first(items)  # once every marker is on: see tests/file_order.py
 
 
 @pytest.fixture
