@@ -14,7 +14,16 @@ import html
 import time
 from collections.abc import AsyncIterator, Callable
 
-from ..events import Event, TextDelta, ToolCallArgumentsDelta, TurnCancelled, TurnFailed, TurnFinished
+from ..events import (
+    Event,
+    LlmCallFinished,
+    MessageAdded,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+)
 from .output import Bundle, LiveOutput
 from .render import render
 from .view import Format, ToolCallView, TurnView, duration
@@ -45,7 +54,7 @@ class TurnDisplay:
         self._clock = clock
         self._last = float("-inf")
         self._dirty = False
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: asyncio.Handle | None = None
         self._ticker: asyncio.TimerHandle | None = None
         # outputs above a cut whose parts still change, with what shows again below each at the end
         self._held: list[tuple[LiveOutput, TurnView, Callable[[bool], None]]] = []
@@ -60,8 +69,12 @@ class TurnDisplay:
             isinstance(event, TextDelta) and bool(self.view.parts) and isinstance(self.view.parts[-1], str)
         ) or (isinstance(event, ToolCallArgumentsDelta) and self._streaming(event.index))
         self.view.apply(event)
-        if isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
-            return  # finish() shows the end at once: an update just before it would only delay the cell's idle
+        if isinstance(event, TurnFinished | TurnFailed | TurnCancelled | MessageAdded):
+            return  # finish() shows the end at once; a message added changes nothing the view shows
+        if isinstance(event, LlmCallFinished):
+            self._dirty = True
+            self._flush_soon()  # tool calls follow (each shows at once) or the turn ends (finish() shows it)
+            return
         if continues:
             wait = self.interval - (self._clock() - self._last)
             if wait > 0:
@@ -88,6 +101,16 @@ class TurnDisplay:
         loop = self._loop()
         if loop is not None:
             self._timer = loop.call_later(wait, self._flush)
+
+    def _flush_soon(self) -> None:
+        """Show what is held at the loop's next turn (at once without a loop), unless finish() comes first."""
+        loop = self._loop()
+        if loop is None:
+            self.refresh()
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_soon(self._flush)
 
     def _flush(self) -> None:
         self._timer = None

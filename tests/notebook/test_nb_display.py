@@ -11,6 +11,7 @@ import pytest
 
 from synapse_nb.events import (
     LlmCallFinished,
+    MessageAdded,
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallFinished,
@@ -23,7 +24,7 @@ from synapse_nb.events import (
 )
 from synapse_nb.notebook.display import TurnDisplay, TurnView, render
 from synapse_nb.notebook.output import EMPTY, LiveOutput
-from synapse_nb.types import ContentBlock, ToolCall, ToolResult, Usage
+from synapse_nb.types import ContentBlock, Message, ToolCall, ToolResult, Usage
 
 S, T = "s1", "t1"
 NOW = dt.datetime(2026, 1, 1)
@@ -431,7 +432,30 @@ async def test_held_text_is_shown_as_soon_as_the_reply_ends(published: Any) -> N
     display(TextDelta(session_id=S, turn_id=T, text="two"))  # held by the (long) throttle
     assert "two" not in published.items[-1][0]["text/plain"]
     display(LlmCallFinished(session_id=S, llm_call_id="l", provider="p", model="m", started_at=NOW, duration_ms=1))
-    assert "one two" in published.items[-1][0]["text/plain"]  # the end of the reply flushes at once
+    await asyncio.sleep(0)  # the turn goes on (a tool call follows): the loop's next turn
+    assert "one two" in published.items[-1][0]["text/plain"]  # the end of the reply flushed, not the throttle
+
+
+@pytest.mark.anyio
+async def test_a_turn_that_ends_with_the_reply_shows_its_end_once(published: Any) -> None:
+    """In a kernel: the reply's end, its message and the turn's end arrive in one turn of the loop, then the
+    display finishes. The held text shows in the final output alone: no update that finish() replaces at once
+    (each output costs about a millisecond of the cell's idle)."""
+    display = TurnDisplay(TurnView(model="m"), LiveOutput(publish=published), interval=10.0)
+    display.start()
+    display(TextDelta(session_id=S, turn_id=T, text="first "))
+    display(TextDelta(session_id=S, turn_id=T, text="last"))  # held by the throttle
+    before = len(published.items)
+    display(LlmCallFinished(session_id=S, llm_call_id="l1", provider="p", model="m", started_at=NOW,
+                            duration_ms=5, usage=Usage(10, 5)))
+    display(MessageAdded(session_id=S, message_id="m1", seq=1, message=Message.assistant("first last")))
+    display(TurnFinished(session_id=S, turn_id=T, text="first last", iterations=1, usage=Usage(10, 5),
+                         duration_ms=20))
+    display.finish()
+    await asyncio.sleep(0)  # the flush queued at the reply's end was cancelled by finish()
+    end = published.items[before:]
+    assert [(update, "first last" in bundle.get("text/plain", "")) for bundle, _, update in end] == [
+        (True, False), (False, True)]  # the live output emptied; the final output, with every word
 
 
 def _result_with(*calls: ToolCallFinished) -> Any:
