@@ -195,20 +195,27 @@ def test_streaming_updates_are_throttled(published: Any) -> None:
     assert published.final[-1]["text/plain"].count("tok") == 10_000
 
 
-def test_the_end_of_a_turn_publishes_only_what_changed(published: Any) -> None:
-    """In a kernel each output waits twice on ipykernel's IOPub thread: after the model's last event the cell
-    shows the held text once, then ends (live output emptied, final output); no identical update, and no
-    update that finish() replaces at once."""
+def _holding_first_last(published: Any) -> tuple[TurnDisplay, int]:
+    """A display whose answer "first last" is partly held by the throttle; how many outputs it had published."""
     display = TurnDisplay(TurnView(model="m"), LiveOutput(publish=published), interval=10.0)
     display.start()
     display(TextDelta(session_id=S, turn_id=T, text="first "))
     display(TextDelta(session_id=S, turn_id=T, text="last"))  # held by the throttle
-    before = len(published.items)
-    display(LlmCallFinished(session_id=S, llm_call_id="l1", provider="p", model="m", started_at=NOW,
-                            duration_ms=5, usage=Usage(10, 5)))
+    return display, len(published.items)
+
+
+REPLY_END = LlmCallFinished(session_id=S, llm_call_id="l1", provider="p", model="m", started_at=NOW,
+                            duration_ms=5, usage=Usage(10, 5))
+TURN_END = TurnFinished(session_id=S, turn_id=T, text="first last", iterations=1, usage=Usage(10, 5), duration_ms=20)
+
+
+def test_the_end_of_a_turn_publishes_only_what_changed(published: Any) -> None:
+    """Without a running loop (a synchronous caller) the reply's end shows the held text at once, then the
+    turn ends (live output emptied, final output); no identical update."""
+    display, before = _holding_first_last(published)
+    display(REPLY_END)
     display.refresh()  # nothing new to show
-    display(TurnFinished(session_id=S, turn_id=T, text="first last", iterations=1, usage=Usage(10, 5),
-                         duration_ms=20))
+    display(TURN_END)
     display.finish()
     end = published.items[before:]
     assert [(update, "first last" in bundle.get("text/plain", "")) for bundle, _, update in end] == [
@@ -441,16 +448,10 @@ async def test_a_turn_that_ends_with_the_reply_shows_its_end_once(published: Any
     """In a kernel: the reply's end, its message and the turn's end arrive in one turn of the loop, then the
     display finishes. The held text shows in the final output alone: no update that finish() replaces at once
     (each output costs about a millisecond of the cell's idle)."""
-    display = TurnDisplay(TurnView(model="m"), LiveOutput(publish=published), interval=10.0)
-    display.start()
-    display(TextDelta(session_id=S, turn_id=T, text="first "))
-    display(TextDelta(session_id=S, turn_id=T, text="last"))  # held by the throttle
-    before = len(published.items)
-    display(LlmCallFinished(session_id=S, llm_call_id="l1", provider="p", model="m", started_at=NOW,
-                            duration_ms=5, usage=Usage(10, 5)))
+    display, before = _holding_first_last(published)
+    display(REPLY_END)
     display(MessageAdded(session_id=S, message_id="m1", seq=1, message=Message.assistant("first last")))
-    display(TurnFinished(session_id=S, turn_id=T, text="first last", iterations=1, usage=Usage(10, 5),
-                         duration_ms=20))
+    display(TURN_END)
     display.finish()
     await asyncio.sleep(0)  # the flush queued at the reply's end was cancelled by finish()
     end = published.items[before:]
