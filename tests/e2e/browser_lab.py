@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAM
 START_TIMEOUT = 90.0  # seconds for JupyterLab to answer
 KERNEL_TIMEOUT_MS = 120_000  # a kernel start on a loaded machine
 CELL_TIMEOUT_MS = 60_000
+CONSOLE_LINES = 20  # the page's console lines a failure message shows
 # The demo server run from this checkout (the SDK starts stdio servers without PYTHONPATH; `-m` imports from
 # the working directory first). `{sys.executable}` is expanded by the kernel's IPython.
 DEMO = f"--cwd {REPO} -- {tools_server.COMMAND}"
@@ -219,6 +221,13 @@ class NotebookPage:
         self.page = page
         self.name = name
         self.shots = ARTIFACTS  # where `shot` writes; a test may point it at its tmp dir
+        self.console: deque[str] = deque(maxlen=CONSOLE_LINES)  # the page's last warnings and errors
+        page.on("console", self._heard)
+        page.on("pageerror", lambda error: self.console.append(f"pageerror: {error}"))
+
+    def _heard(self, message: Any) -> None:
+        if message.type in ("error", "warning"):
+            self.console.append(f"{message.type}: {message.text[:300]}")
 
     @classmethod
     def open(cls, browser: Any, lab: Lab, name: str, *, kernel: bool = True, height: int = 1300) -> NotebookPage:
@@ -302,6 +311,8 @@ class NotebookPage:
             source = cell.locator(".jp-InputArea-editor").inner_text().strip().splitlines()
             lines.append(f"{prompt} {source[0] if source else ''}")
             lines += [f"    {line}" for line in error_lines(cell)[:6]]
+        if self.console:
+            lines += ["the page's console (last warnings and errors):", *(f"    {line}" for line in self.console)]
         return "\n".join(lines)
 
 

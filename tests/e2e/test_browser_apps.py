@@ -147,8 +147,16 @@ def shot(nb: NotebookPage, where: Path, name: str, locator: Any) -> Path:
 
 
 def frame_of(nb: NotebookPage, cell: int) -> Any:
+    """Cell `cell`'s View frame and its contents, once shown; if it is not, fail saying what the output shows."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     iframe = nb.output(cell).locator("iframe")
-    iframe.wait_for(timeout=FRAME_TIMEOUT_MS)
+    try:
+        iframe.wait_for(timeout=FRAME_TIMEOUT_MS)
+    except PlaywrightTimeout:
+        shown = nb.output(cell).inner_text(timeout=5_000).strip()[:300]
+        pytest.fail(f"cell {cell} shows no View after {FRAME_TIMEOUT_MS / 1000:.0f} s; its output: {shown!r}\n"
+                    f"{nb.state()}")
     return iframe, nb.output(cell).frame_locator("iframe")
 
 
