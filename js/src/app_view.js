@@ -64,6 +64,17 @@ function hostContext(model, el) {
   };
 }
 
+// The resource's HTML: in the page model shared by every View of the same HTML (AppViewPage), or, in a
+// notebook saved by an older synapse_nb, in the View's own `html`.
+async function resourceHtml(model) {
+  const ref = model.get("page");
+  if (typeof ref === "string" && ref.startsWith("IPY_MODEL_")) {
+    const page = await model.widget_manager.get_model(ref.slice("IPY_MODEL_".length));
+    return page.get("html") || "";
+  }
+  return model.get("html") || "";
+}
+
 // The resource's HTML with the host's Content-Security-Policy as its first element (after a doctype, which
 // must stay first), so that it governs everything the document loads.
 function withPolicy(html, policy) {
@@ -262,7 +273,7 @@ function render({ model, el }) {
     // connect before the document loads, so the View's first ui/initialize is heard (the frame's
     // WindowProxy outlives the navigation to the srcdoc document)
     await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
-    frame.srcdoc = withPolicy(model.get("html"), model.get("csp_policy"));
+    frame.srcdoc = withPolicy(await resourceHtml(model), model.get("csp_policy"));
   });
 
   return () => {

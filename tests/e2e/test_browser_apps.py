@@ -374,13 +374,20 @@ def test_an_official_example_server_view_works_in_the_notebook(nb: NotebookPage,
         assert "('tools/call', {'name': 'get-time'" in nb.output(7).inner_text()
 
 
-def bundle_copies(notebook: Path) -> int:
-    """How many copies of the View code (static/app_view.js) the saved notebook's widget state holds."""
-    code = app_bundle._read_code()
-    marker = code[len(code) // 2:len(code) // 2 + 200]
+def copies(notebook: Path, text: str) -> int:
+    """How many copies of `text` (a 200-character piece from its middle) the saved notebook's widget state holds."""
+    marker = text[len(text) // 2:len(text) // 2 + 200]
     state = json.loads(notebook.read_text())["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]
     return sum(1 for model in state["state"].values() for value in model["state"].values()
                if isinstance(value, str) and marker in value)
+
+
+def counter_script() -> str:
+    """The script of the counter View's HTML (the rest of it, the ext-apps App library, every fixture View has)."""
+    sys.path.insert(0, str(TESTS / "servers"))
+    import apps_server
+
+    return str(apps_server.COUNTER_SCRIPT)
 
 
 def test_a_reload_with_several_views_shows_each_without_a_tool_call(nb: NotebookPage, tmp_path: Path) -> None:
@@ -437,10 +444,12 @@ def test_scrolling_far_away_and_back_keeps_the_view(
                 _iframe, second = frame_of(nb, 3)
                 nb.expect(second.locator("#status")).to_have_text("result: counter starts at 5",
                                                                   timeout=FRAME_TIMEOUT_MS)
-                # two Views saved with their widget state: the View code is in the file once
+                # two Views of one resource saved with their widget state: the View code and the resource's
+                # HTML are each in the file once
                 nb.page.keyboard.press("Control+s")
                 nb.expect(nb.page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
-                assert bundle_copies(lab.root / name) == 1
+                assert copies(lab.root / name, app_bundle._read_code()) == 1
+                assert copies(lab.root / name, counter_script()) == 1
                 # another cell active (JupyterLab keeps the active cell in the page, only made transparent)
                 nb.run(2)
                 assert "tools/call" not in nb.output(2).inner_text()

@@ -4,9 +4,10 @@ The browser half (static/app_view.js, built by `make widget-js` from the pinned 
 ext-apps host bridge, held once per kernel by app_bundle.AppViewBundle and loaded by each View's small
 static/app_view_loader.js) shows the resource in `<iframe sandbox="allow-scripts allow-forms">` (an opaque
 origin: no access to the notebook's page, cookies, storage or the Jupyter server's API) under a CSP built
-from the resource's declared domains. Everything the View needs to come back (HTML, policy, tool input and
-result, theme, display mode, height) is a synced trait, so JupyterLab's windowing and a reloaded page show
-the View again without calling the tool again.
+from the resource's declared domains. Everything the View needs to come back (policy, tool input and result,
+theme, display mode, height) is a synced trait, and its HTML is in the page model it shares with every View of
+the same HTML (app_page.AppViewPage), so JupyterLab's windowing and a reloaded page show the View again
+without calling the tool again, and a reload fetches each HTML once.
 
 The View's requests reach the kernel as comm messages `{type: "request", view, id, method, params}`; this
 class hands each one to the kernel's loop (comm messages may arrive on a subshell thread), asks its
@@ -30,6 +31,7 @@ from ..render import Rest
 from ._threads import call_on, current_loop, kernel_loop
 from .app_bundle import AppViewBundle, shared_bundle
 from .app_host import REQUESTS, AppHost, DisplayMode
+from .app_page import AppViewPage, shared_page
 from .app_policy import content_security_policy, fallback_text
 from .facade import RunnerLike
 
@@ -53,7 +55,9 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
     server = t.Unicode("").tag(sync=True)
     tool = t.Dict().tag(sync=True)
     resource_uri = t.Unicode("").tag(sync=True)
-    html = t.Unicode("").tag(sync=True)
+    html = t.Unicode("")  # the resource's HTML, for Python readers; the browser reads it from `page`
+    # the HTML, in a model shared by every View of the same HTML (re-running a View's cell adds no copy)
+    page = t.Instance(AppViewPage).tag(sync=True, **widget_serialization)
     csp = t.Dict().tag(sync=True)
     csp_policy = t.Unicode("").tag(sync=True)
     permissions = t.Dict().tag(sync=True)
@@ -90,7 +94,7 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
             server=server, tool=dict(tool), resource_uri=resource_uri, html=html, csp=csp,
             csp_policy=content_security_policy(csp), permissions=dict(meta.get("permissions") or {}),
             prefers_border=bool(meta.get("prefersBorder", False)), tool_input=dict(tool_input or {}),
-            tool_result=dict(tool_result or {}), bundle=shared_bundle(), **kwargs,
+            tool_result=dict(tool_result or {}), bundle=shared_bundle(), page=shared_page(html), **kwargs,
         )
         self.host = host
         self.rest = rest

@@ -210,9 +210,11 @@ async def test_the_state_a_view_needs_to_come_back_is_synced_and_the_text_fallba
     widget = small_view(RecordingHost(), tool_input={"start": 3}, tool_result=result,
                         resource_meta={"csp": {"resourceDomains": ["https://cdn.example.com"]}, "prefersBorder": True})
     state = widget.get_state()
-    for key in ("html", "csp", "csp_policy", "tool_input", "tool_result", "theme", "display_mode", "height",
+    for key in ("page", "csp", "csp_policy", "tool_input", "tool_result", "theme", "display_mode", "height",
                 "resource_uri", "prefers_border"):
         assert key in state
+    assert state["page"] == f"IPY_MODEL_{widget.page.model_id}"
+    assert widget.page.get_state()["html"] == "<!doctype html><p>hi</p>"
     assert state["tool_input"] == {"start": 3}
     assert state["prefers_border"] is True
     assert "script-src 'unsafe-inline' https://cdn.example.com" in state["csp_policy"]
@@ -239,6 +241,24 @@ async def test_every_view_carries_a_small_loader_and_shares_one_bundle_model() -
     third = small_view(RecordingHost())
     assert third.bundle is not bundle
     assert third.bundle.code == bundle.code
+
+
+async def test_views_of_the_same_html_share_one_page_model() -> None:
+    """A reloaded page gets every open widget's state from the kernel: a View's HTML (hundreds of KB) is synced
+    once however often its cell ran, and not at all in the View's own state."""
+    first, second = small_view(RecordingHost()), small_view(RecordingHost(), tool_input={"start": 5})
+    page = first.page
+    assert second.page is page
+    assert page.get_state()["html"] == first.html == "<!doctype html><p>hi</p>"
+    assert all("html" not in view.get_state() for view in (first, second))
+    other = AppView(RecordingHost(), server="fixture", tool={"name": "probe"}, resource_uri="ui://fixture/probe.html",
+                    html="<!doctype html><p>probe</p>")
+    assert other.page is not page
+    assert other.page.get_state()["html"] == "<!doctype html><p>probe</p>"
+    page.close()
+    again = small_view(RecordingHost())
+    assert again.page is not page
+    assert again.page.get_state()["html"] == "<!doctype html><p>hi</p>"
 
 
 def test_the_default_policy_lets_the_view_reach_nothing_outside_its_html() -> None:
