@@ -320,15 +320,26 @@ class HistoryStore:
                     if self._stop.wait(rest):
                         return
             now = time.monotonic()
-            due = woke
-            if now >= next_scan:
+            scan = now >= next_scan
+            if scan:
                 next_scan = now + SCAN_INTERVAL
-                due = due or self._own_pending() or self._others_pending()
-            if due:
+            if self._due(now, woke=woke, scan=scan):
                 ok = self._attempt()
                 last = time.monotonic()
                 if not ok and not self._stop.is_set():
                     self._wake.set()  # retry, after the backoff above
+
+    def _due(self, now: float, *, woke: bool, scan: bool) -> bool:
+        """Whether the flusher ingests now. Woken by an event: only if something is still pending (a `flush()`
+        may have taken it meanwhile, and an ingest of nothing still opens the file: tens of ms of CPU). On a
+        scan: our own spool only once quiet (see `quiet_wait`), and spools that dead processes left."""
+        if woke and (self._pending or self._own_pending()):
+            return True
+        if not scan:
+            return False
+        if self._own_pending() and quiet_wait(now, self._last_event, self._pending_since) == 0:
+            return True
+        return self._others_pending()
 
     def _attempt(self) -> bool:
         if self.problem is not None or self.paused is not None:

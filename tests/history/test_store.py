@@ -103,6 +103,26 @@ def test_an_ingest_waits_for_a_quiet_moment(
     assert store_module.quiet_wait(99.0 + defer, 99.0 + defer - 0.01, 99.0) == 0.0
 
 
+def test_the_flusher_opens_the_file_only_when_there_is_something_to_ingest(
+    store: HistoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ingest opens the DuckDB file even with nothing to add (tens of ms of CPU): a flusher woken by an event
+    that a `flush()` has already ingested does not; its scan leaves our spool alone while events keep coming."""
+    monkeypatch.setattr(store_module, "MIN_INTERVAL", 60.0)  # the flusher stays out of the way: the rule alone
+    store.record(tool_call("s", 1))
+    now = time.monotonic()
+    assert store._due(now, woke=True, scan=False)
+    store.flush()
+    assert store.pending_bytes == 0
+    assert not store._due(time.monotonic(), woke=True, scan=False)
+    assert not store._due(time.monotonic(), woke=True, scan=True)
+    store.record(tool_call("s", 2))  # a burst: events still coming
+    burst = store._last_event
+    store._pending = False  # as if the flusher had not been woken: the scan decides alone
+    assert not store._due(burst + store_module.QUIET / 2, woke=False, scan=True)
+    assert store._due(burst + store_module.QUIET, woke=False, scan=True)
+
+
 @pytest.mark.process
 def test_a_busy_file_never_fails_recording_or_reading_and_catches_up(
     repo_root: Path, store: HistoryStore, db_path: Path
