@@ -21,7 +21,7 @@ What is masked:
   string); `is_secret_name` tells the same for the keys of a mapping.
 
 Fast path: most text (tool results, rows of numbers) holds no secret. A literal secret is looked for
-only when one of its forms occurs in the text, and the patterns run only when one search over the
+only when one of its forms occurs in the text, and the patterns run only when a substring test over the
 lower-cased text finds one of their trigger words: masking a line costs microseconds.
 """
 
@@ -80,16 +80,15 @@ _RULES: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
 ]
 
 
-def _any_trigger(rules: list[tuple[tuple[str, ...], re.Pattern[str]]]) -> re.Pattern[str]:
-    """One search for every trigger, without those that contain another (`key=` is found by `key`)."""
+def _any_trigger(rules: list[tuple[tuple[str, ...], re.Pattern[str]]]) -> tuple[str, ...]:
+    """Every trigger, without those that contain another (`key=` is found by `key`)."""
     triggers = {t for words, _ in rules for t in words}
-    needed = sorted(t for t in triggers if not any(o != t and o in t for o in triggers))
-    return re.compile("|".join(map(re.escape, needed)))
+    return tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
 
 
-# One scan that says whether any rule could match: a single C-level search over the lower-cased text
-# beats testing each trigger in Python (and an IGNORECASE alternation is ten times slower). Most lines
-# (tool results, rows of numbers) have no trigger word at all.
+# What says whether any rule could match: 20 substring tests over the lower-cased text (each a C-level
+# search) take ~30% less than one alternation regex over it (and an IGNORECASE alternation is ten times
+# slower). Most lines (tool results, rows of numbers) have no trigger word at all.
 _ANY_TRIGGER = _any_trigger(_RULES)
 _MIN_TEXT = MIN_SECRET_LENGTH  # no rule or literal secret matches a shorter text
 
@@ -170,7 +169,10 @@ class SecretMask:
         if literal is not None and any(form in text for form in forms):
             text = literal.sub(MASK, text)
         low = text.lower()
-        if _ANY_TRIGGER.search(low) is None:
+        for word in _ANY_TRIGGER:  # a plain loop: any(...) over a generator costs more
+            if word in low:
+                break
+        else:
             return text
         for triggers, pattern in _RULES:
             for trigger in triggers:  # a plain loop: any(...) over a generator costs more per rule

@@ -8,7 +8,7 @@ NaN -> None).
 
 The store redacts each event's JSON line as text (one pass over the line, which also covers every
 nested value), so literal secrets are matched in their JSON-escaped form too. Each rule runs only when
-one search over the lower-cased line says it could match: recording stays in the tens of microseconds.
+one of its trigger words occurs in the lower-cased line: recording stays in the tens of microseconds.
 """
 
 from __future__ import annotations

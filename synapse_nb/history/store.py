@@ -66,6 +66,10 @@ OPEN_TIMEOUT = 10.0  # how long a strict open, and a reader, wait for the backgr
 ATTEMPT_TIMEOUT = 1.0  # one background ingest waits this long for a busy file, then backs off and retries
 
 
+# One encoder for every line: json.dumps with options builds a new JSONEncoder per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=json_default)
+
+
 def quiet_wait(now: float, last_event: float, pending_since: float) -> float:
     """Seconds an ingest still waits at `now`: until QUIET after the last event recorded, but no later than
     MAX_DEFER after the first event waiting. Events arrive while a turn runs and stop when it ends; an
@@ -278,7 +282,7 @@ class HistoryStore:
     def _line(self, relation: str, row: dict[str, object]) -> bytes:
         # Redacting the serialised line covers every nested value in one pass over the text.
         try:
-            text = json.dumps({"t": relation, "r": row}, ensure_ascii=False, allow_nan=False, default=json_default)
+            text = _ENCODER.encode({"t": relation, "r": row})
         except (TypeError, ValueError):  # NaN, odd keys: walk the row into JSON-safe values first
             text = json.dumps({"t": relation, "r": self.redactor.redact(row)}, ensure_ascii=False)
         return self.redactor.redact_text(text).encode("utf-8", "replace") + b"\n"
