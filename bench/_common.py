@@ -123,6 +123,13 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 
+def paired_ratio(measured: Sequence[float], baseline: Sequence[float]) -> float:
+    """The median of each round's measured / baseline: a round's two runs are a second apart, so a slowdown of the
+    whole machine for a while (a neighbour on the host) cancels out, as it does not in the ratio of two medians
+    taken over minutes."""
+    return median([m / b for m, b in zip(measured, baseline, strict=True)])
+
+
 def _order(names: Sequence[str], round_no: int) -> Sequence[str]:
     return names if round_no % 2 == 0 else list(reversed(names))
 
