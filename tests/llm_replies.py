@@ -103,6 +103,7 @@ class Reply:
     cut_stream: bool = False
     cut_after: int | None = None
     hold: Gate | None = None
+    linger: Gate | None = None
     pace: float = 0.0
 
     def paced(self, seconds: float) -> Reply:
@@ -112,6 +113,10 @@ class Reply:
     def gated(self, gate: Gate, after: int | None = None) -> Reply:
         """Hold the stream after `after` events (default: right after the first event carrying content)."""
         return dataclasses.replace(self, gate=gate, gate_after=after)
+
+    def lingering(self, gate: Gate) -> Reply:
+        """Hold the end of the body (after the last event) until the test opens the gate: a server slow to close."""
+        return dataclasses.replace(self, linger=gate)
 
     def cut(self, after: int | None = None) -> Reply:
         """Drop the connection after `after` events (default: after the first content event), mid-chunk."""

@@ -13,7 +13,8 @@ it records every request so tests can assert what a client sent.
 Replies (tests/llm_replies.py, re-exported here) are wire-neutral: `text`, `tool_calls`, `error`,
 `stream_error`, `raw_sse`, `raw_body`; modifiers
 `.gated(gate)` (hold the stream after the first content event until the test opens the gate),
-`.cut()` (drop the connection half way), `.held(gate)` (hold before the status line: slow first byte) and
+`.cut()` (drop the connection half way), `.held(gate)` (hold before the status line: slow first byte),
+`.lingering(gate)` (hold the body's end after the last event: a server slow to close) and
 `.cached(read, write)` (report prompt tokens read from / written to the provider's cache).
 With `LlmServer(prompt_cache=PromptCache())` (tests/llm_cache.py) the server counts each answer's prompt
 tokens itself and reports cached tokens as the providers do: the prefixes it has seen (OpenAI), or
@@ -209,6 +210,8 @@ class _Handler(BaseHTTPRequestHandler):
             if n == first_content - 1:
                 self.server.owner.first_content_at = time.perf_counter()  # type: ignore[attr-defined]
         self.server.owner.last_event_at = time.perf_counter()  # type: ignore[attr-defined]
+        if reply.linger is not None:
+            reply.linger.hold()
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
@@ -301,7 +304,7 @@ class LlmServer:
         with self._lock:
             for r in replies:
                 self._queue.append(r)
-                self._gates += [g for g in (r.gate, r.hold) if g is not None]
+                self._gates += [g for g in (r.gate, r.hold, r.linger) if g is not None]
 
     @property
     def pending(self) -> int:
@@ -336,7 +339,7 @@ class LlmServer:
             reply = self.responder(request)
             if reply is not None:
                 with self._lock:
-                    self._gates += [g for g in (reply.gate, reply.hold) if g is not None]
+                    self._gates += [g for g in (reply.gate, reply.hold, reply.linger) if g is not None]
         return reply
 
 

@@ -122,6 +122,21 @@ async def test_consecutive_calls_reuse_one_connection(
     assert len({r.client for r in llm_server.requests}) == 1
 
 
+async def test_the_reply_ends_for_the_caller_before_the_server_closes_the_stream(
+    llm_server: LlmServer, make_provider: MakeProvider, wire: str
+) -> None:
+    """The turn goes on as soon as the last event arrives (its end shows and the cell goes idle); the tail of the
+    body is read in the background, and the next call waits for it, so it still reuses the connection."""
+    gate = Gate()
+    llm_server.queue(text("done").lingering(gate), text("next"))
+    async with make_provider(wire) as provider:
+        _, first = await collect(provider)
+        assert gate.wait_reached()  # the server holds the end of the first response until the gate opens
+        gate.open()
+        _, second = await collect(provider)
+    assert (first.message.content, second.message.content) == ("done", "next")
+    assert len({r.client for r in llm_server.requests}) == 1
+
 async def test_stopping_early_closes_the_response(
     llm_server: LlmServer, make_provider: MakeProvider, wire: str
 ) -> None:
