@@ -124,11 +124,11 @@ def row_ai_peer(size: Size) -> list[Row]:
             "no later (≤ 1x)", s_idle <= a_idle, note=where,
             why="" if s_idle <= a_idle else (
                 "both are within a few ms of an empty cell's whole round trip in a kernel (row 17a's baseline). "
-                "Traced in the kernel (2026-11-27): after the last event the provider reads the rest of the "
-                "response, so that its connection is reused, and closes it (~1.5 ms); the turn's end takes "
-                "~0.5 ms; the display then sends two outputs, the live one emptied and the final one (which "
-                "nbval needs), at ~1 ms each through IPython's display path (two waits on ipykernel's IOPub "
-                "thread each); then ipykernel flushes, replies and says idle (~3 ms, as for `%%ai`). `%%ai` "
-                "sends one output. See rows 17e/17f for the figure in a fresh kernel, and rerun with "
-                "`--only 17,19` on a quiet machine")),
+                "Traced in the kernel (2026-11-27, after the provider stopped waiting for the server to close "
+                "the stream: its tail is read in the background): from the last event, the reply's end (price, "
+                "spend, the history line, the message and turn events) takes ~1-1.5 ms; the display then sends "
+                "two outputs, the live one emptied and the final one (which nbval needs), at ~0.5-1 ms each "
+                "through IPython's display path (two waits on ipykernel's IOPub thread each); then ipykernel "
+                "flushes, replies and says idle (~3 ms, as for `%%ai`). `%%ai` sends one output. See rows "
+                "17e/17f for the figure in a fresh kernel, and rerun with `--only 17,19` on a quiet machine")),
     ]
