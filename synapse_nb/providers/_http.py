@@ -239,10 +239,9 @@ class HttpStreamer:
         """Wait until the responses still being read to their end are done (each within DRAIN_TIMEOUT), so their
         connections are back in the pool; tasks of another (closed) event loop are let go."""
         loop = asyncio.get_running_loop()
-        pending = {task for task in self._tails if not task.done() and task.get_loop() is loop}
-        self._tails.clear()
-        if pending:
-            await asyncio.wait(pending)
+        self._tails.difference_update([task for task in self._tails if task.done() or task.get_loop() is not loop])
+        if self._tails:
+            await asyncio.wait(set(self._tails))
 
     def _finish_later(self, response: httpx.Response, rest: AsyncGenerator[ServerSentEvent, None]) -> None:
         """Read the rest of an ended response and close it in a task: the caller has its last event now, and the
@@ -451,13 +450,13 @@ class HttpStreamer:
 
 async def _finish(response: httpx.Response, rest: AsyncGenerator[ServerSentEvent, None]) -> None:
     """Read the tail of an ended response, then close it (the connection goes back to the pool if read to its end)."""
-    try:
+    # A stream's end: nothing is waiting for news of it (a connection that fails here is not reused, that is all).
+    with contextlib.suppress(Exception):
         await _drain(rest)
-    finally:
-        with contextlib.suppress(Exception):  # a stream's end: nothing is waiting for news of it
-            await rest.aclose()
-        with contextlib.suppress(Exception):
-            await response.aclose()
+    with contextlib.suppress(Exception):
+        await rest.aclose()
+    with contextlib.suppress(Exception):
+        await response.aclose()
 
 
 async def _drain(rest: AsyncIterator[object], timeout: float = DRAIN_TIMEOUT) -> None:
