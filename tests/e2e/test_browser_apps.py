@@ -7,7 +7,8 @@ the app-only tool through the kernel and the View shows the answer; ui/message, 
 the kernel (the link opens as a browser tab); the frame follows the View's height; JupyterLab's dark theme
 reaches the View; a request made while a cell runs is answered when the kernel is free; the probe View's
 escapes (parent DOM, top, cookies, storage, /api/contents, popups) fail; save + reload brings the View back
-without a tool call and the re-created View's requests are answered; re-running the cell tears the View
+without a tool call and the re-created View's requests are answered (a reload whose widget restore ended without
+the kernel's models, seen on a loaded machine, is reloaded again, twice at most); re-running the cell tears the View
 down; a View closed by the kernel answers ui/resource-teardown before its frame goes; a reload with three
 Views shows each without a tool call. Each state is screenshotted into the test's tmp dir and checked to be
 a PNG of the element.
@@ -50,6 +51,8 @@ REPO = TESTS.parent
 NODE = shutil.which("node") or "node"
 BASIC = str(npm_servers.BASIC)
 FRAME_TIMEOUT_MS = 60_000
+RESTORE_LOST = "Error displaying widget: model not found"  # ipywidgets' text for an output whose model is gone
+RESTORE_TRIES = 3
 FLAG = "release-busy-cell"
 TEARDOWN_LOG = "teardown received"  # what the counter View logs when the host's ui/resource-teardown reaches it
 SETUP = (f"import sys\nsys.path.insert(0, {str(TESTS)!r})\nfrom apps_host import AppsConnection, open_view\n"
@@ -252,12 +255,38 @@ def test_dark_theme_reaches_the_view(nb: NotebookPage, tmp_path: Path) -> None:
         nb.expect(view.locator("#theme")).to_have_text("light", timeout=FRAME_TIMEOUT_MS)
 
 
-def save_and_reload(nb: NotebookPage) -> None:
-    """Save the notebook (with its widget state), wait until JupyterLab says it is saved, reload the page."""
+def save_and_reload(nb: NotebookPage, views: tuple[int, ...]) -> None:
+    """Save the notebook (with its widget state), wait until JupyterLab says it is saved, reload the page, and
+    wait until the cells `views` show their View frames again.
+
+    On a loaded machine ipywidgets' restore after a reload has been seen to end before it had the kernel's
+    models: every widget output of the page then reads RESTORE_LOST (the widget manager's own words, logged
+    as "widget model not found"), though the kernel still holds them. That page is reloaded again, twice at
+    most, saying so in the test's output; a View the kernel really lost still fails here."""
     nb.page.keyboard.press("Control+s")
     nb.expect(nb.page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
-    nb.page.reload()
-    nb.wait_idle()
+    for attempt in range(RESTORE_TRIES):
+        nb.page.reload()
+        nb.wait_idle()
+        lost = [cell for cell in views if not view_or_lost(nb, cell)]
+        if not lost:
+            return
+        if attempt + 1 < RESTORE_TRIES:
+            print(f"after reload {attempt + 1}, cells {lost} read {RESTORE_LOST!r}: reloading again", flush=True)
+    pytest.fail(f"after {RESTORE_TRIES} reloads, cells {lost} still read {RESTORE_LOST!r}:\n{nb.state()}")
+
+
+def view_or_lost(nb: NotebookPage, cell: int) -> bool:
+    """Wait until cell `cell` shows its View frame (True) or the widget manager's RESTORE_LOST (False)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    frame = nb.output(cell).locator("iframe")
+    lost = nb.output(cell).get_by_text(RESTORE_LOST)
+    try:
+        frame.or_(lost).first.wait_for(timeout=FRAME_TIMEOUT_MS)
+    except PlaywrightTimeout:  # neither: frame_of fails saying what the output shows
+        frame_of(nb, cell)
+    return frame.count() > 0
 
 
 def test_reload_brings_the_view_back_without_a_tool_call(nb: NotebookPage, tmp_path: Path) -> None:
@@ -265,7 +294,7 @@ def test_reload_brings_the_view_back_without_a_tool_call(nb: NotebookPage, tmp_p
         _iframe, view = frame_of(nb, 1)
         nb.expect(view.locator("#title")).to_have_text("Counter view", timeout=FRAME_TIMEOUT_MS)
         calls_before = [e for e in events(nb) if e[0] == "tools/call"]
-        save_and_reload(nb)
+        save_and_reload(nb, (1,))
         _iframe, view = frame_of(nb, 1)
         nb.expect(view.locator("#status")).to_have_text("result: counter starts at 3", timeout=FRAME_TIMEOUT_MS)
         nb.expect(view.locator("#input")).to_have_text('{"start":3}')
@@ -399,7 +428,7 @@ def test_a_reload_with_several_views_shows_each_without_a_tool_call(nb: Notebook
         calls_before = [e for e in events(nb) if e[0] == "tools/call"]
         run_again(nb, 7)
         basic_before = nb.output(7).inner_text()
-        save_and_reload(nb)
+        save_and_reload(nb, (1, 3, 6))
         _iframe, counter = frame_of(nb, 1)
         nb.expect(counter.locator("#status")).to_have_text("result: counter starts at 3", timeout=FRAME_TIMEOUT_MS)
         _iframe, probe = frame_of(nb, 3)
