@@ -449,22 +449,16 @@ class HttpStreamer:
 
 
 async def _finish(response: httpx.Response, rest: AsyncGenerator[ServerSentEvent, None]) -> None:
-    """Read the tail of an ended response, then close it (the connection goes back to the pool if read to its end)."""
-    # A stream's end: nothing is waiting for news of it (a connection that fails here is not reused, that is all).
+    """Read the tail of an ended response (at most DRAIN_TIMEOUT), then close it: read to its end, its connection
+    goes back to the pool. A stream's end is nobody's news: a tail that fails only costs the connection."""
     with contextlib.suppress(Exception):
-        await _drain(rest)
+        async with asyncio.timeout(DRAIN_TIMEOUT):
+            async for _ in rest:
+                pass
     with contextlib.suppress(Exception):
         await rest.aclose()
     with contextlib.suppress(Exception):
         await response.aclose()
-
-
-async def _drain(rest: AsyncIterator[object], timeout: float = DRAIN_TIMEOUT) -> None:
-    """Read what is left of a finished stream, so its connection can be reused; give up quietly."""
-    with contextlib.suppress(TimeoutError, httpx.HTTPError):
-        async with asyncio.timeout(timeout):
-            async for _ in rest:
-                pass
 
 
 async def _read_some(response: httpx.Response) -> bytes:
