@@ -258,14 +258,11 @@ def row_frontend(size: Size) -> list[Row]:
 
 
 _WHY_END = (
-    "after [DONE] the kernel's main thread needs little CPU; it waits. The turn publishes 5 outputs after the "
-    "last event (the held text, an identical update, the finished line, the emptied live output, the final "
-    "output: notebook/display.py, output.py), each IPython display() flushes stdout and stderr through "
-    "ipykernel's IOPub thread and waits for it, and ipykernel flushes twice more before the reply and twice "
-    "before idle: ~14 thread hand-offs, each a scheduler wake-up (several ms on 2 busy cores). Meanwhile "
-    "background threads of the kernel compete for the GIL and the cores: the MCP SDK preload that %load_ext "
-    "starts (~1 s of CPU, plus jsonschema's rfc3987-syntax URI grammar, 2-3 s, for 3-10 s after loading: "
-    "patch /work/brief/patches/bench-kernel-preload-no-jsonschema.diff) and the history flusher's DuckDB "
-    "ingest (fixed: history/store.py waits for QUIET). Left (notebook layer): publish no identical update and "
-    "no update that finish() replaces at once"
+    "after [DONE] the kernel's main thread needs little CPU; it waits. The turn publishes 2 outputs after the "
+    "last event (the emptied live output and the final one: notebook/display.py, output.py) without waiting "
+    "on ipykernel's IOPub thread (notebook/kernel_port.py: kernel_publisher), and ipykernel flushes twice "
+    "before the reply and twice before idle, each a thread hand-off and a scheduler wake-up (several ms on 2 "
+    "busy cores). Meanwhile background threads of the kernel compete for the GIL and the cores: the MCP SDK "
+    "preload that %load_ext starts (~1 s of CPU for a few s after loading) and the history flusher's DuckDB "
+    "ingest (history/store.py waits for QUIET before it). Trace the end of a turn in the kernel to see which"
 )

@@ -70,7 +70,7 @@ class LiveOutput:
             self.update(bundle)
 
     def update(self, bundle: Bundle) -> None:
-        # Nothing twice: in a kernel every output costs two waits on ipykernel's IOPub thread (its stream flushes).
+        # Nothing twice: every update is a message for the kernel to send and the frontend to render.
         if self._id is not None and not self.finished and bundle != self._shown:
             self._publish(bundle, self._id, True)
             self._shown = bundle
