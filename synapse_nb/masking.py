@@ -50,10 +50,12 @@ _KEY_WORDS = (
 )
 _SECRET_NAME = re.compile(rf"^(?:[\w.-]*[_.-])?(?:{_KEY_WORDS})$", re.IGNORECASE)
 _SCHEME_VALUE = re.compile(r"^[A-Za-z][\w-]*\s+(\S+)$")  # "Bearer abc", "Basic abc", "token abc"
-_KEY_TRIGGERS = ("key", "token", "secret", "passw", "authorization", "cookie")
+# How every name of _KEY_WORDS ends, with the quote that closes a JSON key: `"input_tokens": 5` holds no
+# secret-looking key (`tokens"`), so counts of tokens do not run the JSON patterns.
+_KEY_ENDS = ('key"', 'secret"', 'password"', 'passwd"', 'passphrase"', 'token"', 'authorization"', 'cookie"')
 
-# (lower-case substrings one of which must occur, pattern). A pattern's group "keep" survives; the
-# rest of the match becomes MASK.
+# (substrings one of which must occur, pattern): lower-case ones are looked for in the lower-cased text,
+# upper-case ones in the text as written. A pattern's group "keep" survives; the rest of the match becomes MASK.
 _RULES: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
     (("authorization",), re.compile(
         r"(?P<keep>(?i:authorization)[\"']?\s*[:=]\s*[\"']?)(?:[A-Za-z]+\s+)?[^\s\"'\\,;}\]]{4,}")),
@@ -71,25 +73,29 @@ _RULES: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
     (("key=", "token=", "secret=", "passw", "authorization=", "cookie="),  # ?api_key=... &token=... in a URL
      # (the name alone, `key`, too: Google's ?key=)
      re.compile(rf"(?P<keep>[?&](?:[\w.-]*[_.-])?(?i:{_KEY_WORDS}|key)=)[^&#\s\"'\\]{{4,}}")),
-    (("key", "token", "secret", "passw"),
+    (("KEY", "TOKEN", "SECRET", "PASSW"),  # upper case: looked for in the text as written (the pattern is cased)
      re.compile(r"(?P<keep>\b[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)\s*=\s*)[^\s\"'\\,;]{4,}")),
-    (_KEY_TRIGGERS,  # "api_key": "..." in JSON text
+    (_KEY_ENDS,  # "api_key": "..." in JSON text
      re.compile(rf"(?P<keep>\"(?:[\w.-]*[_.-])?(?i:{_KEY_WORDS})\"\s*:\s*\")(?:[^\"\\]|\\.)+")),
-    (_KEY_TRIGGERS,  # the same in JSON inside a JSON string
+    (tuple(e.replace('"', '\\"') for e in _KEY_ENDS),  # the same in JSON inside a JSON string
      re.compile(rf"(?P<keep>\\\"(?:[\w.-]*[_.-])?(?i:{_KEY_WORDS})\\\"\s*:\s*\\\")(?:[^\"\\]|\\[^\"])+")),
 ]
 
 
 def _any_trigger(rules: list[tuple[tuple[str, ...], re.Pattern[str]]]) -> tuple[str, ...]:
-    """Every trigger, without those that contain another (`key=` is found by `key`)."""
-    triggers = {t for words, _ in rules for t in words}
+    """What one of the rules' triggers contains, in lower case: each trigger, and the names of _KEY_ENDS (a
+    few short words test faster than all their forms), without those that contain another (`key=` is
+    found by `key`)."""
+    triggers = {t.lower() for words, _ in rules for t in words} | {end.rstrip('"') for end in _KEY_ENDS}
     return tuple(sorted(t for t in triggers if not any(o != t and o in t for o in triggers)))
 
 
 # What says whether any rule could match: 20 substring tests over the lower-cased text (each a C-level
 # search) take ~30% less than one alternation regex over it (and an IGNORECASE alternation is ten times
-# slower). Most lines (tool results, rows of numbers) have no trigger word at all.
+# slower). Most lines (tool results, rows of numbers) have no trigger word at all; then each rule's own
+# triggers are tested, so a line of token counts (`"input_tokens": 5`) runs no pattern.
 _ANY_TRIGGER = _any_trigger(_RULES)
+_CASED_RULES = tuple((words, words[0].isupper(), pattern) for words, pattern in _RULES)
 _MIN_TEXT = MIN_SECRET_LENGTH  # no rule or literal secret matches a shorter text
 
 
@@ -174,9 +180,10 @@ class SecretMask:
                 break
         else:
             return text
-        for triggers, pattern in _RULES:
+        for triggers, cased, pattern in _CASED_RULES:
+            where = text if cased else low
             for trigger in triggers:  # a plain loop: any(...) over a generator costs more per rule
-                if trigger in low:
+                if trigger in where:
                     text = pattern.sub(_keep_prefix, text)
                     break
         return text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -119,6 +120,20 @@ async def test_a_provider_error_echoing_secrets_is_masked_like_the_rest(
 )
 def test_pattern_rules(text: str, masked: str) -> None:
     assert SecretMask(environ={}).mask(text) == masked
+
+
+SECRET_KEYS = ["api_key", "apiKey", "X-Api-Key", "client-secret", "password", "passwd", "passphrase", "token",
+               "access_token", "refresh-token", "auth_token", "id_token", "session_token", "Authorization",
+               "proxy-authorization", "cookie", "Set-Cookie", "private_key", "github.token"]
+
+
+@pytest.mark.parametrize("key", SECRET_KEYS)
+def test_a_secret_looking_key_in_json_and_in_json_inside_json(key: str) -> None:
+    mask = SecretMask(environ={})
+    assert mask.mask(f'{{"{key}": "value-1234"}}') == f'{{"{key}": "{MASK}"}}'
+    inner = json.dumps({"args": json.dumps({key: "value-1234", "n": 1})})
+    assert "value-1234" not in mask.mask(inner)
+    assert MASK in mask.mask(inner)
 
 
 def test_text_without_secrets_is_returned_untouched() -> None:
