@@ -192,6 +192,8 @@ def price_table(env: Mapping[str, str] | None = None) -> PriceTable:
 
 def price_for(provider: str, model: str, env: Mapping[str, str] | None = None) -> Price | None:
     """The price of one model now (None: unknown)."""
+    if provider in LOCAL_PROVIDERS:  # free whatever a prices file says (PriceTable.lookup): no file to look at
+        return FREE
     return price_table(env).lookup(provider, model)
 
 
