@@ -67,14 +67,30 @@ def table_of_value(value: Any) -> Table | None:
 
 def markdown_table(text: str) -> Table | None:
     """A GitHub-style pipe table that is the whole text (a header, a `---` line, rows)."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    if len(lines) < 2 or not _SEPARATOR.match(lines[1]) or "|" not in lines[0]:
+    head = _first_lines(text, 2)  # most text is no table: say so without splitting all of it (10 MB results)
+    if len(head) < 2 or not _SEPARATOR.match(head[1]) or "|" not in head[0]:
         return None
+    lines = [line for line in text.strip().splitlines() if line.strip()]
     if not all("|" in line for line in lines):
         return None
     columns = tuple(_cells(lines[0]))
     rows = tuple(_pad(_cells(line), len(columns)) for line in lines[2:])
     return Table(columns, rows)
+
+
+def _first_lines(text: str, n: int) -> list[str]:
+    """The first `n` lines of `text` that are not blank (fewer when it has fewer), read from the start only."""
+    found: list[str] = []
+    start = 0
+    while len(found) < n and start <= len(text):
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        if line.strip():
+            found.append(line)
+        if end < 0:
+            break
+        start = end + 1
+    return found
 
 
 def _cells(line: str) -> list[str]:
