@@ -33,6 +33,10 @@ __all__ = ["Format", "ToolCallView", "TurnDisplay", "TurnView", "render", "ticki
 TICK = 0.25
 """Seconds between re-renders while the turn waits (the elapsed time of a running tool ticks)."""
 
+SHOW_AFTER = 0.1
+"""Seconds a command waits before `ticking` shows its live line: a call that ends sooner shows only its result
+(no line flashing by, and no updates to send and empty again)."""
+
 
 class TurnDisplay:
     """Publishes a TurnView as events arrive; an EventSink (quick, never raises on render).
@@ -202,12 +206,15 @@ class TurnDisplay:
 async def ticking(
     output: LiveOutput, line: Callable[[str], str | Bundle], *, tick: float = TICK,
     clock: Callable[[], float] = time.monotonic, asked: Callable[[], float | None] | None = None,
+    show_after: float | None = None,
 ) -> AsyncIterator[Callable[[], None]]:
-    """Show `line(elapsed)` in `output` (`calling demo.sleep … 3.2 s`, or a whole bundle), re-rendered every
-    `tick` while the body runs, for the commands that wait without a TurnView (`%mcp call`); the body gets a
-    `refresh()` that re-renders at once (a progress report). The output is emptied at the end, whatever the
-    end, as the command shows its own result. While `asked()` gives a time (a question in the input box, e.g.
-    the server's form), the line says it waits for the user's answer, and since when."""
+    """Show `line(elapsed)` in `output` (`calling demo.sleep … 3.2 s`, or a whole bundle) once the body has run
+    `show_after` seconds (None: SHOW_AFTER), re-rendered every `tick` while it runs, for the commands that wait
+    without a TurnView (`%mcp call`); the body gets a `refresh()` that shows it at once (a progress report).
+    The output is opened empty at once and emptied at the end, whatever the end, as the command shows its own
+    result: a body that ends before the line showed sends nothing more. While `asked()` gives a time (a
+    question in the input box, e.g. the server's form), the line says it waits for the user's answer, and
+    since when."""
     started = clock()
 
     def bundle() -> Bundle:
@@ -224,11 +231,12 @@ async def ticking(
         output.update(bundle())
 
     async def run() -> None:
+        await asyncio.sleep(min(SHOW_AFTER if show_after is None else show_after, tick))
         while True:
-            await asyncio.sleep(tick)
             refresh()
+            await asyncio.sleep(tick)
 
-    output.start(bundle())
+    output.start()  # the output, empty for now: a cell run again shows the same outputs however long it waited
     ticker = asyncio.get_running_loop().create_task(run())
     try:
         yield refresh

@@ -65,7 +65,9 @@ class LiveOutput:
         import uuid
 
         self._id = uuid.uuid4().hex
-        self._publish(bundle if (bundle is not None and self.keep) else EMPTY, self._id, False)
+        first = bundle if (bundle is not None and self.keep) else EMPTY
+        self._publish(first, self._id, False)
+        self._shown = first
         if bundle is not None and not self.keep:
             self.update(bundle)
 
@@ -77,7 +79,7 @@ class LiveOutput:
 
     def clear(self) -> None:
         """End with nothing shown (the command returns what it shows, e.g. `%mcp call`'s Out[])."""
-        if self._id is not None and not self.finished:
+        if self._id is not None and not self.finished and self._shown != EMPTY:
             self._publish(EMPTY, self._id, True)
         self.finished = True
 
@@ -87,7 +89,7 @@ class LiveOutput:
         if self._id is not None and self.keep:
             self._publish(bundle, self._id, True)
         else:
-            if self._id is not None:
+            if self._id is not None and self._shown != EMPTY:
                 self._publish(EMPTY, self._id, True)
             self._publish(bundle, None, False)
         self.finished = True

@@ -11,8 +11,10 @@ import json
 import re
 from typing import Any
 
+import pytest
 import tools_server
 
+from synapse_nb.notebook import display
 from synapse_nb.notebook.commands.mcp import CallOutput
 from synapse_nb.notebook.commands.mcp_read import ReadOutput
 from synapse_nb.notebook.mcp_render import PLAIN_CHARS, CallProgress
@@ -53,6 +55,19 @@ def test_a_whole_cell_call_shows_the_servers_progress_while_it_runs(ip: Any) -> 
     assert not any("calling" in b.get("text/plain", "") for b in ip.published.final)  # the live output is gone
     assert released
     assert released[0].done()
+
+
+def test_a_call_that_ends_before_its_line_would_show_sends_only_the_empty_output(
+    ip: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = ip.state
+    state.runner.run(state.hub.connect_in_process("q", tools_server.build_server(), timeout=15), timeout=30)
+    monkeypatch.setattr(display, "SHOW_AFTER", 30.0)  # whatever the machine's load: the call ends long before
+    before = len(ip.published.items)
+    out = ip.line("mcp", "call q.echo text=quick")
+    assert out.text == "quick"
+    # the empty output a cell run again always shows (nbval compares it), and no line updated and emptied again
+    assert [(b, update) for b, _, update in ip.published.items[before:]] == [({"text/plain": ""}, False)]
 
 
 def test_progress_without_a_total_is_an_amount_and_a_report_without_a_message_keeps_the_last() -> None:
