@@ -43,9 +43,11 @@ FROM (SELECT TRY_CAST(line AS JSON) AS j FROM (SELECT unnest(string_split(?, chr
 
 _FILL: dict[tuple[str, str], str] = {
     ("tool_calls", "origin"): "CASE WHEN r->>'approval' = 'manual' THEN 'manual' ELSE 'agent' END",
+    ("tool_calls", "result_text"): "r->'result'->'content'->0->>'text'",
 }
-"""What a line spooled before its column existed gets there, as the migration that added it fills old rows
-(0009: a call made by hand was told by approval = 'manual')."""
+"""What a line without the column gets there: a line spooled before its column existed, as the migration that
+added it fills old rows (0009: a call made by hand was told by approval = 'manual'); a one-block result's text,
+which the recorder spools once, inside `result`."""
 
 
 def _expr(name: str, kind: Kind, relation: str = "") -> str:

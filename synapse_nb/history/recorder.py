@@ -119,7 +119,7 @@ def _message_row(e: MessageAdded) -> dict[str, Any]:
 
 def _tool_call_row(e: ToolCallFinished) -> dict[str, Any]:
     result = e.result
-    return {
+    row = {
         "tool_call_id": e.call.id,
         "session_id": e.session_id or None,  # empty: called by hand outside any session
         "message_id": e.message_id,
@@ -136,6 +136,12 @@ def _tool_call_row(e: ToolCallFinished) -> dict[str, Any]:
         "outcome": e.outcome,
         "origin": e.origin,
     }
+    if result is not None and len(result.content) == 1 and result.content[0].kind == "text" \
+            and result.content[0].text is not None:
+        # The text of a one-block result is its result_text: spooled once (a 10 MB result is encoded, masked and
+        # written once, not twice), and filled in from the block by the ingest (ingest.py, _FILL).
+        del row["result_text"]
+    return row
 
 
 def _llm_call_row(e: LlmCallFinished) -> dict[str, Any]:

@@ -185,3 +185,26 @@ def test_each_tool_call_is_recorded_with_who_asked_for_it(store: HistoryStore) -
     assert [tuple(r) for r in rows.itertuples(index=False)] == [
         ("s1-c1", "agent"), ("s1-c2", "manual"), ("s1-c3", "app:apps"),
     ]
+
+
+def test_a_one_block_results_text_is_spooled_once_and_read_back_as_result_text(store: HistoryStore) -> None:
+    """A large result is encoded, masked and written once; the ingest fills result_text from its one block."""
+    from dataclasses import replace
+
+    from history_events import tool_call
+
+    from synapse_nb.types import ContentBlock, ToolResult
+
+    big = "".join(f"row {i:07d}\n" for i in range(100_000))  # 1.2 MB
+    one = replace(tool_call("s1", 1), result=ToolResult((ContentBlock("text", text=big),)))
+    two = replace(tool_call("s1", 2),
+                  result=ToolResult((ContentBlock("text", text="a"), ContentBlock("text", text="b"))))
+    structured = replace(tool_call("s1", 3), result=ToolResult((), structured_content={"n": 1}))
+    for event in (one, two, structured):
+        store.record(event)
+    spool = store.spool_path
+    assert spool is not None
+    assert spool.stat().st_size < 1.5 * len(big)  # the text once, not twice
+    rows = store.history().sql("SELECT tool_call_id, result_text FROM tool_calls ORDER BY tool_call_id")
+    assert [tuple(r) for r in rows.itertuples(index=False)] == [
+        ("s1-c1", big), ("s1-c2", "a\nb"), ("s1-c3", '{"n": 1}')]
