@@ -230,20 +230,21 @@ async def ticking(
     def refresh() -> None:
         output.update(bundle())
 
-    async def run() -> None:
-        await asyncio.sleep(min(SHOW_AFTER if show_after is None else show_after, tick))
-        while True:
-            refresh()
-            await asyncio.sleep(tick)
+    loop = asyncio.get_running_loop()
+    timer: asyncio.TimerHandle | None = None
+
+    def tick_now() -> None:  # a timer, not a task: nothing left to wait for at the end, however quick the body
+        nonlocal timer
+        refresh()
+        timer = loop.call_later(tick, tick_now)
 
     output.start()  # the output, empty for now: a cell run again shows the same outputs however long it waited
-    ticker = asyncio.get_running_loop().create_task(run())
+    timer = loop.call_later(min(SHOW_AFTER if show_after is None else show_after, tick), tick_now)
     try:
         yield refresh
     finally:
-        ticker.cancel()
+        timer.cancel()
         output.clear()
-        await asyncio.wait({ticker})  # ended before the loop may close (a private loop closes right after)
 
 
 def _unsettled(part: object) -> bool:
