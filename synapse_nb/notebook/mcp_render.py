@@ -112,7 +112,9 @@ def capped_plain(text: str, rest: Rest, *, lines: int = PLAIN_LINES, chars: int 
     """`text` (one-line JSON indented) cut to `lines` lines and `chars` characters, with a last line saying how
     much more there is and where."""
     shown = readable(text)
-    cut = "\n".join(shown.splitlines()[:lines])[:chars]
+    # The cut lies within this window (each line kept ends in at most two characters): a 10 MB text is not split.
+    window = shown[: chars + 2 * (lines + 1)]
+    cut = "\n".join(window.splitlines()[:lines])[:chars]
     if len(cut) >= len(shown):
         return shown
     more = shown[len(cut):]

@@ -186,3 +186,15 @@ def test_a_long_text_resource_is_capped_with_show_all() -> None:
     assert "show all (" in bundle["text/html"]
     assert "more lines" in bundle["text/plain"]
     assert out.text == text
+
+
+def test_capped_plain_reads_only_the_start_of_a_long_text() -> None:
+    """The cut is the first lines (and characters) of the whole text, also where lines end in \\r\\n."""
+    from synapse_nb.notebook.mcp_render import CALL_REST, PLAIN_LINES, capped_plain
+
+    texts = ["short", "a\r\nb\r\n" * 5_000, "x" * 50_000, "line\n" * (PLAIN_LINES - 1) + "y" * 50_000,
+             ("\r\n" * (PLAIN_LINES + 3)) + "tail", "w" * (PLAIN_CHARS - 1) + "\r\n" + "z" * 10]
+    for text in texts:
+        full = "\n".join(text.splitlines()[:PLAIN_LINES])[:PLAIN_CHARS]
+        capped = capped_plain(text, CALL_REST)
+        assert capped == text if len(full) >= len(text) else capped.startswith(full + "\n… ")
