@@ -51,6 +51,8 @@ ROWS: dict[int, tuple[str, str, str]] = {
     18: ("an MCP tool call vs the bare SDK and langchain-mcp-adapters", "bench_peers", "row_peers"),
     19: ("%%synapse vs jupyter-ai's %%ai in real kernels", "bench_ai_peer", "row_ai_peer"),
     20: ("the first %mcp connect in a real kernel vs the bare SDK", "bench_first_connect", "row_first_connect"),
+    21: ("%mcp call in a real kernel: vs the awaited call, and the first call vs the bare SDK", "bench_kernel_call",
+         "row_kernel_call"),
 }
 
 PACKAGES = ("synapse_nb", "mcp", "httpx", "duckdb", "pandas", "pyarrow", "ipython", "ipykernel", "jupyter_client",
