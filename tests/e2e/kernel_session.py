@@ -228,3 +228,16 @@ def running_kernel(tmp: Path) -> Iterator[Kernel]:
         yield kernel
     finally:
         kernel.close()
+
+
+@contextmanager
+def loaded_kernel(tmp: Path) -> Iterator[Kernel]:
+    """A running kernel that imports this checkout's synapse_nb, with the extension loaded."""
+    import synapse_nb
+
+    root = Path(synapse_nb.__file__).resolve().parents[1]
+    with running_kernel(tmp) as kernel:
+        where = kernel.ok("import synapse_nb; print(synapse_nb.__file__)").stdout.strip()
+        assert where.startswith(str(root)), where  # this checkout's code
+        kernel.ok("%load_ext synapse_nb")
+        yield kernel

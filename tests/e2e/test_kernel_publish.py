@@ -9,26 +9,19 @@ seeing every output.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import Execution, Kernel, running_kernel
-
-import synapse_nb
+from kernel_session import Execution, Kernel, loaded_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
-ROOT = Path(synapse_nb.__file__).resolve().parents[1]
 PORT = "from synapse_nb.notebook.extension import get_state\n_port = get_state(get_ipython()).port\n"
 
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    with running_kernel(tmp_path_factory.mktemp("kernel")) as k:
-        where = k.ok("import synapse_nb; print(synapse_nb.__file__)").stdout.strip()
-        assert where.startswith(str(ROOT)), where  # this checkout's code
-        k.ok("%load_ext synapse_nb")
+    with loaded_kernel(tmp_path_factory.mktemp("kernel")) as k:
         k.ok(PORT)
         yield k
 

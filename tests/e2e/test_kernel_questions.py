@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import tools_server
-from kernel_session import Kernel, running_kernel
+from kernel_session import Kernel, loaded_kernel
 
 import synapse_nb
 
@@ -57,10 +57,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def kernel(folder: Path) -> Iterator[Kernel]:
-    with running_kernel(folder) as k:
-        where = k.ok("import synapse_nb; print(synapse_nb.__file__)").stdout.strip()
-        assert where.startswith(str(ROOT)), where  # this checkout's code
-        k.ok("%load_ext synapse_nb")
+    with loaded_kernel(folder) as k:
         assert k.ok(DEMO, timeout=120).text().startswith("✓ demo: connected")
         k.ok(TOOL)
         (folder / "shout.json").write_text(json.dumps(SHOUT))

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import tools_server
-from kernel_session import Execution, Kernel, running_kernel
+from kernel_session import Execution, Kernel, loaded_kernel
 
 import synapse_nb
 
@@ -31,10 +31,7 @@ TIMEOUT = 60.0
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    with running_kernel(tmp_path_factory.mktemp("kernel")) as k:
-        where = k.ok("import synapse_nb; print(synapse_nb.__file__)").stdout.strip()
-        assert where.startswith(str(ROOT)), where  # this checkout's code
-        k.ok("%load_ext synapse_nb")
+    with loaded_kernel(tmp_path_factory.mktemp("kernel")) as k:
         assert k.ok(DEMO, timeout=120).text().startswith("✓ demo: connected")
         yield k
 
