@@ -89,6 +89,7 @@ def _cell(server: LlmServer, shown: _Shown) -> Callable[[str], Any]:
     """A `%%synapse` cell runner: ask(prompt) through the notebook layer's own command."""
     from synapse_nb.notebook.args import AskOptions
     from synapse_nb.notebook.commands.ask import ask_async
+    from synapse_nb.notebook.commands.session import reset
     from synapse_nb.notebook.state import Settings, SynapseState
 
     os.environ["OLLAMA_BASE_URL"] = server.openai_base_url
@@ -96,11 +97,12 @@ def _cell(server: LlmServer, shown: _Shown) -> Callable[[str], Any]:
     state.port.live = True  # a kernel's frontend: live display updates
     state.port.publish = shown
     settings = Settings()  # the defaults a user gets, stream_interval included
-    turns = iter(range(10**9))
+    options = AskOptions(model="ollama:bench", tools=())
 
     def run(prompt: str) -> Any:
-        # A fresh session per cell, so that the transcript (and each request) does not grow run by run.
-        options = AskOptions(model="ollama:bench", session=f"bench-{next(turns)}", tools=())
+        # A new conversation per cell, as after `%synapse reset` (timed with the cell, a few µs), so that
+        # the transcript (and each request) does not grow run by run.
+        reset(state.sessions, state.policy)
         return state.runner.run(ask_async(state, settings, options, prompt))
 
     run.state = state  # type: ignore[attr-defined]
@@ -182,6 +184,7 @@ def _ttft_row(server: LlmServer, size: Size) -> Row:
 
     try:
         interleaved({"wire": bare, "cell": synapse}, rounds, warmup=2)
+        lookup = _new_name_lookup(cell.state, rounds)  # type: ignore[attr-defined]
     finally:
         _close(loop, client)
         cell.state.close()  # type: ignore[attr-defined]
@@ -196,8 +199,11 @@ def _ttft_row(server: LlmServer, size: Size) -> Row:
         Measure("first token in the %%synapse display", measured),
         "< 5 ms extra", ok,
         note=f"{fmt_seconds(extra)} extra: the cell's whole path (plan, agent, provider, SSE parsing, display "
-             f"render, publish) from the cell's start; median of {rounds}; {fresh} new HTTP connections for "
-             f"the {len(cells) - 1} model requests after the first",
+             f"render, publish) from the cell's start, a new conversation per cell (`%synapse reset`); median of "
+             f"{rounds}; {fresh} new HTTP connections for the {len(cells) - 1} model requests after the first. "
+             f"A cell with a new `--session NAME` first looks the name up in the history file (to resume a "
+             f"session recorded under it): {fmt_seconds(lookup)} more here (History.find_session, median of "
+             f"{rounds})",
         finding="" if fresh == 0 else (
             f"every model request opened a new HTTP connection ({fresh} for {len(cells) - 1} requests on one "
             "provider): the adapters stop reading at the last SSE event (`[DONE]` in providers/openai.py "
@@ -222,14 +228,23 @@ def _ttft_row(server: LlmServer, size: Size) -> Row:
             "`loop.call_later(remaining interval)` instead of waiting for the next event, so a pause in the "
             "stream cannot hide text either."
             if held else
-            f"the cell's path adds {fmt_seconds(extra)} before the first token is shown. Profiled "
-            "(2026-11-27): ~40 ms of it is the row's own choice of a new session name per cell (so every "
-            "request has the same size): plan_turn looks each new name up in the history to resume a session "
-            "recorded under it (commands/session.py resume_recorded -> History.find_session, a DuckDB read "
-            "that also takes in the spooled lines not yet ingested). A cell in the same session shows its first "
-            "word ~3 ms after it left the server (row 17c, in a real kernel)"
+            f"the cell's path adds {fmt_seconds(extra)} before the first token is shown: profile it with "
+            "this row (cProfile around one `cell(...)` after the warm-ups)"
         ),
     )
+
+
+def _new_name_lookup(state: Any, rounds: int) -> float:
+    """Median seconds of the history lookup a `%%synapse --session NAME` cell makes for a name it has not seen."""
+    history = state.history()
+    if history is None:
+        return float("nan")
+    samples = []
+    for n in range(rounds):
+        t0 = time.perf_counter()
+        history.find_session(f"bench-new-{n}")
+        samples.append(time.perf_counter() - t0)
+    return median(samples)
 
 
 def _throughput_row(server: LlmServer, size: Size) -> Row:

@@ -14,7 +14,7 @@ parts published meanwhile are always seen. Only complete parts are read (see lak
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -51,8 +51,9 @@ class Lake(History):
         )
 
     @contextmanager
-    def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """An in-memory DuckDB whose relations are views over the lake's Parquet parts."""
+    def connection(self, relations: Collection[str] = RELATIONS) -> Iterator[duckdb.DuckDBPyConnection]:
+        """An in-memory DuckDB whose relations are views over the lake's Parquet parts (all of them: a lake
+        has no spool, so `relations` changes nothing)."""
         with file_lock(self.path):  # one user of this object's connection at a time
             con = self._memory()
             try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,6 +82,7 @@ class History:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._shape: object = None  # the attached file's columns the views were built for
         self._union: bool | None = None  # whether the views currently add the pending tables
+        self._filled: tuple[str, ...] = ()  # the pending tables the open connection filled
         self._writable = False  # whether the file is attached writable (see _attach)
 
     def __repr__(self) -> str:
@@ -125,7 +126,7 @@ class History:
 
     def find_session(self, name_or_id: str) -> str | None:
         """The newest session named `name_or_id`, else the session whose id starts with it; None if none."""
-        found = self.rows(FIND_SESSION, [name_or_id])
+        found = self.rows(FIND_SESSION, [name_or_id], relations=("sessions",))
         return str(found[0][0]) if found else None
 
     def transcript(self, session_id: str) -> tuple[list[Message], int]:
@@ -167,10 +168,12 @@ class History:
                 raise HistoryError(f"history query failed: {str(exc).splitlines()[0]}", path=str(self.path)) from exc
         return table.to_pandas() if table is not None else pd.DataFrame()
 
-    def rows(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+    def rows(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None, *,
+             relations: Collection[str] = RELATIONS) -> list[tuple[Any, ...]]:
         """`sql` as a list of tuples, without pandas or pyarrow: for the small lookups on a cell's path (e.g.
-        whether a session name is taken), where importing pandas (about a second) would delay the cell."""
-        with self.connection() as con:
+        whether a session name is taken), where importing pandas (about a second) would delay the cell.
+        `relations`: those the query reads, when not all (the others then miss rows not yet ingested)."""
+        with self.connection(relations) as con:
             try:
                 rel = con.sql(query, params=params)
                 return rel.fetchall() if rel is not None else []
@@ -214,18 +217,22 @@ class History:
         return self._known
 
     @contextmanager
-    def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def connection(self, relations: Collection[str] = RELATIONS) -> Iterator[duckdb.DuckDBPyConnection]:
         """A DuckDB connection where the relations are complete views; the file is held until exit.
 
-        Keep the block short: writers of every process wait for it to end.
+        Keep the block short: writers of every process wait for it to end. Only `relations` get the spool's
+        lines not yet ingested (a block that reads only sessions need not merge the rest).
         """
         known = self.known_version
         lock = file_lock(self.path)  # held while attached; also keeps this object's connection single-threaded
         con, offsets = self._attach(lock, known)
         try:
             pending = pending_lines(spool_dir(self.path), offsets, known)
+            if pending and len(relations) < len(RELATIONS):
+                pending = _lines_of(pending, relations)
             self._prepare(con, bool(pending))
-            insert_lines(con, pending, prefix="temp.main._pending_")
+            self._filled = tuple(relations) if pending else ()
+            insert_lines(con, pending, prefix="temp.main._pending_", relations=relations)
             yield con
         finally:
             try:
@@ -272,9 +279,9 @@ class History:
             run(con, "USE memory")
             if con.execute("SELECT 1 FROM duckdb_databases() WHERE database_name = 'hist'").fetchall():
                 run(con, "DETACH hist")
-            if self._union:
-                for relation in RELATIONS:
-                    run(con, f"DELETE FROM temp.main._pending_{relation}")
+            for relation in self._filled:
+                run(con, f"DELETE FROM temp.main._pending_{relation}")
+            self._filled = ()
         except duckdb.Error:
             con.close()  # closing releases everything
             self._con = None
@@ -380,3 +387,12 @@ def _file_select(relation: str, present: list[str] | None) -> str:
     # `_`-columns are bookkeeping (the lake's `_seq`, migration 0007), not history.
     newer = [f'"{c}"' for c in present if c not in COLUMNS[relation] and not c.startswith("_")]
     return f"SELECT {', '.join(known_columns(relation, present) + newer)} FROM hist.main.{relation}"
+
+
+def _lines_of(data: bytes, relations: Collection[str]) -> bytes:
+    """The spool lines in `data` that may belong to `relations`: those naming one of them in quotes (every
+    other line is of another relation); nothing when none do, so the read merges nothing."""
+    names = [f'"{relation}"'.encode() for relation in relations]
+    if not any(name in data for name in names):
+        return b""
+    return b"\n".join(line for line in data.split(b"\n") if any(name in line for name in names))

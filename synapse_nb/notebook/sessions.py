@@ -76,7 +76,7 @@ class Sessions(Mapping[str, "Agent"]):
                 return name
             taken = history.rows(  # rows, not sql: no pandas import (~1 s) before the cell's first output
                 "SELECT 1 FROM sessions WHERE name = $1 AND kernel_id IS DISTINCT FROM $2 LIMIT 1",
-                [name, kernel_id],
+                [name, kernel_id], relations=("sessions",),
             )
         except SynapseError:
             return name  # the history cannot say: the turn itself reports why

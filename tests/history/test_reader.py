@@ -182,6 +182,29 @@ def test_rows_answers_like_sql_as_tuples(filled: HistoryStore) -> None:
     assert "\n" not in str(info.value)
 
 
+def test_a_session_lookup_merges_only_the_spooled_sessions(store: HistoryStore) -> None:
+    """`find_session` (on a cell's path for a new `--session NAME`) merges the spool's session lines only; a
+    read after it still sees every relation whole."""
+    store._stop.set()  # park this store's flusher: everything stays in the spool
+    store._wake.set()
+    assert store._thread is not None
+    store._thread.join(timeout=30)
+    for event in conversation("spooled-session", base=0.0):
+        store.record(event)
+    store.record(tool_call("spooled-session", 0))
+    h = history()
+    assert h.find_session("spooled-session") == "spooled-session"
+    assert h.find_session("spooled-s") == "spooled-session"  # an id prefix
+    assert h.find_session("nobody") is None
+    only = "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM tool_calls)"
+    calls = len(h.tool_calls())
+    assert calls >= 2  # the conversation's call and the one above, all still spooled
+    assert h.rows(only, relations=("sessions",)) == [(1, 0)]  # what it skips: the other relations' lines
+    assert h.rows(only) == [(1, calls)]
+    assert len(h.sessions()) == 1
+    assert len(h.tool_calls()) == calls
+
+
 @pytest.mark.process
 def test_rows_reads_the_history_without_loading_pandas(filled: HistoryStore, db_path: Path) -> None:
     """The lookup a cell makes before its first output (is this session name taken?) must not pay for
