@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as _dt
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from ..events import (
@@ -60,24 +61,22 @@ class Recorder:
         self._turns: OrderedDict[str, TurnStarted] = OrderedDict()
 
     def rows(self, event: Event) -> list[Row]:
-        """The rows `event` becomes (none for events that are not recorded)."""
-        if isinstance(event, MessageAdded):
-            return [("messages", _message_row(event))]
-        if isinstance(event, ToolCallFinished):
-            return [("tool_calls", _tool_call_row(event))]
-        if isinstance(event, LlmCallFinished):
-            return [("llm_calls", _llm_call_row(event))]
-        if isinstance(event, SessionStarted):
-            return [("sessions", _session_row(event))]
-        if isinstance(event, ServerEvent):
-            return [("server_events", _server_event_row(event))]
+        """The rows `event` becomes (none for events that are not recorded).
+
+        Looked up by the event's exact type (events are final dataclasses): a turn streams a TextDelta per
+        token through here, and a miss costs a dict lookup and two isinstance checks."""
+        kind = type(event)
+        plain = _PLAIN.get(kind)
+        if plain is not None:
+            relation, row = plain
+            return [(relation, row(event))]
         if isinstance(event, TurnStarted):
             with self._lock:
                 self._turns[event.turn_id] = event
                 while len(self._turns) > _MAX_OPEN_TURNS:
                     self._turns.popitem(last=False)
             return []
-        if isinstance(event, TurnFinished | TurnFailed | TurnCancelled):
+        if isinstance(event, _TURN_ENDS):
             with self._lock:
                 start = self._turns.pop(event.turn_id, None)
             return [("turns", _turn_row(event, start))]
@@ -203,3 +202,14 @@ def _turn_row(e: TurnFinished | TurnFailed | TurnCancelled, start: TurnStarted |
         "cached_input_tokens": usage.cached_input_tokens,
         "replayed": start.replayed if start is not None else None,
     }
+
+
+_PLAIN: dict[type, tuple[str, Callable[[Any], dict[str, Any]]]] = {
+    MessageAdded: ("messages", _message_row),
+    ToolCallFinished: ("tool_calls", _tool_call_row),
+    LlmCallFinished: ("llm_calls", _llm_call_row),
+    SessionStarted: ("sessions", _session_row),
+    ServerEvent: ("server_events", _server_event_row),
+}
+"""The events that each become one row of their own."""
+_TURN_ENDS = (TurnFinished, TurnFailed, TurnCancelled)

@@ -21,6 +21,7 @@ provider and status, and has secrets masked (synapse_nb.masking: the API key, an
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import email.utils
 import json
@@ -29,7 +30,7 @@ import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
@@ -86,23 +87,30 @@ def make_timeout(timeout: httpx.Timeout | float | None) -> httpx.Timeout:
 # ---- SSE ------------------------------------------------------------------------------------------------
 
 
-class _EventBytes(httpx.AsyncByteStream):
-    """A response body that fails once one event grows past `limit` bytes without its blank line.
+class _EventBody:
+    """What httpx-sse's EventSource reads of a response (`headers`, `aiter_text()`), over the response's body,
+    failing once one event grows past `limit` bytes without its blank line.
 
     Counted on the decoded bytes (after any content-encoding; the request asks for none, so one small
     chunk cannot expand into a large one). A leading BOM is dropped, and the end of the body ends a
-    last event whose blank line never came.
+    last event whose blank line never came. The text is decoded here, straight from the response's bytes:
+    a second httpx.Response around the bounded body would add three generator layers to every event.
     """
 
-    def __init__(self, chunks: AsyncIterator[bytes], limit: int, too_large: Callable[[], Exception]) -> None:
-        self._chunks = chunks
+    def __init__(self, response: httpx.Response, limit: int, too_large: Callable[[], Exception]) -> None:
+        content_type = "text/event-stream"
+        if response.charset_encoding:
+            content_type += f"; charset={response.charset_encoding}"
+        self.headers = httpx.Headers({"content-type": content_type})
+        self._response = response
         self._limit = limit
         self._too_large = too_large
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    async def aiter_text(self) -> AsyncIterator[str]:
+        decoder = codecs.getincrementaldecoder(self._response.encoding or "utf-8")(errors="replace")
         pending = 0  # bytes since the last blank line (the end of the last event)
         previous = b""
-        async for chunk in self._chunks:
+        async for chunk in self._response.aiter_bytes():
             if not previous:
                 chunk = chunk.removeprefix(_BOM)
                 if not chunk:
@@ -120,20 +128,15 @@ class _EventBytes(httpx.AsyncByteStream):
             if pending > self._limit:
                 raise self._too_large()
             previous = chunk[-1:]
-            yield chunk
-        yield b"\n\n"
+            text = decoder.decode(chunk)
+            if text:
+                yield text
+        yield decoder.decode(b"", final=True) + "\n\n"
 
 
 def _events(response: httpx.Response, limit: int, too_large: Callable[[], Exception]) -> EventSource:
     """httpx-sse's EventSource over `response`'s body, each event bounded to `limit` bytes."""
-    content_type = "text/event-stream"
-    if response.charset_encoding:
-        content_type += f"; charset={response.charset_encoding}"
-    body = httpx.Response(
-        response.status_code, headers={"content-type": content_type},
-        stream=_EventBytes(response.aiter_bytes(), limit, too_large),
-    )
-    return EventSource(body)
+    return EventSource(cast(httpx.Response, _EventBody(response, limit, too_large)))
 
 
 # ---- retries ---------------------------------------------------------------------------------------------

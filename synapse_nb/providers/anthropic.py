@@ -285,7 +285,7 @@ class AnthropicProvider(SseProvider):
         async with contextlib.aclosing(events):
             async for event in events:
                 obj = self._http.parse_json(event.data)
-                if not isinstance(obj, Mapping):
+                if not isinstance(obj, dict):  # parsed JSON
                     raise self._http.stream_error(f"the stream sent a JSON value that is not an object: {event.data!r}")
                 for chunk in acc.feed(obj):
                     if ttft is None:
