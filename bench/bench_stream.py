@@ -8,7 +8,8 @@ bare httpx client reading the same kind of response from the same server.
 
 - 8a time to first token: the server sends the first token, then holds the rest back (as a model
   does between tokens) until the display showed it, or for 250 ms at most.
-- 8b a 10,000-token answer (one SSE event per token), from the request until the cell's result.
+- 8b a 10,000-token answer (one SSE event per token), from the request until the cell's result; the
+  server runs in a process of its own here (see `_ServerProcess`).
 - 8c the end of an answer: 40 tokens sent 50 ms apart (a model's pace) and 1 ms apart; from the
   server's last SSE event to the display's final publish (the cell is idle then), against a bare httpx
   client's end of reading the same stream; the slower of the two paces is the row's figure.
@@ -19,13 +20,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
-from _common import Measure, Row, Size, fmt_rate, fmt_seconds, interleaved, median
+from _common import TESTS, Measure, Row, Size, fmt_rate, fmt_seconds, interleaved, median
 from llm_server import Gate, LlmServer, text
 
 __all__ = ["row_stream"]
@@ -85,14 +90,14 @@ def _open_when(event: threading.Event, gate: Gate) -> threading.Thread:
     return thread
 
 
-def _cell(server: LlmServer, shown: _Shown) -> Callable[[str], Any]:
+def _cell(base_url: str, shown: _Shown) -> Callable[[str], Any]:
     """A `%%synapse` cell runner: ask(prompt) through the notebook layer's own command."""
     from synapse_nb.notebook.args import AskOptions
     from synapse_nb.notebook.commands.ask import ask_async
     from synapse_nb.notebook.commands.session import reset
     from synapse_nb.notebook.state import Settings, SynapseState
 
-    os.environ["OLLAMA_BASE_URL"] = server.openai_base_url
+    os.environ["OLLAMA_BASE_URL"] = base_url
     state = SynapseState(None)
     state.port.live = True  # a kernel's frontend: live display updates
     state.port.publish = shown
@@ -109,10 +114,10 @@ def _cell(server: LlmServer, shown: _Shown) -> Callable[[str], Any]:
     return run
 
 
-def _bare(server: LlmServer) -> tuple[asyncio.AbstractEventLoop, httpx.AsyncClient, str]:
+def _bare(base_url: str) -> tuple[asyncio.AbstractEventLoop, httpx.AsyncClient, str]:
     loop = asyncio.new_event_loop()
     client = httpx.AsyncClient(timeout=30)
-    return loop, client, server.openai_base_url + "/chat/completions"
+    return loop, client, base_url + "/chat/completions"
 
 
 def _close(loop: asyncio.AbstractEventLoop, client: httpx.AsyncClient) -> None:
@@ -155,8 +160,8 @@ async def _read_all(client: httpx.AsyncClient, url: str) -> int:
 def _ttft_row(server: LlmServer, size: Size) -> Row:
     rounds = size.pick(2, 15)
     shown = _Shown()
-    cell = _cell(server, shown)
-    loop, client, url = _bare(server)
+    cell = _cell(server.openai_base_url, shown)
+    loop, client, url = _bare(server.openai_base_url)
     pieces = [FIRST, *(f" token{i}" for i in range(30))]
     wire: list[float] = []
     ours: list[float] = []
@@ -247,21 +252,43 @@ def _new_name_lookup(state: Any, rounds: int) -> float:
     return median(samples)
 
 
-def _throughput_row(server: LlmServer, size: Size) -> Row:
+class _ServerProcess:
+    """tests/llm_server.py in a process of its own, serving one reply to every request: a model server never
+    shares the kernel's interpreter (in a thread here, its Python work would take the GIL from the reader)."""
+
+    def __init__(self, reply: dict[str, Any]) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="bench-llm-")
+        script = Path(self._dir.name) / "script.json"
+        script.write_text(json.dumps([reply]))
+        command = [sys.executable, str(TESTS / "llm_server.py"), "--script", str(script), "--cycle"]
+        self._proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline().strip()
+        if not line.startswith("LLM_SERVER_URL="):
+            self.close()
+            raise RuntimeError(f"tests/llm_server.py did not start: {line!r}")
+        self.openai_base_url = line.partition("=")[2] + "/v1"
+
+    def close(self) -> None:
+        self._proc.terminate()
+        self._proc.wait(timeout=30)
+        self._dir.cleanup()
+
+
+def _throughput_row(size: Size) -> Row:
     tokens, rounds = size.pick((1_000, 1), (10_000, 7))
-    shown = _Shown()
-    cell = _cell(server, shown)
-    loop, client, url = _bare(server)
     answer = [f" t{i}" for i in range(tokens)]
+    server = _ServerProcess({"text": answer})
+    shown = _Shown()
+    cell = _cell(server.openai_base_url, shown)
+    loop, client, url = _bare(server.openai_base_url)
     updates: list[int] = []
 
     def bare() -> None:
-        server.queue(text(answer))
         got = loop.run_until_complete(_read_all(client, url))
         assert got == tokens, got
 
     def synapse() -> None:
-        server.queue(text(answer))
         shown.expect(None)
         result = cell("Count for me.")
         if result.status != "finished" or len(result.text) != sum(map(len, answer)):
@@ -273,6 +300,7 @@ def _throughput_row(server: LlmServer, size: Size) -> Row:
     finally:
         _close(loop, client)
         cell.state.close()  # type: ignore[attr-defined]
+        server.close()
     base, measured = median(s["wire"]), median(s["cell"])
     rate = tokens / measured
     ok = rate >= 10_000
@@ -282,7 +310,8 @@ def _throughput_row(server: LlmServer, size: Size) -> Row:
         "≥ 10,000 tokens/s", ok,
         note=f"{fmt_rate(tokens, measured, 'tokens')} through the display path vs {fmt_rate(tokens, base, 'tokens')} "
              f"read bare; {median(updates):.0f} display updates per answer (text throttled to one per 0.1 s); "
-             f"median of {rounds}",
+             f"median of {rounds}; the server (tests/llm_server.py) in a process of its own, one SSE event (an "
+             f"HTTP chunk) per token",
         why="" if ok else
             f"{fmt_rate(tokens, measured, 'tokens')}: the per-token path (SSE decode, provider, TextDelta to "
             "every sink, history, view) costs more than 100 µs a token; profile it with this row",
@@ -307,8 +336,8 @@ async def _read_to_end(client: httpx.AsyncClient, url: str) -> float:
 def _end_row(server: LlmServer, size: Size) -> Row:
     rounds = size.pick(2, 7)
     shown = _Shown()
-    cell = _cell(server, shown)
-    loop, client, url = _bare(server)
+    cell = _cell(server.openai_base_url, shown)
+    loop, client, url = _bare(server.openai_base_url)
     answer = [f" word{i}" for i in range(PACED_TOKENS)]
     wire: dict[float, list[float]] = {p: [] for p in PACES}
     ours: dict[float, list[float]] = {p: [] for p in PACES}
@@ -354,4 +383,4 @@ def _end_row(server: LlmServer, size: Size) -> Row:
 
 def row_stream(size: Size) -> list[Row]:
     with LlmServer() as server:
-        return [_ttft_row(server, size), _throughput_row(server, size), _end_row(server, size)]
+        return [_ttft_row(server, size), _throughput_row(size), _end_row(server, size)]

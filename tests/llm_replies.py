@@ -188,7 +188,8 @@ def raw_body(status: int, body: bytes | str, content_type: str = "application/js
 
 
 def reply_from_dict(d: Mapping[str, Any]) -> Reply:
-    """A reply from its JSON form (standalone scripts): text / tool_calls / error / stream_error / raw_sse."""
+    """A reply from its JSON form (standalone scripts): text (a string, or a list of its pieces) / tool_calls /
+    error / stream_error / raw_sse."""
     usage = tuple(d.get("usage", (11, 7)))
     pieces = int(d.get("pieces", 3))
     if "error" in d:
@@ -201,7 +202,9 @@ def reply_from_dict(d: Mapping[str, Any]) -> Reply:
     if "tool_calls" in d:
         calls = [call(c["name"], c.get("arguments"), id=c.get("id")) for c in d["tool_calls"]]
         return tool_calls(*calls, text=d.get("text", ""), pieces=pieces, usage=(usage[0], usage[1])).cached(read, write)
-    reply = text(str(d.get("text", "")), pieces=pieces, usage=(usage[0], usage[1]), stop_reason=d.get("stop_reason"))
+    content = d.get("text", "")
+    pieces_given = [str(p) for p in content] if isinstance(content, list) else str(content)  # a list: the pieces
+    reply = text(pieces_given, pieces=pieces, usage=(usage[0], usage[1]), stop_reason=d.get("stop_reason"))
     return reply.cached(read, write)
 
 
