@@ -3,7 +3,7 @@
 hub.py (McpHub: the public face; it owns table.py's ConnectionTable of connections and tools, and
 delegates to loop_owner.py (the owning loop, per-name locks), oauth/accounts.py (tokens, sign-in) and
 exit_guard.py), connection.py (ServerConnection: one owner task per server; its ConnectionState in
-connection_state.py), inflight.py (requests in worker tasks) and deadline.py (the one timeout
+connection_state.py), inflight.py (requests in flight, in their callers' tasks) and deadline.py (the one timeout
 mechanism: progress pushes it back, a question to the user holds it), features.py (the SDK calls
 behind every request), tool_discovery.py, transport.py, process.py (stderr capture, pids),
 failure.py (error mapping), convert.py (SDK values to synapse values), ui.py (MCP Apps: the extension

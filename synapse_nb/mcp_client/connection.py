@@ -1,14 +1,15 @@
-"""One MCP server: a long-lived owner task holds `async with mcp.Client(...)`; requests run in worker tasks.
+"""One MCP server: a long-lived owner task holds `async with mcp.Client(...)`; requests run in their callers' tasks.
 
 The owner task enters and leaves every SDK context (client, transport, its task group, the connect
 deadline) itself, so no anyio scope ever crosses tasks, whichever task (or nest_asyncio re-entry)
-awaits a call. Each request runs the SDK call in a worker task that the caller awaits (inflight.py:
-cancelling the caller cancels the worker, the request's deadline cancels it at its timeout, and the
-owner cancels it when the server stops or crashes; in each case the SDK sends
-`notifications/cancelled` to the server before the worker ends). The owner waits on a stop event; on
-stop or crash it ends the requests still running and waits for their workers before it closes the client.
+awaits a call. Each request runs the SDK call in the caller's task, inside a cancel scope of its own
+that opens and closes there (inflight.py: cancelling the caller cancels the call, the request's
+deadline cancels it at its timeout, and the owner cancels it when the server stops or crashes; in each
+case the SDK sends `notifications/cancelled` to the server before the call returns). The owner waits on
+a stop event; on stop or crash it ends the requests still running and waits for them to unwind before
+it closes the client.
 
-A tool call reads as one line: `call_tool` -> `_send` -> `Session.run` (the worker, under its
+A tool call reads as one line: `call_tool` -> `_send` -> `Session.run` (under the request's
 deadline) -> `features.call_tool` -> the SDK.
 
 What is known about the server lives in `self.state` (connection_state.ConnectionState), whose

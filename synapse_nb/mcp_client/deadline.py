@@ -2,7 +2,7 @@
 a question to the user holds them, a maximum bounds both.
 
 Every request (tool calls, resources, prompts, log level, roots, subscriptions) runs its SDK call
-inside an anyio cancel scope entered here, in its worker task (inflight.py). A tool call that reports
+inside an anyio cancel scope entered here, in the task that awaits it (inflight.py). A tool call that reports
 progress is alive, so each report restarts its timeout (as the MCP Inspector does). A request whose
 server is waiting on the user (an elicitation form, a sampling approval, a sign-in) must not time out
 while the user reads and types, so asking holds every deadline of that server's requests at their

@@ -1,7 +1,7 @@
 """The SDK calls behind the hub's requests: tool calls with progress, resources, prompts, log level, roots,
 subscriptions.
 
-Each function runs inside a server's request worker (inflight.py, under the request's deadline) with
+Each function runs as one of a server's requests (inflight.py, under the request's deadline) with
 the SDK client of that moment, and returns synapse values (convert.py), never SDK types. Calls the
 SDK marks deprecated for protocol 2026-07-28 (logging/setLevel, roots, resources/subscribe) are still
 the protocol on 2025-era servers (server-everything speaks 2025-11-25), so their warning is silenced
@@ -69,7 +69,7 @@ async def call_tool(
 ) -> ToolResult:
     """Call a tool; each progress report is a sign of life (`alive()` pushes the request's deadline back).
 
-    The result's duration counts from here (inside the request's worker). A server that answers "URL
+    The result's duration counts from here (inside the request, under its deadline). A server that answers "URL
     elicitation required" (-32042) has its URLs shown through `on_url_required`; once the user
     completed them the call is retried, once.
     """

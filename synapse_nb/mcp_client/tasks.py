@@ -36,8 +36,8 @@ def _import_validation() -> None:
         importlib.import_module(module)  # waits on the import lock if preload()'s thread is importing it
 
 
-async def wait_through_cancel(tasks: set[asyncio.Task[Any]], timeout: float) -> None:
-    """Wait up to `timeout` s for `tasks`, also when this task is cancelled meanwhile; re-raise that after.
+async def wait_through_cancel(tasks: set[asyncio.Future[Any]], timeout: float) -> None:
+    """Wait up to `timeout` s for `tasks` (or futures), also when this task is cancelled meanwhile; re-raise that after.
 
     anyio's shield keeps anyio scope cancellations out but not a plain `task.cancel()`; this outlasts both.
     """

@@ -54,7 +54,7 @@ class Fetched:
 
 
 async def fetch(client: Client, uri: str) -> Fetched:
-    """The SDK requests behind a View (run in the server's request worker; `view` checks the answer)."""
+    """The SDK requests behind a View (run as one of the server's requests; `view` checks the answer)."""
     listed = await _listed_meta(client, uri)
     return Fetched(listed, tuple((await client.read_resource(uri)).contents))
 

@@ -88,8 +88,8 @@ class WireTap:
 async def traced(tracer: RequestTracer, trace: McpRequestTrace, run: Awaitable[T]) -> T:
     """Await `run` (one request to the server) inside the tracer's span for it, `trace` filled as it goes.
 
-    The span is entered in this task, so the worker task the request runs in inherits it (the SDK then sends
-    its trace context in the request's `_meta`) and sees `trace` through TRACED."""
+    The span is entered in this task, the one the request runs in (the SDK then sends its trace context in the
+    request's `_meta`), which sees `trace` through TRACED."""
     with tracer.request(trace):
         token = TRACED.set(trace)
         try:
