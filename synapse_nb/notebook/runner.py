@@ -227,10 +227,6 @@ class Runner:
         if threading.current_thread() is not threading.main_thread():
             yield guard
             return
-        previous = signal.getsignal(signal.SIGINT)
-        if not callable(previous):
-            yield guard
-            return
 
         def on_sigint(signum: int, frame: object) -> None:
             if guard.finished or task.done():
@@ -252,8 +248,15 @@ class Runner:
                 self._interrupted = True
                 cancel()
 
+        # Swapped in first and looked at after (put back at once when it was SIG_IGN or SIG_DFL): each call of
+        # the `signal` module tries the handler as an enum value and formats its repr when it is not one, and
+        # asyncio.run's handler holds a Task, whose repr costs ~25 µs; a getsignal() first would pay that twice.
+        previous = signal.signal(signal.SIGINT, on_sigint)
+        if not callable(previous):
+            signal.signal(signal.SIGINT, previous)
+            yield guard
+            return
         outer, self._interrupt = self._interrupt, interrupt
-        signal.signal(signal.SIGINT, on_sigint)
         try:
             yield guard
         finally:

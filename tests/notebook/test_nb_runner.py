@@ -250,3 +250,26 @@ def test_a_nested_run_defers_tasks_of_the_running_cells_context() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "['cell work done', 'cell returns', 'next message handled'] []"
+
+
+def test_a_sigint_set_to_be_ignored_is_left_alone() -> None:
+    """Someone's choice (SIG_IGN): a command neither takes SIGINT over nor changes the setting."""
+    runner = Runner()
+
+    async def command() -> str:
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGINT)  # ignored: the command runs on
+        await asyncio.sleep(0)
+        return "ran"
+
+    async def cell() -> str:
+        return await runner.run_awaited(command())
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        assert runner.run(command()) == "ran"
+        assert asyncio.run(cell()) == "ran"
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert not runner.interrupted
