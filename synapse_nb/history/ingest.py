@@ -15,6 +15,7 @@ wedge the ingest.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
@@ -84,8 +85,13 @@ def insert_lines(con: duckdb.DuckDBPyConnection, data: bytes, *, prefix: str = "
         ((bad,),) = con.execute("SELECT count(*) FROM _spool_batch WHERE t IS NULL").fetchall()
         if bad:
             logger.warning("skipped %d unreadable history spool line(s)", bad)
-    finally:
-        run(con, "DROP TABLE IF EXISTS _spool_batch")
+    except BaseException:
+        # In the caller's transaction (ingest) the failure aborted it and the DROP fails too: the error to
+        # raise is the first one (the rollback drops the table), not "Current transaction is aborted".
+        with contextlib.suppress(duckdb.Error):
+            run(con, "DROP TABLE IF EXISTS _spool_batch")
+        raise
+    run(con, "DROP TABLE IF EXISTS _spool_batch")
     return inserted
 
 

@@ -207,3 +207,32 @@ def test_the_default_path_comes_from_synapse_db(db_path: Path) -> None:
         assert store.path == db_path
         store.record(ev.SessionStarted(session_id="s", name="n", model="m"))
     assert _count(db_path, "sessions") == 1
+
+
+def test_a_failed_ingest_reports_its_own_error_and_writes_nothing(store: HistoryStore, db_path: Path) -> None:
+    """The "will retry" warning must name why an ingest failed: inside its transaction the failing INSERT
+    aborts it, and the cleanup after it used to raise "Current transaction is aborted" instead."""
+    import duckdb
+
+    from synapse_nb.history.catalog import known_version
+    from synapse_nb.history.ingest import ingest
+
+    store.record(tool_call("s", 0))
+    store.flush()
+    store._stop.set()  # park the flusher: what follows stays in the spool
+    store._wake.set()
+    assert store._thread is not None
+    store._thread.join(timeout=30)
+    store.record(tool_call("s", 1))
+    con = duckdb.connect(str(db_path))
+    try:
+        con.execute("ALTER TABLE tool_calls DROP COLUMN result_text")  # a file this code cannot insert into
+        offsets = con.execute("SELECT * FROM _ingest_offsets").fetchall()
+        with pytest.raises(duckdb.Error) as info:
+            ingest(con, spool_dir(db_path), known_version())
+        assert "result_text" in str(info.value)
+        assert "aborted" not in str(info.value)
+        assert con.execute("SELECT count(*) FROM tool_calls").fetchall() == [(1,)]  # rolled back whole
+        assert con.execute("SELECT * FROM _ingest_offsets").fetchall() == offsets
+    finally:
+        con.close()
