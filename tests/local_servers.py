@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 
 
 def free_port() -> int:
@@ -13,6 +15,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def refusing_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses connections while the block runs (bound and held, never listened on):
+    a server that is down. A port bound and released may be handed to the next socket that asks for one, e.g.
+    a kernel's ZMQ channels started right after, and requests meant to be refused then reach that socket and
+    hang (seen once: a provider's POST sent to a kernel's shell channel)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
 
 
 def wait_listening(proc: subprocess.Popen[bytes], port: int, timeout: float) -> bool:

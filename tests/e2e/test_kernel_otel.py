@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from kernel_session import Kernel, kernel_env
-from local_servers import free_port, stop
+from local_servers import free_port, refusing_port, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
@@ -207,37 +207,39 @@ def test_a_turn_with_two_tool_calls_reads_back_from_phoenix(phoenix: str, tmp_pa
 
 
 def test_an_unreachable_collector_is_said_once_and_every_cell_works(tmp_path: Path) -> None:
-    port = free_port()  # bound and released: nothing listens there
-    kernel = otel_kernel(
-        tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{port}",
-        OTEL_BSP_SCHEDULE_DELAY="3600000",  # exports only when flushed, so the test knows which cell says it
-        OTEL_EXPORTER_OTLP_TIMEOUT="2",
-    )
-    try:
-        cells = [kernel.ok("%load_ext synapse_nb\nimport synapse_nb\n\n@synapse_nb.tool\n"
-                           "def count(n: int) -> str:\n    \"\"\"Count to n.\"\"\"\n"
-                           "    return ' '.join(str(i) for i in range(1, n + 1))")]
-        replies = [{"tool_calls": [{"name": "count", "arguments": {"n": 3}}]}, "Counted {result}."]
-        turn = kernel.ok(f"%%synapse --model {script(kernel, 'count', replies)}\nCount to three")
-        assert "Counted 1 2 3." in turn.text()
-        first_flush = flush(kernel)
-        again = kernel.ok(f"%%synapse --session other --model {script(kernel, 'again', replies)}\nCount to three again")
-        assert "Counted 1 2 3." in again.text()
-        second_flush = flush(kernel)
-        off = kernel.ok("%config SynapseMagics.otel = False")  # off whatever the variables say
-        untraced = kernel.ok(f"%%synapse --session third --model {script(kernel, 'third', replies)}\nOnce more")
-        assert "Counted 1 2 3." in untraced.text()
-        assert flush(kernel).stdout.strip() == "False"
-        unload = kernel.ok("%unload_ext synapse_nb")
-        cells += [turn, first_flush, again, second_flush, off, untraced, unload]
-    finally:
-        kernel.close()
-    warnings = [line for cell in cells for line in cell.stderr.splitlines() if line.strip()]
-    assert len(warnings) == 1, warnings
-    assert warnings[0] in first_flush.stderr
-    assert f"could not export spans to http://127.0.0.1:{port}/v1/traces" in warnings[0]
-    assert "Connection refused" in warnings[0]
-    assert "pip install" not in warnings[0]
+    with refusing_port() as port:  # a collector that is down
+        kernel = otel_kernel(
+            tmp_path, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{port}",
+            OTEL_BSP_SCHEDULE_DELAY="3600000",  # exports only when flushed, so the test knows which cell says it
+            OTEL_EXPORTER_OTLP_TIMEOUT="2",
+        )
+        try:
+            cells = [kernel.ok("%load_ext synapse_nb\nimport synapse_nb\n\n@synapse_nb.tool\n"
+                               "def count(n: int) -> str:\n    \"\"\"Count to n.\"\"\"\n"
+                               "    return ' '.join(str(i) for i in range(1, n + 1))")]
+            replies = [{"tool_calls": [{"name": "count", "arguments": {"n": 3}}]}, "Counted {result}."]
+            turn = kernel.ok(f"%%synapse --model {script(kernel, 'count', replies)}\nCount to three")
+            assert "Counted 1 2 3." in turn.text()
+            first_flush = flush(kernel)
+            again = kernel.ok(
+                f"%%synapse --session other --model {script(kernel, 'again', replies)}\nCount to three again"
+            )
+            assert "Counted 1 2 3." in again.text()
+            second_flush = flush(kernel)
+            off = kernel.ok("%config SynapseMagics.otel = False")  # off whatever the variables say
+            untraced = kernel.ok(f"%%synapse --session third --model {script(kernel, 'third', replies)}\nOnce more")
+            assert "Counted 1 2 3." in untraced.text()
+            assert flush(kernel).stdout.strip() == "False"
+            unload = kernel.ok("%unload_ext synapse_nb")
+            cells += [turn, first_flush, again, second_flush, off, untraced, unload]
+        finally:
+            kernel.close()
+        warnings = [line for cell in cells for line in cell.stderr.splitlines() if line.strip()]
+        assert len(warnings) == 1, warnings
+        assert warnings[0] in first_flush.stderr
+        assert f"could not export spans to http://127.0.0.1:{port}/v1/traces" in warnings[0]
+        assert "Connection refused" in warnings[0]
+        assert "pip install" not in warnings[0]
 
 
 def test_asking_for_tracing_without_the_extra_says_one_line(tmp_path: Path) -> None:

@@ -3,13 +3,13 @@ is (never repeated as `UsageError: ...`), and the cell still ends with an error,
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kernel_session import kernel_env
 from llm_server import LlmServer, error, text
+from local_servers import refusing_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 
@@ -74,11 +74,9 @@ def test_a_401_shows_once_and_stops_the_run(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_an_unreachable_server_shows_once_and_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    nb, _ = run_all(tmp_path, monkeypatch, f"http://127.0.0.1:{port}/v1",
-                    ["%%synapse --model openai:gpt-test\nhello"])
+    with refusing_port() as port:
+        nb, _ = run_all(tmp_path, monkeypatch, f"http://127.0.0.1:{port}/v1",
+                        ["%%synapse --model openai:gpt-test\nhello"])
     check_once(nb, 1, "ProviderUnavailableError: ")
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from local_servers import free_port
+from local_servers import refusing_port
 from mcp_helpers import Events, demo_stdio, gone
 
 from synapse_nb.errors import ConfigError, ServerStartError
@@ -79,7 +79,8 @@ async def test_connect_timeout_kills_the_server() -> None:
 
 async def test_unreachable_url() -> None:
     async with McpHub() as hub:
-        err = await _start_error(hub, "nobody", url=f"http://127.0.0.1:{free_port()}/mcp", connect_timeout=5)
+        with refusing_port() as port:
+            err = await _start_error(hub, "nobody", url=f"http://127.0.0.1:{port}/mcp", connect_timeout=5)
         assert err.reason.startswith("cannot reach http://127.0.0.1:")
         assert hub.server("nobody").transport == "http"
 

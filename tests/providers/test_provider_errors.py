@@ -7,7 +7,7 @@ import logging
 import httpx
 import pytest
 from llm_server import Gate, LlmServer, call, error, raw_body, raw_sse, stream_error, text, tool_calls
-from local_servers import free_port
+from local_servers import refusing_port
 from provider_support import PLANTED_KEY, MakeProvider
 
 from synapse_nb.errors import (
@@ -279,10 +279,11 @@ async def test_nothing_listening_is_provider_unavailable(wire: str) -> None:
     from synapse_nb.providers.anthropic import AnthropicProvider
     from synapse_nb.providers.openai import OpenAIProvider
 
-    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     cls = OpenAIProvider if wire == "openai" else AnthropicProvider
-    async with cls("m", api_key=PLANTED_KEY, base_url=url) as provider:
-        err = await fail(provider)
+    with refusing_port() as port:
+        url = f"http://127.0.0.1:{port}"
+        async with cls("m", api_key=PLANTED_KEY, base_url=url) as provider:
+            err = await fail(provider)
     assert type(err) is ProviderUnavailableError
     assert f"cannot reach {wire} at {url}" in str(err)
     assert isinstance(err.__cause__, httpx.ConnectError)

@@ -8,10 +8,11 @@ import logging
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from types import SimpleNamespace
 
 import pytest
-from local_servers import free_port
+from local_servers import refusing_port
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from synapse_nb import telemetry
@@ -33,9 +34,10 @@ def no_otel_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 
 
 @pytest.fixture
-def closed_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on (bound, then released)."""
-    return free_port()
+def closed_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses connections for the test (bound and held, never listened on)."""
+    with refusing_port() as port:
+        yield port
 
 
 @pytest.fixture
