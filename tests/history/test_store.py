@@ -103,6 +103,28 @@ def test_an_ingest_waits_for_a_quiet_moment(
     assert store_module.quiet_wait(99.0 + defer, 99.0 + defer - 0.01, 99.0) == 0.0
 
 
+def test_a_stream_that_never_pauses_is_ingested_once_its_backlog_is_full(
+    store: HistoryStore, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events that keep coming (a flood, a turn streaming for minutes) never give the flusher its quiet moment;
+    it ingests once MAX_BACKLOG bytes wait instead of letting them pile up for MAX_DEFER. Here the stream never
+    goes quiet and MAX_DEFER never comes, so only the backlog can start the ingest."""
+    monkeypatch.setattr(store_module, "MIN_INTERVAL", 0.0)
+    monkeypatch.setattr(store_module, "QUIET", 1e6)
+    monkeypatch.setattr(store_module, "MAX_DEFER", 1e6)
+    done = store._ingested_event
+    done.clear()
+    n = 0
+    while store.pending_bytes < store_module.MAX_BACKLOG:
+        store.record(tool_call("s", n))
+        n += 1
+    assert done.wait(timeout=60)
+    assert _count(db_path) == n
+    quiet, defer, full = store_module.QUIET, store_module.MAX_DEFER, store_module.MAX_BACKLOG
+    assert store_module.quiet_wait(100.0, 100.0, 99.0, full - 1) == pytest.approx(min(quiet, defer - 1))
+    assert store_module.quiet_wait(100.0, 100.0, 99.0, full) == 0.0
+
+
 def test_the_flusher_opens_the_file_only_when_there_is_something_to_ingest(
     store: HistoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
