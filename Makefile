@@ -61,7 +61,7 @@ CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conforman
 export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 
 .PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser clean help
-.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools
+.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts
 
 # The MCP Apps View widget's browser half (synapse_nb/notebook/apps/static/app_view.js, committed so that
 # the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
@@ -164,8 +164,15 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanit
 # the time, the longest files go first (tests/file_order.py; --no-loadscope-reorder keeps that order
 # where xdist would start with the files that hold the most tests), so no worker is left alone on one at the end.
 WORKERS ?= 3
-pytest: venv tools browser bench-tools
+pytest: venv tools browser bench-tools fonts
 	SYNAPSE_CHROMIUM=$(CHROMIUM) $(WRITE_BYTECODE) $(PY) -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder $(NBVAL) tests notebooks
+
+# matplotlib lists the machine's fonts (it runs `fc-list`) and caches the list on its first import, once per
+# machine: seconds, and a process. A user's first plot pays that once; the suite's first plot would pay it inside
+# a test (a process started under `make quick`'s --forbid-spawn, seconds of a kernel test's wait on a busy machine),
+# so the runs pay it first (~0.3 s once the cache exists).
+fonts: venv
+	$(WRITE_BYTECODE) $(PY) -c 'import matplotlib.font_manager'
 
 # The fast loop: every test that runs in this process. The tests that start a process are marked
 # (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/spawn_guard.py)
@@ -175,7 +182,7 @@ pytest: venv tools browser bench-tools
 # seconds), and nbval's plugin stays unloaded: it imports nbformat and jsonschema (~2.5 s per worker).
 QUICK_MARKERS := not (process or kernel or browser or node)
 QUICK_WORKERS ?= 2
-quick: venv
+quick: venv fonts
 	$(WRITE_BYTECODE) $(PY) -m pytest -q -n $(QUICK_WORKERS) --dist loadgroup -p no:nbval \
 		-m "$(QUICK_MARKERS)" --forbid-spawn tests
 
