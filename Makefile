@@ -161,7 +161,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanit
 # so pytest-xdist runs WORKERS test files side by side; a file stays on one worker (its module-scoped kernel
 # or server starts once, a notebook's cells run in order). Every test has its own ports, tmp_path, history
 # file and data dirs (tests/conftest.py: clean_env), so the order of files does not matter to the results; for
-# the time, the longest files go first (tests/file_order.py; --no-loadscope-reorder keeps that order
+# the time, the longest files go first (tests/support/file_order.py; --no-loadscope-reorder keeps that order
 # where xdist would start with the files that hold the most tests), so no worker is left alone on one at the end.
 WORKERS ?= 3
 pytest: venv tools browser bench-tools fonts
@@ -175,7 +175,7 @@ fonts: venv
 	$(WRITE_BYTECODE) $(PY) -c 'import matplotlib.font_manager'
 
 # The fast loop: every test that runs in this process. The tests that start a process are marked
-# (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/spawn_guard.py)
+# (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/support/spawn_guard.py)
 # fails any test that starts one anyway, so an unmarked one cannot slip in.
 # Two workers (QUICK_WORKERS=0 runs it in one process). Bytecode is cached even where the environment says
 # PYTHONDONTWRITEBYTECODE (compiling the package and rewriting every test module's asserts each run costs

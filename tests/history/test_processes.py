@@ -16,7 +16,6 @@ from synapse_nb.history.reader import History
 from synapse_nb.history.spool import spool_dir
 from synapse_nb.history.store import HistoryStore
 
-HERE = Path(__file__).resolve().parent
 N = 300
 INGEST_WAIT = 60.0  # seconds a writer whose events never stop may go without an ingest before the test gives up:
 # its flusher ingests once MAX_BACKLOG bytes wait (history/store.py), a few seconds after the first event here
@@ -24,14 +23,14 @@ INGEST_WAIT = 60.0  # seconds a writer whose events never stop may go without an
 
 def _env(repo_root: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(repo_root), str(HERE)])
+    env["PYTHONPATH"] = str(repo_root)
     env["PYTHONWARNINGS"] = "error"
     return env
 
 
 def _spawn(repo_root: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(HERE / "history_proc.py"), *args],
+        [sys.executable, "-m", "tests.history.history_proc", *args],
         env=_env(repo_root),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -110,7 +109,7 @@ def test_events_acked_before_sigkill_survive(repo_root: Path, db_path: Path, ext
 
 @pytest.mark.parametrize("cut", [1, 17])
 def test_a_torn_last_line_of_a_dead_writer_is_dropped_not_wedged(db_path: Path, cut: int) -> None:
-    from history_events import tool_call
+    from tests.history.history_events import tool_call
 
     store = HistoryStore.open(db_path, strict=True)
     for i in range(3):

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from history_events import raw, tool_call
 
 import synapse_nb.history.store as store_module
 from synapse_nb import events as ev
@@ -17,8 +16,7 @@ from synapse_nb.history.db import HistoryLockTimeout
 from synapse_nb.history.reader import History
 from synapse_nb.history.spool import spool_dir
 from synapse_nb.history.store import HistoryStore
-
-HERE = Path(__file__).resolve().parent
+from tests.history.history_events import raw, tool_call
 
 
 def _count(db: Path, table: str = "tool_calls") -> int:
@@ -214,11 +212,12 @@ def test_two_stores_in_one_process_share_the_file(db_path: Path) -> None:
 @pytest.mark.process
 def test_a_process_that_exits_without_close_is_flushed_at_exit(repo_root: Path, db_path: Path) -> None:
     code = (
-        "import sys; from synapse_nb.history.store import HistoryStore; from history_events import raw, tool_call\n"
+        "import sys; from synapse_nb.history.store import HistoryStore\n"
+        "from tests.history.history_events import tool_call\n"
         "s = HistoryStore.open(sys.argv[1], strict=True)\n"
         "for i in range(5): s.record(tool_call('x', i))\n"
     )
-    env = {"PYTHONPATH": f"{repo_root}:{HERE}", "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": str(repo_root), "PATH": "/usr/bin:/bin"}
     subprocess.run([sys.executable, "-c", code, str(db_path)], check=True, env=env, timeout=60)
     assert _count(db_path) == 5
     assert list(spool_dir(db_path).iterdir()) == []
