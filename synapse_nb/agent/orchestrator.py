@@ -195,9 +195,9 @@ class Agent:
             raise AgentError("this session is already answering a prompt; wait for it or use another session")
         self._running = True
         record = TurnRecord(self.session_id, uuid.uuid4().hex, opts.model_id)
+        emit = Emitter((self._spend,), (*opts.sinks, record, out), self._broken_sinks)
         try:
-            await self._loop(prompt, opts, record.turn_id, Emitter((self._spend,), (*opts.sinks, record, out),
-                                                                   self._broken_sinks))
+            await self._loop(prompt, opts, record.turn_id, emit)
         finally:
             self._running = False
             self.last_result = record.result()
