@@ -61,6 +61,6 @@ def test_every_imported_distribution_is_declared() -> None:
 def test_the_check_sees_what_it_checks() -> None:
     """The scan finds the packages it must (a broken scan would pass the test above with nothing found)."""
     imported = _imported()
-    for name in ("pydantic", "anyio", "mcp", "duckdb", "IPython"):
+    for name in ("pydantic", "anyio", "markupsafe", "mcp", "duckdb", "IPython"):
         assert name in imported, name
     assert {"pydantic", "anyio", "markupsafe"} <= _declared()
