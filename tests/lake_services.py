@@ -127,13 +127,16 @@ class S3Server:
 def s3_server() -> Iterator[S3Server]:
     """`moto_server` in a process of its own (so it never competes with the test for the GIL)."""
     port = free_port()
+    # its log goes to a file: a pipe nobody reads fills up after a few hundred requests and stops the server
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in the finally below, after the server
     proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.DEVNULL, stderr=log)
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while True:  # wait for it to accept connections (a condition polled under a deadline)
             if proc.poll() is not None:
-                raise RuntimeError(f"moto_server exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+                log.seek(0)
+                raise RuntimeError(f"moto_server exited: {log.read().decode(errors='replace')[-2000:]}")
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
@@ -149,5 +152,4 @@ def s3_server() -> Iterator[S3Server]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stderr is not None:
-            proc.stderr.close()
+        log.close()

@@ -1,4 +1,4 @@
-"""Publishing a store's history to the Iceberg lake from a daemon thread after each turn: `LakePublisher` (`publish_to`).
+"""Publishing a store's history to the lake from a daemon thread after each turn: `LakePublisher` (`publish_to`).
 
 `request()` only sets an event (safe on the kernel's loop); the thread then ingests the store's spool
 and publishes (lake.py) with no part of it on the caller's thread. Requests made while a publish runs

@@ -16,9 +16,11 @@ reaches back that far and no further.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .lake_catalog import LakeTables, conform, lake_errors, retry_commits
 from .lake_commit import mark_properties, marks, no_retry
@@ -28,6 +30,7 @@ from .schema import RELATIONS, TIME_COLUMN
 if TYPE_CHECKING:
     from pyiceberg.expressions import BooleanExpression
     from pyiceberg.table import Table
+    from pyiceberg.table.snapshots import Snapshot
 
 __all__ = ["Compacted", "Expired", "compact", "expire"]
 
@@ -82,7 +85,7 @@ def compact(target: str | Path | LakeSpec | None, *, min_files: int = 2) -> Comp
             before = sum(days.values())
             for day, count in sorted(days.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)):
                 if count >= min_files:
-                    retry_commits(lambda day=day: _rewrite_day(tables, relation, day, min_files), spec)  # type: ignore[misc]
+                    retry_commits(functools.partial(_rewrite_day, tables, relation, day, min_files), spec)
             reloaded = tables.load(relation)
             after = sum(_files_per_day(reloaded).values()) if reloaded is not None else before
         done[relation] = (before, after)
@@ -98,14 +101,15 @@ def _files_per_day(table: Table) -> dict[int | None, int]:
 
 
 def _day_filter(relation: str, day: int | None) -> BooleanExpression:
-    from pyiceberg.expressions import And, GreaterThanOrEqual, IsNull, LessThan
+    from pyiceberg import expressions
 
+    ex: Any = expressions  # its pydantic constructors take (term, value) positionally; their stubs say otherwise
     column = TIME_COLUMN[relation]
     if day is None:
-        return IsNull(column)
+        return ex.IsNull(column)  # type: ignore[no-any-return]
     start = _EPOCH + _dt.timedelta(days=day)
-    return And(GreaterThanOrEqual(column, start.isoformat()),
-               LessThan(column, (start + _dt.timedelta(days=1)).isoformat()))
+    return ex.And(ex.GreaterThanOrEqual(column, start.isoformat()),  # type: ignore[no-any-return]
+                  ex.LessThan(column, (start + _dt.timedelta(days=1)).isoformat()))
 
 
 def _rewrite_day(tables: LakeTables, relation: str, day: int | None, min_files: int) -> None:
@@ -148,9 +152,9 @@ def expire(target: str | Path | LakeSpec | None, *, older_than: _dt.timedelta = 
     return Expired(spec.name, cutoff.replace(tzinfo=_dt.UTC), snapshots, files)
 
 
-def _data_files(table: Table, snapshots: list[object]) -> set[str]:
+def _data_files(table: Table, snapshots: Sequence[Snapshot]) -> set[str]:
     paths: set[str] = set()
     for snapshot in snapshots:
-        for manifest in snapshot.manifests(table.io):  # type: ignore[attr-defined]
+        for manifest in snapshot.manifests(table.io):
             paths.update(e.data_file.file_path for e in manifest.fetch_manifest_entry(table.io, discard_deleted=True))
     return paths

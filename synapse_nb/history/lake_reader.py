@@ -138,7 +138,7 @@ class Lake(History):
     # ---- views ---------------------------------------------------------------------------------
 
     @contextmanager
-    def _views(self, want: dict[str, _Want]) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _views(self, want: Mapping[str, _Want]) -> Iterator[duckdb.DuckDBPyConnection]:
         with file_lock(self.path):  # one user of this object's connection at a time
             con = self._memory()
             for relation, (query, row_filter) in want.items():
@@ -194,21 +194,22 @@ def _row_filter(relation: str, since: When, until: When, session_id: str | None,
                 server: str | None) -> BooleanExpression | None:
     """The relation method's filters as a pyiceberg expression (None: no filter): Iceberg skips the days
     and files outside them."""
-    from pyiceberg.expressions import And, EqualTo, GreaterThanOrEqual, LessThan
+    from pyiceberg import expressions
 
+    ex: Any = expressions  # its pydantic constructors take (term, value) positionally; their stubs say otherwise
     terms: list[BooleanExpression] = []
     column = TIME_COLUMN[relation]
-    for bound, make in ((since, GreaterThanOrEqual), (until, LessThan)):
+    for bound, make in ((since, ex.GreaterThanOrEqual), (until, ex.LessThan)):
         at = _timestamp(bound)
         if at is not None:
             terms.append(make(column, at.isoformat()))
     if session_id is not None and "session_id" in COLUMNS[relation]:
-        terms.append(EqualTo("session_id", session_id))
+        terms.append(ex.EqualTo("session_id", session_id))
     if server is not None and "server" in COLUMNS[relation]:
-        terms.append(EqualTo("server", server))
+        terms.append(ex.EqualTo("server", server))
     if not terms:
         return None
-    return terms[0] if len(terms) == 1 else And(*terms)
+    return terms[0] if len(terms) == 1 else ex.And(*terms)  # type: ignore[no-any-return]
 
 
 def _timestamp(value: When) -> _dt.datetime | None:

@@ -41,9 +41,8 @@ from .transcript import messages_from_rows
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .lake_spec import LakeSpec
-
     from .lake import Published
+    from .lake_spec import LakeSpec
 
 __all__ = ["History", "history"]
 

@@ -148,7 +148,9 @@ def test_bad_lakes_are_refused_with_one_line(db_path: Path, tmp_path: Path, monk
     monkeypatch.setenv("LAKE_SECRET", "s3cr3t-value")
     spec = lake_spec(config)
     assert spec.storage["s3.secret-access-key"] == "s3cr3t-value"
-    assert "s3cr3t" not in repr(spec) and "hunter2" not in repr(spec) and "hunter2" not in spec.name
+    assert "s3cr3t" not in repr(spec)
+    assert "hunter2" not in repr(spec)
+    assert "hunter2" not in spec.name
     (tmp_path / "bad.json").write_text('{"catalog": "sqlite:///x", "bucket": 1}')
     with pytest.raises(LakeError, match="unknown key"):
         lake_spec(tmp_path / "bad.json")
@@ -226,7 +228,7 @@ def test_filters_go_down_to_the_iceberg_scan(db_path: Path, tmp_path: Path, monk
     monkeypatch.setattr(DataScan, "to_arrow", spy)
     team = synapse_nb.history(lake)
     assert len(team.tool_calls(since=DAY + dt.timedelta(hours=1))) == 3
-    row_filter, fields, files = scans[-1]
+    row_filter, _fields, files = scans[-1]
     assert "started_at" in row_filter
     assert files == 1  # one day's file of the two: the other day was pruned
     assert team.sql("SELECT tool, count(*) AS n FROM tool_calls GROUP BY tool").n[0] == 6

@@ -106,28 +106,30 @@ def test_a_bucket_named_as_a_uri_with_the_catalog_from_the_environment(
 
 
 @pytest.mark.slow
-def test_five_processes_publishing_at_once_put_every_row_in_exactly_once(
+def test_processes_committing_at_once_put_every_row_in_exactly_once(
     team: LakeSpec, repo_root: Path, tmp_path: Path
 ) -> None:
-    """Three kernels with files of their own, and two publishing one shared file at the same moment: their
-    commits race on the same tables (PostgreSQL decides who wins; the losers re-read the marks)."""
+    """Two kernels with files of their own publishing round after round, then two publishing one shared file
+    at the same moment: their commits race on the same tables (PostgreSQL decides who wins; the losers read
+    the marks again). Two at a time: more child processes than cores only slows this down."""
     lake = _config(team, tmp_path / "team-lake.json")
     ready, done = tmp_path / "ready", tmp_path / "done"
     rounds, n = 2, 10
-    tags = ("alice", "bob", "carol")
-    shared = tmp_path / "shared.duckdb"
-    _fill(shared, "k", 0, rounds * n)
-    done.touch()  # the shared file is complete: each of its publishers publishes once
+    tags = ("alice", "bob")
     procs = [_spawn(repo_root, "publisher", str(tmp_path / f"{t}.duckdb"), str(lake), t, str(rounds), str(n),
                     str(ready)) for t in tags]
-    procs += [_spawn(repo_root, "republisher", str(shared), str(lake), str(done)) for _ in range(2)]
     ready.touch()
     reports = [json.loads(_finish(p)) for p in procs]
-
-    for report in reports[:3]:
+    for report in reports:
         assert [r["tool_calls"] for r in report] == [n] * rounds  # each publish: exactly its round's rows
-    assert sum(map(sum, reports[3:])) == rounds * n  # the shared file's rows, split between its two publishers
-    expected = {f"{t}-c{i}" for t in tags for i in range(rounds * n)} | {f"k-c{i}" for i in range(rounds * n)}
+
+    shared = tmp_path / "shared.duckdb"
+    _fill(shared, "k", 0, n)
+    done.touch()  # the shared file is complete: each of its two publishers publishes once
+    pair = [_spawn(repo_root, "republisher", str(shared), str(lake), str(done)) for _ in range(2)]
+    assert sum(sum(json.loads(_finish(p))) for p in pair) == n  # split between them, never both
+
+    expected = {f"{t}-c{i}" for t in tags for i in range(rounds * n)} | {f"k-c{i}" for i in range(n)}
     ids = _ids(team)
     assert len(ids) == len(expected)
     assert set(ids) == expected
