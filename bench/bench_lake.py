@@ -29,7 +29,7 @@ from _common import Measure, Row, Size, bench_dir, fmt_rate, fmt_seconds, interl
 from bench_store import GROUP_BY, _OpenConnection
 from bench_store import load_calls as store_load_calls
 
-from synapse_nb.history.lake_catalog import LakeTables, _schema, _spec
+from synapse_nb.history.lake_catalog import LakeTables, partition_spec, table_schema
 from synapse_nb.history.lake_spec import lake_spec
 from synapse_nb.history.reader import History, history
 
@@ -62,7 +62,8 @@ def _plain_append(rows: object, folder: Path) -> None:
     folder.mkdir(parents=True)
     catalog = SqlCatalog("bench", uri=f"sqlite:///{folder}/catalog.db", warehouse=str(folder / "warehouse"))
     catalog.create_namespace("bench")
-    table = catalog.create_table(("bench", "tool_calls"), schema=_schema("tool_calls"), partition_spec=_spec("tool_calls"))
+    table = catalog.create_table(("bench", "tool_calls"), schema=table_schema("tool_calls"),
+                                 partition_spec=partition_spec("tool_calls"))
     table.append(conform(rows, table))  # type: ignore[arg-type]
     catalog.engine.dispose()
 

@@ -52,7 +52,9 @@ __all__ = [
     "LakeTables",
     "conform",
     "lake_errors",
+    "partition_spec",
     "retry_commits",
+    "table_schema",
 ]
 
 T = TypeVar("T")
@@ -113,7 +115,8 @@ class LakeTables:
                     self.catalog.create_namespace_if_not_exists(self.spec.namespace)
                 try:
                     table = self.catalog.create_table(
-                        self.identifier(relation), schema=_schema(relation), partition_spec=_spec(relation),
+                        self.identifier(relation), schema=table_schema(relation),
+                        partition_spec=partition_spec(relation),
                         properties={"commit.retry.num-retries": "0"},  # see no_retry
                     )
                 except TableAlreadyExistsError:  # another publisher created it first
@@ -185,12 +188,14 @@ def _open_catalog(spec: LakeSpec) -> Catalog:
     return SqlCatalog("synapse", **spec.catalog_properties())
 
 
-def _schema(relation: str) -> Schema:
+def table_schema(relation: str) -> Schema:
+    """The Iceberg schema a relation's table is created with (field ids in this order)."""
     columns = [(c, _KIND[k]) for c, k in COLUMNS[relation].items()] + list(BOOKKEEPING.items())
     return Schema(*(NestedField(i, c, t, required=False) for i, (c, t) in enumerate(columns, start=1)))
 
 
-def _spec(relation: str) -> PartitionSpec:
+def partition_spec(relation: str) -> PartitionSpec:
+    """`day(<time column>)`: a scan with a time filter reads only the days it covers."""
     time_column = TIME_COLUMN[relation]
     source_id = list(COLUMNS[relation]).index(time_column) + 1
     return PartitionSpec(PartitionField(source_id=source_id, field_id=1000, transform=DayTransform(),
