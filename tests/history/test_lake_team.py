@@ -12,6 +12,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,9 +22,10 @@ from lake_services import Postgres, S3Server, free_port, postgres, s3_server
 import synapse_nb
 from synapse_nb.errors import LakeError
 from synapse_nb.history.lake_catalog import LakeTables
-from synapse_nb.history.lake_spec import LakeSpec
+from synapse_nb.history.lake_spec import LakeSpec, lake_spec
 from synapse_nb.history.reader import History
 from synapse_nb.history.store import HistoryStore
+from synapse_nb.types import ContentBlock, ToolResult
 
 HERE = Path(__file__).resolve().parent
 DAY = dt.datetime(2026, 11, 22, 23, 0, 0)
@@ -66,6 +68,7 @@ def _fill(db: Path, tag: str, first: int, last: int) -> set[str]:
 
 
 def _ids(spec: LakeSpec) -> list[str]:
+    """Every tool call id in the lake's current snapshot (duplicates kept)."""
     table = LakeTables(spec).load("tool_calls")
     if table is None:
         return []
@@ -169,6 +172,35 @@ def test_an_unreachable_store_is_one_line_and_nothing_is_lost(team: LakeSpec, db
     assert "testing" not in message  # no key in the line
     assert History(db_path).publish(team).rows["tool_calls"] == 3  # the same store reached: everything, once
     assert sorted(_ids(team)) == sorted(ids)
+
+
+def test_a_full_store_is_one_line_and_nothing_is_lost(db_path: Path, tmp_path: Path) -> None:
+    """A folder lake on a 1 MiB disk (a tmpfs) that the next publish's data files do not fit in."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting the small disk (tmpfs) needs root; CI and `make test` here run as root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=True, timeout=30)
+    try:
+        lake = disk / "lake"
+        ids = _fill(db_path, "f", 0, 3)
+        History(db_path).publish(lake)
+        with HistoryStore.open(db_path, strict=True) as store:  # ~1.5 MB that no compression shrinks
+            for i in range(3, 400):
+                noise = ToolResult((ContentBlock("text", text=os.urandom(2048).hex()),), duration_ms=1.0)
+                store.record(replace(tool_call("f", i, when=DAY), result=noise))
+        with pytest.raises(LakeError) as caught:
+            History(db_path).publish(lake)
+        message = str(caught.value)
+        assert "\n" not in message
+        assert f"its storage {lake / 'warehouse'} failed (" in message
+        assert "has space" in message
+        assert sorted(_ids(lake_spec(lake))) == sorted(ids)  # nothing of the failed publish is visible
+        subprocess.run(["mount", "-o", "remount,size=64m", str(disk)], check=True, timeout=30)
+        assert History(db_path).publish(lake).rows["tool_calls"] == 397
+        assert sorted(_ids(lake_spec(lake))) == sorted(ids | {f"f-c{i}" for i in range(3, 400)})
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False, timeout=30)
 
 
 def test_a_catalog_that_goes_away_is_one_line_and_nothing_is_lost(team: LakeSpec, pg: Postgres, db_path: Path) -> None:
