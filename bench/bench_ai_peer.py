@@ -1,6 +1,6 @@
 """Row 19: `%%synapse` against jupyter-ai's `%%ai`, each in a real kernel driven over ZMQ, on one wire server.
 
-The same answer (WORDS words) from tests/llm_server.py: `%%synapse` (the `ollama:` provider) gets it
+The same answer (WORDS words) from tests/support/llm_server.py: `%%synapse` (the `ollama:` provider) gets it
 streamed PACE seconds apart; `%%ai openai-chat-custom:bench` (jupyter-ai-magics in its own venv,
 .tools/bench-peers/jupyter-ai from `make bench-tools`, pointed at the server by OPENAI_API_BASE) asks
 without streaming, so the server sends the whole completion once the same WORDS x PACE have passed.
@@ -21,7 +21,8 @@ from typing import Any
 
 from _common import REPO, Measure, Row, Size, bench_dir, median
 from bench_frontend import STRIPPED, Frontend
-from llm_server import Gate, LlmServer, raw_body, text
+
+from tests.support.llm_server import Gate, LlmServer, raw_body, text
 
 __all__ = ["row_ai_peer"]
 
@@ -138,7 +139,7 @@ def row_ai_peer(size: Size) -> list[Row]:
                 "so a run on a busy machine can land on either side. Traced in the kernel (2026-11-27): from the "
                 "last event, the reply's end (price, spend, the history lines, the message and turn events) takes "
                 "~0.5-1 ms; the display sends two outputs (the live one emptied, and the final one, which nbval "
-                "needs) without waiting on ipykernel's IOPub thread (notebook/kernel_port.py: kernel_publisher); "
+                "needs) without waiting on ipykernel's IOPub thread (notebook/kernel/port.py: kernel_publisher); "
                 "then ipykernel flushes, replies and says idle (~3 ms, as for `%%ai`). See rows 17e/17f for the "
                 "figure in a fresh kernel, and rerun with `--only 17,19` on a quiet machine")),
     ]

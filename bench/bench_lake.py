@@ -36,7 +36,7 @@ from synapse_nb.history.reader import History, history
 __all__ = ["row_lake"]
 
 DAYS = 30
-TESTS = Path(__file__).resolve().parents[1] / "tests"  # lake_services.py (PostgreSQL, moto) and lake_proc.py
+REPO = Path(__file__).resolve().parents[1]
 
 
 def load_calls(path: Path, n: int) -> None:
@@ -138,8 +138,7 @@ def row_lake(size: Size) -> list[Row]:
 
 def _row_team(size: Size, work: Path) -> Row:
     """13c: five publisher processes into PostgreSQL + S3 at once, then the exactly-once check."""
-    sys.path[:0] = [str(TESTS), str(TESTS / "history")]
-    from lake_services import postgres, s3_server
+    from tests.support.lake_services import postgres, s3_server
 
     # small (the test suite's smoke run): two processes are enough to race; the numbers mean nothing there
     procs_n, rounds, per = size.pick((2, 1, 10), (5, 4, 5_000))
@@ -149,9 +148,9 @@ def _row_team(size: Size, work: Path) -> Row:
         config.write_text(json.dumps({"catalog": pg.uri(), "warehouse": f"s3://{s3.bucket()}/lake",
                                       "namespace": f"bench{uuid.uuid4().hex[:8]}", "s3": storage}))
         ready = work / "ready"
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS.parent), str(TESTS / "history")]))
+        env = dict(os.environ, PYTHONPATH=str(REPO))
         procs = [subprocess.Popen(
-            [sys.executable, str(TESTS / "history" / "lake_proc.py"), "publisher", str(work / f"k{i}.duckdb"),
+            [sys.executable, "-m", "tests.history.lake_proc", "publisher", str(work / f"k{i}.duckdb"),
              str(config), f"k{i}", str(rounds), str(per), str(ready)],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(procs_n)]
         t0 = time.perf_counter()

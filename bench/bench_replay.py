@@ -1,6 +1,6 @@
 """Row 14: a 20-turn notebook replayed from its cassette, against recording it from a model with 200 ms latency.
 
-The model is tests/llm_server.py (a real HTTP server on 127.0.0.1, OpenAI wire, through the `ollama:`
+The model is tests/support/llm_server.py (a real HTTP server on 127.0.0.1, OpenAI wire, through the `ollama:`
 provider: no key) holding each answer back 200 ms, as a hosted model's time to first byte. Each turn
 is a `%%synapse` cell run through the notebook layer's own command (`commands.ask.ask_async` through the
 runner, history on): the model asks for a notebook tool, the tool answers, the model answers. Baseline: the 20 cells
@@ -16,7 +16,8 @@ import time
 from typing import Any
 
 from _common import Measure, Row, Size, bench_dir, fmt_seconds, median
-from llm_server import LlmServer, RecordedRequest, Reply, call, text, tool_calls
+
+from tests.support.llm_server import LlmServer, RecordedRequest, Reply, call, text, tool_calls
 
 __all__ = ["row_replay"]
 
@@ -37,7 +38,7 @@ def lookup(q: str) -> str:
 
 
 def _cells(state: Any, session: str, turns: int) -> tuple[float, list[str]]:
-    from synapse_nb.notebook.args import AskOptions
+    from synapse_nb.notebook.commands.args import AskOptions
     from synapse_nb.notebook.commands.ask import ask_async
     from synapse_nb.notebook.state import Settings
 
@@ -52,8 +53,8 @@ def _cells(state: Any, session: str, turns: int) -> tuple[float, list[str]]:
 
 
 def row_replay(size: Size) -> list[Row]:
+    from synapse_nb.notebook.recording.tape import record, replay, stop
     from synapse_nb.notebook.state import SynapseState
-    from synapse_nb.notebook.tape import record, replay, stop
 
     turns = size.pick(3, 20)
     rounds = size.pick(1, 3)

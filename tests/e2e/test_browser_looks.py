@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_lab import DEMO, Lab, NotebookPage, failure_shot, model_env, start_lab, write_notebook
-from llm_server import LlmServer, call, text, tool_calls
+
+from tests.support.browser_lab import DEMO, Lab, NotebookPage, failure_shot, model_env, start_lab, write_notebook
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 
@@ -27,7 +28,7 @@ CELLS = [
     f"%mcp connect {SERVER} {DEMO}",                                           # 1
     "%%synapse\nShow me everything.",                                            # 2 ok, error, denied
     "%synapse inspect",                                                          # 3 the trace widget
-    "from IPython.display import display\nfrom synapse_nb.notebook.sign_in import sign_in_card\n"
+    "from IPython.display import display\nfrom synapse_nb.notebook.questions.sign_in import sign_in_card\n"
     f"display(sign_in_card('notes', {AUTH_URL!r}, paste=True), raw=True)",      # 4 the OAuth card
     f"%mcp inspect {SERVER}",                                                    # 5 the inspector
 ]

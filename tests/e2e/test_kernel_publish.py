@@ -1,6 +1,6 @@
 """The extension's display publisher in a real kernel: the same messages as IPython's `display`, in order.
 
-`kernel_publisher` (notebook/kernel_port.py) queues the stream flushes on ipykernel's IOPub thread instead
+`kernel_publisher` (notebook/kernel/port.py) queues the stream flushes on ipykernel's IOPub thread instead
 of waiting for them; these tests hold it to what `display` gives a frontend: the same content, what the
 cell printed before an output arriving before it, and IPython's own capture and ipykernel's hooks still
 seeing every output.
@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kernel_session import Execution, Kernel, loaded_kernel
+
+from tests.support.kernel_session import Execution, Kernel, loaded_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

@@ -1,5 +1,5 @@
-"""Child processes of the lake tests and bench row 13c (run as `python lake_proc.py MODE ...`); LAKE is a lake
-config .json (catalog, warehouse, s3), as a team would write one.
+"""Child processes of the lake tests and bench row 13c (run as `python -m tests.history.lake_proc MODE ...`);
+LAKE is a lake config .json (catalog, warehouse, s3), as a team would write one.
 
 publisher DB LAKE TAG ROUNDS N READY   once READY exists: ROUNDS times, record N tool calls of session TAG
                                        (ids TAG-c0, TAG-c1, ... over two dates) into its own history file
@@ -23,10 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from history_events import tool_call
-
 from synapse_nb.history.reader import History
 from synapse_nb.history.store import HistoryStore
+from tests.history.history_events import tool_call
 
 WAIT = 120.0
 DAY1 = dt.datetime(2026, 11, 22, 23, 0, 0)

@@ -11,7 +11,6 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
-from history_events import conversation, tool_call
 
 import synapse_nb
 from synapse_nb.errors import HistoryError, LakeError, SchemaTooNewError
@@ -26,6 +25,7 @@ from synapse_nb.history.lake_spec import lake_spec
 from synapse_nb.history.reader import History
 from synapse_nb.history.schema import COLUMNS, RELATIONS
 from synapse_nb.history.store import HistoryStore
+from tests.history.history_events import conversation, tool_call
 
 DAY = dt.datetime(2026, 11, 22, 23, 0, 0)
 

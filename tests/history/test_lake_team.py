@@ -16,8 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from history_events import tool_call
-from lake_services import Postgres, S3Server, free_port, postgres, s3_server
 
 import synapse_nb
 from synapse_nb.errors import LakeError
@@ -26,8 +24,9 @@ from synapse_nb.history.lake_spec import LakeSpec, lake_spec
 from synapse_nb.history.reader import History
 from synapse_nb.history.store import HistoryStore
 from synapse_nb.types import ContentBlock, ToolResult
+from tests.history.history_events import tool_call
+from tests.support.lake_services import Postgres, S3Server, free_port, postgres, s3_server
 
-HERE = Path(__file__).resolve().parent
 DAY = dt.datetime(2026, 11, 22, 23, 0, 0)
 
 pytestmark = pytest.mark.process  # servers of their own; not in `make quick`
@@ -76,8 +75,8 @@ def _ids(spec: LakeSpec) -> list[str]:
 
 
 def _spawn(repo_root: Path, *args: str) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo_root), str(HERE)]), PYTHONWARNINGS="error")
-    return subprocess.Popen([sys.executable, str(HERE / "lake_proc.py"), *args], env=env,
+    env = dict(os.environ, PYTHONPATH=str(repo_root), PYTHONWARNINGS="error")
+    return subprocess.Popen([sys.executable, "-m", "tests.history.lake_proc", *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

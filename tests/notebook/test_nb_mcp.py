@@ -12,12 +12,12 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
 from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp import CallOutput
+from tests.support import tools_server
 
 Script = Callable[[Any], str]
 DEMO = f"demo -- {tools_server.COMMAND}"
@@ -240,7 +240,7 @@ def test_listings_show_every_row_and_the_whole_text() -> None:
     descriptions, parameters and reasons at 50 characters."""
     import pandas as pd
 
-    from synapse_nb.notebook.listing import Listing
+    from synapse_nb.notebook.output.listing import Listing
 
     long = "a description that goes on and on " * 8
     frame = Listing([{"name": f"s__t{i}", "description": long.strip()} for i in range(96)])
