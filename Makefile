@@ -65,8 +65,9 @@ export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 
 # The MCP Apps View widget's browser half (synapse_nb/notebook/apps/static/app_view.js, committed so that
 # the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
-# js/package-lock.json. `make widget-js` rebuilds it; the View fixtures of the tests read the View half of
-# ext-apps from the same js/node_modules.
+# js/package-lock.json, with the bundled packages' notices beside it (THIRD_PARTY_NOTICES.txt,
+# app_view.js.LEGAL.txt). `make widget-js` rebuilds them (js/build.mjs); the View fixtures of the tests read
+# the View half of ext-apps from the same js/node_modules.
 WIDGET_JS_DEPS := js/node_modules/.package-lock.json
 # The official MCP Apps example servers, pinned, into a folder of their own under .tools/.
 APPS_EXAMPLES_VERSION := 2.0.3
@@ -156,8 +157,11 @@ postgres:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	  else echo "PostgreSQL is missing: run 'sudo apt-get install postgresql', then rerun make test" >&2; exit 1; fi; }
 
-lint: venv
+# ruff over the Python; tsc (pinned in js/package.json) over the View's JavaScript, typed with // @ts-check and
+# JSDoc (js/tsconfig.json). The js deps are a prerequisite, so a fresh clone's `make test` installs them first.
+lint: venv $(WIDGET_JS_DEPS)
 	$(BIN)/ruff check synapse_nb tests bench scripts
+	cd js && npm run --silent typecheck
 
 typecheck: venv
 	$(BIN)/mypy

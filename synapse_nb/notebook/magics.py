@@ -142,7 +142,7 @@ class SynapseMagics(Magics):
     def _valid_approve(self, proposal: Mapping[str, Any]) -> str:
         value = str(proposal["value"]).strip()
         if value and value not in APPROVE_MODES:
-            raise TraitError(f"SynapseMagics.approve must be auto, ask, deny or empty, not {value!r}")
+            raise TraitError(f"SynapseMagics.approve must be {', '.join(APPROVE_MODES)} or empty, not {value!r}")
         return value
 
     @validate("oauth_redirect")
