@@ -17,6 +17,11 @@ What is masked:
 - secret-looking query parameters in URLs (`?api_key=...`, `&token=...`, `?key=...`) and the password of
   a URL's userinfo (`https://user:PASSWORD@host`);
 - `NAME=value` where NAME looks like a secret variable (`OPENAI_API_KEY=...`);
+- the value after a command-line flag named like a secret (`--api-token VALUE`, `--db-password=VALUE`,
+  `--*key`, `--*secret`): `mask_argv` and `command_line` mask a command line word by word (the one way a
+  server's command line is shown: `%mcp list`, the inspector, errors, events, spans), and the text rule
+  masks the same in free text (a value after a space only when it has a digit or 8+ characters, so help
+  text such as "the --api-key flag" stays readable);
 - string values under secret-looking keys in JSON text (`"api_key": "..."`, also JSON inside a JSON
   string); `is_secret_name` tells the same for the keys of a mapping.
 
@@ -27,14 +32,19 @@ lower-cased text finds one of their trigger words: masking a line costs microsec
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+import shlex
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["MASK", "MIN_SECRET_LENGTH", "SecretMask", "is_secret_name", "mask_url", "secret_env_values"]
+__all__ = [
+    "MASK", "MIN_SECRET_LENGTH", "SecretMask", "command_line", "is_secret_flag", "is_secret_name", "mask_argv",
+    "mask_url", "secret_env_values",
+]
 
 MASK = "[REDACTED]"
 """What a masked secret becomes, everywhere (history file, displays, error messages, logs)."""
@@ -49,6 +59,8 @@ _KEY_WORDS = (
     r"x[_-]api[_-]key|cookie|set[_-]cookie|private[_-]?key"
 )
 _SECRET_NAME = re.compile(rf"^(?:[\w.-]*[_.-])?(?:{_KEY_WORDS})$", re.IGNORECASE)
+_FLAG_WORDS = r"token|key|secret|password|passwd|passphrase|credentials?"
+_SECRET_FLAG = re.compile(rf"^--?[A-Za-z0-9_-]*(?:{_FLAG_WORDS})$", re.IGNORECASE)
 _SCHEME_VALUE = re.compile(r"^[A-Za-z][\w-]*\s+(\S+)$")  # "Bearer abc", "Basic abc", "token abc"
 # How every name of _KEY_WORDS ends, with the quote that closes a JSON key: `"input_tokens": 5` holds no
 # secret-looking key (`tokens"`), so counts of tokens do not run the JSON patterns.
@@ -75,6 +87,9 @@ _RULES: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
      re.compile(rf"(?P<keep>[?&](?:[\w.-]*[_.-])?(?i:{_KEY_WORDS}|key)=)[^&#\s\"'\\]{{4,}}")),
     (("KEY", "TOKEN", "SECRET", "PASSW"),  # upper case: looked for in the text as written (the pattern is cased)
      re.compile(r"(?P<keep>\b[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)\s*=\s*)[^\s\"'\\,;]{4,}")),
+    (("--",),  # --api-token=VALUE, --api-token VALUE (after a space: a value with a digit or of 8+ characters)
+     re.compile(rf"(?P<keep>(?<![\w-])--?[A-Za-z0-9_-]*(?i:{_FLAG_WORDS})(?:=[\"']?|\s+[\"']?(?=[^\s\"'-]*\d|"
+                rf"[^\s\"'-]{{8,}})))(?!-)[^\s\"'\\]+")),
     (_KEY_ENDS,  # "api_key": "..." in JSON text
      re.compile(rf"(?P<keep>\"(?:[\w.-]*[_.-])?(?i:{_KEY_WORDS})\"\s*:\s*\")(?:[^\"\\]|\\.)+")),
     (tuple(e.replace('"', '\\"') for e in _KEY_ENDS),  # the same in JSON inside a JSON string
@@ -108,6 +123,42 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables whose names look secret (*KEY*, *TOKEN*, ...), long enough to mask."""
     env = os.environ if environ is None else environ
     return [v.strip() for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v.strip()) >= MIN_SECRET_LENGTH]
+
+
+def is_secret_flag(word: str) -> bool:
+    """Whether a command-line flag names a secret value (`--api-token`, `--db-password`, `--key`): the word
+    after it, or after its `=`, is masked."""
+    return _SECRET_FLAG.match(word.partition("=")[0]) is not None
+
+
+def mask_argv(argv: Sequence[str], quote: bool = False) -> list[str]:
+    """A command line fit to show, word by word: the value after a flag named like a secret (`--api-token
+    VALUE` and `--api-token=VALUE`) becomes MASK, and each word is masked by the text rules (a URL's
+    password, `?token=`, `OPENAI_API_KEY=...`, key-like strings). `quote` shell-quotes the words as written
+    (before masking, so a masked word is not quoted for its brackets)."""
+    rules = _rules_only()
+    out: list[str] = []
+    after_flag = False
+    for word in argv:
+        shown = shlex.quote(word) if quote else word
+        if after_flag:
+            out.append(MASK)
+            after_flag = False
+        elif is_secret_flag(word):
+            name, eq, _ = word.partition("=")
+            if eq:
+                out.append(f"{shlex.quote(name) if quote else name}={MASK}")
+            else:
+                out.append(shown)
+                after_flag = True
+        else:
+            out.append(rules.mask(shown))
+    return out
+
+
+def command_line(command: str | None, args: Sequence[str] = ()) -> str:
+    """`command args...` as one shell-quoted line with its secrets masked (mask_argv); "" without a command."""
+    return " ".join(mask_argv([command, *args], quote=True)) if command else ""
 
 
 def mask_url(url: str) -> str:
@@ -189,3 +240,9 @@ class SecretMask:
         return text
 
     __call__ = mask
+
+
+@functools.cache
+def _rules_only() -> SecretMask:
+    """A mask of the rules alone (no literal secrets, not the environment's), made once."""
+    return SecretMask(environ={})

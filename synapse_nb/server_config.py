@@ -14,7 +14,6 @@ bad server never hides the others; connecting it fails with that line. A new key
 from __future__ import annotations
 
 import os
-import shlex
 import warnings
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, get_args
@@ -22,7 +21,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, InstanceOf, ValidationError, model_validator
 
 from .envvars import expand_vars
-from .masking import MASK, mask_url
+from .masking import MASK, command_line, mask_url
 from .oauth_settings import OAuthSettings, parse_oauth
 
 __all__ = [
@@ -110,7 +109,7 @@ class ServerConfig(BaseModel):
     @model_validator(mode="after")
     def _fill_display(self) -> ServerConfig:
         if not self.display:
-            shown = _command_line(self.command, self.args) if self.transport == "stdio" else mask_url(self.url or "")
+            shown = command_line(self.command, self.args) if self.transport == "stdio" else mask_url(self.url or "")
             object.__setattr__(self, "display", shown)
         return self
 
@@ -300,8 +299,6 @@ def _written_display(transport: str, written: Mapping[str, Any]) -> str:
     args = written["args"]
     shown_args = tuple(str(a) for a in args) if isinstance(args, list | tuple) else ()
     command = written["command"]
-    return _command_line(str(command) if command else None, shown_args)
+    return command_line(str(command) if command else None, shown_args)
 
 
-def _command_line(command: str | None, args: tuple[str, ...]) -> str:
-    return shlex.join([command or "", *args]) if command else ""

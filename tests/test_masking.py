@@ -11,7 +11,16 @@ from llm_server import LlmServer, error
 from synapse_nb.config import ServerConfig
 from synapse_nb.errors import AuthenticationError
 from synapse_nb.history.redact import Redactor
-from synapse_nb.masking import MASK, MIN_SECRET_LENGTH, SecretMask, is_secret_name, mask_url, secret_env_values
+from synapse_nb.masking import (
+    MASK,
+    MIN_SECRET_LENGTH,
+    SecretMask,
+    command_line,
+    is_secret_name,
+    mask_argv,
+    mask_url,
+    secret_env_values,
+)
 from synapse_nb.mcp_client.failure import Scrubber
 from synapse_nb.notebook.commands.mcp import _mask as display_mask
 from synapse_nb.notebook.state import SynapseState
@@ -163,3 +172,22 @@ def test_names_env_values_and_urls() -> None:
     assert not is_secret_name("max_tokens")
     assert secret_env_values({"A_KEY": " abcdefgh ", "B_TOKEN": "abc", "HOME": "/root/home"}) == ["abcdefgh"]
     assert mask_url("https://ada:pw@host.example/mcp?token=t&x=1#f") == f"https://host.example/mcp?token={MASK}&x={MASK}#f"
+
+
+def test_a_command_line_is_shown_with_its_url_password_and_secret_flags_masked() -> None:
+    argv = ["node", "index.js", "postgresql://reader:readerpw@127.0.0.1:5432/shop", "--api-token", "tok_1",
+            "--db-password=hunter22", "--verbose", "--name", "a b"]
+    assert command_line(argv[0], argv[1:]) == (
+        f"node index.js postgresql://reader:{MASK}@127.0.0.1:5432/shop --api-token {MASK} --db-password={MASK} "
+        "--verbose --name 'a b'"
+    )
+    assert mask_argv(["--key", "k", "--secret=s", "--keyboard", "us"]) == ["--key", MASK, f"--secret={MASK}",
+                                                                         "--keyboard", "us"]
+    assert command_line(None) == ""
+
+
+def test_secret_flags_in_free_text_are_masked_but_help_text_stays() -> None:
+    mask = SecretMask(environ={})
+    assert mask("started with --api-token tok_abc123 --port 80") == f"started with --api-token {MASK} --port 80"
+    assert mask("node srv.js --client-secret=s3") == f"node srv.js --client-secret={MASK}"
+    assert mask("pass your key with the --api-key flag") == "pass your key with the --api-key flag"

@@ -295,12 +295,13 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
     if not servers:
         print("no MCP servers; connect one with %mcp connect NAME -- COMMAND (or NAME URL), see %mcp help")
         return None
+    mask = SecretMask(state.secrets).mask
     rows = [
         {
             "server": s.name, "transport": s.transport, "protocol": s.protocol,
             "state": state_words(s), "tools": s.tool_count, "pid": s.pid,
-            "restarts": s.restarts, "endpoint": s.command or s.url or "", "roots": _roots_cell(state, s.name),
-            "last_error": s.last_error or "",
+            "restarts": s.restarts, "endpoint": mask(s.command or s.url or ""), "roots": _roots_cell(state, s.name),
+            "last_error": mask(s.last_error or ""),
         }
         for s in servers
     ]
@@ -346,7 +347,8 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
         {
             "name": s.name, "server": s.server or LOCAL_SERVER, "tool": s.original_name or s.name,
             "description": _first_paragraph(s.description), "parameters": _parameters(s),
-            "read_only": bool(s.annotations.get("readOnlyHint", False)), "destructive": s.destructive,
+            "read_only": bool(s.annotations.get("readOnlyHint", False)),
+            "destructive": "unknown" if s.destructive_hint is None else s.destructive_hint,
             "ui": ui_label(s.ui),
         }
         for s in specs

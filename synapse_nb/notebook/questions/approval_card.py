@@ -48,9 +48,13 @@ def approval_card(spec: ToolSpec, arguments: Mapping[str, Any]) -> Bundle:
     esc = html.escape
     destructive = spec.destructive
     accent = "#cf222e" if destructive else "#bf8700"
+    # a tool that says nothing may change things (MCP's default): said apart from one that says destructive
+    word, why = (("destructive", "the tool says it may delete or overwrite data") if spec.destructive_hint
+                 else ("may change data", "the tool does not say whether it changes data; MCP reads that as "
+                       "possibly destructive"))
     badge = (
         f' <span class="snb-badge-destructive" style="{_BADGE};background:#ffebe9;color:#a40e26;'
-        f'border:1px solid #ffcecb" title="the tool says it may delete or overwrite data">destructive</span>'
+        f'border:1px solid #ffcecb" title="{why}">{word}</span>'
         if destructive else ""
     )
     server = f' <span style="color:{_MUTED}">on server <b>{esc(spec.server)}</b></span>' if spec.server else ""
@@ -69,7 +73,7 @@ def approval_card(spec: ToolSpec, arguments: Mapping[str, Any]) -> Bundle:
     )
     where = f" on server {spec.server}" if spec.server else ""
     text = "\n".join([
-        f"Approve this tool call? {spec.name}{where}" + (" [destructive]" if destructive else ""),
+        f"Approve this tool call? {spec.name}{where}" + (f" [{word}]" if destructive else ""),
         *("  " + line for line in _arguments(arguments).splitlines()),
         *(f"  {key} = {word}: {meaning}" for key, word, meaning in ANSWERS),
     ])
