@@ -136,6 +136,42 @@ def test_call_arguments_json_or_key_value() -> None:
     assert parse_call_arguments("") == {}
 
 
+SCHEMA = {"type": "object", "properties": {
+    "paper_id": {"type": "string"}, "message": {"type": "string"}, "limit": {"type": "integer"},
+    "ratio": {"type": "number"}, "exact": {"type": "boolean"}, "tags": {"type": "array", "items": {"type": "string"}},
+    "key": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+    "where": {"type": "object"}, "mode": {"enum": ["fast", "slow"]}, "anything": {"description": "no type"},
+}}
+
+
+def test_call_words_follow_the_tools_input_schema() -> None:
+    # a string parameter gets the word as written: 1706.03762 is an arXiv id, not a number; 1.10 stays 1.10
+    words = "paper_id=1706.03762 message=1.10 limit=3 ratio=0.5 exact=true tags='[\"a\", \"b\"]' mode=fast"
+    assert parse_call_arguments(words, SCHEMA) == {
+        "paper_id": "1706.03762", "message": "1.10", "limit": 3, "ratio": 0.5, "exact": True, "tags": ["a", "b"],
+        "mode": "fast",
+    }
+    assert parse_call_arguments("key=123 message=true message2=7", SCHEMA) == {
+        "key": "123", "message": "true", "message2": 7,  # message2 is not in the schema: JSON when it parses
+    }
+    assert parse_call_arguments("key='[\"a\", \"b\"]' anything=1.10", SCHEMA) == {"key": ["a", "b"],
+                                                                                    "anything": 1.1}
+    assert parse_call_arguments('{"paper_id": 1706.03762}', SCHEMA) == {"paper_id": 1706.03762}  # JSON as written
+
+
+@pytest.mark.parametrize(
+    ("words", "needle"),
+    [("limit=many", "limit=many is not an integer (the tool's schema says integer); e.g. limit=3"),
+     ("limit=2.5", "is not an integer"), ("exact=yes", "is not a boolean"), ("tags=a,b", "e.g. tags='[\"a\""),
+     ("where=x", "is not an object")],
+)
+def test_a_word_that_does_not_fit_its_schema_is_one_line(words: str, needle: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_call_arguments(words, SCHEMA)
+    assert needle in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [('{"text": "hi"', "malformed JSON"), ("[1, 2]", "not KEY=VALUE"), ('{"a": 1} x', "malformed JSON"),

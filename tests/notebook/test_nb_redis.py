@@ -61,3 +61,12 @@ def test_the_agent_asks_before_a_tool_that_says_nothing_deletes_a_key(redis_ip: 
     ip.cell(f"synapse --model {model}", "delete other")
     assert len(ip.prompts) == 2  # the second turn asked; the third did not
     assert ip.ns["_synapse"].tool_calls.approval.tolist() == ["auto"]
+
+
+@pytest.mark.process
+def test_words_keep_their_text_where_the_schema_says_string(redis_ip: Any) -> None:
+    ip = redis_ip
+    ip.line("mcp", "call redis.set key=1706.03762 value=1.10")  # both strings in the tool's schema
+    assert value_of(ip, "1706.03762") == "1.10"
+    ip.line("mcp", "call redis.set key=flag value=true expireSeconds=60")  # a number where the schema says number
+    assert value_of(ip, "flag") == "true"

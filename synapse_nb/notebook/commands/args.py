@@ -275,8 +275,10 @@ def parse_call_target(word: str) -> CallTarget:
     return CallTarget(server, tool)
 
 
-def parse_call_arguments(text: str) -> dict[str, Any]:
-    """A JSON object, or `key=value ...` words whose values are JSON when they parse (else strings)."""
+def parse_call_arguments(text: str, input_schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A JSON object, or `key=value ...` words typed by the tool's input schema (schema_words: a string
+    parameter gets the word as written); a parameter the schema does not describe (or no schema) gets JSON
+    when the word parses, else the word as a string."""
     text = text.strip()
     if not text:
         return {}
@@ -291,10 +293,7 @@ def parse_call_arguments(text: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise UsageError("%mcp call: the JSON arguments must be an object, e.g. {\"text\": \"hi\"}")
         return value
-    arguments: dict[str, Any] = {}
-    for key, raw in parse_pairs(split(text, "%mcp call"), "%mcp call", 'text=hi or {"text": "hi"}').items():
-        try:
-            arguments[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            arguments[key] = raw
-    return arguments
+    from .schema_words import typed_words
+
+    words = parse_pairs(split(text, "%mcp call"), "%mcp call", 'text=hi or {"text": "hi"}')
+    return typed_words(words, input_schema or {})

@@ -70,7 +70,8 @@ MCP_HELP = """\
   list                                  servers: transport, state, tools, pid
   tools [SERVER]                        tools as offered to the model (DataFrame)
   call SERVER.TOOL {"key": "value"}     call a tool by hand (JSON object,
-  call SERVER.TOOL key=value ...        or key=value words; values parse as JSON when they can)
+  call SERVER.TOOL key=value ...        or key=value words, typed by the tool's schema: a string
+                                        parameter gets the word as written; never asks for approval)
   disconnect NAME | --all               stop servers
   restart NAME                          restart a server (also one that crashed too often)
   inspect [NAME]                        inspector widget: servers, tools, forms to call them

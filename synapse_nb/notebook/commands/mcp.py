@@ -20,7 +20,7 @@ from ..output.live import LiveOutput
 from ..turns.display import ticking
 from ..turns.view import GLYPH, duration
 from ..usage import usage_error
-from .args import CONNECT_OPTIONS, CallTarget
+from .args import CONNECT_OPTIONS, CallTarget, parse_call_arguments
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -463,14 +463,19 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     )
 
 
-async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) -> CallOutput:
+async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any] | str) -> CallOutput:
     """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
+
+    `arguments` is the arguments, or the text of the cell after the tool (a JSON object or `key=value`
+    words, typed by the tool's input schema: args.parse_call_arguments).
 
     While it runs, the cell shows the time waited and the server's progress reports. Cancelling it (an
     interrupt) cancels the call: the server gets an MCP cancellation, the call is recorded as cancelled."""
     spec = find_tool(state, target)
     if spec.needs_task:
         raise _task_refusal(target.server, spec.original_name or target.tool)
+    if isinstance(arguments, str):
+        arguments = parse_call_arguments(arguments, spec.input_schema)
     name = f"{target.server}.{spec.original_name or target.tool}"
     started = time.perf_counter()
     out = LiveOutput(live=state.port.live, publish=state.port.publish)
