@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "ELICITATION_MODES",
     "LOG_LEVELS",
+    "PROTOCOLS",
     "SAMPLING_MODES",
     "TRANSPORTS",
     "ApproveMode",
@@ -45,6 +46,7 @@ Transport = Literal["stdio", "http", "sse"]
 ApproveMode = Literal["auto", "ask", "deny"]
 ElicitationMode = Literal["ask", "decline"]
 SamplingMode = Literal["ask", "auto", "deny"]
+Protocol = Literal["auto", "2026-07-28", "2025-11-25"]
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 ApprovePolicy = str | Mapping[str, str]
 
@@ -53,6 +55,10 @@ APPROVE_MODES: tuple[str, ...] = get_args(ApproveMode)
 ELICITATION_MODES: tuple[str, ...] = get_args(ElicitationMode)
 SAMPLING_MODES: tuple[str, ...] = get_args(SamplingMode)
 LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
+PROTOCOLS: tuple[str, ...] = get_args(Protocol)
+"""The protocol revisions a server can be pinned to: `auto` (the default) asks the server what it speaks
+(`server/discover`) and falls back to the 2025 `initialize` handshake; `2026-07-28` speaks that revision
+only; `2025-11-25` the handshake era only (what a server that asks the user the 2025 way needs)."""
 _TRANSPORT_ALIASES: dict[str, str] = {"streamable-http": "http", "streamableHttp": "http"}
 """Other editors' names of a transport (the `type` key of Cursor and VS Code entries)."""
 
@@ -95,6 +101,7 @@ class ServerConfig(BaseModel):
     sampling: SamplingMode | None = None
     roots: _Strings | None = Field(None, description="a list of paths")
     log_level: LogLevel | None = None
+    protocol: Protocol | None = Field(None, description="auto, 2026-07-28 or 2025-11-25")
     oauth: InstanceOf[OAuthSettings] | None = None
     source: str | None = None
     problem: str | None = None
@@ -130,7 +137,7 @@ class ServerConfig(BaseModel):
         if self.cwd:
             parts.append(f"cwd={self.cwd!r}")
         for key in ("disabled", "timeout", "connect_timeout", "approve", "tools", "elicitation", "sampling", "roots",
-                    "log_level", "oauth", "problem"):
+                    "log_level", "protocol", "oauth", "problem"):
             value = getattr(self, key)
             if value not in (None, False):
                 parts.append(f"{key}={value!r}")
@@ -150,7 +157,7 @@ _KEYS = frozenset(ServerConfig.model_fields) - {"name", "source", "problem", "di
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "transport": TRANSPORTS, "approve": APPROVE_MODES, "elicitation": ELICITATION_MODES, "sampling": SAMPLING_MODES,
-    "log_level": LOG_LEVELS,
+    "log_level": LOG_LEVELS, "protocol": PROTOCOLS,
 }
 """The keys with a fixed set of values, in the order help and errors list them (the fields' Literals say the
 same as sets; typing's caches may reorder a Literal inside a union, so the order is taken from here)."""

@@ -71,6 +71,7 @@ class ConnectionState:
             restarts=self.restarts,
             ever_connected=self.ever_connected,
             closing=self.closing,
+            protocol_pin=c.protocol if c.protocol not in (None, "auto") else None,
             **self._meta,
         )
 

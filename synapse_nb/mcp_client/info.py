@@ -69,14 +69,17 @@ class ServerInfo:
     discovery_ms: float | None = None
     ever_connected: bool = False
     closing: bool = False  # stopping: its session or process has not ended yet (`pid` says which process)
+    protocol_pin: str | None = None  # the revision its config pins (`--protocol`, "protocol"); None: auto
 
     @property
     def protocol(self) -> str:
         """The negotiated protocol version in words: `2026-07-28 stateless` (each request carries it, no
-        session), `2025-11-25` (an initialize handshake, a session); "" before the first connection."""
+        session), `2025-11-25` (an initialize handshake, a session), with `(pinned)` when the config pins the
+        revision; "" before the first connection (`pinned 2025-11-25` when pinned)."""
+        pinned = " (pinned)" if self.protocol_pin else ""
         if self.protocol_version is None:
-            return ""
-        return f"{self.protocol_version} stateless" if self.stateless else self.protocol_version
+            return f"pinned {self.protocol_pin}" if self.protocol_pin else ""
+        return (f"{self.protocol_version} stateless" if self.stateless else self.protocol_version) + pinned
 
     @property
     def comes_back(self) -> str:
