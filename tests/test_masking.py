@@ -16,7 +16,9 @@ from synapse_nb.masking import (
     MIN_SECRET_LENGTH,
     SecretMask,
     command_line,
+    config_secrets,
     is_secret_name,
+    looks_like_key,
     mask_argv,
     mask_url,
     secret_env_values,
@@ -61,7 +63,7 @@ def _history(text: str) -> str:
 
 
 def _mcp_error(text: str) -> str:
-    config = ServerConfig("demo", command="demo-server", env={"SRV": ENV_VALUE, "KEY": API_KEY},
+    config = ServerConfig("demo", command="demo-server", env={"SRV_TOKEN": ENV_VALUE, "OTHER": API_KEY},
                           headers={"Authorization": HEADER})
     return Scrubber(config)(text)
 
@@ -191,3 +193,14 @@ def test_secret_flags_in_free_text_are_masked_but_help_text_stays() -> None:
     assert mask("started with --api-token tok_abc123 --port 80") == f"started with --api-token {MASK} --port 80"
     assert mask("node srv.js --client-secret=s3") == f"node srv.js --client-secret={MASK}"
     assert mask("pass your key with the --api-key flag") == "pass your key with the --api-key flag"
+
+
+def test_a_servers_env_values_are_secrets_when_they_say_or_look_so() -> None:
+    env = {"DOCUMENT_ID": "notebook.ipynb", "REGION": "production-eu-west-1", "API_TOKEN": "plain words",
+           "PGPASSWORD": "hunter22", "AUTHOR": "Ada Lovelace", "RANDOM": "a9F3kQ7zL2mX8vB4nR6t",
+           "OPENAI": "sk-abcdefghijklmnopqrstuv", "DB": "postgresql://reader:pw4db55@db/shop"}
+    assert config_secrets(env, {"X-Trace": "abc"}) == ["abc", "plain words", "hunter22", "a9F3kQ7zL2mX8vB4nR6t",
+                                                       "sk-abcdefghijklmnopqrstuv", "pw4db55"]
+    assert looks_like_key("Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==")
+    assert not looks_like_key("MyQuarterlyReport2024")
+    assert not looks_like_key("/home/ada/data/run-20240101")

@@ -88,8 +88,8 @@ MCP_HELP = """\
   help                                  this help
 
 Config file: SYNAPSE_MCP_CONFIG, else ./.synapse/mcp_servers.json, else ~/.config/synapse/mcp_servers.json
-({"mcpServers": {...}} as in Claude Desktop, or VS Code's {"servers": {...}}). Header and env values
-are secrets: they are never shown or recorded.
+({"mcpServers": {...}} as in Claude Desktop, or VS Code's {"servers": {...}}). Header values, and env values
+that are secret (named *TOKEN*, *KEY*, *SECRET*, *PASS*..., key-like, URL passwords), are never shown or recorded.
 When a server asks for input (a form, a link) or to use the model (sampling), a card shows in the running
 cell and the question is asked in the input box; where no one can answer (no stdin) it is declined.
 A server that asks for OAuth shows "Sign in to NAME" in the cell; the connect goes on once you signed in.

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ...errors import OAuthError, ServerStartError, SynapseError, UnknownServerError
-from ...masking import SecretMask
+from ...masking import SecretMask, config_secrets
 from ...server_config import ServerConfig
 from ...types import ToolResult, ToolSpec, ToolUi
 from ..output.calls import CallProgress, call_bundle, call_text
@@ -137,16 +137,17 @@ def _progress(text: str) -> dict[str, Any]:
 async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     """`%mcp connect NAME -- COMMAND ...` / `NAME URL`: start one server and show its tools count.
 
-    Header and env values become secrets of the history store first, so they are never recorded or
-    shown. A server that does not start raises UsageError with the reason; its stderr tail is shown.
+    Header values and the secret env values (masking.config_secrets: secret names, key-like values, URL
+    passwords) become secrets of the history store first, so they are never recorded or shown. A server
+    that does not start raises UsageError with the reason; its stderr tail is shown.
     An HTTP server that asks for OAuth shows "Sign in to NAME" here (notebook/questions/sign_in.py) and connects
     once the user has signed in; a sign-in that does not work is one line (the OAuthError's message).
     """
     started = clock()
     before = _connected_at(state, spec.name)
-    for value in (*spec.headers.values(), *spec.env.values()):
+    for value in config_secrets(spec.env, spec.headers):
         state.add_secret(value)
-    shown = spec.url if spec.url else " ".join([spec.command or "", *spec.args])
+    shown = spec.display  # the command line or URL, its secrets masked (masking.command_line, mask_url)
     misplaced = _connect_options_after_command(spec.args)
     if misplaced:  # passed to the server as written: say so, as the server may be fine with them or not
         state.port.publish({"text/plain": (
@@ -222,7 +223,7 @@ async def connect_config_async(state: SynapseState, path: str | None = None, *, 
             )
         configs = {name: configs[name].model_copy(update={"disabled": False})}
     for config in configs.values():
-        for value in (*config.env.values(), *config.headers.values()):
+        for value in config_secrets(config.env, config.headers):
             state.add_secret(value)
         if config.approve is not None and not config.disabled:
             state.policy.set_server(config.name, config.approve)
