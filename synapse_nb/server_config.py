@@ -28,6 +28,7 @@ __all__ = [
     "APPROVE_MODES",
     "CHOICES",
     "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_LOG_LEVEL",
     "ELICITATION_MODES",
     "LOG_LEVELS",
     "PROTOCOLS",
@@ -55,6 +56,12 @@ APPROVE_MODES: tuple[str, ...] = get_args(ApproveMode)
 ELICITATION_MODES: tuple[str, ...] = get_args(ElicitationMode)
 SAMPLING_MODES: tuple[str, ...] = get_args(SamplingMode)
 LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
+DEFAULT_LOG_LEVEL: LogLevel = "info"
+"""The level a server is asked to log at (and above) when its entry says none, on a 2026-07-28 connection (where
+a server sends log messages only when asked; a 2025-era server sends what it chooses until `logging/setLevel`).
+`info` and not `debug`: debug messages of a chatty server share the connection with the calls; not `warning`:
+the messages a user opens `%mcp logs` for (a server saying what it did, that it connected to its database)
+are info."""
 PROTOCOLS: tuple[str, ...] = get_args(Protocol)
 """The protocol revisions a server can be pinned to: `auto` (the default) asks the server what it speaks
 (`server/discover`) and falls back to the 2025 `initialize` handshake; `2026-07-28` speaks that revision

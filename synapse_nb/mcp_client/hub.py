@@ -324,6 +324,15 @@ class McpHub:
         """The server's last `n` log messages (all kept when None) at `level` or above, oldest first."""
         return self._conn(name).hooks.log_ring.tail(n, level)
 
+    def asked_log_level(self, name: str) -> str | None:
+        """The level the server was asked to send log messages at (and above): on a 2026-07-28 connection the
+        level its requests carry (its `log_level`, else server_config.DEFAULT_LOG_LEVEL); on a 2025-era one the
+        level `logging/setLevel` asked, None when it was never asked (it then sends what it chooses)."""
+        conn = self._conn(name)
+        if conn.state.info().stateless:
+            return conn.hooks.asked_level
+        return conn.hooks.log_level
+
     def add_log(self, name: str, entry: LogEntry) -> None:
         """Add a log message the server's MCP Apps View sent (`notifications/message`) to the server's ring."""
         self._conn(name).hooks.log_ring.add(entry)

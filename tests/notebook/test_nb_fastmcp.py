@@ -69,3 +69,18 @@ def test_a_config_entry_pins_an_http_server(ip: Any, notes_url: str, tmp_path: P
     assert ip.line("mcp", "call remote.delete_note name=groceries").text == "kept groceries (decline)"
     ip.answers = ["a", "yes"]
     assert ip.line("mcp", "call remote.delete_note name=groceries").text == "deleted groceries"
+
+
+@pytest.mark.process
+def test_a_2026_07_28_server_is_asked_for_info_logs_and_the_logs_say_what_was_asked(ip: Any, capsys: Any) -> None:
+    # On 2026-07-28 a server sends log messages only when a request asks for a level; none was asked, so %mcp logs
+    # said "no log messages at debug or above" while the server had logged.
+    ip.line("mcp", f"connect notes -- {fastmcp_python()} {SERVER}")
+    assert ip.line("mcp", "call notes.count_notes").text == "2"
+    logs = ip.line("mcp", "logs notes")
+    assert logs.level.tolist() == ["info"]  # info arrived; debug was not asked for
+    assert '"msg": "2 notes"' in logs.message.iloc[0]  # fastmcp sends {"msg": ..., "extra": ...}
+    capsys.readouterr()
+    assert ip.line("mcp", "logs notes --level error") is None
+    said = capsys.readouterr().out
+    assert said.startswith("no log messages from notes at error or above; it was asked for info and above; ")

@@ -1,6 +1,7 @@
 """A fastmcp (PyPI) server whose tool asks the user before it deletes, the documented way (`await
-ctx.elicit(...)`); run by the fastmcp venv under .tools (make fastmcp): `python fastmcp_notes.py` over stdio,
-`python fastmcp_notes.py http PORT` over streamable HTTP on 127.0.0.1."""
+ctx.elicit(...)`), and one that logs (`ctx.debug`, `ctx.info`); run by the fastmcp venv under .tools (make
+fastmcp): `python fastmcp_notes.py` over stdio, `python fastmcp_notes.py http PORT` over streamable HTTP on
+127.0.0.1."""
 
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ async def delete_note(name: str, ctx: Context) -> str:
         NOTES.pop(name, None)
         return f"deleted {name}"
     return f"kept {name} ({answer.action})"
+
+
+@mcp.tool
+async def count_notes(ctx: Context) -> int:
+    """How many notes there are (it logs what it does, at debug and info)."""
+    await ctx.debug("counting the notes")
+    await ctx.info(f"{len(NOTES)} notes")
+    return len(NOTES)
 
 
 if __name__ == "__main__":
