@@ -78,7 +78,8 @@ def _no_logs(name: str, level: str, asked: str | None) -> str:
     stderr = f"see its stderr: %mcp logs {name} --stderr"
     more = f"ask for more with %mcp connect {name} --log-level debug ..., or {stderr}"
     if asked is None:
-        return f"no log messages from {name}: it was asked for no level (it sends what it chooses), sent none; {more}"
+        return f"no log messages from {name} at {level} or above; it was asked for no level (it sends what it " \
+               f"chooses); {more}"
     floor = level if level_at_least(level, asked) else asked
     return (f"no log messages from {name} at {floor} or above; it was asked for {asked} and above; "
             + (stderr if asked == "debug" else more))
