@@ -47,7 +47,9 @@ class ServerInfo:
     """A snapshot of one server. `command`/`url` are shown as configured, without credentials.
 
     `status` is the state in words for a listing, with what to do about it (e.g. "failed — `%mcp
-    restart demo` to retry"); `ever_connected` tells a server that never came up from one that did.
+    restart demo` to retry"; a remote server that went away is "unreachable", not "crashed"; a server stopped
+    before it ever came up "failed to start" with the reason); `ever_connected` tells a server that never came
+    up from one that did.
     """
 
     name: str
@@ -99,10 +101,13 @@ class ServerInfo:
         if self.closing:
             pid = f" pid {self.pid}" if self.pid else ""
             return f"stopping{pid}… (`%mcp disconnect {self.name}` waits for it)"
+        if self.state == "stopped" and not self.ever_connected and self.last_error:
+            return f"failed to start: {self.last_error} — {retry} to retry"
+        gone = "crashed" if self.transport in ("stdio", "memory") else "unreachable"  # a remote server went away
         return {
             "connecting": "connecting…",
             "connected": "connected",
-            "crashed": f"crashed — the next tool call {self.comes_back} (or {retry})",
+            "crashed": f"{gone} — the next tool call {self.comes_back} (or {retry})",
             "stopped": f"disconnected — {retry} to connect again",
             "failed": f"failed — {retry} to retry",
             "down": f"down (crashed too often) — {retry} to start it again",

@@ -95,8 +95,9 @@ def retry_hint(name: str, state: str, transport: str = "stdio") -> str:
     if state in ("failed", "down"):
         return f'<b class="snb-err">{esc(state)}</b> — {command} to retry'
     if state == "crashed":
-        again = "restarts it" if transport in ("stdio", "memory") else "reconnects"
-        return f'<b class="snb-err">crashed</b> — the next call {again}, or {command}'
+        ours = transport in ("stdio", "memory")
+        again, gone = ("restarts it", "crashed") if ours else ("reconnects", "unreachable")  # a remote one went away
+        return f'<b class="snb-err">{gone}</b> — the next call {again}, or {command}'
     return ""
 
 
