@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
+import synapse_nb
 from synapse_nb.config import ServerConfig
 from synapse_nb.notebook.commands.args import (
     AskOptions,
@@ -233,3 +234,18 @@ def test_help_is_generated_from_the_declared_options() -> None:
 def test_a_mistyped_option_on_the_line_magic_says_which_was_meant(ip: Any) -> None:
     with pytest.raises(UsageError, match=r"unknown option --modle \(did you mean --model\?\)"):
         ip.line("synapse", "--modle x")
+
+
+def test_a_notebook_tool_listed_under_python_is_called_by_hand_as_python_name(ip: Any) -> None:
+    # %mcp tools lists @synapse_nb.tool functions under server `python`; %mcp call python.NAME said there was
+    # no MCP server named 'python'
+    ip.run("import synapse_nb\n@synapse_nb.tool\ndef shout(text: str, times: int = 1) -> str:\n"
+           "    '''Shout the text.'''\n    return text.upper() * times\n")
+    listing = ip.line("mcp", "tools")
+    assert ("python", "shout") in set(zip(listing.server, listing.tool, strict=True))
+    out = ip.line("mcp", "call python.shout text=1.10 times=2")  # typed by the function's schema too
+    assert out.text == "1.101.10"
+    calls = synapse_nb.history().tool_calls()
+    assert calls[["tool", "approval"]].values.tolist() == [["shout", "manual"]]
+    with pytest.raises(UsageError, match=r"no @synapse_nb.tool function 'nope' in the notebook; its functions: shout"):
+        ip.line("mcp", "call python.nope")

@@ -15,6 +15,8 @@ import pytest
 from IPython.core.error import UsageError
 from npm_servers import node_for
 
+import synapse_nb
+
 TOKEN = "tok_live_4f9a8c7d6e5b"
 
 
@@ -55,9 +57,10 @@ def test_a_database_url_and_token_on_the_command_line_are_masked_everywhere(
                                                                     default=str),
              repr(ip.state.hub.server("pgbad")), _widget_text(inspector), caplog.text]
     assert [_leaks(text) for text in shown] == [[]] * len(shown)
+    assert str(failed.value).startswith("ServerStartError: %mcp connect: pgbad failed to start")  # no usage error
 
-    ip.state.store.flush()
-    events = ip.state.store.sql("SELECT * FROM server_events").to_json()
+    events = synapse_nb.history().sql("SELECT * FROM server_events").to_json(date_format="iso")
+    assert "pgfile" in events
     assert _leaks(events) == []
 
 

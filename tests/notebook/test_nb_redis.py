@@ -4,11 +4,13 @@ calls made by hand never ask; `key=value` words follow the tools' input schemas.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import db_services
 import pytest
+from IPython.core.error import UsageError
 from npm_servers import node_for
 
 Script = Callable[[Any], str]
@@ -70,3 +72,13 @@ def test_words_keep_their_text_where_the_schema_says_string(redis_ip: Any) -> No
     assert value_of(ip, "1706.03762") == "1.10"
     ip.line("mcp", "call redis.set key=flag value=true expireSeconds=60")  # a number where the schema says number
     assert value_of(ip, "flag") == "true"
+
+
+@pytest.mark.process
+def test_a_servers_json_rpc_error_is_shown_as_the_servers_error_in_one_line(redis_ip: Any) -> None:
+    with pytest.raises(UsageError) as caught:  # the cell still ends with an error
+        redis_ip.line("mcp", 'call redis.set {"key": 5, "value": "x"}')
+    assert type(caught.value) is not UsageError  # not shown as "UsageError: ...": it is the server's error
+    (line,) = caught.value._render_traceback_()  # type: ignore[attr-defined]
+    assert re.sub(r"\x1b\[[0-9;]*m", "", line).startswith(
+        "McpError: MCP server 'redis' answered tool 'set' with error -32603: Invalid arguments")

@@ -19,7 +19,7 @@ from ..output.calls import CallProgress, call_bundle, call_text
 from ..output.live import LiveOutput
 from ..turns.display import ticking
 from ..turns.view import GLYPH, duration
-from ..usage import usage_error
+from ..usage import command_error, usage_error
 from .args import CONNECT_OPTIONS, CallTarget, parse_call_arguments
 
 if TYPE_CHECKING:
@@ -160,14 +160,15 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
         info = await state.hub.connect_server(spec)
     except OAuthError as exc:
         out.finish(_progress(f"✗ {spec.name}: not signed in"))
-        raise UsageError(_mask(state, f"%mcp connect: {exc}")) from None
+        raise command_error(_mask(state, f"%mcp connect: {exc}"), type(exc).__name__) from None
     except ServerStartError as exc:
         tail = _tail(state, exc.stderr_tail)
         if tail:  # what the server said: more than the one-line error below
             out.finish(_stderr_bundle(spec.name, tail))
         else:  # the error below says it all: once
             out.clear()
-        raise UsageError(_mask(state, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}")) from None
+        raise command_error(_mask(state, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}"),
+                            type(exc).__name__) from None
     except SynapseError as exc:
         out.clear()  # the error says it: once
         raise usage_error(exc) from None
@@ -441,15 +442,24 @@ class CallOutput:
 
 
 def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
-    """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one)."""
+    """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one); `python.NAME` is an
+    `@synapse_nb.tool` function of the notebook (listed under server `python` by %mcp tools)."""
+    from ..turns.result import LOCAL_SERVER
+
     offered = [s for s in _mcp_tools(state, every=True) if s.server == target.server]
     group: list[ToolSpec] = []
-    if not offered:  # a built-in group (kernel), registered as `%mcp tools` does
+    if not offered:  # a built-in group (kernel), or the @synapse_nb.tool functions (`python`), as %mcp tools lists
         state.register_notebook_tools()
         group = [s for s in state.registry.grouped if s.server == target.server]
+        if target.server == LOCAL_SERVER:
+            group = state.registry.native
     for spec in offered or group:
         if target.tool in (spec.original_name, spec.name) or spec.name == f"{target.server}__{target.tool}":
             return spec
+    if not offered and target.server == LOCAL_SERVER:
+        names = ", ".join(s.name for s in group) or "none"
+        raise UsageError(f"%mcp call: no @synapse_nb.tool function {target.tool!r} in the notebook; its functions: "
+                         f"{names} (see %mcp tools)")
     offered = offered or group
     if not group:
         info = _server(state, target.server)  # an unknown server gets its own message (last: it costs a snapshot)
