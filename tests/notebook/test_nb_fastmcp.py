@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from local_servers import free_port, stop, wait_listening
 
-SERVER = Path(__file__).resolve().parents[1] / "servers" / "fastmcp_notes.py"
+from tests.support.local_servers import free_port, stop, wait_listening
+
+SERVER = Path(__file__).resolve().parents[1] / "support" / "fastmcp_notes.py"
 FASTMCP_PYTHON = Path(__file__).resolve().parents[2] / ".tools" / "fastmcp" / "bin" / "python"
 START_TIMEOUT = 60.0
 

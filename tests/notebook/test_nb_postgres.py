@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import db_services
 import pytest
 from IPython.core.error import UsageError
-from npm_servers import node_for
 
 import synapse_nb
+from tests.support import db_services
+from tests.support.npm_servers import node_for
 
 TOKEN = "tok_live_4f9a8c7d6e5b"
 

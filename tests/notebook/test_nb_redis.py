@@ -8,10 +8,11 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import db_services
 import pytest
 from IPython.core.error import UsageError
-from npm_servers import node_for
+
+from tests.support import db_services
+from tests.support.npm_servers import node_for
 
 Script = Callable[[Any], str]
 

@@ -4,8 +4,9 @@ unavailable on the revision the connection speaks (fastmcp's and the SDK's `ctx.
 
 from __future__ import annotations
 
-import html
 import re
+
+from .markup import Html
 
 __all__ = ["pin_hint", "pin_hint_html"]
 
@@ -26,9 +27,9 @@ def pin_hint(server: str | None, text: str) -> str | None:
             "config entry")
 
 
-def pin_hint_html(server: str | None, text: str) -> str:
-    """pin_hint as a line of HTML ("" when there is none)."""
+def pin_hint_html(server: str | None, text: str) -> Html:
+    """pin_hint as a line of HTML (empty when there is none)."""
     hint = pin_hint(server, text)
     if hint is None:
-        return ""
-    return f'<div class="snb-pin-hint" style="margin:4px 0;font-size:12px">&#9432; {html.escape(hint)}</div>'
+        return Html()
+    return Html('<div class="snb-pin-hint" style="margin:4px 0;font-size:12px">&#9432; {}</div>').format(hint)

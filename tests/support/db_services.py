@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from local_servers import free_port, stop, wait_listening
-from npm_servers import TOOLS
+
+from tests.support.local_servers import free_port, stop, wait_listening
+from tests.support.npm_servers import TOOLS
 
 DB_SERVERS = TOOLS / "dbservers" / "node_modules" / "@modelcontextprotocol"
 POSTGRES_SERVER = DB_SERVERS / "server-postgres" / "dist" / "index.js"
