@@ -328,7 +328,9 @@ def state_words(info: ServerInfo) -> str:
 
 def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     """`%mcp tools [SERVER]`: every listed tool (qualified names) with its parameters, every row and the
-    whole description shown. `ui` says which have an MCP Apps View and who may call them (`ui_label`):
+    whole description shown. `destructive` is True or False as the tool says, `unknown` for an MCP tool that
+    says nothing (possibly destructive: it asks under the default policy).
+    `ui` says which have an MCP Apps View and who may call them (`ui_label`):
     app-only tools are listed, though never offered to the model. Tools that only run as MCP tasks are
     listed too, with a `note` column (there only when some listed tool has a note) saying why they are
     not offered to the model. The built-in `kernel__*` group is listed when it is on
