@@ -86,7 +86,7 @@ class ConnectReport:
         lines = ["| server | result |", "|---|---|"]
         lines += [Html("| {} | {} |").format(name, text) for name, text in self._rows()]
         if self.waited_ms is not None:
-            lines += ["", f"<sub>{self._waited()}</sub>"]
+            lines += ["", Html("<sub>{}</sub>").format(self._waited())]
         return "\n".join(lines)
 
 
