@@ -21,6 +21,11 @@ REFERENCE_PY_VERSION := 2026.10.19
 REFERENCE_PY  := mcp-server-time==$(REFERENCE_PY_VERSION) mcp-server-git==$(REFERENCE_PY_VERSION)
 NPM_TOOLS  := $(TOOLS)/.npm-$(EVERYTHING_VERSION)-$(REFERENCE_NPM_VERSION)
 PYSERVERS  := $(TOOLS)/pyservers/.installed-$(REFERENCE_PY_VERSION)
+# A server framework that serves MCP tasks (issue 33): FastMCP with fastmcp-tasks, the server side of the
+# `io.modelcontextprotocol/tasks` extension of the 2026-07-28 revision, in a venv of its own (it pins its own mcp,
+# web stack and docket). tests/servers/tasks_server.py runs on it.
+FASTMCP_TASKS_VERSION := 4.1.4
+TASKSERVERS := $(TOOLS)/taskservers/.installed-$(FASTMCP_TASKS_VERSION)
 # The OTLP receiver the tracing tests export to and read back from: Arize Phoenix (an open-source LLM
 # observability server from PyPI that ingests OTLP/HTTP and understands the GenAI conventions), in a venv of
 # its own because it pins its own web stack. About 850 MB: 40 s to install here, 3 min on a busy network.
@@ -97,7 +102,7 @@ $(VENV)/.installed: pyproject.toml
 
 # The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder,
 # and the OTLP receiver of the tracing tests.
-tools: $(NPM_TOOLS) $(PYSERVERS) otel-receiver widget-js-deps apps-servers
+tools: $(NPM_TOOLS) $(PYSERVERS) $(TASKSERVERS) otel-receiver widget-js-deps apps-servers
 
 # One npm install for all three (the stamp's name carries the versions: a bump installs again).
 $(NPM_TOOLS):
@@ -109,6 +114,11 @@ $(NPM_TOOLS):
 $(PYSERVERS):
 	@test -x $(TOOLS)/pyservers/bin/python || $(PYTHON) -m venv $(TOOLS)/pyservers
 	$(TOOLS)/pyservers/bin/python $(TOOL_PIP) $(REFERENCE_PY)
+	@touch $@
+
+$(TASKSERVERS):
+	@test -x $(TOOLS)/taskservers/bin/python || $(PYTHON) -m venv $(TOOLS)/taskservers
+	$(TOOLS)/taskservers/bin/python $(TOOL_PIP) fastmcp-tasks==$(FASTMCP_TASKS_VERSION)
 	@touch $@
 
 widget-js-deps: $(WIDGET_JS_DEPS)

@@ -20,7 +20,7 @@ from mcp import Client
 
 from ..errors import McpError, ToolCallTimeout
 from .deadline import Deadline, Deadlines
-from .tasks import wait_through_cancel
+from .waiting import wait_through_cancel
 
 __all__ = ["DRAIN_TIMEOUT", "OnError", "Request", "Session"]
 
@@ -56,6 +56,11 @@ class Request:
         """A sign of life from the server (a progress report): the deadline moves back by `timeout`."""
         if self.deadline is not None:
             self.deadline.push()
+
+    def uncap(self) -> None:
+        """The request became an MCP task: `timeout` still bounds each wait for the server, `max_total` no more."""
+        if self.deadline is not None:
+            self.deadline.uncap()
 
     def end(self, error: McpError) -> None:
         """Cancel the SDK call (the SDK then sends notifications/cancelled); the caller gets `error`."""
@@ -115,6 +120,8 @@ class Session:
             if task.cancelling() > before:
                 raise  # the caller was cancelled as well: it gets its CancelledError
             raise req.ended from None
+        except McpError:
+            raise  # ours already (a task that failed, was lost or detached: task_run.py)
         except Exception as exc:  # the boundary for SDK and transport errors of one request
             raise self.on_error(exc, self.gen, req.label) from exc
         finally:

@@ -45,8 +45,9 @@ __all__ = [
 SERVER_COLUMNS = ("server", "transport", "protocol", "state", "tools", "pid", "restarts", "endpoint", "roots",
                   "last_error")
 TOOL_COLUMNS = ("name", "server", "tool", "description", "parameters", "read_only", "destructive", "ui")
-TASK_NOTE = "needs MCP tasks: not offered to the model, cannot be called by hand"
+TASK_NOTE = "runs as an MCP task"
 """The `note` of a tool that only runs as an MCP task (`execution.taskSupport: required`)."""
+NO_TASKS_NOTE = "needs MCP tasks, which its server does not serve: not offered to the model"
 STDERR_LINES = 15
 clock: Callable[[], float] = time.perf_counter
 """The wall clock `%mcp connect` reports the wait with (a test sets a fake one)."""
@@ -355,7 +356,7 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     if any(s.needs_task for s in specs):
         columns.append("note")
         for row, spec in zip(rows, specs, strict=True):
-            row["note"] = TASK_NOTE if spec.needs_task else ""
+            row["note"] = "" if not spec.needs_task else TASK_NOTE if _serves_tasks(state, spec) else NO_TASKS_NOTE
     return Listing(rows, columns=columns)
 
 
@@ -366,13 +367,15 @@ def _mcp_tools(state: SynapseState, *, every: bool = False) -> list[ToolSpec]:
     return list(state.hub.all_tools if every else state.hub.tools)
 
 
+def _serves_tasks(state: SynapseState, spec: ToolSpec) -> bool:
+    return spec.server is not None and state.has_hub and state.hub.serves_tasks(spec.server)
+
+
 def _task_refusal(server: str, tool: str) -> UsageError:
     """Why a tool that requires MCP tasks cannot be called, in one line."""
-    from importlib.metadata import version
-
     return UsageError(
-        f"%mcp call: {server}.{tool} needs MCP tasks (its execution.taskSupport is 'required'), which the "
-        f"mcp {version('mcp')} client does not implement yet; it is listed but not offered to the model"
+        f"%mcp call: {server}.{tool} needs MCP tasks (its execution.taskSupport is 'required'), and server "
+        f"{server!r} serves no tasks; it is listed but not offered to the model"
     )
 
 
@@ -467,7 +470,7 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
     While it runs, the cell shows the time waited and the server's progress reports. Cancelling it (an
     interrupt) cancels the call: the server gets an MCP cancellation, the call is recorded as cancelled."""
     spec = find_tool(state, target)
-    if spec.needs_task:
+    if spec.needs_task and not _serves_tasks(state, spec):
         raise _task_refusal(target.server, spec.original_name or target.tool)
     name = f"{target.server}.{spec.original_name or target.tool}"
     started = time.perf_counter()
