@@ -68,7 +68,7 @@ export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 .PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser clean help
 .PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools
 
-# The MCP Apps View widget's browser half (synapse_nb/notebook/widgets/static/app_view.js, committed so that
+# The MCP Apps View widget's browser half (synapse_nb/notebook/apps/static/app_view.js, committed so that
 # the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
 # js/package-lock.json. `make widget-js` rebuilds it; the View fixtures of the tests read the View half of
 # ext-apps from the same js/node_modules.

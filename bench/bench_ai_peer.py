@@ -138,7 +138,7 @@ def row_ai_peer(size: Size) -> list[Row]:
                 "so a run on a busy machine can land on either side. Traced in the kernel (2026-11-27): from the "
                 "last event, the reply's end (price, spend, the history lines, the message and turn events) takes "
                 "~0.5-1 ms; the display sends two outputs (the live one emptied, and the final one, which nbval "
-                "needs) without waiting on ipykernel's IOPub thread (notebook/kernel_port.py: kernel_publisher); "
+                "needs) without waiting on ipykernel's IOPub thread (notebook/kernel/port.py: kernel_publisher); "
                 "then ipykernel flushes, replies and says idle (~3 ms, as for `%%ai`). See rows 17e/17f for the "
                 "figure in a fresh kernel, and rerun with `--only 17,19` on a quiet machine")),
     ]

@@ -259,8 +259,8 @@ def row_frontend(size: Size) -> list[Row]:
 
 _WHY_END = (
     "after [DONE] the kernel's main thread needs little CPU; it waits. The turn publishes 2 outputs after the "
-    "last event (the emptied live output and the final one: notebook/display.py, output.py) without waiting "
-    "on ipykernel's IOPub thread (notebook/kernel_port.py: kernel_publisher), and ipykernel flushes twice "
+    "last event (the emptied live output and the final one: notebook/turns/display.py, output.py) without waiting "
+    "on ipykernel's IOPub thread (notebook/kernel/port.py: kernel_publisher), and ipykernel flushes twice "
     "before the reply and twice before idle, each a thread hand-off and a scheduler wake-up (several ms on 2 "
     "busy cores). Meanwhile background threads of the kernel compete for the GIL and the cores: the MCP SDK "
     "preload that %load_ext starts (~1 s of CPU for a few s after loading) and the history flusher's DuckDB "

@@ -109,17 +109,17 @@ def row_hub(size: Size) -> list[Row]:
 
 
 async def _bridge(size: Size) -> Row:
-    """`%mcp call` as a whole cell runs it: the awaited command (notebook/awaited.py) on the running loop.
+    """`%mcp call` as a whole cell runs it: the awaited command (notebook/kernel/awaited.py) on the running loop.
 
     Then, for the record, the nested bridge a magic called from code takes (`commands.mcp.call_async` through
     the runner, called synchronously while the loop runs), measured last because it applies nest_asyncio2 to
     the process."""
     import _asyncio
 
-    from synapse_nb.notebook.args import CallTarget
     from synapse_nb.notebook.commands import mcp as mcp_cmd
+    from synapse_nb.notebook.commands.args import CallTarget
+    from synapse_nb.notebook.kernel.runner import Runner
     from synapse_nb.notebook.magics import SynapseMagics
-    from synapse_nb.notebook.runner import Runner
     from synapse_nb.notebook.state import SynapseState
 
     n, rounds = _blocks(size)
@@ -192,7 +192,7 @@ async def _bridge(size: Size) -> Row:
         why="" if over < 0.10 else (
             f"each call through the magic costs {fmt_seconds(awaited - base)} more ({fmt_seconds(extra)} of CPU): "
             "parsing the line, the live output's timer, the call's history record and the SIGINT handler swap "
-            "(notebook/runner.py), against a call of ~4 ms. Where a user waits, a cell's round trip in a real "
+            "(notebook/kernel/runner.py), against a call of ~4 ms. Where a user waits, a cell's round trip in a real "
             "kernel, the same comparison is row 21a. On this shared 2-core machine the row moves by several % "
             "between runs: rerun with `--only 2`."
         ),

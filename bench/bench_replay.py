@@ -37,7 +37,7 @@ def lookup(q: str) -> str:
 
 
 def _cells(state: Any, session: str, turns: int) -> tuple[float, list[str]]:
-    from synapse_nb.notebook.args import AskOptions
+    from synapse_nb.notebook.commands.args import AskOptions
     from synapse_nb.notebook.commands.ask import ask_async
     from synapse_nb.notebook.state import Settings
 
@@ -52,8 +52,8 @@ def _cells(state: Any, session: str, turns: int) -> tuple[float, list[str]]:
 
 
 def row_replay(size: Size) -> list[Row]:
+    from synapse_nb.notebook.recording.tape import record, replay, stop
     from synapse_nb.notebook.state import SynapseState
-    from synapse_nb.notebook.tape import record, replay, stop
 
     turns = size.pick(3, 20)
     rounds = size.pick(1, 3)

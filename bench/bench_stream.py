@@ -92,7 +92,7 @@ def _open_when(event: threading.Event, gate: Gate) -> threading.Thread:
 
 def _cell(base_url: str, shown: _Shown) -> Callable[[str], Any]:
     """A `%%synapse` cell runner: ask(prompt) through the notebook layer's own command."""
-    from synapse_nb.notebook.args import AskOptions
+    from synapse_nb.notebook.commands.args import AskOptions
     from synapse_nb.notebook.commands.ask import ask_async
     from synapse_nb.notebook.commands.session import reset
     from synapse_nb.notebook.state import Settings, SynapseState
@@ -223,7 +223,7 @@ def _ttft_row(server: LlmServer, size: Size) -> Row:
         ),
         why="" if ok else (
             "the first token waits for the display's throttle, not for the code path: TurnDisplay.__call__ "
-            "(synapse_nb/notebook/display.py) shows a TextDelta only when `stream_interval` (0.1 s) has passed "
+            "(synapse_nb/notebook/turns/display.py) shows a TextDelta only when `stream_interval` (0.1 s) has passed "
             "since the last update, and `start()` counts as an update. A first token that arrives sooner (a "
             f"local or fast model: here after {fmt_seconds(base)}) is held until the next event that comes after "
             "the interval, "

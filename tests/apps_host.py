@@ -20,8 +20,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from synapse_nb.mcp_client import ui
 from synapse_nb.mcp_client.convert import tool_ui
-from synapse_nb.notebook.widgets.app_host import DisplayMode
-from synapse_nb.notebook.widgets.app_view import AppView
+from synapse_nb.notebook.apps.host import DisplayMode
+from synapse_nb.notebook.apps.view import AppView
 
 APPS_SERVER = Path(__file__).resolve().parent / "servers" / "apps_server.py"
 UI_EXTENSION = ui.ui_extension()  # what every hub connection advertises

@@ -10,7 +10,7 @@ import pytest
 from synapse_nb.config import ConfigWarning, ServerConfig, parse_mcp_config
 from synapse_nb.errors import ServerStartError
 from synapse_nb.mcp_client.hub import McpHub
-from synapse_nb.notebook.args import parse_connect
+from synapse_nb.notebook.commands.args import parse_connect
 from synapse_nb.server_config import (
     APPROVE_MODES,
     CHOICES,

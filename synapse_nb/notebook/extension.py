@@ -1,5 +1,5 @@
 """`%load_ext synapse_nb` / `%unload_ext synapse_nb`: build the state, register the magics and the input
-transformer of awaited cells (notebook/awaited.py), tear them down.
+transformer of awaited cells (notebook/kernel/awaited.py), tear them down.
 
 Loading imports only IPython and this layer's light modules; the MCP SDK, httpx, DuckDB, pandas and
 ipywidgets load when first needed. Loading prints nothing; loading twice keeps the existing state.
@@ -35,7 +35,7 @@ def load(shell: Any) -> SynapseState:
     shell.register_magics(magics)
     setattr(shell, STATE_ATTR, state)
     state.magics = magics
-    from .kernel_tools import KernelTools
+    from .workspace.tools import KernelTools
 
     state.kernel = KernelTools(shell, secrets=lambda: state.secrets)
     state.kernel.watch()  # from now on, so `kernel__recent_cells` sees the cells before the first question
@@ -53,7 +53,7 @@ def _tape_from_env(state: SynapseState) -> None:
         return
     from IPython.core.error import UsageError
 
-    from .tape import from_env
+    from .recording.tape import from_env
 
     try:
         said = from_env(state.deck)
@@ -65,8 +65,8 @@ def _tape_from_env(state: SynapseState) -> None:
 
 
 def _transformers(shell: Any, *, add: bool) -> None:
-    """Register (or remove) the input transformers of awaited cells (notebook/awaited.py), once each."""
-    from .awaited import AwaitMagicCalls, InputTransformer
+    """Register (or remove) the input transformers of awaited cells (notebook/kernel/awaited.py), once each."""
+    from .kernel.awaited import AwaitMagicCalls, InputTransformer
 
     for where, kind in (("input_transformers_cleanup", InputTransformer), ("input_transformers_post", AwaitMagicCalls)):
         transforms = getattr(shell, where, None)

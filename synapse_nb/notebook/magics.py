@@ -6,7 +6,7 @@ applied to `%mcp` lines and the `%%synapse` option line (so `{sys.executable}` w
 not to the JSON of `%mcp call`, and not to prompts, which have their own `{name}` interpolation.
 
 `command` parses once and returns either a value (subcommands that need no event loop) or a `Pending`
-coroutine (those that do). An awaited cell (notebook/awaited.py) awaits it with `run_awaited`; the
+coroutine (those that do). An awaited cell (notebook/kernel/awaited.py) awaits it with `run_awaited`; the
 magic called as a function (`get_ipython().run_line_magic(...)`, a magic inside a loop) runs it
 through the runner's bridge. An interrupted command ends the cell with one line (CellInterrupted).
 """
@@ -23,7 +23,13 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class, no_var_expand
 from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 
-from .args import (
+from .commands import ask as ask_cmd
+from .commands import help as help_text
+from .commands import lake as lake_cmd
+from .commands import mcp as mcp_cmd
+from .commands import mcp_auth, mcp_features, mcp_read
+from .commands import session as session_cmd
+from .commands.args import (
     APPROVE_MODES,
     ASK_OPTIONS,
     FORMATS,
@@ -36,16 +42,10 @@ from .args import (
     parse_connect,
     split,
 )
-from .commands import ask as ask_cmd
-from .commands import help as help_text
-from .commands import lake as lake_cmd
-from .commands import mcp as mcp_cmd
-from .commands import mcp_auth, mcp_features, mcp_read
-from .commands import session as session_cmd
 from .commands.ask import CellInterrupted
-from .options import Option, OptionSet
-from .result import BackgroundRun, SynapseResult
+from .commands.options import Option, OptionSet
 from .state import Settings, SynapseState
+from .turns.result import BackgroundRun, SynapseResult
 
 __all__ = ["MCP_SUBCOMMANDS", "SYNAPSE_SUBCOMMANDS", "Pending", "SynapseMagics"]
 
@@ -136,7 +136,7 @@ class SynapseMagics(Magics):
 
     @validate("oauth_redirect")
     def _valid_oauth_redirect(self, proposal: Mapping[str, Any]) -> str:
-        from .sign_in import REDIRECT_MODES  # loaded with the first sign-in, not with the extension
+        from .questions.sign_in import REDIRECT_MODES  # loaded with the first sign-in, not with the extension
 
         value = str(proposal["value"]).strip()
         if value not in REDIRECT_MODES:
@@ -182,7 +182,7 @@ class SynapseMagics(Magics):
 
     # The magics stay callable from code (`get_ipython().run_line_magic("mcp", "call ...")`): there a
     # command that needs the loop runs through the runner's bridge. A whole-cell magic is rewritten by
-    # notebook/awaited.py into `await` of `run_awaited`, the same parse and the same commands, awaited.
+    # notebook/kernel/awaited.py into `await` of `run_awaited`, the same parse and the same commands, awaited.
 
     @no_var_expand
     @line_cell_magic
@@ -273,8 +273,8 @@ class SynapseMagics(Magics):
                     "first line (%%synapse --help)"
                 )
             return self._ask("", line.strip(), AskOptions())  # `%synapse What tables are there?`
-        if sub in ("record", "replay"):  # notebook/tape.py; `{path}` / `$path` expand as on other magic lines
-            from .tape import command as tape_command
+        if sub in ("record", "replay"):  # notebook/recording/tape.py; `{path}` / `$path` expand as on other magic lines
+            from .recording.tape import command as tape_command
 
             print(tape_command(state.deck, sub, split(expand(rest, self._ns), f"%synapse {sub}")))
             return None
@@ -450,7 +450,7 @@ def _whole(text: str) -> int:
 HISTORY_OPTIONS = OptionSet("%synapse history", "%synapse help", (
     Option("-n", "N", "the last N turns", type=_whole),
 ))
-"""`%synapse history`'s options, declared once (notebook/options.py)."""
+"""`%synapse history`'s options, declared once (notebook/commands/options.py)."""
 
 
 def _history_rows(words: list[str]) -> int | None:

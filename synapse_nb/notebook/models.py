@@ -10,10 +10,10 @@ from .usage import usage_error
 if TYPE_CHECKING:
     from ..protocols import Provider
     from ..providers.registry import ProviderCache
-    from .runner import Runner
+    from .kernel.runner import Runner
+    from .recording.tape import TapeDeck
     from .secrets import SecretRegistry
     from .sessions import Sessions
-    from .tape import TapeDeck
 
 __all__ = ["Models"]
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..agent.tools import ToolRegistry
     from ..history.reader import History
     from ..protocols import Provider
-    from .result import BackgroundRun
+    from .turns.result import BackgroundRun
 
 __all__ = ["Sessions"]
 

@@ -1,9 +1,10 @@
 """SynapseState: the thin container of one kernel's parts, for the magics, the widgets and unload.
 
 It holds small parts with one job each: `secret_registry` (notebook/secrets.py), `router` (where events
-go: notebook/routing.py), `sessions` (notebook/sessions.py), `deck` (record/replay: notebook/tape.py),
-`tracer` (OpenTelemetry: notebook/tracing.py), `models` (providers: notebook/models.py), `apps` (MCP Apps
-Views: notebook/app_views.py), and the services built on first use (hub, registry, policy, store), so
+go: notebook/recording/router.py), `sessions` (notebook/sessions.py), `deck` (record/replay:
+notebook/recording/tape.py), `tracer` (OpenTelemetry: notebook/recording/tracing.py), `models` (providers:
+notebook/models.py), `apps` (MCP Apps Views: notebook/apps/views.py), and the services built on first use (hub,
+registry, policy, store), so
 loading the extension stays instant.
 Built by `%load_ext synapse_nb` and kept on the shell (never in module globals). Commands and helpers
 take the parts they use; the methods here that only forward to a part are kept for the callers that
@@ -26,16 +27,16 @@ from IPython.core.error import UsageError
 from ..errors import SynapseError
 from ..events import Event, ServerEvent, ToolCallFinished, utcnow
 from ..types import ToolCall, ToolResult
-from .app_views import AppViews
-from .kernel_port import KernelPort, notebook_path
+from .apps.views import AppViews
+from .kernel.port import KernelPort, notebook_path
+from .kernel.runner import CANCEL_GRACE, Runner
 from .models import Models
-from .routing import EventRouter
-from .runner import CANCEL_GRACE, Runner
+from .recording.router import EventRouter
+from .recording.tape import TapeDeck
+from .recording.tracing import KernelTracing
 from .secrets import SecretRegistry
 from .sessions import Sessions
 from .settings import Settings
-from .tape import TapeDeck
-from .tracing import KernelTracing
 from .usage import usage_error
 
 if TYPE_CHECKING:
@@ -49,11 +50,11 @@ if TYPE_CHECKING:
     from ..protocols import EventSink, ProgressCallback, Provider
     from ..telemetry.export import Tracing
     from ..telemetry.spans import SpanSink
-    from .elicit import NotebookAnswers
-    from .kernel_tools import KernelTools
-    from .result import BackgroundRun
-    from .sign_in import NotebookSignIn
-    from .tape import Tape
+    from .questions.answers import NotebookAnswers
+    from .questions.sign_in import NotebookSignIn
+    from .recording.tape import Tape
+    from .turns.result import BackgroundRun
+    from .workspace.tools import KernelTools
 
 __all__ = ["STATE_ATTR", "Settings", "SynapseState", "usage_error"]  # the last two re-exported for old imports
 
@@ -78,9 +79,9 @@ class SynapseState:
             notebook=self.port.notebook_path, kernel_id=lambda: self.port.kernel_id,
             current=default_session_name(shell),
         )
-        self.deck = TapeDeck(self.secret_registry)  # record / replay (notebook/tape.py)
+        self.deck = TapeDeck(self.secret_registry)  # record / replay (notebook/recording/tape.py)
         self.models = Models(self.secret_registry, self.deck, self.sessions, self.runner)
-        self.apps = AppViews(self)  # MCP Apps Views and the context they give the next turn (notebook/app_views.py)
+        self.apps = AppViews(self)  # MCP Apps Views and the context they give the next turn (notebook/apps/views.py)
         self._hub: McpHub | None = None
         self.answers: NotebookAnswers | None = None  # answers servers' questions (built with the hub)
         self.sign_in: NotebookSignIn | None = None  # signs in to OAuth-protected servers (built with the hub)
@@ -110,7 +111,7 @@ class SynapseState:
 
     @property
     def tape(self) -> Tape | None:
-        """What is on: recording or replaying (notebook/tape.py); None: neither."""
+        """What is on: recording or replaying (notebook/recording/tape.py); None: neither."""
         return self.deck.tape
 
     @property
@@ -129,10 +130,10 @@ class SynapseState:
         """The MCP hub (created on first use; its events go to the history)."""
         if self._hub is None:
             from ..mcp_client.hub import McpHub
-            from .elicit import NotebookAnswers
+            from .questions.answers import NotebookAnswers
 
-            # Servers' questions (elicitation, sampling) are answered in the running cell: notebook/elicit.py
-            from .sign_in import NotebookSignIn
+            # Servers' questions (elicitation, sampling) are answered in the running cell: notebook/questions/answers.py
+            from .questions.sign_in import NotebookSignIn
 
             self.answers = NotebookAnswers(self.port, self.runner, self.router, self.models)
             self.sign_in = NotebookSignIn(
@@ -217,19 +218,19 @@ class SynapseState:
         return self.secret_registry.values
 
     def record(self, event: Event) -> None:
-        """The history sink the hub uses (notebook/routing.py)."""
+        """The history sink the hub uses (notebook/recording/router.py)."""
         self.router.record(event)
 
     def tell_panels(self, event: ServerEvent) -> None:
-        """Give open panels a ServerEvent without recording it (notebook/routing.py)."""
+        """Give open panels a ServerEvent without recording it (notebook/recording/router.py)."""
         self.router.tell_panels(event)
 
     def on_server_event(self, listener: EventSink) -> Callable[[], None]:
-        """Call `listener` with every ServerEvent; returns the unsubscribe function (notebook/routing.py)."""
+        """Call `listener` with every ServerEvent; returns the unsubscribe function (notebook/recording/router.py)."""
         return self.router.on_server_event(listener)
 
     def history_sink(self, enabled: bool) -> EventSink:
-        """A sink recording one turn, or nothing of it (notebook/routing.py)."""
+        """A sink recording one turn, or nothing of it (notebook/recording/router.py)."""
         return self.router.history_sink(enabled)
 
     def running_call(self, server: str) -> tuple[str, str, bool] | None:
@@ -237,7 +238,7 @@ class SynapseState:
         return self.router.running_call(server)
 
     def tracing(self) -> SpanSink | None:
-        """The span sink of OpenTelemetry tracing while it is on, else None (notebook/tracing.py)."""
+        """The span sink of OpenTelemetry tracing while it is on, else None (notebook/recording/tracing.py)."""
         return self.tracer.sink()
 
     @property
@@ -337,7 +338,7 @@ class SynapseState:
         """Cancel background runs, close servers, providers and the history store (bounded).
 
         Called from a cell of a running kernel (`%unload_ext`), the loop cannot be waited on without a
-        nested run (which would patch asyncio for good: notebook/runner.py), so the teardown is then a
+        nested run (which would patch asyncio for good: notebook/kernel/runner.py), so the teardown is then a
         task that finishes right after the cell; elsewhere it is done when this returns.
         """
         if self.closed:

@@ -42,7 +42,7 @@ from browser_lab import Lab, NotebookPage, failure_shot, open_browser, start_lab
 from llm_server import LlmServer, call, text, tool_calls
 from npm_servers import node_for
 
-from synapse_nb.notebook.widgets import app_bundle
+from synapse_nb.notebook.apps import bundle as app_bundle
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser, pytest.mark.node]
 

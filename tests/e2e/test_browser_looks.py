@@ -27,7 +27,7 @@ CELLS = [
     f"%mcp connect {SERVER} {DEMO}",                                           # 1
     "%%synapse\nShow me everything.",                                            # 2 ok, error, denied
     "%synapse inspect",                                                          # 3 the trace widget
-    "from IPython.display import display\nfrom synapse_nb.notebook.sign_in import sign_in_card\n"
+    "from IPython.display import display\nfrom synapse_nb.notebook.questions.sign_in import sign_in_card\n"
     f"display(sign_in_card('notes', {AUTH_URL!r}, paste=True), raw=True)",      # 4 the OAuth card
     f"%mcp inspect {SERVER}",                                                    # 5 the inspector
 ]

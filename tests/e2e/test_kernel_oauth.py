@@ -24,7 +24,7 @@ import pytest
 from kernel_session import Execution, Kernel, kernel_env
 from oauth_server import OAuthServer, follow, nowhere, redirect_of, spawn
 
-from synapse_nb.notebook.sign_in import REMOTE_VARIABLES
+from synapse_nb.notebook.questions.sign_in import REMOTE_VARIABLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

@@ -1,6 +1,6 @@
 """The extension's display publisher in a real kernel: the same messages as IPython's `display`, in order.
 
-`kernel_publisher` (notebook/kernel_port.py) queues the stream flushes on ipykernel's IOPub thread instead
+`kernel_publisher` (notebook/kernel/port.py) queues the stream flushes on ipykernel's IOPub thread instead
 of waiting for them; these tests hold it to what `display` gives a frontend: the same content, what the
 cell printed before an output arriving before it, and IPython's own capture and ipykernel's hooks still
 seeing every output.

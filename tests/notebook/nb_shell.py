@@ -102,6 +102,6 @@ def demo_server_command() -> str:
 
 def answers_of(state: Any) -> Any:
     """The NotebookAnswers a kernel's hub gets, built from the state's parts (as SynapseState.hub does)."""
-    from synapse_nb.notebook.elicit import NotebookAnswers
+    from synapse_nb.notebook.questions.answers import NotebookAnswers
 
     return NotebookAnswers(state.port, state.runner, state.router, state.models)

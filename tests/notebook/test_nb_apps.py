@@ -303,7 +303,7 @@ def test_a_ui_tools_view_opens_while_its_arguments_stream_and_gets_them_growing_
 ) -> None:
     """The model streams `{"start": 1234567}` in four pieces; the stream holds after the first until the
     View is open, so the View sees the arguments grow (tool-input-partial), then whole, then the result."""
-    from synapse_nb.notebook.app_views import AppViews
+    from synapse_nb.notebook.apps.views import AppViews
 
     gate = Gate()
     history: list[tuple[str, Any]] = []

@@ -8,7 +8,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from synapse_nb.config import ServerConfig
-from synapse_nb.notebook.args import (
+from synapse_nb.notebook.commands.args import (
     AskOptions,
     ConfigFile,
     expand,
@@ -181,7 +181,7 @@ def test_words_after_the_double_dash_are_the_servers_even_when_they_look_like_op
 
 
 def test_help_is_generated_from_the_declared_options() -> None:
-    from synapse_nb.notebook.args import ASK_OPTIONS, CONNECT_OPTIONS
+    from synapse_nb.notebook.commands.args import ASK_OPTIONS, CONNECT_OPTIONS
     from synapse_nb.notebook.commands.help import ASK_HELP, MCP_HELP
 
     for option in ASK_OPTIONS.options:

@@ -12,7 +12,7 @@ from IPython.core.error import StdinNotImplementedError, UsageError
 
 import synapse_nb
 from synapse_nb.notebook.commands.ask import CellInterrupted, TurnError
-from synapse_nb.notebook.result import BackgroundRun, SynapseResult
+from synapse_nb.notebook.turns.result import BackgroundRun, SynapseResult
 
 Script = Callable[[Any], str]
 

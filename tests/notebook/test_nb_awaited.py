@@ -14,9 +14,9 @@ import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
-from synapse_nb.notebook.awaited import InputTransformer, rewrite
 from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp import CallOutput
+from synapse_nb.notebook.kernel.awaited import InputTransformer, rewrite
 
 DEMO = f"demo -- {tools_server.COMMAND}"
 
@@ -59,7 +59,7 @@ def test_whole_cell_magics_become_awaited_calls_with_line_and_body_exactly_as_ty
 )
 def test_help_blocks_strings_and_other_code_are_left_to_ipython(ip: Any, cell: str) -> None:
     assert awaited_args(ip, cell) is None
-    assert "synapse_nb.notebook.awaited" not in ip.shell.transform_cell(cell)
+    assert "synapse_nb.notebook.kernel.awaited" not in ip.shell.transform_cell(cell)
 
 
 def test_top_level_magics_in_a_mixed_cell_are_awaited_one_by_one(ip: Any) -> None:
@@ -67,7 +67,7 @@ def test_top_level_magics_in_a_mixed_cell_are_awaited_one_by_one(ip: Any) -> Non
     code = ip.shell.transform_cell(cell)
     assert ip.shell.should_run_async(cell, transformed_cell=code)
     lines = code.splitlines()
-    call = "__import__('synapse_nb.notebook.awaited', fromlist=['run']).run(get_ipython(), "
+    call = "__import__('synapse_nb.notebook.kernel.awaited', fromlist=['run']).run(get_ipython(), "
     assert lines == [
         "import sys",
         f"await {call}'mcp', 'list')",

@@ -22,8 +22,8 @@ from synapse_nb.events import (
     TurnFinished,
     TurnStarted,
 )
-from synapse_nb.notebook.display import TurnDisplay, TurnView, render
-from synapse_nb.notebook.output import EMPTY, LiveOutput
+from synapse_nb.notebook.output.live import EMPTY, LiveOutput
+from synapse_nb.notebook.turns.display import TurnDisplay, TurnView, render
 from synapse_nb.types import ContentBlock, Message, ToolCall, ToolResult, Usage
 
 S, T = "s1", "t1"
@@ -460,7 +460,7 @@ async def test_a_turn_that_ends_with_the_reply_shows_its_end_once(published: Any
 
 
 def _result_with(*calls: ToolCallFinished) -> Any:
-    from synapse_nb.notebook.result import SynapseResult
+    from synapse_nb.notebook.turns.result import SynapseResult
 
     return SynapseResult(text="", messages=(), session_id=S, session="main", model="m", usage=Usage(),
                          status="finished", iterations=1, duration_ms=1.0, calls=calls)
@@ -521,8 +521,8 @@ def test_the_display_and_widget_sources_hold_no_emoji() -> None:
     import synapse_nb.notebook as nb
 
     root = Path(nb.__file__).parent
-    files = [root / n for n in ("display.py", "view.py", "render.py", "approval_card.py")]
-    files += sorted((root / "widgets").glob("*.py"))
+    files = [root / n for n in ("turns/display.py", "turns/view.py", "turns/render.py", "questions/approval_card.py")]
+    files += sorted((root / "widgets").glob("*.py")) + sorted((root / "apps").glob("*.py"))
     for path in files:
         emoji = {c for c in path.read_text() if ord(c) >= 0x1F000 or 0x2300 <= ord(c) <= 0x23FF}
         assert not emoji, f"{path.name}: {emoji}"

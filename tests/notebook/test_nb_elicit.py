@@ -1,4 +1,4 @@
-"""The notebook's answers to servers (notebook/elicit.py) and the `%mcp logs|roots|subscribe` input checks.
+"""The notebook's answers to servers (notebook/questions/answers.py) and the `%mcp logs|roots|subscribe` input checks.
 
 The questions go through the shell's stand-in for stdin (`ip.answers`); the kernel-level path, with a
 real server and a real stdin channel, is tests/e2e/test_kernel_mcp_features.py.
@@ -18,7 +18,7 @@ from nb_shell import Shell, answers_of, demo_server_command
 from synapse_nb.config import ServerConfig
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation, parse_form
 from synapse_nb.mcp_client.sampling import SamplingRequest
-from synapse_nb.notebook.args import parse_connect
+from synapse_nb.notebook.commands.args import parse_connect
 from synapse_nb.notebook.commands.mcp_features import parse_logs
 from synapse_nb.types import Message
 
@@ -89,8 +89,8 @@ def test_a_urls_link_looks_like_a_link_on_either_theme() -> None:
     """Issue 22, section 5: the background run's URL card showed its link as plain black text (unreadable on a
     dark theme). Both cards colour it with the palette's link colour (a variable the dark theme points at
     JupyterLab's brand colour) and underline it."""
-    from synapse_nb.notebook.elicit_card import url_card
-    from synapse_nb.notebook.palette import colour
+    from synapse_nb.notebook.output.palette import colour
+    from synapse_nb.notebook.questions.cards import url_card
     from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 
     url = UrlElicitation("srv", "Sign in", "https://example.com/a", "e3")
@@ -338,7 +338,7 @@ def test_a_link_stops_waiting_once_the_cell_stops_waiting(ip: Shell) -> None:
     ("date-time", "2026-03-31T14:30:00Z", "2026-03-31"),
 ])
 def test_string_formats_are_checked(fmt: str, good: str, bad: str) -> None:
-    from synapse_nb.notebook.elicit_format import format_problem
+    from synapse_nb.notebook.questions.formats import format_problem
 
     assert format_problem(fmt, good) is None
     problem = format_problem(fmt, bad)

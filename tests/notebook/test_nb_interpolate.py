@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from synapse_nb.notebook.interpolate import interpolate, render_value
+from synapse_nb.notebook.turns.interpolate import interpolate, render_value
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The kernel port (notebook/kernel_port.py): the one owner of ipykernel's internals, and its one way to ask.
+"""The kernel port (notebook/kernel/port.py): the one owner of ipykernel's internals, and its one way to ask.
 
 The kernel-side paths (input requests on the stdin socket, the cell's parent) run in a real kernel in
 tests/e2e/test_kernel_questions.py; here: the rule that no other module reaches those internals, and
@@ -20,11 +20,11 @@ import pytest
 from IPython.core.error import StdinNotImplementedError
 
 import synapse_nb
-from synapse_nb.notebook.kernel_port import KernelPort, NobodyCanAnswer
-from synapse_nb.notebook.runner import Runner
+from synapse_nb.notebook.kernel.port import KernelPort, NobodyCanAnswer
+from synapse_nb.notebook.kernel.runner import Runner
 
 PACKAGE = Path(synapse_nb.__file__).resolve().parent
-OWNER = PACKAGE / "notebook" / "kernel_port.py"
+OWNER = PACKAGE / "notebook" / "kernel" / "port.py"
 PRIVATE = {"_shell_parent", "_shell_parent_ident", "_shell_context", "set_parent", "_allow_stdin", "stdin_socket",
            "get_connection_file", "_parent_ident", "_hooks", "pub_socket"}
 
@@ -51,7 +51,7 @@ def test_only_the_kernel_port_touches_ipykernels_internals() -> None:
         for path in sorted(PACKAGE.rglob("*.py"))
         if path != OWNER and (hits := reaches_into_ipykernel(path.read_text(encoding="utf-8")))
     }
-    assert offenders == {}, f"only notebook/kernel_port.py may reach into ipykernel: {offenders}"
+    assert offenders == {}, f"only notebook/kernel/port.py may reach into ipykernel: {offenders}"
     assert reaches_into_ipykernel(OWNER.read_text(encoding="utf-8"))  # the check sees what it looks for
 
 

@@ -15,7 +15,7 @@ from IPython.core.error import UsageError
 import synapse_nb
 from synapse_nb.agent.tools import ToolRegistry, native_tool
 from synapse_nb.notebook.commands.ask import CellInterrupted
-from synapse_nb.notebook.kernel_tools import KernelTools
+from synapse_nb.notebook.workspace.tools import KernelTools
 
 SALES = (
     "import pandas as pd\n"

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synapse_nb.notebook.kernel_run import run_code
-from synapse_nb.notebook.kernel_values import (
+from synapse_nb.notebook.workspace.run import run_code
+from synapse_nb.notebook.workspace.values import (
     MAX_VARIABLES,
     bounded_repr,
     describe_frame,

@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from synapse_nb.notebook.listing import Listing
+from synapse_nb.notebook.output.listing import Listing
 
 BLANKS = ("None", "NaN", "<NA>", "NaT", "nan")
 

@@ -240,7 +240,7 @@ def test_listings_show_every_row_and_the_whole_text() -> None:
     descriptions, parameters and reasons at 50 characters."""
     import pandas as pd
 
-    from synapse_nb.notebook.listing import Listing
+    from synapse_nb.notebook.output.listing import Listing
 
     long = "a description that goes on and on " * 8
     frame = Listing([{"name": f"s__t{i}", "description": long.strip()} for i in range(96)])

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import tools_server
 
-from synapse_nb.notebook import display
 from synapse_nb.notebook.commands.mcp import CallOutput
 from synapse_nb.notebook.commands.mcp_read import ReadOutput
-from synapse_nb.notebook.mcp_render import PLAIN_CHARS, CallProgress
+from synapse_nb.notebook.output.calls import PLAIN_CHARS, CallProgress
+from synapse_nb.notebook.turns import display
 from synapse_nb.types import ContentBlock, ToolResult
 
 APP = "text/html;profile=mcp-app"
@@ -190,7 +190,7 @@ def test_a_long_text_resource_is_capped_with_show_all() -> None:
 
 def test_capped_plain_reads_only_the_start_of_a_long_text() -> None:
     """The cut is the first lines (and characters) of the whole text, also where lines end in \\r\\n."""
-    from synapse_nb.notebook.mcp_render import CALL_REST, PLAIN_LINES, capped_plain
+    from synapse_nb.notebook.output.calls import CALL_REST, PLAIN_LINES, capped_plain
 
     texts = ["short", "a\r\nb\r\n" * 5_000, "x" * 50_000, "line\n" * (PLAIN_LINES - 1) + "y" * 50_000,
              ("\r\n" * (PLAIN_LINES + 3)) + "tail", "w" * (PLAIN_CHARS - 1) + "\r\n" + "z" * 10]

@@ -12,8 +12,8 @@ import textwrap
 
 import pytest
 
-from synapse_nb.notebook.kernel_port import KernelPort
-from synapse_nb.notebook.runner import Runner
+from synapse_nb.notebook.kernel.port import KernelPort
+from synapse_nb.notebook.kernel.runner import Runner
 
 
 def test_run_returns_the_result_and_raises_what_the_coroutine_raises() -> None:
@@ -124,7 +124,7 @@ def test_run_is_reentrant_inside_a_running_loop() -> None:
         """
         import asyncio, sys
         import _asyncio  # after asyncio, as in any real process
-        from synapse_nb.notebook.runner import Runner
+        from synapse_nb.notebook.kernel.runner import Runner
 
         async def kernel():
             runner = Runner()
@@ -152,7 +152,7 @@ def test_an_awaited_run_needs_no_patch() -> None:
         """
         import asyncio, sys
         import _asyncio  # after asyncio, as in any real process
-        from synapse_nb.notebook.runner import Runner
+        from synapse_nb.notebook.kernel.runner import Runner
 
         async def cell():
             runner = Runner()
@@ -221,7 +221,7 @@ def test_a_nested_run_defers_tasks_of_the_running_cells_context() -> None:
     code = textwrap.dedent(
         """
         import asyncio, contextvars
-        from synapse_nb.notebook.runner import Runner
+        from synapse_nb.notebook.kernel.runner import Runner
 
         order, errors = [], []
         shared = contextvars.copy_context()

@@ -1,4 +1,4 @@
-"""Signing in from a cell (notebook/sign_in.py): the link card, loopback or paste (first wins), one at a time.
+"""Signing in from a cell (notebook/questions/sign_in.py): the link card, loopback or paste (first wins), one at a time.
 
 The pasted line comes through the shell's stand-in for stdin (`ip.answers`); the kernel's stdin channel
 and a real OAuth server are tests/e2e/test_kernel_oauth.py.
@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 from nb_shell import Shell, demo_server_command
 from traitlets import TraitError
 
-from synapse_nb.notebook.sign_in import NotebookSignIn, pasted_redirect, sign_in_card
+from synapse_nb.notebook.questions.sign_in import NotebookSignIn, pasted_redirect, sign_in_card
 
 AUTH_URL = "https://as.example/authorize?client_id=c&state=s&code_challenge=x&redirect_uri=http%3A%2F%2F127.0.0.1"
 FINAL = "http://127.0.0.1:5000/callback?code=CODE-123&state=s"

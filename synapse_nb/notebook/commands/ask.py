@@ -18,14 +18,14 @@ from IPython.core.error import UsageError
 from ...errors import SynapseError
 from ...events import Event
 from ...types import ToolSpec
-from ..app_turn_views import AppTurnViews
-from ..approval_ask import StdinApproval
-from ..args import AskOptions
-from ..display import Format, TurnDisplay, TurnView, render
-from ..interpolate import interpolate
-from ..output import LiveOutput, Publisher
-from ..result import BackgroundRun, SynapseResult
+from ..apps.turn_views import AppTurnViews
+from ..output.live import LiveOutput, Publisher
+from ..questions.approval import StdinApproval
 from ..settings import Settings
+from ..turns.display import Format, TurnDisplay, TurnView, render
+from ..turns.interpolate import interpolate
+from ..turns.result import BackgroundRun, SynapseResult
+from .args import AskOptions
 from .cost import check_prices
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from ...errors import ConfigError, SynapseError
-from ..options import Option, OptionSet
 from ..usage import usage_error
+from .options import Option, OptionSet
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,7 +55,7 @@ COST_OPTIONS = OptionSet("%synapse cost", _HINT, (
     Option("--by", "B", "group by {choices} (default: model)", choices=BY),
     Option("--since", "WHEN", "only calls since WHEN: 7d, 24h, 30m, today, yesterday or a date like 2026-11-01"),
 ))
-"""`%synapse cost`'s options, declared once (notebook/options.py builds the parser and the help from them)."""
+"""`%synapse cost`'s options, declared once (notebook/commands/options.py builds the parser and the help from them)."""
 
 
 def parse_cost(words: list[str]) -> tuple[str, _dt.datetime | None]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..args import ASK_OPTIONS, CONNECT_OPTIONS
+from .args import ASK_OPTIONS, CONNECT_OPTIONS
 
 __all__ = ["ASK_HELP", "MCP_HELP", "SYNAPSE_HELP"]
 

@@ -15,12 +15,12 @@ from ...errors import OAuthError, ServerStartError, SynapseError, UnknownServerE
 from ...masking import SecretMask
 from ...server_config import ServerConfig
 from ...types import ToolResult, ToolSpec, ToolUi
-from ..args import CONNECT_OPTIONS, CallTarget
-from ..display import ticking
-from ..mcp_render import CallProgress, call_bundle, call_text
-from ..output import LiveOutput
+from ..output.calls import CallProgress, call_bundle, call_text
+from ..output.live import LiveOutput
+from ..turns.display import ticking
+from ..turns.view import GLYPH, duration
 from ..usage import usage_error
-from ..view import GLYPH, duration
+from .args import CONNECT_OPTIONS, CallTarget
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -140,7 +140,7 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
 
     Header and env values become secrets of the history store first, so they are never recorded or
     shown. A server that does not start raises UsageError with the reason; its stderr tail is shown.
-    An HTTP server that asks for OAuth shows "Sign in to NAME" here (notebook/sign_in.py) and connects
+    An HTTP server that asks for OAuth shows "Sign in to NAME" here (notebook/questions/sign_in.py) and connects
     once the user has signed in; a sign-in that does not work is one line (the OAuthError's message).
     """
     started = clock()
@@ -305,7 +305,7 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
         }
         for s in servers
     ]
-    from ..listing import Listing
+    from ..output.listing import Listing
 
     frame = Listing(rows, columns=list(SERVER_COLUMNS))
     frame["pid"] = frame["pid"].astype("Int64")
@@ -331,8 +331,8 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     listed too, with a `note` column (there only when some listed tool has a note) saying why they are
     not offered to the model. The built-in `kernel__*` group is listed when it is on
     (`SynapseMagics.kernel_tools`) or asked for (`%mcp tools kernel`)."""
-    from ..listing import Listing
-    from ..result import LOCAL_SERVER
+    from ..output.listing import Listing
+    from ..turns.result import LOCAL_SERVER
 
     state.register_notebook_tools()
     grouped = state.registry.grouped
@@ -416,7 +416,7 @@ def _server(state: SynapseState, name: str) -> ServerInfo:
 @dataclass(frozen=True)
 class CallOutput:
     """What `%mcp call` returns and shows: the tool's result as the %%synapse tool block shows one (see
-    notebook/mcp_render.py: a table with raw, capped text, images); `.text` and `.df` hold all of it."""
+    notebook/output/calls.py: a table with raw, capped text, images); `.text` and `.df` hold all of it."""
 
     name: str
     arguments: Mapping[str, Any]
@@ -429,7 +429,7 @@ class CallOutput:
     @property
     def df(self) -> pd.DataFrame:
         """The tool's tabular or structured result as a DataFrame; ValueError when it holds neither."""
-        from ..result import result_frame
+        from ..turns.result import result_frame
 
         return result_frame(self.result)
 

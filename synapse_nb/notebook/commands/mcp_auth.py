@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
-from ..output import LiveOutput
+from ..output.live import LiveOutput
+from ..turns.view import GLYPH
 from ..usage import usage_error
-from ..view import GLYPH
 from .mcp import _connected_line, _progress, _server
 
 if TYPE_CHECKING:

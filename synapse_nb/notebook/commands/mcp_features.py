@@ -10,8 +10,8 @@ from IPython.core.error import UsageError
 
 from ...errors import SynapseError
 from ...mcp_client.logs import LEVELS
-from ..options import Option, OptionSet
 from ..usage import usage_error
+from .options import Option, OptionSet
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,7 +37,7 @@ LOGS_OPTIONS = OptionSet(_LOGS_USAGE, "%mcp help", (
     Option("--stderr", help="what the server's process wrote to stderr since it started (the last 200 lines "
            "kept), its env and header values masked"),
 ))
-"""`%mcp logs`' options, declared once (notebook/options.py builds the parser and the help from them)."""
+"""`%mcp logs`' options, declared once (notebook/commands/options.py builds the parser and the help from them)."""
 
 
 def parse_logs(words: Sequence[str]) -> tuple[str, int | None, str, bool]:

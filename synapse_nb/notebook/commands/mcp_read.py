@@ -11,10 +11,10 @@ from IPython.core.error import UsageError
 
 from ...errors import SynapseError
 from ...types import ContentBlock
-from ..args import parse_pairs
-from ..mcp_render import read_bundle, read_text, resource_parts
+from ..output.calls import read_bundle, read_text, resource_parts
+from ..turns.view import size_text
 from ..usage import usage_error
-from ..view import size_text
+from .args import parse_pairs
 from .mcp import _server
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ __all__ = ["PromptOutput", "ReadOutput", "prompt_async", "read_async", "run"]
 
 @dataclass(frozen=True)
 class ReadOutput:
-    """What `%mcp read` returns and shows: each content item of the resource as what it is (notebook/mcp_render.py):
+    """What `%mcp read` returns and shows: each content item of the resource as what it is (notebook/output/calls.py):
     an MCP Apps View as one line saying which tool shows it, text capped with "show all", a blob by its MIME
     type and size (and its text, for text types). `.text` holds all the text, `.blobs` the blobs' bytes.
 

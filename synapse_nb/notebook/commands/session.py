@@ -49,7 +49,7 @@ class Status:
     history_problem: str | None
     background: tuple[tuple[str, str], ...]  # (session, status)
     history_paused: str | None = None  # recorded into the spool, not written to the file (a newer schema)
-    tape: str | None = None  # record/replay, when on (notebook/tape.py)
+    tape: str | None = None  # record/replay, when on (notebook/recording/tape.py)
     tracing: str | None = None  # OpenTelemetry, when asked for: where spans go (never header values)
     budget: str | None = None  # SynapseMagics.session_budget, when set
     lake: str | None = None  # SynapseMagics.publish_to, when set
@@ -254,7 +254,7 @@ def history(state: SynapseState, settings: Settings, n: int | None = None) -> pd
     """`%synapse history [-n N]`: the last N turns of the history file (all sessions), oldest first, as people
     read them: start times to the second, durations to 0.1 ms, an unknown cost or no error as a blank cell
     (`%synapse sql` gives the exact values)."""
-    from ..listing import Listing
+    from ..output.listing import Listing
 
     limit = n if n is not None else settings.history_rows
     if limit < 1:

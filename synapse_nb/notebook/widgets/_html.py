@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from string import Template
 from typing import Any
 
-from ..palette import DARK_STYLE, LIGHT, colour
+from ..output.palette import DARK_STYLE, LIGHT, colour
 
 __all__ = [
     "ANNOTATION_BADGES",

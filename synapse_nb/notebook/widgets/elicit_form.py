@@ -20,7 +20,7 @@ import ipywidgets as w
 from ...mcp_client.elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation
 from ...mcp_client.handlers import Withdrawal
 from ...mcp_client.sampling import SamplingRequest
-from ..palette import link_style
+from ..output.palette import link_style
 from ._html import STYLE, esc, pre
 from ._threads import call_on
 from .form import ToolForm

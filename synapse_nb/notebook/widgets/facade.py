@@ -39,7 +39,7 @@ class HubLike(Protocol):
 
 
 class RunnerLike(Protocol):
-    """notebook/runner.py's Runner: `spawn` schedules a coroutine on the kernel loop and returns at once."""
+    """notebook/kernel/runner.py's Runner: `spawn` schedules a coroutine on the kernel loop and returns at once."""
 
     def spawn(self, coro: Coroutine[Any, Any, Any], /) -> Any: ...
 

@@ -10,8 +10,8 @@ from typing import Any
 import ipywidgets as w
 
 from ...types import ToolResult
-from ..render import progress_html
-from ..tabular import Table, table_of
+from ..output.tabular import Table, table_of
+from ..turns.render import progress_html
 from ._html import SPINNER, badge, esc, fmt_ms, json_block, pre
 
 __all__ = ["ResultView", "png_size", "result_html", "table_html"]

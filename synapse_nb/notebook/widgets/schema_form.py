@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..elicit_format import format_problem
+from ..questions.formats import format_problem
 from .schema_check import MAX_DEPTH, check_value, resolve, schema_errors, type_name, where_text
 
 __all__ = [

@@ -11,7 +11,7 @@ import ipywidgets as w
 
 from ...errors import SynapseError
 from ...types import ToolSpec
-from ..sign_in import sign_in_link_html
+from ..questions.sign_in import sign_in_link_html
 from ._html import SPINNER, esc, state_badge
 from ._threads import call_on, kernel_loop
 from .catalogue import PromptBrowser, ResourceBrowser
@@ -347,7 +347,7 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
 
     def _sign_ins(self) -> list[Any]:
         """A "Sign in to NAME" link while a connect of this server waits for the user (the facade's optional
-        `sign_in.open`, notebook/sign_in.py); one widget per open sign-in, kept while it stays open."""
+        `sign_in.open`, notebook/questions/sign_in.py); one widget per open sign-in, kept while it stays open."""
         requests = [r for r in getattr(getattr(self.state, "sign_in", None), "open", None) or ()
                     if getattr(r, "server", None) == self.name]
         links = {r: self._sign_in_links.get(r) or w.HTML(sign_in_link_html(r)) for r in requests}

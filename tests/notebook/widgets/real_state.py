@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from synapse_nb.mcp_client.hub import McpHub
-from synapse_nb.notebook.runner import Runner
+from synapse_nb.notebook.kernel.runner import Runner
 from synapse_nb.notebook.state import SynapseState
 
 CONNECT_TIMEOUT = 60.0  # a server's start and handshake, on a loaded machine

@@ -18,10 +18,10 @@ import pytest
 from apps_host import AppsConnection, ClientAppHost, open_view
 from list_comm import ListComm
 
-from synapse_nb.notebook.render import TURN_REST
-from synapse_nb.notebook.widgets.app_host import DisplayMode
-from synapse_nb.notebook.widgets.app_policy import CspError, content_security_policy, fallback_text
-from synapse_nb.notebook.widgets.app_view import AppView
+from synapse_nb.notebook.apps.host import DisplayMode
+from synapse_nb.notebook.apps.policy import CspError, content_security_policy, fallback_text
+from synapse_nb.notebook.apps.view import AppView
+from synapse_nb.notebook.turns.render import TURN_REST
 
 pytestmark = pytest.mark.anyio
 ANSWER_TIMEOUT = 30.0

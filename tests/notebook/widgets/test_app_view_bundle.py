@@ -1,4 +1,4 @@
-"""The committed View widget bundle (synapse_nb/notebook/widgets/static/app_view.js) and its loader
+"""The committed View widget bundle (synapse_nb/notebook/apps/static/app_view.js) and its loader
 (app_view_loader.js) are what `make widget-js` builds from js/src and the pinned npm packages of
 js/package-lock.json: rebuilding gives the same bytes."""
 
@@ -39,8 +39,8 @@ def test_rebuilding_the_bundle_gives_the_committed_file(tmp_path: Path) -> None:
 def test_the_wheel_carries_the_bundle() -> None:
     """Installing needs no Node: the bundle and its loader sit inside the package, next to the widgets that
     read them (each View carries the loader; the one shared bundle model carries the bundle)."""
-    from synapse_nb.notebook.widgets.app_bundle import _read_code
-    from synapse_nb.notebook.widgets.app_view import AppView
+    from synapse_nb.notebook.apps.bundle import _read_code
+    from synapse_nb.notebook.apps.view import AppView
 
     assert AppView._esm.default_value == LOADER.read_text(encoding="utf-8")
     assert _read_code() == BUNDLE.read_text(encoding="utf-8")

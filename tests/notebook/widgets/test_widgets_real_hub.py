@@ -14,7 +14,7 @@ import tools_server
 from real_state import connected, private_runner, private_state
 
 from synapse_nb.mcp_client.hub import McpHub
-from synapse_nb.notebook.runner import Runner
+from synapse_nb.notebook.kernel.runner import Runner
 from synapse_nb.notebook.widgets import Inspector, inspector
 from synapse_nb.notebook.widgets import schema_form as sf
 from synapse_nb.notebook.widgets.form import ToolForm

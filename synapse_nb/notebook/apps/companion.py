@@ -1,0 +1,76 @@
+"""AppCompanion: an MCP Apps View and what shows under it, as one cell output: approval buttons for the
+View's tool calls, and the turns its `ui/message` requests start (their output lives in the widget's model,
+so it updates after the cell ended). One output, so a frontend shows no empty widget under the View while
+nothing is asked or said."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import ipywidgets as w
+
+from ...types import ToolSpec
+from ..widgets.run_controls import RunControls
+
+__all__ = ["AppCompanion"]
+
+
+class AppCompanion(w.VBox):  # type: ignore[misc]
+    """One View (`hold`) and, under it, `ask` (an ApprovalCallback with buttons) and `publish` (a LiveOutput
+    publisher that writes into the widget's Output by trait assignment, never by capturing the current
+    message)."""
+
+    children: tuple[Any, ...]
+
+    def __init__(self) -> None:
+        self.out = w.Output()
+        self.view: w.DOMWidget | None = None
+        self.controls: RunControls | None = None
+        self._shown: list[tuple[str | None, dict[str, Any]]] = []
+        super().__init__([self.out], layout=w.Layout(width="100%"))
+        self.add_class("snb-app-companion")
+
+    def hold(self, view: w.DOMWidget) -> None:
+        """Show `view` above the approval buttons and the messages' turns (the View is built after its host,
+        which needs `ask`)."""
+        self.view = view
+        self._lay_out()
+
+    def _lay_out(self) -> None:
+        self.children = tuple(c for c in (self.view, self.controls, self.out) if c is not None)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        """The widget, with what it shows as text: the View's text fallback, then what its messages started."""
+        data = super()._repr_mimebundle_(**kwargs)
+        if data is None:
+            return None
+        texts = [_plain(self.view)] if self.view is not None else []
+        texts += [str(b.get("text/plain", "")) for _, b in self._shown]
+        return {**dict(data), "text/plain": "\n".join(t for t in texts if t)}
+
+    async def ask(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
+        """Ask approval of a View's tool call with buttons under the View: "yes", "no" or "always"."""
+        if self.controls is None:
+            self.controls = RunControls(on_stop=lambda: None)
+            self.controls.stop_button.layout.display = "none"
+            self.controls.set_status("view", "a tool call of the view needs approval")
+            self._lay_out()
+        return await self.controls.ask(spec, arguments)
+
+    def publish(self, bundle: dict[str, Any], display_id: str | None, update: bool) -> None:
+        """A LiveOutput publisher: a new display is appended, an update replaces the display of that id."""
+        if update:
+            self._shown = [(i, bundle if i == display_id else b) for i, b in self._shown]
+        else:
+            self._shown = [*self._shown, (display_id, bundle)]
+        self.out.outputs = tuple(
+            {"output_type": "display_data", "data": dict(b), "metadata": {}} for _, b in self._shown
+            if any(str(v) for v in b.values())
+        )
+
+
+def _plain(widget: Any) -> str:
+    found = widget._repr_mimebundle_()
+    data = found[0] if isinstance(found, tuple) else found
+    return str((data or {}).get("text/plain", ""))

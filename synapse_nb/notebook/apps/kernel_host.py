@@ -1,0 +1,151 @@
+"""KernelAppHost: the kernel's answers to one MCP Apps View (widgets/app_host.py's AppHost protocol).
+
+What a View may do, and nothing more: call tools of its own server whose visibility includes "app", under
+the approval policy of whatever opened it (a destructive tool asks; `--approve` and the server's `approve`
+rule are never bypassed), recorded in `tool_calls` with origin `app:SERVER`; read its own server's
+resources; log into its server's log ring (`%mcp logs`); open a link (the browser opens it; the kernel only
+records it); send a message that becomes a turn of the agent in the session (shown under the View); set
+the context of the session's next turn (last write wins). Display modes other than inline are refused by
+answering "inline", the mode it stays in. Every request is recorded as a server event `app_request`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ...errors import SynapseError
+from ...events import ServerEvent
+from ...types import ContentBlock, ToolSpec
+from .ui import callable_from_view, wire_result
+
+if TYPE_CHECKING:
+    from ...agent.approval import ApprovalPolicy
+    from ...protocols import ApprovalCallback
+    from ..state import SynapseState
+    from .host import DisplayMode
+
+__all__ = ["KernelAppHost", "MessageTurn"]
+
+logger = logging.getLogger("synapse_nb.notebook")
+
+MessageTurn = Callable[[str], Awaitable[bool]]
+"""Starts a turn of the agent with the View's message as the prompt; False when it could not start."""
+
+_LEVELS = frozenset({"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"})
+
+
+def _refused(text: str) -> dict[str, Any]:
+    return {"isError": True, "content": [{"type": "text", "text": text}]}
+
+
+def _text_of(params: Mapping[str, Any]) -> str:
+    blocks = params.get("content") or []
+    texts = [b["text"] for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"
+             and isinstance(b.get("text"), str)]
+    return "\n".join(t for t in texts if t.strip())
+
+
+class KernelAppHost:
+    """The host of one View of `server`'s `resource_uri`, living in session `session`."""
+
+    def __init__(
+        self, state: SynapseState, *, server: str, resource_uri: str, session: str, policy: ApprovalPolicy,
+        ask: ApprovalCallback | None = None, on_message: MessageTurn | None = None,
+    ) -> None:
+        """`policy` is the approval policy of what opened the View (the cell's `--approve`, else the kernel's);
+        `ask` asks the user about a call the policy says to ask for (None: such calls are refused)."""
+        self.state = state
+        self.server = server
+        self.resource_uri = resource_uri
+        self.session = session
+        self.policy = policy
+        self.ask = ask
+        self.on_message = on_message
+        self.origin = f"app:{server}"
+
+    def _record(self, method: str, detail: Mapping[str, Any]) -> None:
+        self.state.router.record(ServerEvent(
+            server=self.server, event="app_request", detail={"method": method, "view": self.resource_uri, **detail}))
+
+    def _spec(self, name: str) -> ToolSpec | None:
+        hub = self.state.hub
+        return next((s for s in hub.all_tools if s.server == self.server and s.original_name == name), None)
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any], /) -> dict[str, Any]:
+        spec = self._spec(name)
+        if spec is None:
+            answer, outcome = _refused(f"server {self.server!r} has no tool {name!r}"), "unknown tool"
+        elif not callable_from_view(spec):
+            answer = _refused(f"{name} is not callable from a View: its visibility does not include 'app'")
+            outcome = "not visible to apps"
+        else:
+            answer, outcome = await self._approved_call(spec, arguments)
+        self._record("tools/call", {"tool": name, "outcome": outcome})
+        return answer
+
+    async def _approved_call(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+        """The call's answer and what happened to it (`ran`, `failed`, `denied`)."""
+        mode = self.policy.decide(spec)
+        if mode == "deny":
+            return _refused(f"{spec.name} is denied by the approval policy"), "denied"
+        if mode == "ask":
+            answer = await self.ask(spec, arguments) if self.ask is not None else "no"
+            if answer == "always":
+                self.policy.remember_always(spec.name)
+            elif answer != "yes":
+                return _refused(f"the user did not approve {spec.name}"), "denied"
+        try:
+            result = await self.state.call_tool(spec.name, dict(arguments), origin=self.origin)
+        except SynapseError as exc:
+            return _refused(f"{spec.name} failed: {exc}"), "failed"
+        return wire_result(result), "ran"
+
+    async def read_resource(self, uri: str, /) -> dict[str, Any]:
+        self._record("resources/read", {"uri": uri})
+        blocks = await self.state.hub.read_resource(self.server, uri)
+        return {"contents": [_resource_contents(uri, b) for b in blocks]}
+
+    async def message(self, params: Mapping[str, Any], /) -> dict[str, Any]:
+        text = _text_of(params)
+        self._record("ui/message", {"chars": len(text)})
+        if not text or self.on_message is None:
+            return {"isError": True}
+        return {} if await self.on_message(text) else {"isError": True}
+
+    async def update_model_context(self, params: Mapping[str, Any], /) -> dict[str, Any]:
+        self.state.apps.contexts.put(self.session, self.resource_uri, params)
+        self._record("ui/update-model-context", {"session": self.session})
+        return {}
+
+    async def request_display_mode(self, mode: DisplayMode, /) -> DisplayMode:
+        self._record("ui/request-display-mode", {"mode": mode})
+        return "inline"  # a cell output has no fullscreen or picture-in-picture: the View stays inline
+
+    def notify(self, method: str, params: Mapping[str, Any], /) -> None:
+        if method == "notifications/message":
+            from ...mcp_client.logs import LogEntry
+
+            level = params.get("level")
+            logger_name = params.get("logger")
+            self.state.hub.add_log(self.server, LogEntry(
+                level=level if isinstance(level, str) and level in _LEVELS else "info", data=params.get("data"),
+                logger=f"view {logger_name}" if isinstance(logger_name, str) else "view"))
+            return
+        if method == "ui/open-link":
+            url = params.get("url")
+            self._record("ui/open-link", {"url": url if isinstance(url, str) else ""})
+        elif method == "ui/resource-teardown":
+            self._record("ui/resource-teardown", {})
+
+
+def _resource_contents(uri: str, block: ContentBlock) -> dict[str, Any]:
+    item: dict[str, Any] = {"uri": block.uri or uri}
+    if block.mime_type:
+        item["mimeType"] = block.mime_type
+    if block.data is not None:
+        item["blob"] = block.data
+    else:
+        item["text"] = block.text or ""
+    return item

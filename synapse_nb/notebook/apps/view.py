@@ -1,0 +1,188 @@
+"""AppView: an MCP Apps View (a server's `ui://` HTML) rendered live in a cell output.
+
+The browser half (static/app_view.js, built by `make widget-js` from the pinned @modelcontextprotocol/
+ext-apps host bridge, held once per kernel by app_bundle.AppViewBundle and loaded by each View's small
+static/app_view_loader.js) shows the resource in `<iframe sandbox="allow-scripts allow-forms">` (an opaque
+origin: no access to the notebook's page, cookies, storage or the Jupyter server's API) under a CSP built
+from the resource's declared domains. Everything the View needs to come back (policy, tool input and result,
+theme, display mode, height) is a synced trait, and its HTML is in the page model it shares with every View of
+the same HTML (app_page.AppViewPage), so JupyterLab's windowing and a reloaded page show the View again
+without calling the tool again, and a reload fetches each HTML once.
+
+The View's requests reach the kernel as comm messages `{type: "request", view, id, method, params}`; this
+class hands each one to the kernel's loop (comm messages may arrive on a subshell thread), asks its
+`AppHost`, and answers `{type: "response", view, id, result | error}` to that view. A request sent while a
+cell runs waits in the kernel's queue and is answered when the kernel is free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+import anywidget
+import traitlets as t
+from ipywidgets import widget_serialization
+
+from ..turns.render import Rest
+from ..widgets._threads import call_on, current_loop, kernel_loop
+from ..widgets.facade import RunnerLike
+from .bundle import AppViewBundle, shared_bundle
+from .host import REQUESTS, AppHost, DisplayMode
+from .page import AppViewPage, shared_page
+from .policy import content_security_policy, fallback_text
+
+__all__ = ["AppView"]
+
+logger = logging.getLogger("synapse_nb.notebook")
+
+_ESM = Path(__file__).with_name("static") / "app_view_loader.js"
+_NOTIFICATIONS = frozenset({"notifications/message", "ui/open-link", "ui/resource-teardown"})
+_DISPLAY_MODES: frozenset[str] = frozenset({"inline", "fullscreen", "pip"})
+
+
+class AppView(anywidget.AnyWidget):  # type: ignore[misc]
+    """One View of a UI tool's call: its resource HTML, the call's input and result, and the host that
+    answers the View's requests (tool calls, resource reads, messages, context updates, display modes)."""
+
+    _esm = t.Unicode(_ESM.read_text(encoding="utf-8") if _ESM.exists() else "").tag(sync=True)
+    # the View code, shared by every View of the kernel (the loader above imports it once per page)
+    bundle = t.Instance(AppViewBundle).tag(sync=True, **widget_serialization)
+
+    server = t.Unicode("").tag(sync=True)
+    tool = t.Dict().tag(sync=True)
+    resource_uri = t.Unicode("").tag(sync=True)
+    html = t.Unicode("")  # the resource's HTML, for Python readers; the browser reads it from `page`
+    # the HTML, in a model shared by every View of the same HTML (re-running a View's cell adds no copy)
+    page = t.Instance(AppViewPage).tag(sync=True, **widget_serialization)
+    csp = t.Dict().tag(sync=True)
+    csp_policy = t.Unicode("").tag(sync=True)
+    permissions = t.Dict().tag(sync=True)
+    prefers_border = t.Bool(False).tag(sync=True)
+    tool_input = t.Dict(allow_none=True).tag(sync=True)  # None: not known yet (a turn still streams it)
+    tool_input_partial = t.Dict().tag(sync=True)
+    tool_result = t.Dict().tag(sync=True)
+    tool_cancelled = t.Unicode("").tag(sync=True)
+    theme = t.Unicode("auto").tag(sync=True)  # auto (follow the frontend), light or dark
+    display_mode = t.Unicode("inline").tag(sync=True)
+    height = t.Int(0).tag(sync=True)  # the View's last reported height in px (0: not known yet)
+
+    def __init__(
+        self,
+        host: AppHost,
+        *,
+        server: str,
+        tool: Mapping[str, Any],
+        resource_uri: str,
+        html: str,
+        resource_meta: Mapping[str, Any] | None = None,
+        tool_input: Mapping[str, Any] | None = None,
+        tool_result: Mapping[str, Any] | None = None,
+        runner: RunnerLike | None = None,
+        rest: Rest | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """`tool` is the tool's wire definition, `resource_meta` the resource's `_meta.ui` (csp, permissions,
+        prefersBorder), `rest` where the whole result is when the text fallback is capped (None: the value of
+        `%mcp call`'s cell); raises app_policy.CspError when its declared domains are not plain sources."""
+        meta = dict(resource_meta or {})
+        csp = dict(meta.get("csp") or {})
+        super().__init__(
+            server=server, tool=dict(tool), resource_uri=resource_uri, html=html, csp=csp,
+            csp_policy=content_security_policy(csp), permissions=dict(meta.get("permissions") or {}),
+            prefers_border=bool(meta.get("prefersBorder", False)), tool_input=dict(tool_input or {}),
+            tool_result=dict(tool_result or {}), bundle=shared_bundle(), page=shared_page(html), **kwargs,
+        )
+        self.host = host
+        self.rest = rest
+        self.runner = runner
+        self.loop = kernel_loop(runner) if runner is not None else current_loop()
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.on_msg(self._on_comm_msg)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[Any, Any], dict[Any, Any]] | None:
+        """The widget view, with the text fallback as its text/plain (saved notebooks, other frontends)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            return None
+        data, metadata = bundle
+        name = str(self.tool.get("name", ""))
+        text = (fallback_text(self.server, name, self.resource_uri, self.tool_result, self.rest) if self.rest
+                else fallback_text(self.server, name, self.resource_uri, self.tool_result))
+        return {**data, "text/plain": text}, metadata
+
+    def _on_comm_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """A message from one of the browser views (possibly on a subshell thread)."""
+        if not isinstance(content, Mapping):
+            logger.warning("app view %s: ignored a message that is not an object", self.resource_uri)
+            return
+        kind, view, method = content.get("type"), content.get("view"), content.get("method")
+        params = content.get("params")
+        params = params if isinstance(params, Mapping) else {}
+        if kind == "notification" and method in _NOTIFICATIONS:
+            call_on(self.loop, self._notify, str(method), dict(params))
+        elif kind == "hello" and isinstance(view, str):  # echoed: the browser view learns its own widget from it
+            call_on(self.loop, self.send, {"type": "hello", "view": view})
+        elif kind == "request" and isinstance(view, str) and isinstance(content.get("id"), int):
+            call_on(self.loop, self._start, view, content["id"], method, dict(params))
+        else:
+            logger.warning("app view %s: ignored a malformed message (%s)", self.resource_uri, kind)
+
+    def _notify(self, method: str, params: dict[str, Any]) -> None:
+        try:
+            self.host.notify(method, params)
+        except Exception:
+            logger.exception("app view %s: the host failed on %s", self.resource_uri, method)
+
+    def _start(self, view: str, request_id: int, method: Any, params: dict[str, Any]) -> None:
+        coro = self._answer(view, request_id, method, params)
+        if self.runner is not None:
+            self.runner.spawn(coro)
+            return
+        loop = self.loop if self.loop is not None and not self.loop.is_closed() else None
+        if loop is None:
+            asyncio.run(coro)
+            return
+        task = loop.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _answer(self, view: str, request_id: int, method: Any, params: dict[str, Any]) -> None:
+        """Ask the host and send its answer (or its error) back to the view that asked."""
+        reply: dict[str, Any] = {"type": "response", "view": view, "id": request_id}
+        try:
+            if method not in REQUESTS:
+                raise ValueError(f"the host does not answer {method!r} from a View")
+            reply["result"] = await self._dispatch(str(method), params)
+        except Exception as exc:
+            logger.exception("app view %s: %s failed", self.resource_uri, method)
+            reply["error"] = {"code": -32603, "message": str(exc) or type(exc).__name__}
+        self.send(reply)
+
+    def _dispatch(self, method: str, params: dict[str, Any]) -> Coroutine[Any, Any, dict[str, Any]]:
+        if method == "tools/call":
+            name = params.get("name")
+            if not isinstance(name, str):
+                raise ValueError("tools/call needs a tool name")
+            arguments = params.get("arguments")
+            return self.host.call_tool(name, arguments if isinstance(arguments, Mapping) else {})
+        if method == "resources/read":
+            uri = params.get("uri")
+            if not isinstance(uri, str):
+                raise ValueError("resources/read needs a uri")
+            return self.host.read_resource(uri)
+        if method == "ui/message":
+            return self.host.message(params)
+        if method == "ui/update-model-context":
+            return self.host.update_model_context(params)
+        return self._display_mode(params.get("mode"))
+
+    async def _display_mode(self, requested: Any) -> dict[str, Any]:
+        if requested not in _DISPLAY_MODES:
+            raise ValueError(f"unknown display mode {requested!r}")
+        mode: DisplayMode = await self.host.request_display_mode(cast("DisplayMode", requested))
+        self.display_mode = mode
+        return {"mode": mode}

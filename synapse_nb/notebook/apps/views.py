@@ -1,0 +1,161 @@
+"""AppViews: the MCP Apps Views of one kernel: built for a UI tool's call, shown in the cell, closed on unload.
+
+`open` reads the tool's `ui://` resource through the hub (`hub.read_ui`: MIME-checked and cached there),
+builds the AppView widget with the call's input and result, its KernelAppHost, and the AppCompanion shown
+under it (approval buttons, the turns its messages start). Where a UI tool's result appears (`%mcp call`,
+the tool block of a `%%synapse` turn, the inspector's Call, a background run) the caller shows the pair.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ...errors import SynapseError
+from ...types import ToolResult, ToolSpec
+from ..output.live import Publisher
+from ..turns.render import Rest
+from .context import ModelContexts
+from .kernel_host import KernelAppHost
+from .ui import resource_uri, tool_wire, wire_result
+
+if TYPE_CHECKING:
+    from ...agent.approval import ApprovalPolicy
+    from ..state import SynapseState
+    from .companion import AppCompanion
+    from .view import AppView
+
+__all__ = ["AppViews", "OpenedView"]
+
+logger = logging.getLogger("synapse_nb.notebook")
+
+
+class OpenedView:
+    """A View and what shows under it (its companion holds it), as the one output a cell shows (`publish`)."""
+
+    def __init__(self, view: AppView, companion: AppCompanion) -> None:
+        self.view = view
+        self.companion = companion
+
+    def bundles(self) -> list[dict[str, Any]]:
+        """The one output: the companion widget holding the View, the View's text fallback as text/plain."""
+        found = self.companion._repr_mimebundle_()
+        return [dict(found or {})]
+
+    def publish(self, publish: Publisher, display_id: str | None = None, *, update: bool = False) -> None:
+        """Show it as a new output through `publish` (the kernel port's, or a turn's); with `display_id`,
+        `update` shows it again in that output (its text fallback once the result came)."""
+        for bundle in self.bundles():
+            publish(bundle, display_id, update)
+
+
+class AppViews:
+    """The kernel's Views (weakly held: a View whose output is gone may be collected) and the View context
+    each session's next turn gets (`contexts`)."""
+
+    def __init__(self, state: SynapseState) -> None:
+        self.state = state
+        self.contexts = ModelContexts()
+        self._views: weakref.WeakSet[AppView] = weakref.WeakSet()
+        self.last: OpenedView | None = None  # the View opened last (for the cell that asked, and tests)
+        self._turns: set[asyncio.Task[Any]] = set()
+
+    @staticmethod
+    def has_view(spec: ToolSpec) -> bool:
+        return resource_uri(spec) is not None
+
+    async def open(
+        self, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult | None, *,
+        session: str | None = None, policy: ApprovalPolicy | None = None, model: str | None = None,
+        rest: Rest | None = None,
+    ) -> OpenedView | None:
+        """The View of `spec`'s call (None when the tool has no View, or its resource cannot be read: then
+        a warning is logged and the call's text result stands alone). Its messages start turns in `session`
+        with `model` (None: the kernel's model), approved under `policy` (None: the kernel's); `rest` says
+        where the whole result is when the text fallback is capped (None: the `%mcp call` cell's value)."""
+        uri = resource_uri(spec)
+        if uri is None or spec.server is None:
+            return None
+        from .companion import AppCompanion
+        from .policy import CspError
+        from .view import AppView
+
+        try:
+            resource = await self.state.hub.read_ui(spec.server, uri)  # type: ignore[attr-defined]
+            companion = AppCompanion()
+            session = session or self.state.sessions.current
+            host = KernelAppHost(
+                self.state, server=spec.server, resource_uri=uri, session=session,
+                policy=policy if policy is not None else self.state.policy, ask=companion.ask,
+                on_message=lambda text: self._message_turn(companion, session, model, text),
+            )
+            view = AppView(
+                host, server=spec.server, tool=tool_wire(spec), resource_uri=uri, html=resource.html,
+                resource_meta=_resource_meta(resource), tool_input=dict(arguments),
+                tool_result=wire_result(result) if result is not None else None, runner=self.state.runner,
+                rest=rest,
+            )
+            companion.hold(view)
+        except (SynapseError, CspError) as exc:  # the call's result still shows; the View is what failed
+            logger.warning("the view %s of %s could not be opened: %s", uri, spec.name, exc)
+            return None
+        self._views.add(view)
+        self.last = OpenedView(view, companion)
+        return self.last
+
+    async def _message_turn(self, companion: AppCompanion, session: str, model: str | None, text: str) -> bool:
+        """`ui/message`: a turn of the agent in `session` with the View's text as the prompt, shown under it."""
+        from IPython.core.error import UsageError
+
+        from ..commands.ask import view_turn
+
+        settings = self.state.magics.settings() if self.state.magics is not None else None
+        if settings is None:
+            return False
+        companion.publish({"text/plain": f"message from the view: {text}",
+                           "text/markdown": f"> *message from the view:* {_quote(text)}"}, None, False)
+        try:
+            task = view_turn(self.state, settings, session, text, model=model, publish=companion.publish,
+                             ask=companion.ask)
+        except UsageError as exc:
+            companion.publish({"text/plain": f"the message did not start a turn: {exc}"}, None, False)
+            return False
+        self._turns.add(task)
+        task.add_done_callback(self._turns.discard)
+        return True
+
+    @property
+    def views(self) -> list[AppView]:
+        """The Views still alive."""
+        return list(self._views)
+
+    def close_all(self) -> None:
+        """Close every View (unload): the browser removes them, which tears each one down."""
+        for view in list(self._views):
+            try:
+                view.close()
+            except Exception:  # unload goes on whatever one widget does
+                logger.exception("closing an app view failed")
+
+
+def _resource_meta(resource: Any) -> dict[str, Any]:
+    """The UiResource as the `_meta.ui` mapping AppView reads (csp, permissions, prefersBorder)."""
+    meta: dict[str, Any] = {}
+    for key, attr in (("csp", "csp"), ("permissions", "permissions")):
+        value: Any = getattr(resource, attr, None)
+        if value is not None and hasattr(value, "model_dump"):
+            value = value.model_dump(by_alias=True, exclude_none=True)
+        if isinstance(value, Mapping):
+            meta[key] = dict(value)
+    if getattr(resource, "prefers_border", None) is not None:
+        meta["prefersBorder"] = bool(resource.prefers_border)
+    return meta
+
+
+def _quote(text: str) -> str:
+    import html
+
+    return html.escape(" ".join(text.split()))

@@ -1,0 +1,1 @@
+"""Questions to the user: tool approval, servers' elicitation forms and links, sampling approval, OAuth sign-in."""

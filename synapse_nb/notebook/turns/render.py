@@ -1,0 +1,369 @@
+"""A TurnView as a MIME bundle: Markdown with HTML tool-call blocks, and plain text for other frontends.
+
+The Markdown carries a small stylesheet; every look that matters (border, tint, colours, scroll caps)
+is also an inline style, so that a saved notebook rendered where `<style>` is stripped (GitHub,
+nbviewer) still reads well. Toggles ("show all", "raw") are `<details>` elements: no script needed.
+Icons are inline SVG or glyphs DejaVu Sans has; nothing needs an emoji font.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..output.live import Bundle
+from ..output.palette import DARK_STYLE
+from ..output.palette import colour as _colour
+from ..output.tabular import Table, table_of
+from .result import parse_json_answer
+from .view import ToolCallView, TurnView, progress_fraction
+
+__all__ = [
+    "STYLE", "TURN_REST", "Rest", "capped_text", "markdown", "plain", "progress_html", "progress_text", "readable",
+    "render", "tool_block",
+]
+
+RESULT_PREVIEW = 20_000  # characters of a result shown in the cell (all of it is in _synapse.tool_calls)
+TABLE_ROWS = 200
+CAP_LINES = 18  # longer results and answers sit in a scroll box with "show all"
+ANSWER_CAP_CHARS = 6_000
+IMAGE_PREVIEW_BYTES = 400_000
+PRETTY_JSON_CHARS = 120  # one-line JSON longer than this is shown indented (and so capped by lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Rest:
+    """Where the user finds what a capped result leaves out: its whole text, and all of its rows."""
+
+    text: str
+    rows: str
+
+
+TURN_REST = Rest("_synapse.tool_calls", "_synapse.tool_calls")
+
+COLOURS: Mapping[str, str] = {
+    "ok": _colour("ok"), "finished": _colour("ok"), "error": _colour("error"), "failed": _colour("error"),
+    "denied": _colour("faint"), "cancelled": _colour("muted"),
+    "running": _colour("info"), "streaming": _colour("info"),
+    "budget_exceeded": _colour("warn"), "tool_failed": _colour("warn"),
+}
+RED, MUTED, LINE = _colour("error"), _colour("muted"), _colour("line")
+# error text sits on a light red, not on the grey tint (red on grey inside the tinted box is 4.47:1)
+ON_RED = f"color:{RED};background:{_colour('error-bg')}"
+BOX = (
+    "border:1px solid " + LINE + ";border-left:3px solid {accent};border-radius:6px;"
+    "background:rgba(175,184,193,0.12);padding:6px 10px;margin:6px 0 14px 0"
+)
+PRE = (
+    "white-space:pre-wrap;word-break:break-word;margin:2px 0 6px 0;padding:6px 8px;border-radius:4px;"
+    "background:rgba(175,184,193,0.18);font-size:12px"
+)
+CAPPED = "max-height:22em;overflow:auto"
+# Inline too: an untrusted JupyterLab right-aligns the table cells of rendered Markdown.
+CELL = f"border:1px solid {LINE};padding:2px 6px;text-align:left;vertical-align:top"
+LABEL = f"font-size:11px;font-weight:600;text-transform:uppercase;letter-spacing:.04em;color:{MUTED};margin-top:4px"
+
+# One line (a Markdown HTML block must not contain a blank line).
+STYLE = (
+    DARK_STYLE + "<style>"
+    ".snb-turn-tool>summary{cursor:pointer}"
+    ".snb-all>summary,.snb-raw>summary{cursor:pointer;font-size:11px;display:inline-block;"
+    f"color:{_colour('info')}}}"
+    ".snb-all[open]+.snb-cap,.snb-all[open]+div .snb-cap{max-height:none!important}"
+    ".snb-all[open]>summary .snb-more{display:none}"
+    ".snb-all[open]>summary .snb-less{display:inline!important}"
+    f".snb-spin{{display:inline-block;width:8px;height:8px;border:2px solid {_colour('info')};"
+    "border-right-color:transparent;"
+    "border-radius:50%;animation:snb-rot .8s linear infinite;vertical-align:-1px}"
+    "@keyframes snb-rot{to{transform:rotate(360deg)}}"
+    ".snb-tbl{border-collapse:collapse;font-size:12px}"
+    f".snb-tbl th,.snb-tbl td{{border:1px solid {LINE};padding:2px 6px;text-align:left;vertical-align:top}}"
+    "</style>"
+)
+
+# A wrench drawn with strokes (no icon font, no emoji).
+WRENCH = (
+    '<svg width="13" height="13" viewBox="0 0 16 16" aria-hidden="true" style="vertical-align:-2px">'
+    '<path d="M10.5 1.5a4 4 0 0 0-3.8 5.3L1.8 11.7a1.4 1.4 0 0 0 2 2l4.9-4.9a4 4 0 0 0 5.3-3.8l-2.3 2.3'
+    '-2.1-.6-.6-2.1 2.3-2.3a4 4 0 0 0-.8-.1z" fill="none" stroke="currentColor" stroke-width="1.4" '
+    'stroke-linejoin="round"/></svg>'
+)
+SPINNER = '<span class="snb-spin" aria-label="running"></span>'
+
+
+def render(view: TurnView) -> Bundle:
+    """The MIME bundle of the view: Markdown (unless --format text) and plain text."""
+    bundle: Bundle = {"text/plain": plain(view)}
+    if view.format != "text":
+        bundle["text/markdown"] = markdown(view)
+    return bundle
+
+
+# --- Markdown -------------------------------------------------------------------------------------
+
+
+def markdown(view: TurnView) -> str:
+    now = view.clock()
+    blocks: list[str] = [STYLE if any(isinstance(p, ToolCallView) for p in view.parts) or _long(view) else DARK_STYLE]
+    for part in view.parts[view.first:]:
+        if isinstance(part, ToolCallView):
+            blocks.append(tool_block(part, now))
+        elif part.strip():
+            text = part.strip("\n")
+            if view.status == "running":
+                blocks.append(_close_fence(text))
+            else:
+                blocks.extend(_capped_answer(text))
+    if view.format == "json" and view.status == "finished":
+        blocks = [b for b in blocks if b.startswith(("<style>", '<div class="snb-turn-tool'))]
+        blocks.append(_json_block(view.text))
+    if view.segment:  # the head of a turn cut at a View: its parts only, the rest follows below the View
+        return "\n\n".join(blocks)
+    activity = view.activity
+    if activity:
+        blocks.append(f'<div class="snb-activity" style="color:{MUTED}">{SPINNER} {_esc(activity)}</div>')
+    blocks.extend(f"> {_esc(note)}" for note in view.notes)
+    if view.shown_error:
+        colour = COLOURS["budget_exceeded"] if view.status == "budget_exceeded" else RED
+        blocks.append(f'<pre style="{PRE};color:{colour}">{_one_line(view.shown_error)}</pre>')
+    colour = COLOURS.get(view.tone, MUTED)
+    if view.footer_elsewhere:
+        return "\n\n".join(blocks)
+    blocks.append(f'<sub class="snb-footer snb-{view.tone}" style="color:{colour}">{_esc(view.footer)}</sub>')
+    return "\n\n".join(blocks)
+
+
+def _long(view: TurnView) -> bool:
+    return view.status != "running" and any(isinstance(p, str) and _too_long(p) for p in view.parts)
+
+
+def _too_long(text: str) -> bool:
+    return len(text) > ANSWER_CAP_CHARS or text.count("\n") > 60
+
+
+def _capped_answer(text: str) -> list[str]:
+    """A long answer stays Markdown, inside a scroll box with "show all" (blank lines keep it Markdown)."""
+    if not _too_long(text):
+        return [text]
+    return [
+        _show_all(text.count("\n") + 1, "lines"),
+        '<div class="snb-cap snb-answer-cap" style="max-height:36em;overflow:auto">',
+        _close_fence(text),  # an open code fence would swallow the closing tag
+        "</div>",
+    ]
+
+
+def _show_all(count: int, unit: str) -> str:
+    return (
+        '<details class="snb-all"><summary><span class="snb-more">show all '
+        f'({count:,} {unit})</span><span class="snb-less" style="display:none">show less</span></summary></details>'
+    )
+
+
+def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Rest = TURN_REST) -> str:
+    """One tool call: a one-line summary; expanded (`opened`, or while it reports progress), its arguments and
+    result in a bordered, tinted box. `rest` says where the parts of a capped result are."""
+    colour = COLOURS[call.status]
+    icon = SPINNER if call.status in ("running", "streaming") else WRENCH
+    where = f' <span style="color:{MUTED}">on {_esc(call.server)}</span>' if call.server else ""
+    summary = (
+        f'{icon} <code>{_esc(call.call_line)}</code>{where} '
+        f'<span class="snb-outcome snb-{call.status}" style="color:{colour};font-weight:600;white-space:nowrap">'
+        f"{_esc(call.outcome(now))}</span>"
+    )
+    body: list[str] = [f'<div style="{LABEL}">arguments</div>']
+    if call.status == "streaming":
+        body.append(f'<pre style="{PRE}">{_one_line(call.streamed or " ")}</pre>')
+    else:
+        body.append(f'<pre style="{PRE}">{_one_line(_arguments_text(call.arguments) or "(none)")}</pre>')
+    if call.status == "running" and call.progress is not None:
+        body.append(_progress(call))
+    if call.error and call.status == "cancelled":
+        body.append(f'<div style="{LABEL}">cancelled</div>')
+    elif call.error:
+        body.append(f'<div style="{LABEL};color:{RED}">error</div>'
+                    f'<pre style="{PRE};{ON_RED}">{_one_line(call.error)}</pre>')
+    elif call.result is not None:
+        body.append(_result_html(call, rest))
+    is_open = " open" if opened or (call.status == "running" and call.progress is not None) else ""
+    return (
+        f'<div class="snb-turn-tool snb-call-{call.status}" style="margin:4px 0 14px 0">'
+        f'<details class="snb-turn-tool"{is_open}><summary>{summary}</summary>'
+        f'<div class="snb-tool-body" style="{BOX.format(accent=colour)}">{"".join(body)}</div></details>'
+        f"</div>"
+    )
+
+
+def _progress(call: ToolCallView) -> str:
+    assert call.progress is not None
+    return progress_html(call.progress, call.total, call.progress_message)
+
+
+def progress_html(progress: float, total: float | None, message: str | None) -> str:
+    """A running call's progress: a bar (indeterminate without a total), the amount and the server's message.
+    Shared by the cell's tool blocks and the inspector's result area."""
+    fraction = progress_fraction(progress, total)
+    if fraction is not None:
+        bar = f'<progress value="{fraction:.3f}" max="1" style="width:240px;vertical-align:middle"></progress>'
+        amount = f"{fraction * 100:.0f}%"
+    else:
+        bar = '<progress style="width:240px;vertical-align:middle"></progress>'
+        amount = f"{progress:g}"
+    shown = f" {_esc(message)}" if message else ""
+    return f'<div class="snb-progress">{bar} <span style="color:{MUTED}">{_esc(amount)}{shown}</span></div>'
+
+
+def progress_text(progress: float, total: float | None, message: str | None) -> str:
+    """The plain-text form of `progress_html`: `[########------------] 40% step 2 of 5`."""
+    fraction = progress_fraction(progress, total)
+    amount = f"{fraction * 100:.0f}%" if fraction is not None else f"{progress:g}"
+    filled = 0 if fraction is None else round(fraction * 20)
+    bar = "" if fraction is None else "[" + "#" * filled + "-" * (20 - filled) + "] "
+    return f"{bar}{amount}" + (f" {message}" if message else "")
+
+
+def _result_html(call: ToolCallView, rest: Rest) -> str:
+    assert call.result is not None
+    text = call.result_text
+    label = "result (error)" if call.status == "error" else "result"
+    colour = f";{ON_RED}" if call.status == "error" else ""
+    out = [f'<div style="{LABEL}{";color:" + RED if call.status == "error" else ""}">{label}</div>']
+    table = table_of(call.result) if call.status == "ok" else None
+    if table is not None and table.columns:
+        out.append(_table_html(table, text, rest))
+    else:
+        out.append(capped_text(text, rest, colour=colour))
+    for image in call.result.images:
+        if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES:
+            out.append(f'<img src="data:{image.mime_type or "image/png"};base64,{image.data}"/>')
+    return "".join(out)
+
+
+def capped_text(text: str, rest: Rest = TURN_REST, *, colour: str = "") -> str:
+    """A text in a scroll box, "show all" above it when it is long: its first RESULT_PREVIEW characters
+    (one-line JSON indented first, see `readable`), then a line saying how much more there is and where."""
+    shown = readable(text)
+    if len(shown) > RESULT_PREVIEW:
+        more = len(shown) - RESULT_PREVIEW
+        shown = shown[:RESULT_PREVIEW] + f"\n… {more:,} more characters in {rest.text}"
+    lines = shown.count("\n") + 1
+    box = f'<pre class="snb-cap" style="{PRE};{CAPPED}{colour}">{_one_line(shown or "(empty)")}</pre>'
+    return (_show_all(lines, "lines") + box) if lines > CAP_LINES else box
+
+
+def readable(text: str) -> str:
+    """`text`, or, when it is one long line of JSON, the same JSON indented (a 100 KB line is unreadable and
+    would not cap by lines)."""
+    stripped = text.strip()
+    if len(stripped) <= PRETTY_JSON_CHARS or "\n" in stripped or stripped[:1] not in ("{", "["):
+        return text
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return text
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _table_html(table: Table, raw: str, rest: Rest) -> str:
+    rows = table.rows[:TABLE_ROWS]
+    head = "".join(f'<th style="{CELL}">{_esc(c)}</th>' for c in table.columns)
+    body = "".join(
+        "<tr>" + "".join(f'<td style="{CELL}">{_esc(_cell(v))}</td>' for v in row) + "</tr>" for row in rows
+    )
+    more = len(table.rows) - len(rows)
+    note = f'<div style="color:{MUTED};font-size:11px">{more:,} more rows in {_esc(rest.rows)}</div>' if more else ""
+    count = f"{len(table.rows):,} row{'s' if len(table.rows) != 1 else ''} · {len(table.columns)} columns"
+    capped = len(rows) > CAP_LINES
+    grid = (
+        f'<div class="snb-table-box"><div class="snb-cap" style="{CAPPED if capped else ""}">'
+        f'<table class="snb-tbl" style="border-collapse:collapse;font-size:12px"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>{note}</div>"
+    )
+    raw = readable(raw)
+    raw_text = raw if len(raw) <= RESULT_PREVIEW else raw[:RESULT_PREVIEW] + f"\n… the rest in {rest.text}"
+    toggle = (
+        f'<details class="snb-raw"><summary>raw</summary><pre style="{PRE};{CAPPED}">{_one_line(raw_text)}</pre>'
+        "</details>"
+    )
+    caption = f'<span style="color:{MUTED};font-size:11px">{_esc(count)}</span> '
+    show_all = _show_all(len(rows), "rows") if capped else ""
+    return f"<div>{caption}{toggle}</div>{show_all}{grid}"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _arguments_text(arguments: Mapping[str, Any]) -> str:
+    """`name: value` lines; strings as written (a SQL query keeps its lines), other values as JSON."""
+    lines: list[str] = []
+    for name, value in arguments.items():
+        if isinstance(value, str):
+            text = value
+        else:
+            indent = 2 if isinstance(value, dict | list) else None
+            text = json.dumps(value, ensure_ascii=False, default=str, indent=indent)
+        pad = "\n" + " " * (len(name) + 2)
+        lines.append(f"{name}: {pad.join(text.splitlines()) if text else repr(text)}")
+    return "\n".join(lines)
+
+
+def _json_block(text: str) -> str:
+    value, ok = parse_json_answer(text)
+    if not ok:
+        return text + "\n\n> the answer is not valid JSON"
+    return "```json\n" + json.dumps(value, indent=2, ensure_ascii=False) + "\n```"
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text))
+
+
+def _one_line(text: str) -> str:
+    """Escaped, with newlines as entities: the HTML block stays one line, so Markdown keeps it whole."""
+    return html.escape(text).replace("\n", "&#10;")
+
+
+def _close_fence(text: str) -> str:
+    """A streamed answer cut inside a code block: close it, so the rest of the view renders normally."""
+    fences = sum(1 for line in text.splitlines() if line.lstrip().startswith("```"))
+    return text + "\n```" if fences % 2 else text
+
+
+# --- plain text -------------------------------------------------------------------------------------
+
+
+def plain(view: TurnView) -> str:
+    now = view.clock()
+    lines: list[str] = []
+    for part in view.parts[view.first:]:
+        if isinstance(part, ToolCallView):
+            where = f" on {part.server}" if part.server else ""
+            lines.append(f"[tool] {part.call_line}{where} {part.outcome(now)}")
+            if part.status == "running" and part.progress is not None:
+                lines.append("       " + progress_text(part.progress, part.total, part.progress_message))
+            detail = part.error or part.result_text
+            if detail and part.status != "cancelled":
+                first = detail.strip().splitlines()[0] if detail.strip() else ""
+                lines.append("       → " + (first[:100] + "…" if len(first) > 100 else first))
+        elif part.strip():
+            lines.append(part.strip("\n"))
+    if view.segment:
+        return "\n".join(lines)
+    activity = view.activity
+    if activity:
+        lines.append(activity)
+    lines.extend(f"note: {note}" for note in view.notes)
+    if view.shown_error:
+        lines.append(f"error: {view.shown_error}")
+    if not view.footer_elsewhere:
+        lines.append(f"-- {view.footer}")
+    return "\n".join(lines)
+
