@@ -26,7 +26,7 @@ from .lake import Published
 from .lake_dir import read_lake, relation_dir, relation_files
 from .queries import empty_relation, known_columns, quote_path
 from .reader import History
-from .schema import COLUMNS, RELATIONS
+from .schema import COLUMNS, RELATIONS, TASKS_VIEW
 
 __all__ = ["Lake"]
 
@@ -59,6 +59,7 @@ class Lake(History):
             try:
                 for relation in RELATIONS:
                     self._refresh(con, relation)
+                con.execute(f"CREATE OR REPLACE VIEW tasks AS {TASKS_VIEW}")
             except duckdb.Error as exc:
                 self._built.clear()
                 raise HistoryError(

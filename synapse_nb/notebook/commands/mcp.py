@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ...errors import OAuthError, ServerStartError, SynapseError, UnknownServerError
+from ...errors import OAuthError, ServerStartError, SynapseError, TaskDetachedError, UnknownServerError
 from ...masking import SecretMask
+from ...mcp_client.task_watch import TaskWatch
 from ...server_config import ServerConfig
+from ...task_state import TaskState
 from ...types import ToolResult, ToolSpec, ToolUi
 from ..output.calls import CallProgress, call_bundle, call_text
 from ..output.live import LiveOutput
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
     from ...mcp_client.info import ServerInfo
     from ..state import SynapseState
+    from .mcp_tasks import DetachedTask
 
 __all__ = [
     "CallOutput",
@@ -180,7 +183,22 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     already = before is not None and info.connected_at == before
     line = _connected_line(info, waited, already=already, loading_ms=loading)
     out.finish(_progress(f"{GLYPH['ok']} {spec.name}: {line}"))
+    _follow_open_tasks(state, spec.name)
     return info
+
+
+def _follow_open_tasks(state: SynapseState, name: str) -> None:
+    """Tasks of `name` the history holds as open (started before a kernel restart) are followed again, in the
+    background: their results land in the history when they finish."""
+    from .mcp_tasks import resume_open
+
+    if not state.hub.serves_tasks(name):
+        return
+    ids = resume_open(state, name)
+    if ids:
+        state.port.publish({"text/plain": (
+            f"{name}: following {len(ids)} MCP task{'s' if len(ids) > 1 else ''} still open from before "
+            f"({', '.join(ids)}); their results land in the history; %mcp tasks shows them")}, None, False)
 
 
 def _connect_options_after_command(args: Sequence[str]) -> list[str]:
@@ -464,11 +482,18 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     )
 
 
-async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) -> CallOutput:
-    """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
+async def call_async(
+    state: SynapseState, target: CallTarget, arguments: Mapping[str, Any], *, detach: bool = False,
+) -> CallOutput | DetachedTask:
+    """`%mcp call [--detach] SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
 
-    While it runs, the cell shows the time waited and the server's progress reports. Cancelling it (an
-    interrupt) cancels the call: the server gets an MCP cancellation, the call is recorded as cancelled."""
+    While it runs, the cell shows the time waited and the server's progress reports; a call the server runs as
+    an MCP task shows the task (its id, status and message, and its question while it asks one). Cancelling it
+    (an interrupt) cancels the call: the server gets an MCP cancellation (`tasks/cancel` for a task), the call is
+    recorded as cancelled. `detach`: once the server has made the call a task, leave it running and say how to
+    come back to it (`%mcp tasks result ID`); a call that is no task just runs."""
+    from .mcp_tasks import DetachedTask, cell_label
+
     spec = find_tool(state, target)
     if spec.needs_task and not _serves_tasks(state, spec):
         raise _task_refusal(target.server, spec.original_name or target.tool)
@@ -483,7 +508,16 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
                 progress.report(done, total, message)
                 refresh()
 
-            result = await state.call_tool(spec.name, dict(arguments), on_progress=report)
+            def seen(task: TaskState) -> None:
+                progress.task = task
+                refresh()
+                if detach:
+                    watch.detach()
+
+            watch = TaskWatch(seen, cell=cell_label(state))
+            result = await state.call_tool(spec.name, dict(arguments), on_progress=report, task=watch)
+    except TaskDetachedError as exc:
+        return DetachedTask(target.server, spec.original_name or target.tool, exc.task_id)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not result.duration_ms:
