@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as _dt
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["TERMINAL", "TaskForm", "TaskState", "TaskStatus"]
+__all__ = ["TASK_ORIGIN", "TERMINAL", "TaskForm", "TaskOrigin", "TaskState", "TaskStatus"]
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 """The five states of a task in both forms; the last three are terminal."""
@@ -52,3 +53,18 @@ class TaskState:
         if self.created_at is None or self.updated_at is None:
             return None
         return max((self.updated_at - self.created_at).total_seconds() * 1000, 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOrigin:
+    """Who is calling a tool now: the session, the tool call (its id in the history) and the cell."""
+
+    session_id: str | None = None
+    tool_call_id: str | None = None
+    cell: str | None = None
+
+
+TASK_ORIGIN: ContextVar[TaskOrigin | None] = ContextVar("synapse_task_origin", default=None)
+"""The origin of the tool call running in this asyncio task (the agent sets it around each call, the notebook
+the cell around a turn): a call the server runs as an MCP task records it as the task's, so the task's row links
+to its tool call and session."""

@@ -42,6 +42,7 @@ from ..protocols import (
     ToolCallChunk,
     ToolScope,
 )
+from ..task_state import TASK_ORIGIN, TaskOrigin
 from ..types import Message, ToolCall, ToolResult, ToolSpec, Usage
 from .approval import ApprovalPolicy
 from .result import TurnResult, turn_result
@@ -471,6 +472,8 @@ class Agent:
             if answered is not None:
                 return answered
         scope = opts.tool_scope(call.id) if opts.tool_scope is not None else contextlib.nullcontext()
+        outer = TASK_ORIGIN.get()
+        origin = TASK_ORIGIN.set(TaskOrigin(self.session_id, call.id, outer.cell if outer is not None else None))
         try:
             with scope:
                 result = await self.tools.call(
@@ -480,6 +483,8 @@ class Agent:
         except Exception as exc:  # a failing tool is reported to the model; it never ends the loop
             logger.warning("tool %s raised", call.name, exc_info=True)
             return None, error_line(exc), (time.perf_counter() - t0) * 1000
+        finally:
+            TASK_ORIGIN.reset(origin)
         return result, None, result.duration_ms or (time.perf_counter() - t0) * 1000
 
     async def _approve(self, spec: ToolSpec, call: ToolCall, opts: TurnOptions) -> tuple[str, str | None]:

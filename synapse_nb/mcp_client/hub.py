@@ -37,7 +37,7 @@ from ..oauth_settings import OAuthSettings
 from ..protocols import EventSink, ProgressCallback
 from ..request_trace import RequestTracer
 from ..server_config import parse_server
-from ..task_state import TaskState
+from ..task_state import TASK_ORIGIN, TaskState
 from ..types import ContentBlock, ToolResult, ToolSpec, UiResource
 from . import features, task_calls, ui
 from .connection import ServerConnection
@@ -275,6 +275,9 @@ class McpHub:
             raise McpError(f"tool {qualified_name!r} runs only as an MCP task, and server {spec.server!r} serves no "
                            "tasks", server=spec.server)
         limit = timeout if timeout is not None else (conn.config.timeout or self.default_timeout)
+        origin = TASK_ORIGIN.get() if task is None else None
+        if origin is not None:  # an agent's call: a task it becomes is the turn's (session, tool call, cell)
+            task = TaskWatch(session_id=origin.session_id, tool_call_id=origin.tool_call_id, cell=origin.cell)
         return await conn.call_tool(spec.original_name, arguments, timeout=limit, max_total=self.max_total_timeout,
                                     on_progress=on_progress, watch=task, task_support=spec.task_support)
 

@@ -95,3 +95,8 @@ def test_two_tasks_and_a_plain_call_of_one_model_reply_run_side_by_side(ip: Any,
     assert len(created) == 2
     assert len(completed) == 2
     assert max(created) < min(completed)  # both tasks were running at once
+    tasks = ip.state.history().tasks().to_dict("records")
+    calls = set(ip.state.history().sql("SELECT tool_call_id FROM tool_calls WHERE tool = 'slow'")["tool_call_id"])
+    assert {t["tool_call_id"] for t in tasks} == calls  # each task linked to its turn's tool call
+    assert {t["session_id"] for t in tasks} == {result.session_id}
+    assert all(str(t["cell"]).startswith("In[") for t in tasks)

@@ -71,6 +71,9 @@ MCP_HELP = """\
   tools [SERVER]                        tools as offered to the model (DataFrame)
   call SERVER.TOOL {"key": "value"}     call a tool by hand (JSON object,
   call SERVER.TOOL key=value ...        or key=value words; values parse as JSON when they can)
+  call --detach SERVER.TOOL ...         a call run as an MCP task: leave it running on the server
+  tasks                                 MCP tasks of the history: server, tool, status, age, cell
+  tasks result ID | cancel ID           wait for a task's result | cancel it on its server
   disconnect NAME | --all               stop servers
   restart NAME                          restart a server (also one that crashed too often)
   inspect [NAME]                        inspector widget: servers, tools, forms to call them
