@@ -276,8 +276,8 @@ class McpHub:
                            "tasks", server=spec.server)
         limit = timeout if timeout is not None else (conn.config.timeout or self.default_timeout)
         origin = TASK_ORIGIN.get() if task is None else None
-        if origin is not None:  # an agent's call: a task it becomes is the turn's (session, tool call, cell)
-            task = TaskWatch(session_id=origin.session_id, tool_call_id=origin.tool_call_id, cell=origin.cell)
+        if origin is not None:  # an agent's call: a task it becomes is the turn's, its status the call's progress
+            task = TaskWatch.for_origin(origin, on_progress)
         return await conn.call_tool(spec.original_name, arguments, timeout=limit, max_total=self.max_total_timeout,
                                     on_progress=on_progress, watch=task, task_support=spec.task_support)
 

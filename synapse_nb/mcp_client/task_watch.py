@@ -6,9 +6,10 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from ..task_state import TaskState
+from ..protocols import ProgressCallback
+from ..task_state import TaskOrigin, TaskState
 
-__all__ = ["OnTaskStatus", "TaskWatch"]
+__all__ = ["OnTaskStatus", "TaskWatch", "status_text"]
 
 logger = logging.getLogger("synapse_nb.mcp")
 
@@ -40,6 +41,20 @@ class TaskWatch:
         self.cancel_requested = False
         self.detach_requested = False
         self._wake = asyncio.Event()
+
+    @classmethod
+    def for_origin(cls, origin: TaskOrigin, on_progress: ProgressCallback | None) -> TaskWatch:
+        """The watch of an agent's tool call: the task is the turn's (session, tool call, cell), and its status
+        changes reach the turn's display as the call's progress (`task ID · working · message`)."""
+        seen = 0
+
+        def report(state: TaskState) -> None:
+            nonlocal seen
+            seen += 1
+            if on_progress is not None:
+                on_progress(seen, None, status_text(state))
+
+        return cls(report, session_id=origin.session_id, tool_call_id=origin.tool_call_id, cell=origin.cell)
 
     @property
     def task_id(self) -> str | None:
@@ -81,3 +96,13 @@ class TaskWatch:
         except TimeoutError:
             pass
         self._wake.clear()
+
+
+def status_text(task: TaskState) -> str:
+    """`task 3f2a… · working · Analyzing content...`, and what it asks while it waits for input."""
+    parts = [f"task {task.task_id}", task.status.replace("_", " ")]
+    if task.status_message:
+        parts.append(task.status_message)
+    if task.status == "input_required" and task.question and task.question != task.status_message:
+        parts.append(f"asks: {task.question}")
+    return " · ".join(parts)

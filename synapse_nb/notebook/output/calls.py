@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ...mcp_client.task_watch import status_text
 from ...task_state import TaskState
 from ...types import ContentBlock, ToolResult
 from ..turns.render import (
@@ -81,12 +82,7 @@ class CallProgress:
 
 def task_line(task: TaskState) -> str:
     """`task 3f2a… · working · Analyzing content...`, and what it asks while it waits for input."""
-    parts = [f"task {task.task_id}", task.status.replace("_", " ")]
-    if task.status_message:
-        parts.append(task.status_message)
-    if task.status == "input_required" and task.question and task.question != task.status_message:
-        parts.append(f"asks: {task.question}")
-    return " · ".join(parts)
+    return status_text(task)
 
 
 # --- a call's result --------------------------------------------------------------------------------------
