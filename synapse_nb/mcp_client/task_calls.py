@@ -11,13 +11,14 @@ from collections.abc import Awaitable
 
 from mcp import Client, MCPError
 
+from ..errors import TaskLostError
 from ..task_state import TaskForm, TaskState
 from ..types import ToolResult
 from . import task_legacy
 from .convert import tool_result
 from .features import is_modern
 from .task_extension import TasksExtension
-from .task_run import CURRENT_CALL, TaskCall, drive, lost_or
+from .task_run import CURRENT_CALL, TaskCall, drive, lost_or, record_lost
 from .task_wire import TASKS_EXTENSION
 
 __all__ = ["cancel", "follow", "form_of", "list_tasks", "look", "run_as_task", "serves_tasks", "with_task_call"]
@@ -58,8 +59,14 @@ async def follow(client: Client, call: TaskCall, *, tasks: TasksExtension, task_
     """Follow a task known by its id (one started before a kernel restart) to its result; the duration is the
     task's own, by the server's clock (created to last update)."""
     call.created = True  # recorded when it was created
-    ops = tasks.ops(form_of(client), client.session, call)
-    first = (await ops.poll(task_id)).state
+    form = form_of(client)
+    ops = tasks.ops(form, client.session, call)
+    try:
+        first = (await ops.poll(task_id)).state
+    except TaskLostError as exc:
+        await ops.aclose()
+        record_lost(call, task_id, form, exc)
+        raise
     started = time.perf_counter()
     result = await drive(ops, call, first)
     state = call.watch.state

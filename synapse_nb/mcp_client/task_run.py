@@ -27,7 +27,8 @@ from ..events import TaskCreated, TaskStatusChanged
 from ..task_state import TaskForm, TaskState
 from .task_watch import TaskWatch
 
-__all__ = ["CANCEL_TIMEOUT", "CURRENT_CALL", "Poll", "TaskCall", "TaskOps", "TaskSink", "drive", "lost_or"]
+__all__ = ["CANCEL_TIMEOUT", "CURRENT_CALL", "Poll", "TaskCall", "TaskOps", "TaskSink", "drive", "lost_or",
+           "record_lost"]
 
 logger = logging.getLogger("synapse_nb.mcp")
 
@@ -124,8 +125,19 @@ async def drive(ops: TaskOps, call: TaskCall, first: TaskState) -> mt.CallToolRe
         if not watch.detach_on_interrupt and not cancel_sent and not call.ending():
             await _cancel_unwinding(ops, task_id, call)
         raise
+    except TaskLostError as exc:
+        record_lost(call, task_id, ops.form, exc)
+        raise
     finally:
         await ops.aclose()
+
+
+def record_lost(call: TaskCall, task_id: str, form: TaskForm, exc: TaskLostError) -> None:
+    """A task the server no longer knows ends, in the history, as failed (it will not be followed again)."""
+    last = call.watch.state
+    state = replace(last, status="failed", status_message=str(exc)) if last is not None else TaskState(
+        task_id=task_id, server=call.server, tool=call.tool, form=form, status="failed", status_message=str(exc))
+    _record(call, TaskStatusChanged(task=state, tool_call_id=call.watch.tool_call_id))
 
 
 def _interval(state: TaskState, polls: int) -> float:

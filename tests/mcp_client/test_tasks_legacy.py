@@ -121,10 +121,16 @@ async def test_detach_leaves_the_task_running_and_it_can_be_followed_later(every
 
 
 async def test_a_task_the_server_does_not_know_ends_in_one_line(everything: dict[str, object]) -> None:
-    async with McpHub() as hub:
+    events = TaskEvents()
+    async with McpHub(on_event=events) as hub:
         await _connect(hub, **everything)
         with pytest.raises(TaskLostError) as caught:
             await hub.task_state("everything", "no-such-task")
+        with pytest.raises(TaskLostError):  # one followed again (after a restart) is recorded as failed: not again
+            await hub.follow_task("everything", "no-such-task", tool="simulate-research-query")
+    (lost,) = events.changed
+    assert (lost.task.task_id, lost.task.status) == ("no-such-task", "failed")
+    assert "no longer knows task no-such-task" in (lost.task.status_message or "")
     message = str(caught.value)
     assert "\n" not in message
     assert "no longer knows task no-such-task" in message
