@@ -44,6 +44,7 @@ from ..events import utcnow
 from ..request_trace import McpRequestTrace, RequestTracer
 from ..types import ToolResult
 from . import features, task_calls
+from .asyncwork import validation_ready
 from .connection_state import MAX_RESTARTS, RESTART_WINDOW, ConnectionState, Emit
 from .convert import RawTool
 from .exit_status import describe_exit
@@ -59,7 +60,6 @@ from .task_watch import TaskWatch
 from .tool_discovery import list_tools, listen, refresh_tools
 from .transport import open_transport, preflight
 from .ui import UiCache, ui_extension
-from .waiting import validation_ready
 from .wire import WireTap, traced
 
 __all__ = ["MAX_RESTARTS", "RESTART_WINDOW", "STOP_TIMEOUT", "ServerConnection"]

@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 from mcp import Client
 
 from ..errors import McpError, ToolCallTimeout
+from .asyncwork import wait_through_cancel
 from .deadline import Deadline, Deadlines
-from .waiting import wait_through_cancel
 
 __all__ = ["DRAIN_TIMEOUT", "OnError", "Request", "Session"]
 

@@ -15,9 +15,9 @@ import tools_server
 from mcp_helpers import DEMO_ARGS, Events, demo_stdio, gone, wait_until
 
 from synapse_nb.errors import McpError, ServerCrashedError, ServerStartError
+from synapse_nb.mcp_client.asyncwork import wait_through_cancel
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.info import TRANSITIONS
-from synapse_nb.mcp_client.waiting import wait_through_cancel
 
 pytestmark = pytest.mark.anyio
 
