@@ -383,8 +383,8 @@ class SynapseMagics(Magics):
             return Pending(mcp_read.run(state, sub, words), f"%mcp {sub} was cancelled; the server stays connected")
         if sub == "tasks":
             action, task_id = mcp_tasks.parse(words)
-            if action == "list":
-                return mcp_tasks.list_tasks(state)
+            if action in ("list", "all"):
+                return mcp_tasks.list_tasks(state, every=action == "all")
             if action == "cancel" and task_id is not None:
                 return Pending(_printed(mcp_tasks.cancel_async(state, task_id)), "cancelling the task was interrupted")
             assert task_id is not None

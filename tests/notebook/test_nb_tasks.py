@@ -68,6 +68,7 @@ def test_tasks_cancel_cancels_on_the_server(ip: Any, capsys: pytest.CaptureFixtu
 @pytest.mark.parametrize(("line", "says"), [
     ("tasks result nope", "no task 'nope' in the history"),
     ("tasks frob", "%mcp tasks cancel ID / %mcp tasks result ID"),
+    ("tasks --every", "%mcp tasks [--all]"),
     ("tasks cancel", "%mcp tasks cancel ID / %mcp tasks result ID"),
 ])
 def test_bad_task_commands_are_one_line(ip: Any, line: str, says: str) -> None:
@@ -100,3 +101,16 @@ def test_two_tasks_and_a_plain_call_of_one_model_reply_run_side_by_side(ip: Any,
     assert {t["tool_call_id"] for t in tasks} == calls  # each task linked to its turn's tool call
     assert {t["session_id"] for t in tasks} == {result.session_id}
     assert all(str(t["cell"]).startswith("In[") for t in tasks)
+
+
+def test_tasks_lists_this_notebooks_tasks_and_all_with_all(ip: Any) -> None:
+    _connect(ip)
+    ip.ns["__session__"] = "/work/first.ipynb"  # as JupyterLab tells the kernel its notebook
+    ip.line("mcp", 'call fm.echo text=plain')  # no task: not listed
+    ip.line("mcp", 'call fm.slow {"seconds": 0}')
+    ip.ns["__session__"] = "/work/second.ipynb"
+    ip.line("mcp", 'call fm.slow {"seconds": 0, "label": "other"}')
+    mine = ip.line("mcp", "tasks").to_dict("records")
+    assert [r["cell"].split()[0] for r in mine] == ["second.ipynb"]
+    every = ip.line("mcp", "tasks --all").to_dict("records")
+    assert sorted(r["cell"].split()[0] for r in every) == ["first.ipynb", "second.ipynb"]

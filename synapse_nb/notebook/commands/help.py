@@ -72,7 +72,7 @@ MCP_HELP = """\
   call SERVER.TOOL {"key": "value"}     call a tool by hand (JSON object,
   call SERVER.TOOL key=value ...        or key=value words; values parse as JSON when they can)
   call --detach SERVER.TOOL ...         a call run as an MCP task: leave it running on the server
-  tasks                                 MCP tasks of the history: server, tool, status, age, cell
+  tasks [--all]                         this notebook's MCP tasks (--all: every notebook's): status, age, cell
   tasks result ID | cancel ID           wait for a task's result | cancel it on its server
   disconnect NAME | --all               stop servers
   restart NAME                          restart a server (also one that crashed too often)

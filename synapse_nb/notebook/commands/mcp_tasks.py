@@ -52,28 +52,38 @@ class DetachedTask:
 
 
 def cell_label(state: SynapseState) -> str | None:
-    """The cell running now, as `In[N]` (what `%mcp tasks` shows as a task's cell)."""
+    """The cell running now, as `analysis.ipynb In[N]` (`In[N]` where the notebook's file is not known): what
+    `%mcp tasks` shows as a task's cell, and how it tells this notebook's tasks."""
     count = getattr(state.port.shell, "execution_count", None)
-    return f"In[{count}]" if count is not None else None
+    if count is None:
+        return None
+    notebook = _notebook(state)
+    return f"{notebook} In[{count}]" if notebook else f"In[{count}]"
 
 
 def parse(words: list[str]) -> tuple[str, str | None]:
-    """`%mcp tasks [cancel ID | result ID]` -> (action, task id)."""
+    """`%mcp tasks [--all | cancel ID | result ID]` -> (action, task id); action "all" lists every notebook's."""
     if not words:
         return "list", None
+    if words == ["--all"]:
+        return "all", None
     if words[0] in ("cancel", "result") and len(words) == 2:
         return words[0], words[1]
-    raise UsageError("%mcp tasks: list them with %mcp tasks, or %mcp tasks cancel ID / %mcp tasks result ID")
+    raise UsageError("%mcp tasks: list them with %mcp tasks [--all], or %mcp tasks cancel ID / %mcp tasks result ID")
 
 
-def list_tasks(state: SynapseState) -> pd.DataFrame:
-    """`%mcp tasks`: every task of the history (open ones first, then the newest), with its age and cell."""
+def list_tasks(state: SynapseState, *, every: bool = False) -> pd.DataFrame:
+    """`%mcp tasks`: this notebook's tasks of the history (`every`: all notebooks'; a kernel that does not know
+    its notebook lists all), open ones first, with their age and cell."""
     from ..output.listing import Listing
 
     frame = _tasks(state)
     now = utcnow()
+    notebook = None if every else _notebook(state)
     rows = []
     for r in frame.to_dict("records") if frame is not None else []:
+        if notebook and not str(r["cell"] or "").startswith(f"{notebook} "):
+            continue
         created = r.get("created_at")
         age = duration((now - created).total_seconds() * 1000) if created is not None and created == created else ""
         rows.append({"task_id": r["task_id"], "server": r["server"], "tool": r["tool"] or "", "status": r["status"],
@@ -122,6 +132,13 @@ def resume_open(state: SynapseState, server: str) -> list[str]:
             state.runner.spawn(_follow_quietly(state, row), name=name)
             started.append(str(row["task_id"]))
     return started
+
+
+def _notebook(state: SynapseState) -> str | None:
+    from pathlib import Path
+
+    path = state.port.notebook_path()
+    return Path(path).name if path else None
 
 
 # --- following one task ----------------------------------------------------------------------------------
