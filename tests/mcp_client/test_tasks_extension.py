@@ -16,6 +16,7 @@ from synapse_nb.errors import TaskDetachedError, TaskLostError
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
 from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
+from synapse_nb.mcp_client.sampling import SamplingReply, SamplingRequest
 from synapse_nb.mcp_client.task_watch import TaskWatch
 from synapse_nb.task_state import TaskState
 
@@ -72,6 +73,27 @@ async def test_input_required_is_answered_from_the_form_handler_once() -> None:
     assert asking
     assert asking[0].question == "What is your name?"
     assert seen[-1].status == "completed"
+
+
+async def test_a_sampling_question_is_answered_by_the_model_under_the_approval_policy() -> None:
+    asked: list[SamplingRequest] = []
+    approvals: list[str] = []
+
+    async def sample(request: SamplingRequest) -> SamplingReply:
+        asked.append(request)
+        return SamplingReply(text="tides come and go", model="scripted:test")
+
+    async def approve(request: SamplingRequest) -> bool:
+        approvals.append(request.server)
+        return True
+
+    async with McpHub(handlers=ClientHandlers(sample=sample, approve_sampling=approve)) as hub:
+        await hub.connect("fm", **tasks_stdio())  # type: ignore[arg-type]
+        result = await asyncio.wait_for(hub.call("fm__ask_model", {"topic": "tides"}), TIMEOUT)
+    assert result.text == "the model says: tides come and go"
+    assert approvals == ["fm"]
+    (request,) = asked
+    assert "A haiku about tides" in request.messages[-1].content
 
 
 async def test_an_interrupt_cancels_the_task_on_the_server_and_a_lost_task_is_one_line() -> None:

@@ -6,8 +6,9 @@ Runs in the tool venv under .tools/taskservers (the Makefile installs it), never
     python tasks_server.py stdio
     python tasks_server.py http PORT
 
-Tools: `sleep_sum` (may run as a task), `slow` (only as a task), `ask_name` (only as a task; it asks the
-client a form question half way, so the task goes `input_required`), `echo` (never a task).
+Tools: `sleep_sum` (may run as a task), `slow` (only as a task), `ask_name` and `ask_model` (only as tasks;
+they ask the client a form question / a sampling request half way, so the task goes `input_required`), `echo`
+(never a task).
 """
 
 from __future__ import annotations
@@ -57,6 +58,21 @@ async def ask_name(ctx: Context) -> str | mcp_types.InputRequiredResult:
     if not isinstance(answer, mcp_types.ElicitResult) or answer.action != "accept" or not answer.content:
         return f"no name ({getattr(answer, 'action', '?')})"
     return f"Hello, {answer.content['name']}!"
+
+
+@mcp.tool(task=TaskConfig(mode="required", poll_interval=POLL))
+async def ask_model(ctx: Context, topic: str) -> str | mcp_types.InputRequiredResult:
+    """Ask the client's model for a haiku on `topic` (a sampling request), then quote it; runs only as a task."""
+    answers = ctx.input_responses
+    if not answers or "haiku" not in answers:
+        return mcp_types.InputRequiredResult(input_requests={"haiku": mcp_types.CreateMessageRequest(
+            params=mcp_types.CreateMessageRequestParams(max_tokens=40, messages=[mcp_types.SamplingMessage(
+                role="user", content=mcp_types.TextContent(type="text", text=f"A haiku about {topic}, please.")
+            )]))})
+    answer = answers["haiku"]
+    if not isinstance(answer, mcp_types.CreateMessageResult) or not isinstance(answer.content, mcp_types.TextContent):
+        return f"no haiku ({type(answer).__name__})"
+    return f"the model says: {answer.content.text}"
 
 
 @mcp.tool
