@@ -257,6 +257,7 @@ class ServerConnection:
     def _task_call(self, req: Request, tool: str, arguments: Mapping[str, Any], watch: TaskWatch | None) -> TaskCall:
         return TaskCall(server=self.name, tool=tool, arguments=dict(arguments),
                         watch=watch if watch is not None else TaskWatch(), alive=req.alive, uncap=req.uncap,
+                        hold=req.hold,
                         sink=self.tasks.sink, ending=lambda: req.ended is not None)
 
     async def request(

@@ -57,6 +57,11 @@ class Request:
         if self.deadline is not None:
             self.deadline.push()
 
+    def hold(self) -> None:
+        """The client itself waits (between two polls of an MCP task): the deadline stops until `alive()`."""
+        if self.deadline is not None:
+            self.deadline.hold()
+
     def uncap(self) -> None:
         """The request became an MCP task: `timeout` still bounds each wait for the server, `max_total` no more."""
         if self.deadline is not None:

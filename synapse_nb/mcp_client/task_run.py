@@ -47,7 +47,9 @@ TaskSink = Callable[[TaskCreated | TaskStatusChanged], None]
 class TaskCall:
     """A task call in progress: which server and tool, its arguments, the caller's watch, and the hooks of its request.
 
-    `alive()` pushes the request's deadline back, `uncap()` lifts its maximum (a task lives as long as it takes);
+    `alive()` pushes the request's deadline back, `uncap()` lifts its maximum (a task lives as long as it takes),
+    `hold()` stops it while the client waits between polls (a server may ask for polls further apart than the
+    timeout);
     `sink` records the task's events; `ending()` is true once the
     hub itself ended the request (the server is stopping or crashed): that cancellation leaves the task running.
     """
@@ -59,6 +61,7 @@ class TaskCall:
     alive: Callable[[], None]
     sink: TaskSink
     uncap: Callable[[], None] = lambda: None
+    hold: Callable[[], None] = lambda: None
     ending: Callable[[], bool] = lambda: False
     created: bool = False
     answered: set[str] = field(default_factory=set)  # input request keys already answered (unique per task)
@@ -119,7 +122,9 @@ async def drive(ops: TaskOps, call: TaskCall, first: TaskState) -> mt.CallToolRe
                 if state.status == "input_required":
                     await ops.answer(poll)
                     call.alive()
+            call.hold()
             await watch.sleep(_interval(state, polls))
+            call.alive()
             polls += 1
     except asyncio.CancelledError:
         if not watch.detach_on_interrupt and not cancel_sent and not call.ending():

@@ -56,6 +56,18 @@ async def test_a_task_only_tool_runs_as_a_task_its_status_seen_and_recorded(ever
     assert seen[-1].duration_ms > 0
 
 
+async def test_a_timeout_shorter_than_the_poll_interval_bounds_each_answer_not_the_wait_between_polls(
+        everything: dict[str, object]) -> None:
+    """server-everything asks to be polled every second; a 0.5 s timeout still lets its 4 s task finish."""
+    seen: list[TaskState] = []
+    async with McpHub() as hub:
+        await _connect(hub, **everything)
+        result = await asyncio.wait_for(
+            hub.call(RESEARCH, {"topic": "kelp"}, timeout=0.5, task=TaskWatch(seen.append)), TIMEOUT)
+    assert "# Research Report: kelp" in result.text
+    assert seen[0].poll_interval_ms == 1000
+
+
 async def test_input_required_is_answered_from_the_form_handler(everything: dict[str, object]) -> None:
     forms: list[ElicitationForm] = []
 
