@@ -23,7 +23,7 @@ NPM_TOOLS  := $(TOOLS)/.npm-$(EVERYTHING_VERSION)-$(REFERENCE_NPM_VERSION)
 PYSERVERS  := $(TOOLS)/pyservers/.installed-$(REFERENCE_PY_VERSION)
 # A server framework that serves MCP tasks (issue 33): FastMCP with fastmcp-tasks, the server side of the
 # `io.modelcontextprotocol/tasks` extension of the 2026-07-28 revision, in a venv of its own (it pins its own mcp,
-# web stack and docket). tests/servers/tasks_server.py runs on it.
+# web stack and docket). tests/support/tasks_server.py runs on it.
 FASTMCP_TASKS_VERSION := 4.1.4
 TASKSERVERS := $(TOOLS)/taskservers/.installed-$(FASTMCP_TASKS_VERSION)
 # The OTLP receiver the tracing tests export to and read back from: Arize Phoenix (an open-source LLM
@@ -65,13 +65,14 @@ CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conforman
 # driver compile their bundles once per machine, not once per process.
 export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 
-.PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser clean help
-.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools
+.PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser postgres clean help
+.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts
 
 # The MCP Apps View widget's browser half (synapse_nb/notebook/apps/static/app_view.js, committed so that
 # the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
-# js/package-lock.json. `make widget-js` rebuilds it; the View fixtures of the tests read the View half of
-# ext-apps from the same js/node_modules.
+# js/package-lock.json, with the bundled packages' notices beside it (THIRD_PARTY_NOTICES.txt,
+# app_view.js.LEGAL.txt). `make widget-js` rebuilds them (js/build.mjs); the View fixtures of the tests read
+# the View half of ext-apps from the same js/node_modules.
 WIDGET_JS_DEPS := js/node_modules/.package-lock.json
 # The official MCP Apps example servers, pinned, into a folder of their own under .tools/.
 APPS_EXAMPLES_VERSION := 2.0.3
@@ -158,8 +159,19 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "Chromium is missing: run 'sudo apt-get install chromium' (or set CHROMIUM=/path/to/chromium), then rerun make test" >&2; exit 1; fi; }
 
-lint: venv
+# Debian's PostgreSQL for the lake's catalog in the tests and bench row 13 (tests/lake_services.py starts a
+# cluster of its own on a free 127.0.0.1 port and removes it after; moto's S3 server comes from the test extra).
+# Not in SETUP: its apt-get would race the browser's for dpkg's lock; `pytest` runs it once Chromium is in.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	  else echo "PostgreSQL is missing: run 'sudo apt-get install postgresql', then rerun make test" >&2; exit 1; fi; }
+
+# ruff over the Python; tsc (pinned in js/package.json) over the View's JavaScript, typed with // @ts-check and
+# JSDoc (js/tsconfig.json). The js deps are a prerequisite, so a fresh clone's `make test` installs them first.
+lint: venv $(WIDGET_JS_DEPS)
 	$(BIN)/ruff check synapse_nb tests bench scripts
+	cd js && npm run --silent typecheck
 
 typecheck: venv
 	$(BIN)/mypy
@@ -171,28 +183,35 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanit
 # so pytest-xdist runs WORKERS test files side by side; a file stays on one worker (its module-scoped kernel
 # or server starts once, a notebook's cells run in order). Every test has its own ports, tmp_path, history
 # file and data dirs (tests/conftest.py: clean_env), so the order of files does not matter to the results; for
-# the time, the longest files go first (tests/file_order.py; --no-loadscope-reorder keeps that order
+# the time, the longest files go first (tests/support/file_order.py; --no-loadscope-reorder keeps that order
 # where xdist would start with the files that hold the most tests), so no worker is left alone on one at the end.
 WORKERS ?= 3
-pytest: venv tools browser bench-tools
+pytest: venv tools browser bench-tools fonts postgres
 	SYNAPSE_CHROMIUM=$(CHROMIUM) $(WRITE_BYTECODE) $(PY) -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder $(NBVAL) tests notebooks
 
+# matplotlib lists the machine's fonts (it runs `fc-list`) and caches the list on its first import, once per
+# machine: seconds, and a process. A user's first plot pays that once; the suite's first plot would pay it inside
+# a test (a process started under `make quick`'s --forbid-spawn, seconds of a kernel test's wait on a busy machine),
+# so the runs pay it first (~0.3 s once the cache exists).
+fonts: venv
+	$(WRITE_BYTECODE) $(PY) -c 'import matplotlib.font_manager'
+
 # The fast loop: every test that runs in this process. The tests that start a process are marked
-# (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/spawn_guard.py)
+# (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/support/spawn_guard.py)
 # fails any test that starts one anyway, so an unmarked one cannot slip in.
 # Two workers (QUICK_WORKERS=0 runs it in one process). Bytecode is cached even where the environment says
 # PYTHONDONTWRITEBYTECODE (compiling the package and rewriting every test module's asserts each run costs
 # seconds), and nbval's plugin stays unloaded: it imports nbformat and jsonschema (~2.5 s per worker).
 QUICK_MARKERS := not (process or kernel or browser or node)
 QUICK_WORKERS ?= 2
-quick: venv
+quick: venv fonts
 	$(WRITE_BYTECODE) $(PY) -m pytest -q -n $(QUICK_WORKERS) --dist loadgroup -p no:nbval \
 		-m "$(QUICK_MARKERS)" --forbid-spawn tests
 
 demo: venv
 	$(WRITE_BYTECODE) $(PY) scripts/demo.py
 
-bench: venv tools bench-tools
+bench: venv tools bench-tools postgres
 	$(WRITE_BYTECODE) $(PY) bench/run.py
 
 bench-tools: $(JUPYTER_AI) $(LANGCHAIN_MCP)

@@ -1,6 +1,6 @@
 """Row 22: a tool call the server runs as an MCP task vs a plain call of the same tool.
 
-The server is FastMCP + fastmcp-tasks (tests/servers/tasks_server.py, the `io.modelcontextprotocol/tasks`
+The server is FastMCP + fastmcp-tasks (tests/support/tasks_server.py, the `io.modelcontextprotocol/tasks`
 extension of 2026-07-28) over streamable HTTP, one process for both sides. Its `sleep_sum` may run as a task:
 the server runs it as one for a client that declares the extension (McpHub, which then polls `tasks/get` from
 50 ms on, doubling up to the 300 ms the server asks for), inline for one that does not (the bare `mcp.Client`).
@@ -23,7 +23,8 @@ ARGS = {"a": 2, "b": 3, "seconds": 0}
 
 async def _task_vs_plain(size: Size) -> Row:
     from mcp import Client
-    from task_servers import tasks_http
+
+    from tests.support.task_servers import tasks_http
 
     n, rounds = size.pick((3, 2), (10, 20))
     with tempfile.TemporaryDirectory() as tmp, tasks_http(Path(tmp) / "server.log") as url:

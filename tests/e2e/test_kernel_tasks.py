@@ -4,24 +4,18 @@ interrupt cancels the task on the server before the cell ends."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import running_kernel
+
+import synapse_nb
+from tests.support.kernel_session import running_kernel
+from tests.support.task_servers import tasks_http
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
-
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from task_servers import tasks_http  # noqa: E402
-
-import synapse_nb  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ masked like a tool call's; a finished task's duration is the task's, by the serv
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import duckdb
 
@@ -71,3 +72,15 @@ def test_the_file_has_the_same_tasks_view(store: HistoryStore) -> None:
         from_file = con.sql("SELECT * FROM tasks ORDER BY task_id").df()
     assert list(from_file.columns) == list(from_reader.columns)
     assert from_file.astype(str).to_dict("records") == from_reader.astype(str).to_dict("records")
+
+
+def test_a_published_lake_has_the_tasks_too(store: HistoryStore, tmp_path: Path) -> None:
+    import synapse_nb
+
+    _record_two_tasks(store)
+    store.flush()
+    store.close()
+    lake = tmp_path / "lake"
+    published = synapse_nb.history(store.path).publish(lake)
+    assert published.rows["task_events"] == 4
+    _check(synapse_nb.history(lake).tasks())

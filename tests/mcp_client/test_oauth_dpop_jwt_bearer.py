@@ -1,4 +1,4 @@
-"""DPoP-bound tokens (oauth.dpop) and the jwt-bearer grant (grant jwt_bearer) against tests/oauth_server.py.
+"""DPoP-bound tokens (oauth.dpop) and the jwt-bearer grant (grant jwt_bearer) against tests/support/oauth_server.py.
 
 The server's DPoP test mode checks every proof (signature, htm/htu, iat, jti, ath, the key a token is bound
 to, its nonce) and refuses bearer use of a bound token; its jwt-bearer mode verifies the workload JWT's
@@ -17,13 +17,13 @@ from pathlib import Path
 
 import jwt
 import pytest
-from oauth_server import check_dpop_proof, dpop_thumbprint, follow, serve, workload_jwt
 
 from synapse_nb.errors import ConfigError, OAuthError
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.oauth.dpop import DPoPKey
 from synapse_nb.mcp_client.oauth.storage import TokenStore
 from synapse_nb.oauth_settings import OAuthSettings
+from tests.support.oauth_server import check_dpop_proof, dpop_thumbprint, follow, serve, workload_jwt
 
 pytestmark = pytest.mark.anyio
 
@@ -121,7 +121,9 @@ async def test_a_refused_workload_jwt_is_one_line_and_not_retried(store: TokenSt
 def test_the_new_oauth_options_parse_and_say_what_is_wrong() -> None:
     s = OAuthSettings.from_mapping({"grant": "jwt_bearer", "client_id": "ci", "assertion": "${env:JWT}",
                                     "dpop": True}, environ={"JWT": "eyJ.secret.jwt"})
-    assert (s.grant, s.assertion, s.dpop, s.auth_method) == ("jwt_bearer", "eyJ.secret.jwt", True, "none")
+    assert s.assertion is not None
+    assert (s.grant, s.assertion.get_secret_value(), s.dpop, s.auth_method) == ("jwt_bearer", "eyJ.secret.jwt", True,
+                                                                              "none")
     assert "eyJ.secret.jwt" not in repr(s)
     assert "eyJ.secret.jwt" in s.secrets
     for raw, says in [({"grant": "jwt_bearer", "client_id": "ci"}, "needs client_id and assertion"),

@@ -1,5 +1,5 @@
 """MCP tasks of the `io.modelcontextprotocol/tasks` extension (2026-07-28) against FastMCP + fastmcp-tasks, the
-extension's server side on PyPI (tests/servers/tasks_server.py, run from the tool venv the Makefile makes):
+extension's server side on PyPI (tests/support/tasks_server.py, run from the tool venv the Makefile makes):
 tasks required and optional, a question answered from a form, an interrupt, a lost task, two tasks and a plain
 call side by side, and a task that outlives the client that started it (streamable HTTP)."""
 
@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from task_servers import TaskEvents, tasks_http, tasks_stdio
 
 from synapse_nb.errors import TaskDetachedError, TaskLostError
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
@@ -19,6 +18,7 @@ from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.sampling import SamplingReply, SamplingRequest
 from synapse_nb.mcp_client.task_watch import TaskWatch
 from synapse_nb.task_state import TaskState
+from tests.support.task_servers import TaskEvents, tasks_http, tasks_stdio
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 TIMEOUT = 30

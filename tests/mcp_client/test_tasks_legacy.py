@@ -8,8 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_helpers import wait_until
-from task_servers import RESEARCH, TaskEvents, everything_http
 
 from synapse_nb.errors import TaskDetachedError, TaskError, TaskLostError
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
@@ -17,6 +15,8 @@ from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.task_watch import TaskWatch
 from synapse_nb.task_state import TaskState
+from tests.mcp_client.mcp_helpers import wait_until
+from tests.support.task_servers import RESEARCH, TaskEvents, everything_http
 
 pytestmark = pytest.mark.anyio
 TIMEOUT = 30

@@ -7,9 +7,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from npm_servers import EVERYTHING, node_for
 
 from synapse_nb.events import Event, ServerEvent
+from tests.support.npm_servers import EVERYTHING, node_for
 
 TASK_TOOL = "everything__simulate-research-query"
 TIMEOUT = 60

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from task_servers import TASKS_SERVER, tasks_python
 
 from synapse_nb.notebook.commands.mcp_tasks import DetachedTask
+from tests.support.task_servers import TASKS_SERVER, tasks_python
 
 pytestmark = pytest.mark.process
 TIMEOUT = 30

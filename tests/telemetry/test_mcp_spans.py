@@ -14,17 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from local_servers import free_port, wait_listening
-from npm_servers import EVERYTHING, node_for
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.trace import SpanKind, StatusCode
-from trace_helpers import Traced
 
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry
 from synapse_nb.errors import McpError
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.providers.scripted import ScriptedProvider
+from tests.support.local_servers import free_port, wait_listening
+from tests.support.npm_servers import EVERYTHING, node_for
+from tests.telemetry.trace_helpers import Traced
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
@@ -126,7 +126,7 @@ def everything_http() -> Iterator[str]:
     proc = subprocess.Popen([node, str(EVERYTHING), "streamableHttp"], env={**os.environ, "PORT": str(port)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        if not wait_listening(proc, port, 30):
+        if not wait_listening(proc, port, cpu=30):
             pytest.fail("server-everything did not listen over streamable HTTP")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:

@@ -2,7 +2,7 @@
 
 - server-everything (npm, pinned by the Makefile) serves the experimental tasks of 2025-11-25, over stdio
   and streamable HTTP (`node dist/index.js streamableHttp`, port from $PORT, path /mcp).
-- tests/servers/tasks_server.py on FastMCP + fastmcp-tasks (PyPI, the venv .tools/taskservers made by the
+- tests/support/tasks_server.py on FastMCP + fastmcp-tasks (PyPI, the venv .tools/taskservers made by the
   Makefile) serves the `io.modelcontextprotocol/tasks` extension of 2026-07-28, over stdio and HTTP.
 
 A server that is missing means the setup is broken: the test fails naming the make target, it never skips.
@@ -18,12 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from local_servers import free_port, stop, wait_listening
-from npm_servers import EVERYTHING, TOOLS, node_for
 
 from synapse_nb.events import Event, TaskCreated, TaskStatusChanged
+from tests.support.local_servers import free_port, stop, wait_listening
+from tests.support.npm_servers import EVERYTHING, TOOLS, node_for
 
-TASKS_SERVER = Path(__file__).resolve().parent / "servers" / "tasks_server.py"
+TASKS_SERVER = Path(__file__).resolve().parent / "tasks_server.py"
 TASKS_PYTHON = TOOLS / "taskservers" / "bin" / "python"
 RESEARCH = "everything__simulate-research-query"
 """server-everything's task tool (taskSupport required; `ambiguous: true` asks a form half way)."""
@@ -64,7 +64,7 @@ def _serving(argv: list[str], port: int, log: Path, env: dict[str, str] | None) 
         proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT,
                                 env={**os.environ, **env} if env else None)
     try:
-        if not wait_listening(proc, port, 30):
+        if not wait_listening(proc, port, cpu=30):
             raise AssertionError(f"{argv[1]} did not listen on {port}: {log.read_text(errors='replace')[-2000:]}")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
