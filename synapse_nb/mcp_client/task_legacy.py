@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-import mcp_types as mt
+import mcp.types as mt
 from mcp import Client, MCPError
 from mcp.client.session import ClientSession
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER

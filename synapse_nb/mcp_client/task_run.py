@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import anyio
-import mcp_types as mt
+import mcp.types as mt
 from mcp import MCPError
 
 from ..errors import TaskDetachedError, TaskError, TaskLostError

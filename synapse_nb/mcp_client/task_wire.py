@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, ClassVar, Literal
 
-import mcp_types as mt
+import mcp.types as mt
 from pydantic import Field
 
 from ..task_state import TaskForm, TaskState, TaskStatus
