@@ -20,10 +20,22 @@ REFERENCE_NPM := @modelcontextprotocol/server-filesystem@$(REFERENCE_NPM_VERSION
 REFERENCE_PY_VERSION := 2026.10.19
 REFERENCE_PY  := mcp-server-time==$(REFERENCE_PY_VERSION) mcp-server-git==$(REFERENCE_PY_VERSION)
 NPM_TOOLS  := $(TOOLS)/.npm-$(EVERYTHING_VERSION)-$(REFERENCE_NPM_VERSION)
+# The reference servers of a database (issue 38: secrets in their command line, tools that say nothing about
+# side effects), from npm into a folder of their own; the tests run them against PostgreSQL and Redis from
+# Debian's packages (`postgres`, `services`), which they start on 127.0.0.1 and stop.
+POSTGRES_SERVER_VERSION := 0.6.2
+REDIS_SERVER_VERSION := 2025.4.25
+DB_SERVERS_TOOLS := $(TOOLS)/dbservers
+DB_SERVERS := $(DB_SERVERS_TOOLS)/.installed-$(POSTGRES_SERVER_VERSION)-$(REDIS_SERVER_VERSION)
+# fastmcp from PyPI (the framework most Python MCP servers are written with), in a venv of its own (it pins its
+# own `mcp`): the tests of protocol pinning run a fastmcp server that asks the user (elicitation).
+FASTMCP_VERSION := 4.1.6
+FASTMCP := $(TOOLS)/fastmcp/.installed-$(FASTMCP_VERSION)
 PYSERVERS  := $(TOOLS)/pyservers/.installed-$(REFERENCE_PY_VERSION)
 # A server framework that serves MCP tasks (issue 33): FastMCP with fastmcp-tasks, the server side of the
 # `io.modelcontextprotocol/tasks` extension of the 2026-07-28 revision, in a venv of its own (it pins its own mcp,
-# web stack and docket). tests/support/tasks_server.py runs on it.
+# web stack and docket; fastmcp-tasks 4.1.4 pins fastmcp-slim 4.1.4, so not the fastmcp venv above). Runs
+# tests/support/tasks_server.py.
 FASTMCP_TASKS_VERSION := 4.1.4
 TASKSERVERS := $(TOOLS)/taskservers/.installed-$(FASTMCP_TASKS_VERSION)
 # The OTLP receiver the tracing tests export to and read back from: Arize Phoenix (an open-source LLM
@@ -66,7 +78,7 @@ CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conforman
 export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 
 .PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser postgres clean help
-.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts
+.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts db-servers fastmcp services
 
 # The MCP Apps View widget's browser half (synapse_nb/notebook/apps/static/app_view.js, committed so that
 # the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
@@ -103,7 +115,7 @@ $(VENV)/.installed: pyproject.toml
 
 # The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder,
 # and the OTLP receiver of the tracing tests.
-tools: $(NPM_TOOLS) $(PYSERVERS) $(TASKSERVERS) otel-receiver widget-js-deps apps-servers
+tools: $(NPM_TOOLS) $(PYSERVERS) $(TASKSERVERS) otel-receiver widget-js-deps apps-servers db-servers fastmcp services
 
 # One npm install for all three (the stamp's name carries the versions: a bump installs again).
 $(NPM_TOOLS):
@@ -111,6 +123,28 @@ $(NPM_TOOLS):
 	npm install --silent --no-audit --no-fund --prefix $(TOOLS) \
 	  @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) $(REFERENCE_NPM)
 	@touch $@
+
+db-servers: $(DB_SERVERS)
+
+$(DB_SERVERS):
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make test" >&2; exit 1; }
+	npm install --silent --no-audit --no-fund --prefix $(DB_SERVERS_TOOLS) \
+	  @modelcontextprotocol/server-postgres@$(POSTGRES_SERVER_VERSION) @modelcontextprotocol/server-redis@$(REDIS_SERVER_VERSION)
+	@touch $@
+
+fastmcp: $(FASTMCP)
+
+$(FASTMCP):
+	@test -x $(TOOLS)/fastmcp/bin/python || $(PYTHON) -m venv $(TOOLS)/fastmcp
+	$(TOOLS)/fastmcp/bin/python $(TOOL_PIP) fastmcp==$(FASTMCP_VERSION)
+	@touch $@
+
+# Redis from Debian's packages (the tests start their own instance; the system service stays off); PostgreSQL
+# comes from `postgres` below.
+services: postgres
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	  else echo "Redis is missing: run 'sudo apt-get install redis-server', then rerun make test" >&2; exit 1; fi; }
 
 $(PYSERVERS):
 	@test -x $(TOOLS)/pyservers/bin/python || $(PYTHON) -m venv $(TOOLS)/pyservers

@@ -37,7 +37,6 @@ from .commands.args import (
     ConfigFile,
     expand,
     parse_ask,
-    parse_call_arguments,
     parse_call_target,
     parse_connect,
     split,
@@ -367,7 +366,8 @@ class SynapseMagics(Magics):
             if not arguments.lstrip().startswith("{"):
                 arguments = expand(arguments, self._ns)
             target = parse_call_target(target_word)
-            call = mcp_cmd.call_async(state, target, parse_call_arguments(arguments), detach=detach)
+            # typed by the tool's schema once it is found
+            call = mcp_cmd.call_async(state, target, arguments, detach=detach)
             cancelled = f"the call of {target.server}.{target.tool} was cancelled; the server stays connected"
             return Pending(call, cancelled)
         words = split(expand(rest, self._ns), f"%mcp {sub}")
