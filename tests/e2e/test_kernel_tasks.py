@@ -85,4 +85,7 @@ def test_an_interrupt_cancels_the_task_on_the_server(tasks_url: str, tmp_path: P
         # the server says cancelled: the interrupted cell sent tasks/cancel before it ended
         asked = kernel.execute(f"%mcp tasks result {task_id}")
         assert asked.status == "error"
-        assert f"UsageError: task {task_id} of fm.slow was cancelled" in asked.stderr  # one line
+        assert asked.error is not None
+        assert asked.error["evalue"] == f"TaskError: task {task_id} of fm.slow was cancelled"
+        assert len(asked.error["traceback"]) == 1  # one line, named as what it is (TaskError)
+        assert "TaskError" in asked.error["traceback"][0]
