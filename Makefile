@@ -32,6 +32,12 @@ DB_SERVERS := $(DB_SERVERS_TOOLS)/.installed-$(POSTGRES_SERVER_VERSION)-$(REDIS_
 FASTMCP_VERSION := 4.1.6
 FASTMCP := $(TOOLS)/fastmcp/.installed-$(FASTMCP_VERSION)
 PYSERVERS  := $(TOOLS)/pyservers/.installed-$(REFERENCE_PY_VERSION)
+# A server framework that serves MCP tasks (issue 33): FastMCP with fastmcp-tasks, the server side of the
+# `io.modelcontextprotocol/tasks` extension of the 2026-07-28 revision, in a venv of its own (it pins its own mcp,
+# web stack and docket; fastmcp-tasks 4.1.4 pins fastmcp-slim 4.1.4, so not the fastmcp venv above). Runs
+# tests/support/tasks_server.py.
+FASTMCP_TASKS_VERSION := 4.1.4
+TASKSERVERS := $(TOOLS)/taskservers/.installed-$(FASTMCP_TASKS_VERSION)
 # The OTLP receiver the tracing tests export to and read back from: Arize Phoenix (an open-source LLM
 # observability server from PyPI that ingests OTLP/HTTP and understands the GenAI conventions), in a venv of
 # its own because it pins its own web stack. About 850 MB: 40 s to install here, 3 min on a busy network.
@@ -109,7 +115,7 @@ $(VENV)/.installed: pyproject.toml
 
 # The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder,
 # and the OTLP receiver of the tracing tests.
-tools: $(NPM_TOOLS) $(PYSERVERS) otel-receiver widget-js-deps apps-servers db-servers fastmcp services
+tools: $(NPM_TOOLS) $(PYSERVERS) $(TASKSERVERS) otel-receiver widget-js-deps apps-servers db-servers fastmcp services
 
 # One npm install for all three (the stamp's name carries the versions: a bump installs again).
 $(NPM_TOOLS):
@@ -136,6 +142,11 @@ $(FASTMCP):
 $(PYSERVERS):
 	@test -x $(TOOLS)/pyservers/bin/python || $(PYTHON) -m venv $(TOOLS)/pyservers
 	$(TOOLS)/pyservers/bin/python $(TOOL_PIP) $(REFERENCE_PY)
+	@touch $@
+
+$(TASKSERVERS):
+	@test -x $(TOOLS)/taskservers/bin/python || $(PYTHON) -m venv $(TOOLS)/taskservers
+	$(TOOLS)/taskservers/bin/python $(TOOL_PIP) fastmcp-tasks==$(FASTMCP_TASKS_VERSION)
 	@touch $@
 
 widget-js-deps: $(WIDGET_JS_DEPS)

@@ -59,7 +59,7 @@ def test_publish_appends_every_relation_once_and_again_only_what_is_new(db_path:
     first = synapse_nb.history(db_path).publish(lake)
 
     assert first.rows == {"sessions": 1, "messages": 4, "tool_calls": 7, "llm_calls": 2, "turns": 3,
-                          "server_events": 2}
+                          "server_events": 2, "task_events": 0}
     assert repr(first) == (f"published 19 rows to {lake} (6 commits): sessions 1, messages 4, tool_calls 7, "
                            "llm_calls 2, turns 3, server_events 2")
     assert sorted(p.name for p in lake.iterdir()) == ["catalog.db", "warehouse"]  # SQLite catalog beside it

@@ -80,6 +80,9 @@ MCP_HELP = """\
   call SERVER.TOOL {"key": "value"}     call a tool by hand (JSON object,
   call SERVER.TOOL key=value ...        or key=value words, typed by the tool's schema: a string
                                         parameter gets the word as written; never asks for approval)
+  call --detach SERVER.TOOL ...         a call run as an MCP task: leave it running on the server
+  tasks [--all]                         this notebook's MCP tasks (--all: every notebook's): status, age, cell
+  tasks result ID | cancel ID           wait for a task's result | cancel it on its server
   disconnect NAME | --all               stop servers
   restart NAME                          restart a server (also one that crashed too often)
   inspect [NAME]                        inspector widget: servers, tools, forms to call them

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ...errors import OAuthError, ServerStartError, SynapseError, UnknownServerError
+from ...errors import OAuthError, ServerStartError, SynapseError, TaskDetachedError, UnknownServerError
 from ...masking import SecretMask, config_secrets
+from ...mcp_client.task_watch import TaskWatch
 from ...server_config import ServerConfig
+from ...task_state import TaskState
 from ...types import ToolResult, ToolSpec, ToolUi
 from ..output.calls import CallProgress, call_bundle, call_text
 from ..output.live import LiveOutput
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
     from ...mcp_client.info import ServerInfo
     from ..state import SynapseState
+    from .mcp_tasks import DetachedTask
 
 __all__ = [
     "CallOutput",
@@ -45,8 +48,9 @@ __all__ = [
 SERVER_COLUMNS = ("server", "transport", "protocol", "state", "tools", "pid", "restarts", "endpoint", "roots",
                   "last_error")
 TOOL_COLUMNS = ("name", "server", "tool", "description", "parameters", "read_only", "destructive", "ui")
-TASK_NOTE = "needs MCP tasks: not offered to the model, cannot be called by hand"
+TASK_NOTE = "runs as an MCP task"
 """The `note` of a tool that only runs as an MCP task (`execution.taskSupport: required`)."""
+NO_TASKS_NOTE = "needs MCP tasks, which its server does not serve: not offered to the model"
 STDERR_LINES = 15
 clock: Callable[[], float] = time.perf_counter
 """The wall clock `%mcp connect` reports the wait with (a test sets a fake one)."""
@@ -181,7 +185,22 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     already = before is not None and info.connected_at == before
     line = _connected_line(info, waited, already=already, loading_ms=loading)
     out.finish(_progress(f"{GLYPH['ok']} {spec.name}: {line}"))
+    _follow_open_tasks(state, spec.name)
     return info
+
+
+def _follow_open_tasks(state: SynapseState, name: str) -> None:
+    """Tasks of `name` the history holds as open (started before a kernel restart) are followed again, in the
+    background: their results land in the history when they finish."""
+    from .mcp_tasks import resume_open
+
+    if not state.hub.serves_tasks(name):
+        return
+    ids = resume_open(state, name)
+    if ids:
+        state.port.publish({"text/plain": (
+            f"{name}: following {len(ids)} MCP task{'s' if len(ids) > 1 else ''} still open from before "
+            f"({', '.join(ids)}); their results land in the history; %mcp tasks shows them")}, None, False)
 
 
 def _connect_options_after_command(args: Sequence[str]) -> list[str]:
@@ -361,7 +380,7 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     if any(s.needs_task for s in specs):
         columns.append("note")
         for row, spec in zip(rows, specs, strict=True):
-            row["note"] = TASK_NOTE if spec.needs_task else ""
+            row["note"] = "" if not spec.needs_task else TASK_NOTE if _serves_tasks(state, spec) else NO_TASKS_NOTE
     return Listing(rows, columns=columns)
 
 
@@ -372,13 +391,15 @@ def _mcp_tools(state: SynapseState, *, every: bool = False) -> list[ToolSpec]:
     return list(state.hub.all_tools if every else state.hub.tools)
 
 
+def _serves_tasks(state: SynapseState, spec: ToolSpec) -> bool:
+    return spec.server is not None and state.has_hub and state.hub.serves_tasks(spec.server)
+
+
 def _task_refusal(server: str, tool: str) -> UsageError:
     """Why a tool that requires MCP tasks cannot be called, in one line."""
-    from importlib.metadata import version
-
     return UsageError(
-        f"%mcp call: {server}.{tool} needs MCP tasks (its execution.taskSupport is 'required'), which the "
-        f"mcp {version('mcp')} client does not implement yet; it is listed but not offered to the model"
+        f"%mcp call: {server}.{tool} needs MCP tasks (its execution.taskSupport is 'required'), and server "
+        f"{server!r} serves no tasks; it is listed but not offered to the model"
     )
 
 
@@ -476,16 +497,23 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     )
 
 
-async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any] | str) -> CallOutput:
-    """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
+async def call_async(
+    state: SynapseState, target: CallTarget, arguments: Mapping[str, Any] | str, *, detach: bool = False,
+) -> CallOutput | DetachedTask:
+    """`%mcp call [--detach] SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
 
     `arguments` is the arguments, or the text of the cell after the tool (a JSON object or `key=value`
     words, typed by the tool's input schema: args.parse_call_arguments).
 
-    While it runs, the cell shows the time waited and the server's progress reports. Cancelling it (an
-    interrupt) cancels the call: the server gets an MCP cancellation, the call is recorded as cancelled."""
+    While it runs, the cell shows the time waited and the server's progress reports; a call the server runs as
+    an MCP task shows the task (its id, status and message, and its question while it asks one). Cancelling it
+    (an interrupt) cancels the call: the server gets an MCP cancellation (`tasks/cancel` for a task), the call is
+    recorded as cancelled. `detach`: once the server has made the call a task, leave it running and say how to
+    come back to it (`%mcp tasks result ID`); a call that is no task just runs."""
+    from .mcp_tasks import DetachedTask, cell_label
+
     spec = find_tool(state, target)
-    if spec.needs_task:
+    if spec.needs_task and not _serves_tasks(state, spec):
         raise _task_refusal(target.server, spec.original_name or target.tool)
     if isinstance(arguments, str):
         arguments = parse_call_arguments(arguments, spec.input_schema)
@@ -500,7 +528,16 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
                 progress.report(done, total, message)
                 refresh()
 
-            result = await state.call_tool(spec.name, dict(arguments), on_progress=report)
+            def seen(task: TaskState) -> None:
+                progress.task = task
+                refresh()
+                if detach:
+                    watch.detach()
+
+            watch = TaskWatch(seen, cell=cell_label(state))
+            result = await state.call_tool(spec.name, dict(arguments), on_progress=report, task=watch)
+    except TaskDetachedError as exc:
+        return DetachedTask(target.server, spec.original_name or target.tool, exc.task_id)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not result.duration_ms:

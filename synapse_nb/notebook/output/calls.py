@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ...mcp_client.task_watch import status_text
+from ...task_state import TaskState
 from ...types import ContentBlock, ToolResult
 from ..turns.render import (
     IMAGE_PREVIEW_BYTES,
@@ -31,7 +33,7 @@ from .tabular import table_of
 
 __all__ = [
     "APP_MIME_TYPE", "CALL_REST", "CallProgress", "ResourcePart", "call_bundle", "call_text", "capped_plain",
-    "resource_part", "resource_parts", "read_bundle", "read_text",
+    "read_bundle", "read_text", "resource_part", "resource_parts", "task_line",
 ]
 
 CALL_REST = Rest(".text of this cell's value (_.text)", ".df of this cell's value (_.df)")
@@ -53,12 +55,14 @@ MUTED = f"color:{colour('muted')}"  # the palette's muted text, light and dark
 @dataclass
 class CallProgress:
     """A running `%mcp call` as its live output shows it: `calling demo.sleep … 3.2 s`, and once the server
-    reports progress, the bar, percentage and message of the %%synapse tool block (and the inspector)."""
+    reports progress, the bar, percentage and message of the %%synapse tool block (and the inspector); for a call
+    the server runs as an MCP task, the task's id, status and message, and its question while it asks one."""
 
     name: str
     progress: float | None = None
     total: float | None = None
     message: str | None = None
+    task: TaskState | None = None
 
     def report(self, progress: float, total: float | None, message: str | None) -> None:
         """The hub's `on_progress`: keep the last report (one without a message keeps the last message)."""
@@ -67,12 +71,19 @@ class CallProgress:
 
     def bundle(self, elapsed: str) -> Bundle:
         line = f"calling {self.name} … {elapsed}"
+        if self.task is not None:
+            line = f"{line}\n{task_line(self.task)}"
         if self.progress is None:
             return {"text/plain": line, "text/markdown": Html("*{}*").format(line)}
         return {
             "text/plain": f"{line}\n{progress_text(self.progress, self.total, self.message)}",
             "text/markdown": Html("*{}*\n\n{}").format(line, progress_html(self.progress, self.total, self.message)),
         }
+
+
+def task_line(task: TaskState) -> str:
+    """`task 3f2a… · working · Analyzing content...`, and what it asks while it waits for input."""
+    return status_text(task)
 
 
 # --- a call's result --------------------------------------------------------------------------------------
