@@ -31,7 +31,8 @@ from bench_store import load_calls as store_load_calls
 
 from synapse_nb.history.lake_catalog import LakeTables, partition_spec, table_schema
 from synapse_nb.history.lake_spec import lake_spec
-from synapse_nb.history.reader import History, history
+from synapse_nb.history.reader import History
+from synapse_nb.history.reading import history
 
 __all__ = ["row_lake"]
 

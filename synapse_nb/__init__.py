@@ -22,7 +22,8 @@ from .types import ContentBlock, Message, ToolCall, ToolResult, ToolSpec, Usage
 if TYPE_CHECKING:
     from .agent.orchestrator import Agent
     from .agent.tools import ToolRegistry, tool
-    from .history.reader import History, history
+    from .history.reader import History
+    from .history.reading import history
     from .history.store import HistoryStore
     from .mcp_client.hub import McpHub
 

@@ -6,7 +6,7 @@ Lake (lake_reader.py) with the same methods.
 
 `synapse_nb.history(path)` is the public reader function, but `synapse_nb.history` is also the name
 of this package, and once any of its modules is imported Python binds that name to the package. So
-the package itself is callable and forwards to `reader.history`: `synapse_nb.history()` works
+the package itself is callable and forwards to `reading.history`: `synapse_nb.history()` works
 whatever was imported first. Importing the package stays cheap (DuckDB loads on first use).
 """
 
@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .lake_spec import LakeSpec
-    from .reader import History, history
+    from .reader import History
+    from .reading import history
     from .store import HistoryStore
 
 __all__ = ["History", "HistoryStore", "history"]
@@ -27,16 +28,20 @@ __all__ = ["History", "HistoryStore", "history"]
 
 class _CallablePackage(types.ModuleType):
     def __call__(self, path: str | Path | LakeSpec | None = None) -> History:
-        from .reader import history
+        from .reading import history
 
         return history(path)
 
 
 def __getattr__(name: str) -> object:
-    if name in ("History", "history"):
-        from . import reader
+    if name == "History":
+        from .reader import History
 
-        return getattr(reader, name)
+        return History
+    if name == "history":
+        from .reading import history
+
+        return history
     if name == "HistoryStore":
         from .store import HistoryStore
 

@@ -44,29 +44,13 @@ if TYPE_CHECKING:
     from .lake import Published
     from .lake_spec import LakeSpec
 
-__all__ = ["History", "history"]
+__all__ = ["History"]
 
 logger = logging.getLogger("synapse_nb.history")
 
 READ_TIMEOUT = 30.0  # seconds a read waits for writers before it says the file is held elsewhere
 INGEST_ON_READ = 256 * 1024  # a read that finds this much spooled ingests it first rather than merging it
 INGEST_ON_READ_SECONDS = 5.0  # at most this long; the merge covers whatever is left
-
-def history(path: str | Path | LakeSpec | None = None) -> History:
-    """The recorded history in `path` (default: the file `SYNAPSE_DB` names, see config.history_path).
-
-    A lake (a folder, an s3:// warehouse, a catalog URI or a lake config .json: see lake_spec.py) opens
-    read-only as a `Lake`, with the same methods; any other path is a history file.
-    """
-    if path is not None:
-        from .lake_spec import LakeSpec, is_lake_target
-
-        if isinstance(path, LakeSpec) or is_lake_target(path):
-            from .lake_reader import Lake
-
-            return Lake(path)
-    return History(path)
-
 
 class History:
     """Sessions, messages, tool calls, LLM calls, turns and server events of one history file.

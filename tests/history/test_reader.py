@@ -15,7 +15,8 @@ import pytest
 import synapse_nb
 from synapse_nb.errors import HistoryError
 from synapse_nb.history.catalog import known_version, load_migrations
-from synapse_nb.history.reader import History, history
+from synapse_nb.history.reader import History
+from synapse_nb.history.reading import history
 from synapse_nb.history.schema import COLUMNS, RELATIONS
 from synapse_nb.history.store import HistoryStore
 from tests.history.history_events import at, conversation, raw, tool_call
