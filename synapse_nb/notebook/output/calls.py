@@ -26,7 +26,7 @@ from ..turns.render import (
 from ..turns.view import ToolCallView, duration, size_text
 from .live import Bundle
 from .palette import colour
-from .tabular import table_of
+from ...tables import table_of
 
 __all__ = [
     "APP_MIME_TYPE", "CALL_REST", "CallProgress", "ResourcePart", "call_bundle", "call_text", "capped_plain",

@@ -7,7 +7,7 @@ from typing import Any
 import pandas as pd
 
 from ...types import ToolResult
-from ..output.tabular import table_of
+from ...tables import table_of
 
 __all__ = ["ToolCallFrame", "result_frame"]
 

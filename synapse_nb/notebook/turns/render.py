@@ -17,7 +17,7 @@ from typing import Any
 from ..output.live import Bundle
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
-from ..output.tabular import Table, table_of
+from ...tables import Table, table_of
 from .result import parse_json_answer
 from .view import ToolCallView, TurnView, progress_fraction
 

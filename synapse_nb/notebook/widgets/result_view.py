@@ -10,7 +10,7 @@ from typing import Any
 import ipywidgets as w
 
 from ...types import ToolResult
-from ..output.tabular import Table, table_of
+from ...tables import Table, table_of
 from ..turns.render import progress_html
 from ._html import SPINNER, badge, esc, fmt_ms, json_block, pre
 

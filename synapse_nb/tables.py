@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...types import ToolResult
+from .types import ToolResult
 
 __all__ = ["Table", "markdown_table", "table_of", "table_of_value"]
 
