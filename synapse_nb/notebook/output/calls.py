@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ...tables import table_of
 from ...types import ContentBlock, ToolResult
 from ..turns.render import (
     IMAGE_PREVIEW_BYTES,
@@ -26,7 +27,6 @@ from ..turns.render import (
 from ..turns.view import ToolCallView, duration, size_text
 from .live import Bundle
 from .palette import colour
-from ...tables import table_of
 
 __all__ = [
     "APP_MIME_TYPE", "CALL_REST", "CallProgress", "ResourcePart", "call_bundle", "call_text", "capped_plain",

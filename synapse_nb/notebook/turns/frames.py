@@ -6,8 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-from ...types import ToolResult
 from ...tables import table_of
+from ...types import ToolResult
 
 __all__ = ["ToolCallFrame", "result_frame"]
 

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...tables import Table, table_of
 from ..output.live import Bundle
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
-from ...tables import Table, table_of
 from .result import parse_json_answer
 from .view import ToolCallView, TurnView, progress_fraction
 

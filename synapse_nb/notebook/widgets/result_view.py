@@ -9,8 +9,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from ...types import ToolResult
 from ...tables import Table, table_of
+from ...types import ToolResult
 from ..turns.render import progress_html
 from ._html import SPINNER, badge, esc, fmt_ms, json_block, pre
 
