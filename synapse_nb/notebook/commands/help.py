@@ -39,6 +39,10 @@ SYNAPSE_HELP = """\
                              cost the most (their tokens in every later prompt)
   sql QUERY                  SQL over the history (DataFrame); multi-line: %%synapse_sql
   sql --lake DIR QUERY       the same over a shared lake (SynapseMagics.publish_to publishes to one)
+  results                    the tool results the kernel holds by name (DataFrame): tables of over 20 rows
+                             and results over SynapseMagics.hold_over tokens (--hold-over on a cell or a
+                             connect); the model sees a summary and queries them with results__sql
+  results drop NAME|--all    forget held results (and their variables)
   inspect                    trace widget of the current session
   reset                      forget the current conversation (the next cell starts a new session)
   record PATH | off          write every model exchange and tool result to a cassette (JSON lines)

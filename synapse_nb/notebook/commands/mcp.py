@@ -25,6 +25,7 @@ from .args import CONNECT_OPTIONS, CallTarget
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ...agent.held import HoldPolicy
     from ...mcp_client.info import ServerInfo
     from ..state import SynapseState
 
@@ -418,6 +419,7 @@ class CallOutput:
     name: str
     arguments: Mapping[str, Any]
     result: ToolResult
+    held: str | None = None  # the variable the kernel holds the result in (a table of many rows, a big text)
 
     @property
     def text(self) -> str:
@@ -431,10 +433,10 @@ class CallOutput:
         return result_frame(self.result)
 
     def __repr__(self) -> str:
-        return call_text(self.name, self.result)
+        return call_text(self.name, self.result, held=self.held)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return call_bundle(self.name, self.arguments, self.result)
+        return call_bundle(self.name, self.arguments, self.result, held=self.held)
 
 
 def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
@@ -461,8 +463,11 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     )
 
 
-async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) -> CallOutput:
-    """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
+async def call_async(
+    state: SynapseState, target: CallTarget, arguments: Mapping[str, Any], hold: HoldPolicy | None = None,
+) -> CallOutput:
+    """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result; one `hold`
+    holds (a table of many rows, a big text) is kept by the kernel under a name the output shows (agent/held.py).
 
     While it runs, the cell shows the time waited and the server's progress reports. Cancelling it (an
     interrupt) cancels the call: the server gets an MCP cancellation, the call is recorded as cancelled."""
@@ -488,7 +493,10 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
 
         result = dataclasses.replace(result, duration_ms=(time.perf_counter() - started) * 1000)
     await _show_view(state, spec, arguments, result)
-    return CallOutput(name, dict(arguments), result)
+    held = None
+    if hold is not None and hold.holds(result, spec.server):
+        held = (await asyncio.to_thread(state.held.hold, result, tool=spec.name, call_id="")).name
+    return CallOutput(name, dict(arguments), result, held)
 
 
 async def _show_view(state: SynapseState, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult) -> None:

@@ -77,27 +77,30 @@ class CallProgress:
 # --- a call's result --------------------------------------------------------------------------------------
 
 
-def call_bundle(name: str, arguments: Mapping[str, Any], result: ToolResult) -> Bundle:
+def call_bundle(name: str, arguments: Mapping[str, Any], result: ToolResult, *, held: str | None = None) -> Bundle:
     """What `%mcp call` shows for its result: the %%synapse tool block of the call, opened (a table with a raw
     toggle, or the text capped with "show all"; images; structured content beside a text), and a plain text
     capped too. The rest is in the value's `.text` / `.df`."""
     view = ToolCallView("", name, arguments, approval="manual", status="error" if result.is_error else "ok",
-                        result=result, duration_ms=result.duration_ms)
+                        result=result, duration_ms=result.duration_ms, held=held)
     parts = [STYLE, tool_block(view, 0.0, opened=True, rest=CALL_REST)]
     structured = _structured_beside(result)
     if structured is not None:
         parts.append(f'<details class="snb-structured"><summary style="{MUTED}">structured content</summary>'
                      f"{capped_text(structured, CALL_REST)}</details>")
-    bundle: Bundle = {"text/plain": call_text(name, result), "text/html": "".join(parts)}
+    bundle: Bundle = {"text/plain": call_text(name, result, held=held), "text/html": "".join(parts)}
     images = [i for i in result.images if len(i.data or "") <= IMAGE_PREVIEW_BYTES]
     if len(images) == 1 and len(result.images) == 1:  # frontends without HTML show the image itself
         bundle[images[0].mime_type or "image/png"] = images[0].data
     return bundle
 
 
-def call_text(name: str, result: ToolResult) -> str:
-    """`demo.query → ok (6.0 s)`, a table's size, then the result's text, capped."""
+def call_text(name: str, result: ToolResult, *, held: str | None = None) -> str:
+    """`demo.query → ok (6.0 s)`, the name the kernel holds it under, a table's size, then the result's text,
+    capped."""
     head = f"{name} → {'error' if result.is_error else 'ok'} ({duration(result.duration_ms)})"
+    if held:
+        head += f" · held as {held}"
     table = None if result.is_error else table_of(result)
     lines = [head]
     if table is not None and table.columns:

@@ -173,6 +173,8 @@ def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Re
         f'{icon} <code>{_esc(call.call_line)}</code>{where} '
         f'<span class="snb-outcome snb-{call.status}" style="color:{colour};font-weight:600;white-space:nowrap">'
         f"{_esc(call.outcome(now))}</span>"
+        + (f' <span class="snb-held-name" style="color:{MUTED}">→ <code>{_esc(call.held)}</code></span>'
+           if call.held else "")
     )
     body: list[str] = [f'<div style="{LABEL}">arguments</div>']
     if call.status == "streaming":
@@ -231,6 +233,9 @@ def _result_html(call: ToolCallView, rest: Rest) -> str:
     label = "result (error)" if call.status == "error" else "result"
     colour = f";{ON_RED}" if call.status == "error" else ""
     out = [f'<div style="{LABEL}{";color:" + RED if call.status == "error" else ""}">{label}</div>']
+    if call.held:
+        out.append(f'<div class="snb-held" style="color:{MUTED}">held in the kernel as <code>{_esc(call.held)}</code>'
+                   " (all of it; the model was given a summary and can query it with results__sql)</div>")
     table = table_of(call.result) if call.status == "ok" else None
     if table is not None and table.columns:
         out.append(_table_html(table, text, rest))
@@ -346,7 +351,8 @@ def plain(view: TurnView) -> str:
     for part in view.parts[view.first:]:
         if isinstance(part, ToolCallView):
             where = f" on {part.server}" if part.server else ""
-            lines.append(f"[tool] {part.call_line}{where} {part.outcome(now)}")
+            held = f" → held as {part.held}" if part.held else ""
+            lines.append(f"[tool] {part.call_line}{where} {part.outcome(now)}{held}")
             if part.status == "running" and part.progress is not None:
                 lines.append("       " + progress_text(part.progress, part.total, part.progress_message))
             detail = part.error or part.result_text

@@ -83,6 +83,7 @@ class ToolCallView:
     total: float | None = None
     progress_message: str | None = None
     asking: bool = False  # the user is asked to approve this call now
+    held: str | None = None  # the variable the kernel holds the whole result in (the model got a summary)
 
     @property
     def result_text(self) -> str:
@@ -267,6 +268,7 @@ class TurnView:
             view.status = "error" if event.is_error else "ok"
         view.result = event.result
         view.error = event.error
+        view.held = event.held
         self._waiting_since = self.clock()
 
     def _end(self, status: Status, iterations: int, usage: Usage, duration_ms: float) -> None:
