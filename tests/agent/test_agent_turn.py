@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import pytest
-from agent_fakes import Recorder
 
 from synapse_nb.agent.approval import ApprovalPolicy
 from synapse_nb.agent.orchestrator import Agent
@@ -18,6 +17,7 @@ from synapse_nb.events import MessageAdded, SessionStarted, ToolCallFinished, Tu
 from synapse_nb.protocols import ProviderChunk
 from synapse_nb.providers.scripted import ScriptedProvider
 from synapse_nb.types import ContentBlock, Message, ToolResult, ToolSpec
+from tests.agent.agent_fakes import Recorder
 
 pytestmark = pytest.mark.anyio
 TIMEOUT = 5.0
