@@ -25,6 +25,7 @@ def query_frames(sql: str, tables: Mapping[str, Any]) -> pd.DataFrame:
     try:
         for name, frame in tables.items():
             con.register(name, frame)
+        con.execute("SET enable_progress_bar = false")  # it would print into the user's cell
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
         return con.execute(sql).df()

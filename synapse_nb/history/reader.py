@@ -301,7 +301,8 @@ class History:
 
     def _memory(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
-            self._con = duckdb.connect(":memory:")  # kept: making one costs ~15 ms, attaching ~1 ms
+            # kept: making one costs ~15 ms, attaching ~1 ms; no progress bar: it would print into the user's cell
+            self._con = duckdb.connect(":memory:", config={"enable_progress_bar": False})
             self._shape = self._union = None
         return self._con
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from llm_server import LlmServer, call, text, tool_calls
 
 from synapse_nb.agent.held import HeldResults, HoldPolicy
 from synapse_nb.agent.held_summary import SUMMARY_CHARS
@@ -23,6 +22,7 @@ from synapse_nb.errors import AgentError
 from synapse_nb.history.frames_sql import query_frames
 from synapse_nb.providers.openai import OpenAIProvider
 from synapse_nb.types import ContentBlock, ToolResult
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 REGIONS = ("north", "south", "east", "west")
