@@ -29,6 +29,7 @@ from .problem import FIX, describe_error
 
 __all__ = [
     "FIX",
+    "QUIET",
     "HistoryLockTimeout",
     "describe_error",
     "file_lock",
@@ -41,8 +42,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-_QUIET: dict[str, str | bool | int | float | list[str]] = {"enable_progress_bar": False}
-"""DuckDB prints a progress bar to stdout for a query over 2 s (ingesting a 50,000-row result): in the user's cell."""
+QUIET = "SET enable_progress_bar = false"
+"""DuckDB prints a progress bar to stdout for a query over 2 s (ingesting a 50,000-row result): in the user's cell.
+(A connection setting: DuckDB refuses it in `connect(config=...)` as a global option.)"""
 
 # One lock per history file for this whole process. This is process-wide state by nature (it guards a
 # process-wide resource, DuckDB's file lock), so it is a module-level registry, not extension state.
@@ -133,10 +135,10 @@ def opened(
     """`connect` holding the in-process file lock while connected; closes (releasing the file) on exit."""
     lock = file_lock(path)
     con = retry_locked(
-        lambda: duckdb.connect(str(path), read_only=read_only, config=_QUIET), path, deadline=deadline, stop=stop,
-        lock=lock
+        lambda: duckdb.connect(str(path), read_only=read_only), path, deadline=deadline, stop=stop, lock=lock
     )
     try:
+        con.execute(QUIET)
         yield con
     finally:
         try:
