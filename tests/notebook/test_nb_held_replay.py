@@ -42,7 +42,8 @@ def test_a_held_result_is_recorded_whole_and_held_again_on_replay(
                  text("south sells more."))
     ip.cell(CELL, "Sales by region?")
     recorded = ip.ns["_synapse"]
-    assert recorded.held == ("sales_1",) and ip.ns["sales_1"].shape == (500, 3)
+    assert recorded.held == ("sales_1",)
+    assert ip.ns["sales_1"].shape == (500, 3)
     ip.line("synapse", "record off")
     tools = [json.loads(line) for line in path.read_text().splitlines() if '"type": "tool"' in line]
     assert len(json.loads(tools[0]["result"]["content"][0]["text"])) == 500  # the whole result, not the summary
@@ -55,5 +56,6 @@ def test_a_held_result_is_recorded_whole_and_held_again_on_replay(
     replayed = ip.ns["_synapse"]
     assert replayed.status == "finished", replayed.error
     assert replayed.text == "south sells more."
-    assert replayed.held == ("sales_1",) and ip.ns["sales_1"].shape == (500, 3)
+    assert replayed.held == ("sales_1",)
+    assert ip.ns["sales_1"].shape == (500, 3)
     assert [c.result.text for c in replayed.calls] == [c.result.text for c in recorded.calls]

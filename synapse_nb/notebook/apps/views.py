@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import SynapseError
 from ...types import ToolResult, ToolSpec
 from ..output.live import Publisher
+from ..output.markup import Html
 from ..turns.render import Rest
 from .context import ModelContexts
 from .kernel_host import KernelAppHost
@@ -116,7 +117,7 @@ class AppViews:
         if settings is None:
             return False
         companion.publish({"text/plain": f"message from the view: {text}",
-                           "text/markdown": f"> *message from the view:* {_quote(text)}"}, None, False)
+                           "text/markdown": Html("> *message from the view:* {}").format(_quote(text))}, None, False)
         try:
             task = view_turn(self.state, settings, session, text, model=model, publish=companion.publish,
                              ask=companion.ask)
@@ -155,7 +156,5 @@ def _resource_meta(resource: Any) -> dict[str, Any]:
     return meta
 
 
-def _quote(text: str) -> str:
-    import html
-
-    return html.escape(" ".join(text.split()))
+def _quote(text: str) -> Html:
+    return Html.escape(" ".join(text.split()))

@@ -13,9 +13,11 @@ from typing import Any
 
 import pandas as pd
 
+from .markup import Html
+
 __all__ = ["Listing"]
 
-_WRAP = (
+_WRAP = Html(
     "<style>.snb-listing td{white-space:pre-wrap;text-align:left;vertical-align:top;max-width:60ch;"
     "overflow-wrap:break-word}</style>"
 )
@@ -33,11 +35,12 @@ class Listing(pd.DataFrame):  # type: ignore[misc]  # pandas has no type stubs h
         frame = pd.DataFrame(self)
         return frame.astype(object).where(frame.notna(), "")
 
-    def _repr_html_(self) -> str | None:
+    def _repr_html_(self) -> Html | None:
         with pd.option_context("display.max_rows", None, "display.max_colwidth", None,
                                "display.max_columns", None):
             html = self._shown()._repr_html_()
-        return None if html is None else f'<div class="snb-listing">{_WRAP}{html}</div>'
+        # pandas escapes the cells of the table it writes: its HTML goes in as it is
+        return None if html is None else Html('<div class="snb-listing">{}{}</div>').format(_WRAP, Html(html))
 
     def __repr__(self) -> str:
         with pd.option_context("display.max_rows", None, "display.max_colwidth", None,

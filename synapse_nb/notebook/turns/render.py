@@ -8,7 +8,6 @@ Icons are inline SVG or glyphs DejaVu Sans has; nothing needs an emoji font.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Any
 
 from ...tables import Table, table_of
 from ..output.live import Bundle
+from ..output.markup import Html, join
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
 from .result import parse_json_answer
@@ -67,7 +67,7 @@ CELL = f"border:1px solid {LINE};padding:2px 6px;text-align:left;vertical-align:
 LABEL = f"font-size:11px;font-weight:600;text-transform:uppercase;letter-spacing:.04em;color:{MUTED};margin-top:4px"
 
 # One line (a Markdown HTML block must not contain a blank line).
-STYLE = (
+STYLE = Html(
     DARK_STYLE + "<style>"
     ".snb-turn-tool>summary{cursor:pointer}"
     ".snb-all>summary,.snb-raw>summary{cursor:pointer;font-size:11px;display:inline-block;"
@@ -85,13 +85,13 @@ STYLE = (
 )
 
 # A wrench drawn with strokes (no icon font, no emoji).
-WRENCH = (
+WRENCH = Html(
     '<svg width="13" height="13" viewBox="0 0 16 16" aria-hidden="true" style="vertical-align:-2px">'
     '<path d="M10.5 1.5a4 4 0 0 0-3.8 5.3L1.8 11.7a1.4 1.4 0 0 0 2 2l4.9-4.9a4 4 0 0 0 5.3-3.8l-2.3 2.3'
     '-2.1-.6-.6-2.1 2.3-2.3a4 4 0 0 0-.8-.1z" fill="none" stroke="currentColor" stroke-width="1.4" '
     'stroke-linejoin="round"/></svg>'
 )
-SPINNER = '<span class="snb-spin" aria-label="running"></span>'
+SPINNER = Html('<span class="snb-spin" aria-label="running"></span>')
 
 
 def render(view: TurnView) -> Bundle:
@@ -124,15 +124,16 @@ def markdown(view: TurnView) -> str:
         return "\n\n".join(blocks)
     activity = view.activity
     if activity:
-        blocks.append(f'<div class="snb-activity" style="color:{MUTED}">{SPINNER} {_esc(activity)}</div>')
-    blocks.extend(f"> {_esc(note)}" for note in view.notes)
+        blocks.append(Html('<div class="snb-activity" style="color:{}">{} {}</div>').format(MUTED, SPINNER, activity))
+    blocks.extend(Html("> {}").format(note) for note in view.notes)
     if view.shown_error:
         colour = COLOURS["budget_exceeded"] if view.status == "budget_exceeded" else RED
-        blocks.append(f'<pre style="{PRE};color:{colour}">{_one_line(view.shown_error)}</pre>')
+        blocks.append(Html('<pre style="{};color:{}">{}</pre>').format(PRE, colour, _one_line(view.shown_error)))
     colour = COLOURS.get(view.tone, MUTED)
     if view.footer_elsewhere:
         return "\n\n".join(blocks)
-    blocks.append(f'<sub class="snb-footer snb-{view.tone}" style="color:{colour}">{_esc(view.footer)}</sub>')
+    blocks.append(Html('<sub class="snb-footer snb-{}" style="color:{}">{}</sub>').format(view.tone, colour,
+                                                                                        view.footer))
     return "\n\n".join(blocks)
 
 
@@ -150,72 +151,73 @@ def _capped_answer(text: str) -> list[str]:
         return [text]
     return [
         _show_all(text.count("\n") + 1, "lines"),
-        '<div class="snb-cap snb-answer-cap" style="max-height:36em;overflow:auto">',
-        _close_fence(text),  # an open code fence would swallow the closing tag
-        "</div>",
+        Html('<div class="snb-cap snb-answer-cap" style="max-height:36em;overflow:auto">'),
+        _close_fence(text),  # Markdown, not HTML (an open code fence would swallow the closing tag)
+        Html("</div>"),
     ]
 
 
-def _show_all(count: int, unit: str) -> str:
-    return (
+def _show_all(count: int, unit: str) -> Html:
+    return Html(
         '<details class="snb-all"><summary><span class="snb-more">show all '
-        f'({count:,} {unit})</span><span class="snb-less" style="display:none">show less</span></summary></details>'
-    )
+        '({:,} {})</span><span class="snb-less" style="display:none">show less</span></summary></details>'
+    ).format(count, unit)
 
 
-def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Rest = TURN_REST) -> str:
+def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Rest = TURN_REST) -> Html:
     """One tool call: a one-line summary; expanded (`opened`, or while it reports progress), its arguments and
     result in a bordered, tinted box. `rest` says where the parts of a capped result are."""
     colour = COLOURS[call.status]
     icon = SPINNER if call.status in ("running", "streaming") else WRENCH
-    where = f' <span style="color:{MUTED}">on {_esc(call.server)}</span>' if call.server else ""
-    summary = (
-        f'{icon} <code>{_esc(call.call_line)}</code>{where} '
-        f'<span class="snb-outcome snb-{call.status}" style="color:{colour};font-weight:600;white-space:nowrap">'
-        f"{_esc(call.outcome(now))}</span>"
-        + (f' <span class="snb-held-name" style="color:{MUTED}">→ <code>{_esc(call.held)}</code></span>'
-           if call.held else "")
-    )
-    body: list[str] = [f'<div style="{LABEL}">arguments</div>']
+    where = Html(' <span style="color:{}">on {}</span>').format(MUTED, call.server) if call.server else ""
+    held = Html(' <span class="snb-held-name" style="color:{}">→ <code>{}</code></span>').format(
+        MUTED, call.held) if call.held else ""
+    summary = Html(
+        '{} <code>{}</code>{} '
+        '<span class="snb-outcome snb-{}" style="color:{};font-weight:600;white-space:nowrap">{}</span>{}'
+    ).format(icon, call.call_line, where, call.status, colour, call.outcome(now), held)
+    body: list[Html] = [Html('<div style="{}">arguments</div>').format(LABEL)]
     if call.status == "streaming":
-        body.append(f'<pre style="{PRE}">{_one_line(call.streamed or " ")}</pre>')
+        body.append(Html('<pre style="{}">{}</pre>').format(PRE, _one_line(call.streamed or " ")))
     else:
-        body.append(f'<pre style="{PRE}">{_one_line(_arguments_text(call.arguments) or "(none)")}</pre>')
+        arguments = _arguments_text(call.arguments) or "(none)"
+        body.append(Html('<pre style="{}">{}</pre>').format(PRE, _one_line(arguments)))
     if call.status == "running" and call.progress is not None:
         body.append(_progress(call))
     if call.error and call.status == "cancelled":
-        body.append(f'<div style="{LABEL}">cancelled</div>')
+        body.append(Html('<div style="{}">cancelled</div>').format(LABEL))
     elif call.error:
-        body.append(f'<div style="{LABEL};color:{RED}">error</div>'
-                    f'<pre style="{PRE};{ON_RED}">{_one_line(call.error)}</pre>')
+        body.append(Html('<div style="{};color:{}">error</div><pre style="{};{}">{}</pre>').format(
+            LABEL, RED, PRE, ON_RED, _one_line(call.error)))
     elif call.result is not None:
         body.append(_result_html(call, rest))
     is_open = " open" if opened or (call.status == "running" and call.progress is not None) else ""
-    return (
-        f'<div class="snb-turn-tool snb-call-{call.status}" style="margin:4px 0 14px 0">'
-        f'<details class="snb-turn-tool"{is_open}><summary>{summary}</summary>'
-        f'<div class="snb-tool-body" style="{BOX.format(accent=colour)}">{"".join(body)}</div></details>'
-        f"</div>"
-    )
+    return Html(
+        '<div class="snb-turn-tool snb-call-{}" style="margin:4px 0 14px 0">'
+        '<details class="snb-turn-tool"{}><summary>{}</summary>'
+        '<div class="snb-tool-body" style="{}">{}</div></details></div>'
+    ).format(call.status, is_open, summary, BOX.format(accent=colour), join(body))
 
 
-def _progress(call: ToolCallView) -> str:
+def _progress(call: ToolCallView) -> Html:
     assert call.progress is not None
     return progress_html(call.progress, call.total, call.progress_message)
 
 
-def progress_html(progress: float, total: float | None, message: str | None) -> str:
+def progress_html(progress: float, total: float | None, message: str | None) -> Html:
     """A running call's progress: a bar (indeterminate without a total), the amount and the server's message.
     Shared by the cell's tool blocks and the inspector's result area."""
     fraction = progress_fraction(progress, total)
     if fraction is not None:
-        bar = f'<progress value="{fraction:.3f}" max="1" style="width:240px;vertical-align:middle"></progress>'
+        bar = Html('<progress value="{:.3f}" max="1" style="width:240px;vertical-align:middle"></progress>'
+                   ).format(fraction)
         amount = f"{fraction * 100:.0f}%"
     else:
-        bar = '<progress style="width:240px;vertical-align:middle"></progress>'
+        bar = Html('<progress style="width:240px;vertical-align:middle"></progress>')
         amount = f"{progress:g}"
-    shown = f" {_esc(message)}" if message else ""
-    return f'<div class="snb-progress">{bar} <span style="color:{MUTED}">{_esc(amount)}{shown}</span></div>'
+    shown = f" {message}" if message else ""
+    return Html('<div class="snb-progress">{} <span style="color:{}">{}{}</span></div>').format(bar, MUTED, amount,
+                                                                                                shown)
 
 
 def progress_text(progress: float, total: float | None, message: str | None) -> str:
@@ -227,15 +229,15 @@ def progress_text(progress: float, total: float | None, message: str | None) -> 
     return f"{bar}{amount}" + (f" {message}" if message else "")
 
 
-def _result_html(call: ToolCallView, rest: Rest) -> str:
+def _result_html(call: ToolCallView, rest: Rest) -> Html:
     assert call.result is not None
     text = call.result_text
     label = "result (error)" if call.status == "error" else "result"
     colour = f";{ON_RED}" if call.status == "error" else ""
-    out = [f'<div style="{LABEL}{";color:" + RED if call.status == "error" else ""}">{label}</div>']
+    out = [Html('<div style="{}{}">{}</div>').format(LABEL, ";color:" + RED if call.status == "error" else "", label)]
     if call.held:
-        out.append(f'<div class="snb-held" style="color:{MUTED}">held in the kernel as <code>{_esc(call.held)}</code>'
-                   " (all of it; the model was given a summary and can query it with results__sql)</div>")
+        out.append(Html('<div class="snb-held" style="color:{}">held in the kernel as <code>{}</code> (all of it; the '
+                        "model was given a summary and can query it with results__sql)</div>").format(MUTED, call.held))
     table = table_of(call.result) if call.status == "ok" else None
     if table is not None and table.columns:
         out.append(_table_html(table, text, rest))
@@ -243,11 +245,11 @@ def _result_html(call: ToolCallView, rest: Rest) -> str:
         out.append(capped_text(text, rest, colour=colour))
     for image in call.result.images:
         if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES:
-            out.append(f'<img src="data:{image.mime_type or "image/png"};base64,{image.data}"/>')
-    return "".join(out)
+            out.append(Html('<img src="data:{};base64,{}"/>').format(image.mime_type or "image/png", image.data))
+    return join(out)
 
 
-def capped_text(text: str, rest: Rest = TURN_REST, *, colour: str = "") -> str:
+def capped_text(text: str, rest: Rest = TURN_REST, *, colour: str = "") -> Html:
     """A text in a scroll box, "show all" above it when it is long: its first RESULT_PREVIEW characters
     (one-line JSON indented first, see `readable`), then a line saying how much more there is and where."""
     shown = readable(text)
@@ -255,7 +257,8 @@ def capped_text(text: str, rest: Rest = TURN_REST, *, colour: str = "") -> str:
         more = len(shown) - RESULT_PREVIEW
         shown = shown[:RESULT_PREVIEW] + f"\n… {more:,} more characters in {rest.text}"
     lines = shown.count("\n") + 1
-    box = f'<pre class="snb-cap" style="{PRE};{CAPPED}{colour}">{_one_line(shown or "(empty)")}</pre>'
+    box = Html('<pre class="snb-cap" style="{};{}{}">{}</pre>').format(PRE, CAPPED, colour,
+                                                                      _one_line(shown or "(empty)"))
     return (_show_all(lines, "lines") + box) if lines > CAP_LINES else box
 
 
@@ -272,30 +275,30 @@ def readable(text: str) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def _table_html(table: Table, raw: str, rest: Rest) -> str:
+def _table_html(table: Table, raw: str, rest: Rest) -> Html:
     rows = table.rows[:TABLE_ROWS]
-    head = "".join(f'<th style="{CELL}">{_esc(c)}</th>' for c in table.columns)
-    body = "".join(
-        "<tr>" + "".join(f'<td style="{CELL}">{_esc(_cell(v))}</td>' for v in row) + "</tr>" for row in rows
+    head = join(Html('<th style="{}">{}</th>').format(CELL, c) for c in table.columns)
+    body = join(
+        Html("<tr>{}</tr>").format(join(Html('<td style="{}">{}</td>').format(CELL, _cell(v)) for v in row))
+        for row in rows
     )
     more = len(table.rows) - len(rows)
-    note = f'<div style="color:{MUTED};font-size:11px">{more:,} more rows in {_esc(rest.rows)}</div>' if more else ""
+    note = (Html('<div style="color:{};font-size:11px">{:,} more rows in {}</div>').format(MUTED, more, rest.rows)
+            if more else "")
     count = f"{len(table.rows):,} row{'s' if len(table.rows) != 1 else ''} · {len(table.columns)} columns"
     capped = len(rows) > CAP_LINES
-    grid = (
-        f'<div class="snb-table-box"><div class="snb-cap" style="{CAPPED if capped else ""}">'
-        f'<table class="snb-tbl" style="border-collapse:collapse;font-size:12px"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div>{note}</div>"
-    )
+    grid = Html(
+        '<div class="snb-table-box"><div class="snb-cap" style="{}">'
+        '<table class="snb-tbl" style="border-collapse:collapse;font-size:12px"><thead><tr>{}</tr></thead>'
+        "<tbody>{}</tbody></table></div>{}</div>"
+    ).format(CAPPED if capped else "", head, body, note)
     raw = readable(raw)
     raw_text = raw if len(raw) <= RESULT_PREVIEW else raw[:RESULT_PREVIEW] + f"\n… the rest in {rest.text}"
-    toggle = (
-        f'<details class="snb-raw"><summary>raw</summary><pre style="{PRE};{CAPPED}">{_one_line(raw_text)}</pre>'
-        "</details>"
-    )
-    caption = f'<span style="color:{MUTED};font-size:11px">{_esc(count)}</span> '
+    toggle = Html('<details class="snb-raw"><summary>raw</summary><pre style="{};{}">{}</pre></details>').format(
+        PRE, CAPPED, _one_line(raw_text))
+    caption = Html('<span style="color:{};font-size:11px">{}</span> ').format(MUTED, count)
     show_all = _show_all(len(rows), "rows") if capped else ""
-    return f"<div>{caption}{toggle}</div>{show_all}{grid}"
+    return Html("<div>{}{}</div>{}{}").format(caption, toggle, show_all, grid)
 
 
 def _cell(value: Any) -> str:
@@ -327,13 +330,9 @@ def _json_block(text: str) -> str:
     return "```json\n" + json.dumps(value, indent=2, ensure_ascii=False) + "\n```"
 
 
-def _esc(text: object) -> str:
-    return html.escape(str(text))
-
-
-def _one_line(text: str) -> str:
+def _one_line(text: str) -> Html:
     """Escaped, with newlines as entities: the HTML block stays one line, so Markdown keeps it whole."""
-    return html.escape(text).replace("\n", "&#10;")
+    return Html.escape(text).replace("\n", Html("&#10;"))
 
 
 def _close_fence(text: str) -> str:

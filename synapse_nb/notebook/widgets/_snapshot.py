@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from ..output.markup import Html
 from ._html import STYLE
 
 __all__ = ["Snapshot", "inline_styles"]
@@ -26,7 +27,7 @@ logger = logging.getLogger("synapse_nb.notebook")
 class Snapshot:
     """Mixin for a widget: `snapshot()` returns (html, text); `_repr_mimebundle_` adds them to the bundle."""
 
-    def snapshot(self) -> tuple[str, str]:
+    def snapshot(self) -> tuple[Html, str]:
         raise NotImplementedError
 
     def mime_bundle(self) -> dict[str, Any]:
@@ -36,7 +37,7 @@ class Snapshot:
             html = inline_styles(html)
         except Exception as exc:  # a display hook must not raise; say why there is no snapshot
             logger.exception("taking the snapshot of %s failed", type(self).__name__)
-            html, text = "", f"{type(self).__name__} (no snapshot: {exc})"
+            html, text = Html(), f"{type(self).__name__} (no snapshot: {exc})"
         return {"text/html": STYLE + html, "text/plain": text}
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
@@ -46,10 +47,11 @@ class Snapshot:
         return {**data, **self.mime_bundle()}
 
 
-def inline_styles(html: str) -> str:
+def inline_styles(html: Html) -> Html:
     """`html` with the widgets' stylesheet inlined, theme variables resolved to their fallbacks."""
     import css_inline  # lazy: only a displayed widget needs it, and `import synapse_nb` must stay fast
 
     css = STYLE.removeprefix("<style>").removesuffix("</style>")
-    inlined: str = css_inline.inline_fragment(html, css, resolve_css_variables=True, load_remote_stylesheets=False)
-    return inlined
+    inlined: str = css_inline.inline_fragment(str(html), css, resolve_css_variables=True,
+                                              load_remote_stylesheets=False)
+    return Html(inlined)  # our Html with the stylesheet's rules moved into it: as safe as what went in
