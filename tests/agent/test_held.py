@@ -168,3 +168,34 @@ def test_names_come_from_the_tool_and_skip_what_the_namespace_has_and_drop_remov
     assert "mine" not in namespace
     with pytest.raises(AgentError, match="cannot name a held result"):
         held.hold(result, tool="x", call_id="c3", name="not a name")
+
+
+def test_a_summary_stays_under_the_cap_however_wide_or_long_the_cells_and_says_what_it_left_out() -> None:
+    wide = [{f"column_{c}_{'x' * 80}": "y" * 5000 for c in range(300)} for _ in range(30)]
+    held = HeldResults({}).hold(ToolResult(content=(ContentBlock("text", text=json.dumps(wide)),)),
+                                tool="srv__wide", call_id="c")
+    from synapse_nb.agent.held_summary import summarize
+
+    summary = summarize(held, sql_tool=SQL_TOOL)
+    assert len(summary) <= SUMMARY_CHARS
+    assert "`wide_1`" in summary and "30 rows x 300 columns" in summary
+    assert "more columns" in summary and SQL_TOOL in summary
+
+
+def test_csv_and_markdown_tables_and_prose_are_told_apart() -> None:
+    from synapse_nb.tables import csv_table, table_of
+
+    assert csv_table("region,total\nnorth,1\nsouth,2\n") is not None
+    assert csv_table("Hello, world. This is prose,\nwith commas, in it,\nand more, lines.") is None
+    markdown = "| a | b |\n|---|---|\n| 1 | 2 |"
+    assert table_of(ToolResult(content=(ContentBlock("text", text=markdown),))).rows == (("1", "2"),)  # type: ignore[union-attr]
+
+
+def test_a_hold_budget_is_checked_and_a_server_may_have_its_own() -> None:
+    policy = HoldPolicy(over_tokens=10, servers={"big": 0, "small": 1000})
+    text_result = ToolResult(content=(ContentBlock("text", text="x" * 100),))
+    assert policy.holds(text_result, None) and policy.holds(text_result, "other")
+    assert not policy.holds(text_result, "big") and not policy.holds(text_result, "small")
+    assert not policy.holds(ToolResult.error("x" * 100), None)  # an error is the model's to read whole
+    with pytest.raises(AgentError, match="0 or more"):
+        HoldPolicy(over_tokens=-1)
