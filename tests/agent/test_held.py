@@ -178,8 +178,10 @@ def test_a_summary_stays_under_the_cap_however_wide_or_long_the_cells_and_says_w
 
     summary = summarize(held, sql_tool=SQL_TOOL)
     assert len(summary) <= SUMMARY_CHARS
-    assert "`wide_1`" in summary and "30 rows x 300 columns" in summary
-    assert "more columns" in summary and SQL_TOOL in summary
+    assert "`wide_1`" in summary
+    assert "30 rows x 300 columns" in summary
+    assert "more columns" in summary
+    assert SQL_TOOL in summary
 
 
 def test_csv_and_markdown_tables_and_prose_are_told_apart() -> None:
@@ -194,8 +196,10 @@ def test_csv_and_markdown_tables_and_prose_are_told_apart() -> None:
 def test_a_hold_budget_is_checked_and_a_server_may_have_its_own() -> None:
     policy = HoldPolicy(over_tokens=10, servers={"big": 0, "small": 1000})
     text_result = ToolResult(content=(ContentBlock("text", text="x" * 100),))
-    assert policy.holds(text_result, None) and policy.holds(text_result, "other")
-    assert not policy.holds(text_result, "big") and not policy.holds(text_result, "small")
+    assert policy.holds(text_result, None)
+    assert policy.holds(text_result, "other")
+    assert not policy.holds(text_result, "big")
+    assert not policy.holds(text_result, "small")
     assert not policy.holds(ToolResult.error("x" * 100), None)  # an error is the model's to read whole
     with pytest.raises(AgentError, match="0 or more"):
         HoldPolicy(over_tokens=-1)

@@ -16,7 +16,7 @@ from synapse_nb.server_config import ServerConfig, parse_server
 def test_the_cell_option_takes_tokens_and_refuses_anything_else() -> None:
     assert parse_ask("--hold-over 8,000").hold_over == 8000
     assert parse_ask("").hold_over is None
-    with pytest.raises(UsageError, match="--hold-over.*not a number of tokens"):
+    with pytest.raises(UsageError, match=r"--hold-over.*not a number of tokens"):
         parse_ask("--hold-over lots")
     with pytest.raises(UsageError, match="0 or more"):
         parse_ask("--hold-over -5")
@@ -24,7 +24,8 @@ def test_the_cell_option_takes_tokens_and_refuses_anything_else() -> None:
 
 def test_a_server_takes_its_budget_from_connect_or_its_config_entry() -> None:
     config = parse_connect(["db", "--hold-over", "0", "--", "python", "-m", "server"])
-    assert isinstance(config, ServerConfig) and config.hold_over == 0
+    assert isinstance(config, ServerConfig)
+    assert config.hold_over == 0
     assert parse_server("db", {"command": "x", "hold_over": 500}).hold_over == 500
     assert "hold_over must be a number of tokens" in (parse_server("db", {"command": "x", "hold_over": -1}).problem
                                                      or "")
@@ -33,7 +34,7 @@ def test_a_server_takes_its_budget_from_connect_or_its_config_entry() -> None:
 
 
 class _Hub:
-    servers = [type("Info", (), {"name": "db"})(), type("Info", (), {"name": "web"})()]
+    servers = (type("Info", (), {"name": "db"})(), type("Info", (), {"name": "web"})())
 
     def server_config(self, name: str) -> ServerConfig:
         return ServerConfig(name, command="x", hold_over=0 if name == "db" else None)
