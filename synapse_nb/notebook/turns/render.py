@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...tables import Table, table_of
+from ...tables import Table
 from ..output.live import Bundle
 from ..output.markup import Html, join
 from ..output.palette import DARK_STYLE
@@ -238,7 +238,7 @@ def _result_html(call: ToolCallView, rest: Rest) -> Html:
     if call.held:
         out.append(Html('<div class="snb-held" style="color:{}">held in the kernel as <code>{}</code> (all of it; the '
                         "model was given a summary and can query it with results__sql)</div>").format(MUTED, call.held))
-    table = table_of(call.result) if call.status == "ok" else None
+    table = call.table if call.status == "ok" else None
     if table is not None and table.columns:
         out.append(_table_html(table, text, rest))
     else:
@@ -273,6 +273,13 @@ def readable(text: str) -> str:
     except ValueError:
         return text
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _first_line(text: str) -> str:
+    """The first line that is not blank, found without splitting all of a (maybe 3 MB) result."""
+    start = len(text) - len(text.lstrip())
+    end = text.find("\n", start)
+    return (text[start:] if end < 0 else text[start:end]).strip()
 
 
 def _table_html(table: Table, raw: str, rest: Rest) -> Html:
@@ -356,7 +363,7 @@ def plain(view: TurnView) -> str:
                 lines.append("       " + progress_text(part.progress, part.total, part.progress_message))
             detail = part.error or part.result_text
             if detail and part.status != "cancelled":
-                first = detail.strip().splitlines()[0] if detail.strip() else ""
+                first = _first_line(detail)
                 lines.append("       → " + (first[:100] + "…" if len(first) > 100 else first))
         elif part.strip():
             lines.append(part.strip("\n"))

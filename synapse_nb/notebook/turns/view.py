@@ -22,6 +22,7 @@ from ...events import (
     TurnStarted,
 )
 from ...pricing import usd as format_usd
+from ...tables import Table, table_of
 from ...types import ToolResult, Usage
 
 __all__ = ["FORMATS", "CallStatus", "Format", "Status", "ToolCallView", "TurnView", "duration", "money",
@@ -86,6 +87,17 @@ class ToolCallView:
     progress_message: str | None = None
     asking: bool = False  # the user is asked to approve this call now
     held: str | None = None  # the variable the kernel holds the whole result in (the model got a summary)
+    _table: tuple[ToolResult | None, Table | None] = (None, None)  # the table of `result`, read once
+
+    @property
+    def table(self) -> Table | None:
+        """The table the result holds (tables.py), read once per result: the display refreshes many times
+        while a turn runs, and a 50,000-row result takes a second to read."""
+        if self.result is None:
+            return None
+        if self._table[0] is not self.result:
+            self._table = (self.result, table_of(self.result))
+        return self._table[1]
 
     @property
     def result_text(self) -> str:
