@@ -231,7 +231,6 @@ def progress_text(progress: float, total: float | None, message: str | None) -> 
 
 def _result_html(call: ToolCallView, rest: Rest) -> Html:
     assert call.result is not None
-    text = call.result_text
     label = "result (error)" if call.status == "error" else "result"
     colour = f";{ON_RED}" if call.status == "error" else ""
     out = [Html('<div style="{}{}">{}</div>').format(LABEL, ";color:" + RED if call.status == "error" else "", label)]
@@ -240,9 +239,9 @@ def _result_html(call: ToolCallView, rest: Rest) -> Html:
                         "model was given a summary and can query it with results__sql)</div>").format(MUTED, call.held))
     table = call.table if call.status == "ok" else None
     if table is not None and table.columns:
-        out.append(_table_html(table, text, rest))
+        out.append(_table_html(table, call.derived("readable", lambda r: readable(r.text)), rest))
     else:
-        out.append(capped_text(text, rest, colour=colour))
+        out.append(call.derived(f"capped {colour} {rest}", lambda r: capped_text(r.text, rest, colour=colour)))
     for image in call.result.images:
         if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES:
             out.append(Html('<img src="data:{};base64,{}"/>').format(image.mime_type or "image/png", image.data))
@@ -299,7 +298,6 @@ def _table_html(table: Table, raw: str, rest: Rest) -> Html:
         '<table class="snb-tbl" style="border-collapse:collapse;font-size:12px"><thead><tr>{}</tr></thead>'
         "<tbody>{}</tbody></table></div>{}</div>"
     ).format(CAPPED if capped else "", head, body, note)
-    raw = readable(raw)
     raw_text = raw if len(raw) <= RESULT_PREVIEW else raw[:RESULT_PREVIEW] + f"\n… the rest in {rest.text}"
     toggle = Html('<details class="snb-raw"><summary>raw</summary><pre style="{};{}">{}</pre></details>').format(
         PRE, CAPPED, _one_line(raw_text))

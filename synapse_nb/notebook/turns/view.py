@@ -87,17 +87,23 @@ class ToolCallView:
     progress_message: str | None = None
     asking: bool = False  # the user is asked to approve this call now
     held: str | None = None  # the variable the kernel holds the whole result in (the model got a summary)
-    _table: tuple[ToolResult | None, Table | None] = (None, None)  # the table of `result`, read once
+    _derived: tuple[ToolResult | None, dict[str, Any]] = (None, {})  # what was read from `result`, by name
+
+    def derived(self, name: str, make: Callable[[ToolResult], Any]) -> Any:
+        """`make(result)`, made once per result: the display refreshes many times while a turn runs, and reading
+        a 50,000-row result (its table, its JSON indented) takes a second each time."""
+        assert self.result is not None
+        if self._derived[0] is not self.result:
+            self._derived = (self.result, {})
+        made = self._derived[1]
+        if name not in made:
+            made[name] = make(self.result)
+        return made[name]
 
     @property
     def table(self) -> Table | None:
-        """The table the result holds (tables.py), read once per result: the display refreshes many times
-        while a turn runs, and a 50,000-row result takes a second to read."""
-        if self.result is None:
-            return None
-        if self._table[0] is not self.result:
-            self._table = (self.result, table_of(self.result))
-        return self._table[1]
+        """The table the result holds (tables.py), read once per result."""
+        return None if self.result is None else self.derived("table", table_of)
 
     @property
     def result_text(self) -> str:
