@@ -276,7 +276,7 @@ class ServerConnection:
                     client = await stack.enter_async_context(
                         Client(
                             await open_transport(cfg, stack, pipe, self.inproc, auth, self._tap),
-                            mode="auto",
+                            mode=_client_mode(cfg.protocol),
                             cache=None,
                             client_info=mt.Implementation(name="synapse_nb", version=__version__),
                             extensions=[ui_extension()],
@@ -449,6 +449,15 @@ class ServerConnection:
         self.state.died(reason)
         if self._session is not None and self._session.gen == gen:
             self._session.stop.set()
+
+
+def _client_mode(protocol: str | None) -> str:
+    """The SDK Client's `mode` for a server's protocol pin: `auto` (server/discover, falling back to the 2025
+    initialize handshake), `legacy` for 2025-11-25 (the handshake only: the SDK offers its newest handshake
+    revision), or the 2026-era revision itself."""
+    if protocol is None or protocol == "auto":
+        return "auto"
+    return "legacy" if protocol not in MODERN_PROTOCOL_VERSIONS else protocol
 
 
 def _exit_code(pipe: StderrPipe | None) -> int | None:

@@ -170,6 +170,7 @@ class McpHub:
         sampling: str | None = None,
         roots: Sequence[str | Path] | None = None,
         log_level: str | None = None,
+        protocol: str | None = None,
         oauth: OAuthSettings | Mapping[str, Any] | None = None,
         sign_in: SignIn | None = None,
     ) -> ServerInfo:
@@ -179,13 +180,14 @@ class McpHub:
         configures it (OAuthSettings, or the config file's `oauth` object), `sign_in` is the user's step
         (default: the hub's). Stored tokens are used first and refreshed when they expire.
         A server already connected under `name` is replaced unless its configuration is the same.
+        `protocol` pins the MCP revision (server_config.PROTOCOLS; None: auto).
         Raises ServerStartError (the server stays listed as "failed", with its stderr tail), OAuthError
         when signing in did not work.
         """
         given = {"command": command, "args": args, "env": env, "cwd": cwd, "url": url, "headers": headers,
                  "transport": transport, "timeout": timeout, "approve": approve, "tools": tools,
                  "connect_timeout": connect_timeout, "elicitation": elicitation, "sampling": sampling,
-                 "roots": roots, "log_level": log_level,
+                 "roots": roots, "log_level": log_level, "protocol": protocol,
                  "oauth": OAuthSettings.from_mapping(oauth) if isinstance(oauth, Mapping) else oauth}
         config = parse_server(name, given)
         return await self._start(config, sign_in=sign_in)
@@ -321,6 +323,15 @@ class McpHub:
     def logs(self, name: str, n: int | None = None, *, level: str = "debug") -> list[LogEntry]:
         """The server's last `n` log messages (all kept when None) at `level` or above, oldest first."""
         return self._conn(name).hooks.log_ring.tail(n, level)
+
+    def asked_log_level(self, name: str) -> str | None:
+        """The level the server was asked to send log messages at (and above): on a 2026-07-28 connection the
+        level its requests carry (its `log_level`, else server_config.DEFAULT_LOG_LEVEL); on a 2025-era one the
+        level `logging/setLevel` asked, None when it was never asked (it then sends what it chooses)."""
+        conn = self._conn(name)
+        if conn.state.info().stateless:
+            return conn.hooks.asked_level
+        return conn.hooks.log_level
 
     def add_log(self, name: str, entry: LogEntry) -> None:
         """Add a log message the server's MCP Apps View sent (`notifications/message`) to the server's ring."""

@@ -37,7 +37,6 @@ from .commands.args import (
     ConfigFile,
     expand,
     parse_ask,
-    parse_call_arguments,
     parse_call_target,
     parse_connect,
     split,
@@ -381,7 +380,7 @@ class SynapseMagics(Magics):
                 arguments = expand(arguments, self._ns)
             target = parse_call_target(target_word)
             hold = hold_policy(state.hub if state.has_hub else None, self.hold_over)
-            call = mcp_cmd.call_async(state, target, parse_call_arguments(arguments), hold)
+            call = mcp_cmd.call_async(state, target, arguments, hold)  # typed by the tool's schema once it is found
             cancelled = f"the call of {target.server}.{target.tool} was cancelled; the server stays connected"
             return Pending(call, cancelled)
         words = split(expand(rest, self._ns), f"%mcp {sub}")

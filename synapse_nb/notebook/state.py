@@ -272,11 +272,13 @@ class SynapseState:
     ) -> ToolResult:
         """Run one MCP tool by hand (`%mcp call`, the inspector's Call) and record it as the agent's calls
         are, with approval "manual", in the current session (or none before the first turn). A built-in
-        group's tool (`kernel__*`) runs in process through the registry. `on_progress` sees the server's
+        group's tool (`kernel__*`) and an `@synapse_nb.tool` function (`python.NAME`) run in process through the
+        registry. `on_progress` sees the server's
         progress reports (the inspector's bar); `origin` is recorded as who asked ("manual", or
         "app:SERVER" for an MCP Apps View's call); `on_recorded` gets the duration recorded (ms), so what shows
         the call (the inspector's badge) says what its history row says."""
-        grouped = self.registry.group_of(qualified_name) is not None
+        grouped = self.registry.group_of(qualified_name) is not None or any(  # runs in process: a group's
+            s.name == qualified_name for s in self.registry.native)  # tool, or an @synapse_nb.tool function
         spec = self.registry.spec(qualified_name) if grouped else self.hub.tool(qualified_name)
         call = ToolCall(uuid.uuid4().hex, qualified_name, dict(arguments))
         started_at, started = utcnow(), time.perf_counter()

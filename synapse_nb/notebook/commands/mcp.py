@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ...errors import OAuthError, ServerStartError, SynapseError, UnknownServerError
-from ...masking import SecretMask
+from ...masking import SecretMask, config_secrets
 from ...server_config import ServerConfig
 from ...types import ToolResult, ToolSpec, ToolUi
 from ..output.calls import CallProgress, call_bundle, call_text
@@ -19,8 +19,8 @@ from ..output.live import LiveOutput
 from ..output.markup import Html
 from ..turns.display import ticking
 from ..turns.view import GLYPH, duration
-from ..usage import usage_error
-from .args import CONNECT_OPTIONS, CallTarget
+from ..usage import command_error, usage_error
+from .args import CONNECT_OPTIONS, CallTarget, parse_call_arguments
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,7 +87,7 @@ class ConnectReport:
         lines = ["| server | result |", "|---|---|"]
         lines += [Html("| {} | {} |").format(name, text) for name, text in self._rows()]
         if self.waited_ms is not None:
-            lines += ["", f"<sub>{self._waited()}</sub>"]
+            lines += ["", Html("<sub>{}</sub>").format(self._waited())]
         return "\n".join(lines)
 
 
@@ -138,16 +138,17 @@ def _progress(text: str) -> dict[str, Any]:
 async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     """`%mcp connect NAME -- COMMAND ...` / `NAME URL`: start one server and show its tools count.
 
-    Header and env values become secrets of the history store first, so they are never recorded or
-    shown. A server that does not start raises UsageError with the reason; its stderr tail is shown.
+    Header values and the secret env values (masking.config_secrets: secret names, key-like values, URL
+    passwords) become secrets of the history store first, so they are never recorded or shown. A server
+    that does not start raises UsageError with the reason; its stderr tail is shown.
     An HTTP server that asks for OAuth shows "Sign in to NAME" here (notebook/questions/sign_in.py) and connects
     once the user has signed in; a sign-in that does not work is one line (the OAuthError's message).
     """
     started = clock()
     before = _connected_at(state, spec.name)
-    for value in (*spec.headers.values(), *spec.env.values()):
+    for value in config_secrets(spec.env, spec.headers):
         state.add_secret(value)
-    shown = spec.url if spec.url else " ".join([spec.command or "", *spec.args])
+    shown = spec.display  # the command line or URL, its secrets masked (masking.command_line, mask_url)
     misplaced = _connect_options_after_command(spec.args)
     if misplaced:  # passed to the server as written: say so, as the server may be fine with them or not
         state.port.publish({"text/plain": (
@@ -160,14 +161,15 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
         info = await state.hub.connect_server(spec)
     except OAuthError as exc:
         out.finish(_progress(f"✗ {spec.name}: not signed in"))
-        raise UsageError(_mask(state, f"%mcp connect: {exc}")) from None
+        raise command_error(_mask(state, f"%mcp connect: {exc}"), type(exc).__name__) from None
     except ServerStartError as exc:
         tail = _tail(state, exc.stderr_tail)
         if tail:  # what the server said: more than the one-line error below
             out.finish(_stderr_bundle(spec.name, tail))
         else:  # the error below says it all: once
             out.clear()
-        raise UsageError(_mask(state, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}")) from None
+        raise command_error(_mask(state, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}"),
+                            type(exc).__name__) from None
     except SynapseError as exc:
         out.clear()  # the error says it: once
         raise usage_error(exc) from None
@@ -223,7 +225,7 @@ async def connect_config_async(state: SynapseState, path: str | None = None, *, 
             )
         configs = {name: configs[name].model_copy(update={"disabled": False})}
     for config in configs.values():
-        for value in (*config.env.values(), *config.headers.values()):
+        for value in config_secrets(config.env, config.headers):
             state.add_secret(value)
         if config.approve is not None and not config.disabled:
             state.policy.set_server(config.name, config.approve)
@@ -296,12 +298,13 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
     if not servers:
         print("no MCP servers; connect one with %mcp connect NAME -- COMMAND (or NAME URL), see %mcp help")
         return None
+    mask = SecretMask(state.secrets).mask
     rows = [
         {
             "server": s.name, "transport": s.transport, "protocol": s.protocol,
             "state": state_words(s), "tools": s.tool_count, "pid": s.pid,
-            "restarts": s.restarts, "endpoint": s.command or s.url or "", "roots": _roots_cell(state, s.name),
-            "last_error": s.last_error or "",
+            "restarts": s.restarts, "endpoint": mask(s.command or s.url or ""), "roots": _roots_cell(state, s.name),
+            "last_error": mask(s.last_error or ""),
         }
         for s in servers
     ]
@@ -326,7 +329,9 @@ def state_words(info: ServerInfo) -> str:
 
 def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     """`%mcp tools [SERVER]`: every listed tool (qualified names) with its parameters, every row and the
-    whole description shown. `ui` says which have an MCP Apps View and who may call them (`ui_label`):
+    whole description shown. `destructive` is True or False as the tool says, `unknown` for an MCP tool that
+    says nothing (possibly destructive: it asks under the default policy).
+    `ui` says which have an MCP Apps View and who may call them (`ui_label`):
     app-only tools are listed, though never offered to the model. Tools that only run as MCP tasks are
     listed too, with a `note` column (there only when some listed tool has a note) saying why they are
     not offered to the model. The built-in `kernel__*` group is listed when it is on
@@ -347,7 +352,8 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
         {
             "name": s.name, "server": s.server or LOCAL_SERVER, "tool": s.original_name or s.name,
             "description": _first_paragraph(s.description), "parameters": _parameters(s),
-            "read_only": bool(s.annotations.get("readOnlyHint", False)), "destructive": s.destructive,
+            "read_only": bool(s.annotations.get("readOnlyHint", False)),
+            "destructive": "unknown" if s.destructive_hint is None else s.destructive_hint,
             "ui": ui_label(s.ui),
         }
         for s in specs
@@ -440,15 +446,24 @@ class CallOutput:
 
 
 def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
-    """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one)."""
+    """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one); `python.NAME` is an
+    `@synapse_nb.tool` function of the notebook (listed under server `python` by %mcp tools)."""
+    from ..turns.result import LOCAL_SERVER
+
     offered = [s for s in _mcp_tools(state, every=True) if s.server == target.server]
     group: list[ToolSpec] = []
-    if not offered:  # a built-in group (kernel), registered as `%mcp tools` does
+    if not offered:  # a built-in group (kernel), or the @synapse_nb.tool functions (`python`), as %mcp tools lists
         state.register_notebook_tools()
         group = [s for s in state.registry.grouped if s.server == target.server]
+        if target.server == LOCAL_SERVER:
+            group = state.registry.native
     for spec in offered or group:
         if target.tool in (spec.original_name, spec.name) or spec.name == f"{target.server}__{target.tool}":
             return spec
+    if not offered and target.server == LOCAL_SERVER:
+        names = ", ".join(s.name for s in group) or "none"
+        raise UsageError(f"%mcp call: no @synapse_nb.tool function {target.tool!r} in the notebook; its functions: "
+                         f"{names} (see %mcp tools)")
     offered = offered or group
     if not group:
         info = _server(state, target.server)  # an unknown server gets its own message (last: it costs a snapshot)
@@ -464,16 +479,21 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
 
 
 async def call_async(
-    state: SynapseState, target: CallTarget, arguments: Mapping[str, Any], hold: HoldPolicy | None = None,
+    state: SynapseState, target: CallTarget, arguments: Mapping[str, Any] | str, hold: HoldPolicy | None = None,
 ) -> CallOutput:
     """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result; one `hold`
     holds (a table of many rows, a big text) is kept by the kernel under a name the output shows (agent/held.py).
+
+    `arguments` is the arguments, or the text of the cell after the tool (a JSON object or `key=value`
+    words, typed by the tool's input schema: args.parse_call_arguments).
 
     While it runs, the cell shows the time waited and the server's progress reports. Cancelling it (an
     interrupt) cancels the call: the server gets an MCP cancellation, the call is recorded as cancelled."""
     spec = find_tool(state, target)
     if spec.needs_task:
         raise _task_refusal(target.server, spec.original_name or target.tool)
+    if isinstance(arguments, str):
+        arguments = parse_call_arguments(arguments, spec.input_schema)
     name = f"{target.server}.{spec.original_name or target.tool}"
     started = time.perf_counter()
     out = LiveOutput(live=state.port.live, publish=state.port.publish)

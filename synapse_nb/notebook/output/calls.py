@@ -27,6 +27,7 @@ from ..turns.view import ToolCallView, duration, size_text
 from .live import Bundle
 from .markup import Html, join
 from .palette import colour
+from .pin_hint import pin_hint, pin_hint_html
 
 __all__ = [
     "APP_MIME_TYPE", "CALL_REST", "CallProgress", "ResourcePart", "call_bundle", "call_text", "capped_plain",
@@ -83,7 +84,7 @@ def call_bundle(name: str, arguments: Mapping[str, Any], result: ToolResult, *, 
     capped too. The rest is in the value's `.text` / `.df`."""
     view = ToolCallView("", name, arguments, approval="manual", status="error" if result.is_error else "ok",
                         result=result, duration_ms=result.duration_ms, held=held)
-    parts = [STYLE, tool_block(view, 0.0, opened=True, rest=CALL_REST)]
+    parts = [STYLE, tool_block(view, 0.0, opened=True, rest=CALL_REST), pin_hint_html(_server_of(name), result.text)]
     structured = _structured_beside(result)
     if structured is not None:
         parts.append(Html('<details class="snb-structured"><summary style="{}">structured content</summary>{}'
@@ -108,7 +109,15 @@ def call_text(name: str, result: ToolResult, *, held: str | None = None) -> str:
         lines.append(f"{rows:,} row{'' if rows == 1 else 's'} · {len(table.columns)} columns (a DataFrame: .df)")
     if result.text:
         lines.append(capped_plain(result.text, CALL_REST))
+    hint = pin_hint(_server_of(name), result.text)
+    if hint:
+        lines.append(hint)
     return "\n".join(lines)
+
+
+def _server_of(name: str) -> str:
+    """The server of `SERVER.TOOL`."""
+    return name.partition(".")[0]
 
 
 def capped_plain(text: str, rest: Rest, *, lines: int = PLAIN_LINES, chars: int = PLAIN_CHARS) -> str:

@@ -18,6 +18,7 @@ from ..output.live import Bundle
 from ..output.markup import Html, join
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
+from ..output.pin_hint import pin_hint, pin_hint_html
 from .result import parse_json_answer
 from .view import ToolCallView, TurnView, progress_fraction
 
@@ -191,6 +192,8 @@ def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Re
             LABEL, RED, PRE, ON_RED, _one_line(call.error)))
     elif call.result is not None:
         body.append(_result_html(call, rest))
+    if call.status in ("error", "ok"):
+        body.append(pin_hint_html(call.server, call.error or call.result_text))
     is_open = " open" if opened or (call.status == "running" and call.progress is not None) else ""
     return Html(
         '<div class="snb-turn-tool snb-call-{}" style="margin:4px 0 14px 0">'
@@ -363,6 +366,9 @@ def plain(view: TurnView) -> str:
             if detail and part.status != "cancelled":
                 first = _first_line(detail)
                 lines.append("       → " + (first[:100] + "…" if len(first) > 100 else first))
+                hint = pin_hint(part.server, detail)
+                if hint:
+                    lines.append("       " + hint)
         elif part.strip():
             lines.append(part.strip("\n"))
     if view.segment:
