@@ -23,7 +23,8 @@ class TurnOptions:
 
     `provider` answers the turn; `system` is the system prompt; `tool_patterns` select the registry's tools
     offered (None: all of them, empty: none); `max_iterations` bounds the model requests of the turn;
-    `max_result_chars` truncates what the model sees of a tool result (None or 0: no limit); `approval`
+    `max_result_chars` truncates what the model sees of a tool result that is
+    not held (only where `held` is None or the hold budget is 0; None or 0: no limit); `approval`
     decides which tool calls need asking (its "always" answers are remembered in it); `ask` asks the user
     (None: calls that need approval are denied); `sinks` see every event of the turn; `tool_scope` is
     entered around each running tool call (tracing); `budget` is checked before each model call;
