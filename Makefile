@@ -19,6 +19,11 @@ REFERENCE_NPM := @modelcontextprotocol/server-filesystem@$(REFERENCE_NPM_VERSION
                  @modelcontextprotocol/server-memory@$(REFERENCE_NPM_VERSION)
 REFERENCE_PY_VERSION := 2026.10.19
 REFERENCE_PY  := mcp-server-time==$(REFERENCE_PY_VERSION) mcp-server-git==$(REFERENCE_PY_VERSION)
+# MotherDuck's MCP server (PyPI) on a local DuckDB file: the tests of tables returned with a warning beside them
+# (issue 38). It pins its own fastmcp, mcp and duckdb, so it lives in a venv of its own; its fastmcp also serves
+# the tests' small fastmcp servers.
+MOTHERDUCK_VERSION := 1.1.0
+MOTHERDUCK := $(TOOLS)/motherduck/.installed-$(MOTHERDUCK_VERSION)
 NPM_TOOLS  := $(TOOLS)/.npm-$(EVERYTHING_VERSION)-$(REFERENCE_NPM_VERSION)
 # The reference servers of a database (issue 38: secrets in their command line, tools that say nothing about
 # side effects), from npm into a folder of their own; the tests run them against PostgreSQL and Redis from
@@ -115,7 +120,7 @@ $(VENV)/.installed: pyproject.toml
 
 # The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder,
 # and the OTLP receiver of the tracing tests.
-tools: $(NPM_TOOLS) $(PYSERVERS) $(TASKSERVERS) otel-receiver widget-js-deps apps-servers db-servers fastmcp services
+tools: $(NPM_TOOLS) $(PYSERVERS) $(TASKSERVERS) $(MOTHERDUCK) otel-receiver widget-js-deps apps-servers db-servers fastmcp services
 
 # One npm install for all three (the stamp's name carries the versions: a bump installs again).
 $(NPM_TOOLS):
@@ -147,6 +152,11 @@ $(PYSERVERS):
 $(TASKSERVERS):
 	@test -x $(TOOLS)/taskservers/bin/python || $(PYTHON) -m venv $(TOOLS)/taskservers
 	$(TOOLS)/taskservers/bin/python $(TOOL_PIP) fastmcp-tasks==$(FASTMCP_TASKS_VERSION)
+	@touch $@
+
+$(MOTHERDUCK):
+	@test -x $(TOOLS)/motherduck/bin/python || $(PYTHON) -m venv $(TOOLS)/motherduck
+	$(TOOLS)/motherduck/bin/python $(TOOL_PIP) mcp-server-motherduck==$(MOTHERDUCK_VERSION)
 	@touch $@
 
 widget-js-deps: $(WIDGET_JS_DEPS)

@@ -168,7 +168,8 @@ class ToolCallFinished:
     """A tool call ended: `result` when the tool answered (maybe `is_error`), `error` when it raised.
 
     `origin` says who asked for it: "agent" (the model, in a turn), "manual" (a person: `%mcp call`, the
-    inspector) or "app:SERVER" (an MCP Apps View of that server).
+    inspector) or "app:SERVER" (an MCP Apps View of that server). `held` names the variable the kernel
+    holds the whole result in (agent/held.py) when the model was given a summary of it; `result` is whole.
     """
 
     session_id: str
@@ -182,6 +183,7 @@ class ToolCallFinished:
     error: str | None = None
     message_id: str | None = None
     origin: str = "agent"
+    held: str | None = None
 
     @property
     def is_error(self) -> bool:

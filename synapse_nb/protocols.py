@@ -11,6 +11,7 @@ from .events import Event
 from .types import Message, ToolCall, ToolResult, ToolSpec, Usage
 
 __all__ = [
+    "AgentTool",
     "ApprovalCallback",
     "ProgressCallback",
     "Completion",
@@ -92,6 +93,16 @@ class ToolSource(Protocol):
         self, qualified_name: str, arguments: Mapping[str, Any], timeout: float | None = None,
         *, on_progress: ProgressCallback | None = None,
     ) -> ToolResult: ...
+
+
+@runtime_checkable
+class AgentTool(Protocol):
+    """Tools a turn serves itself, beside the registry's (the SQL over held results; a tool search may join):
+    offered to the model while `specs()` gives any, called by their name. A failure is an error result."""
+
+    def specs(self) -> Sequence[ToolSpec]: ...
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolResult: ...
 
 
 EventSink = Callable[[Event], None]

@@ -105,6 +105,8 @@ class ServerConfig(BaseModel):
     disabled: Annotated[bool, Field(strict=True)] = Field(False, description="true or false")
     timeout: _Seconds | None = Field(None, description="a positive number of seconds")
     connect_timeout: _Seconds | None = Field(None, description="a positive number of seconds")
+    hold_over: Annotated[int, Field(ge=0, strict=True)] | None = Field(
+        None, description="a number of tokens, 0 or more (0: hold none of its results)")
     approve: ApproveMode | dict[str, ApproveMode] | None = Field(
         None, description="auto, ask, deny, or an object mapping tool names to those")
     tools: _Strings | None = Field(None, description="a list of strings")
@@ -147,8 +149,8 @@ class ServerConfig(BaseModel):
             parts.append(f"headers={ {k: MASK for k in self.headers} }")
         if self.cwd:
             parts.append(f"cwd={self.cwd!r}")
-        for key in ("disabled", "timeout", "connect_timeout", "approve", "tools", "elicitation", "sampling", "roots",
-                    "log_level", "protocol", "oauth", "problem"):
+        for key in ("disabled", "timeout", "connect_timeout", "hold_over", "approve", "tools", "elicitation",
+                    "sampling", "roots", "log_level", "protocol", "oauth", "problem"):
             value = getattr(self, key)
             if value not in (None, False):
                 parts.append(f"{key}={value!r}")

@@ -126,9 +126,16 @@ class Agent:
 
     def offered_tools(self, options: TurnOptions | None = None) -> list[ToolSpec]:
         """The tools a turn with `options` (None: the defaults) offers the model now: the registry's,
-        filtered by its `tool_patterns` (empty: none)."""
-        patterns = (options or self.defaults).tool_patterns
-        return [] if self.tools is None else self.tools.specs(patterns)
+        filtered by its `tool_patterns` (empty: none), then those its `agent_tools` offer now (`results__sql`
+        while results are held), unless the turn offers no tools."""
+        opts = options or self.defaults
+        specs = [] if self.tools is None else self.tools.specs(opts.tool_patterns)
+        if opts.tool_patterns == ():
+            return specs
+        names = {s.name for s in specs}
+        for agent_tool in opts.agent_tools:
+            specs.extend(s for s in agent_tool.specs() if s.name not in names)
+        return specs
 
     def reset(self) -> None:
         """Start a new session: new id, empty transcript."""

@@ -45,6 +45,11 @@ class TurnResult:
     duration_ms: float = 0.0
     model: str = ""
 
+    @property
+    def held(self) -> tuple[str, ...]:
+        """The names of the results this turn's tool calls left held by the kernel (agent/held.py), in order."""
+        return tuple(c.held for c in self.tool_calls if c.held is not None)
+
 
 class TurnRecord:
     """An event sink that collects one turn's TurnResult as its events pass (the Agent keeps one per turn).

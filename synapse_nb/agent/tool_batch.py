@@ -15,6 +15,9 @@ from ..errors import SynapseError
 from ..events import Event, ToolCallFinished, ToolCallProgress, ToolCallStarted, utcnow
 from ..task_state import TASK_ORIGIN, TaskOrigin
 from ..types import Message, ToolCall, ToolResult, ToolSpec
+from .held import HeldResult
+from .held_summary import summarize
+from .results_tool import SQL_TOOL
 from .tools import ToolRegistry, error_line
 from .turn import TurnOptions
 
@@ -42,6 +45,8 @@ class _Call:
     started: bool = False
     started_at: datetime.datetime | None = None
     finished: ToolCallFinished | None = None
+    held: HeldResult | None = None  # the kernel holds the whole result; the model sees `summary`
+    summary: str | None = None
 
     @property
     def tool(self) -> str:
@@ -79,6 +84,7 @@ class ToolBatch:
                 session_id=self.session_id, call=c.call, server=c.spec.server if c.spec else None,
                 tool=c.tool, approval=c.approval, started_at=c.started_at or utcnow(),
                 duration_ms=duration_ms, result=result, error=error, message_id=reply_id,
+                held=c.held.name if c.held is not None else None,
             )
             self.emit(c.finished)
 
@@ -99,7 +105,7 @@ class ToolBatch:
                 if c.refusal is not None:
                     finish(c, ToolResult.error(c.refusal) if c.spec else None, None if c.spec else c.refusal, 0.0)
                 else:
-                    tasks[asyncio.create_task(self._call_tool(c.call), name=f"tool {c.call.name}")] = c
+                    tasks[asyncio.create_task(self._run(c, specs), name=f"tool {c.call.name}")] = c
             pending = set(tasks)
             while pending:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
@@ -123,11 +129,22 @@ class ToolBatch:
             for c in calls:
                 self._add_tool_message(c)
 
+    async def _run(self, c: _Call, specs: Sequence[ToolSpec]) -> tuple[ToolResult | None, str | None, float]:
+        """Run one call; a result the turn's hold policy holds is kept whole (in a worker thread: a big one takes
+        a moment to parse) and summarised for the model."""
+        result, error, duration_ms = await self._call_tool(c.call)
+        held = self.opts.held
+        server = c.spec.server if c.spec is not None else None
+        if result is not None and held is not None and self.opts.hold.holds(result, server):
+            c.held = await asyncio.to_thread(held.hold, result, tool=c.call.name, call_id=c.call.id)
+            python = any(s.name == "kernel__run_python" for s in specs)
+            c.summary = summarize(c.held, sql_tool=SQL_TOOL, python=python)
+        return result, error, duration_ms
+
     async def _call_tool(self, call: ToolCall) -> tuple[ToolResult | None, str | None, float]:
         """(result, error, duration ms) of one call; errors are data for the model, never raised.
 
         The tool's progress notifications become ToolCallProgress events of this call."""
-        assert self.tools is not None
         opts = self.opts
 
         def progress(done: float, total: float | None, message: str | None) -> None:
@@ -144,10 +161,16 @@ class ToolBatch:
         # a call the server runs as an MCP task records this turn's session, this call and the cell as its origin
         outer = TASK_ORIGIN.get()
         origin = TASK_ORIGIN.set(TaskOrigin(self.session_id, call.id, outer.cell if outer is not None else None))
+        served = next((t for t in opts.agent_tools if any(s.name == call.name for s in t.specs())), None)
         try:
             with scope:
-                result = await self.tools.call(
-                    call.name, call.arguments, timeout=opts.tool_timeout, on_progress=progress)
+                if served is not None:
+                    result = await served.call(call.name, call.arguments)
+                elif self.tools is not None:
+                    result = await self.tools.call(
+                        call.name, call.arguments, timeout=opts.tool_timeout, on_progress=progress)
+                else:
+                    return None, f"UnknownToolError: no tool named {call.name!r}", 0.0
         except SynapseError as exc:
             return None, error_line(exc), (time.perf_counter() - t0) * 1000
         except Exception as exc:  # a failing tool is reported to the model; it never ends the loop
@@ -179,12 +202,20 @@ class ToolBatch:
             return "approved", None
         return "denied", "denied by user"
 
+    def _limit(self, c: _Call) -> int | None:
+        """What the model may see of a result not held: all of it where results are held (it is under the hold
+        budget), else the turn's `max_result_chars`."""
+        server = c.spec.server if c.spec is not None else None
+        if self.opts.held is not None and self.opts.hold.budget(server) > 0:
+            return None
+        return self.opts.max_result_chars
+
     def _add_tool_message(self, c: _Call) -> None:
         fin = c.finished
         result: ToolResult
         if fin is not None and fin.result is not None:
             result = fin.result
-            content = _bound(result.text, self.opts.max_result_chars)
+            content = c.summary if c.summary is not None else _bound(result.text, self._limit(c))
         else:
             text = fin.error if fin is not None and fin.error else "cancelled"
             result = ToolResult.error(text, duration_ms=fin.duration_ms if fin else 0.0)
@@ -220,5 +251,5 @@ def _bound(text: str, limit: int | None) -> str:
         return text
     return (
         f"{text[:limit]}\n\n[truncated: the tool returned {len(text):,} characters; only the first "
-        f"{limit:,} are shown. The full result is recorded.]"
+        f"{limit:,} are shown. The full result is recorded in the history (tool_calls.result_text).]"
     )

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from ..errors import AgentError
-from ..protocols import ApprovalCallback, EventSink, Provider, ToolAnswer, ToolScope
+from ..protocols import AgentTool, ApprovalCallback, EventSink, Provider, ToolAnswer, ToolScope
 from .approval import ApprovalPolicy
+from .held import HeldResults, HoldPolicy
 from .spend import Budget
 
 __all__ = ["TurnChanges", "TurnOptions"]
@@ -22,12 +23,16 @@ class TurnOptions:
 
     `provider` answers the turn; `system` is the system prompt; `tool_patterns` select the registry's tools
     offered (None: all of them, empty: none); `max_iterations` bounds the model requests of the turn;
-    `max_result_chars` truncates what the model sees of a tool result (None or 0: no limit); `approval`
+    `max_result_chars` truncates what the model sees of a tool result that is
+    not held (only where `held` is None or the hold budget is 0; None or 0: no limit); `approval`
     decides which tool calls need asking (its "always" answers are remembered in it); `ask` asks the user
     (None: calls that need approval are denied); `sinks` see every event of the turn; `tool_scope` is
     entered around each running tool call (tracing); `budget` is checked before each model call;
     `tool_answer` (a replayed cassette) answers tool calls instead of running them, without approval;
-    `tool_timeout` bounds each tool call in seconds.
+    `tool_timeout` bounds each tool call in seconds. `held`, when given, keeps the results `hold` says to hold
+    (a table of many rows, a text over the budget) whole, by name, and the model sees a summary of each
+    (agent/held.py); `agent_tools` are tools the turn serves itself beside the registry's (`results__sql`),
+    offered while they give specs.
     """
 
     provider: Provider
@@ -42,6 +47,9 @@ class TurnOptions:
     budget: Budget | None = None
     tool_answer: ToolAnswer | None = None
     tool_timeout: float | None = None
+    held: HeldResults | None = None
+    hold: HoldPolicy = dataclasses.field(default_factory=HoldPolicy)
+    agent_tools: tuple[AgentTool, ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_iterations < 1:
@@ -51,6 +59,8 @@ class TurnOptions:
             object.__setattr__(self, "tool_patterns", tuple(self.tool_patterns))
         if not isinstance(self.sinks, tuple):
             object.__setattr__(self, "sinks", tuple(self.sinks))
+        if not isinstance(self.agent_tools, tuple):
+            object.__setattr__(self, "agent_tools", tuple(self.agent_tools))
 
     @property
     def model_id(self) -> str:
@@ -82,3 +92,6 @@ class TurnChanges(TypedDict, total=False):
     budget: Budget | None
     tool_answer: ToolAnswer | None
     tool_timeout: float | None
+    held: HeldResults | None
+    hold: HoldPolicy
+    agent_tools: Iterable[AgentTool]

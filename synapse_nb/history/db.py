@@ -29,6 +29,7 @@ from .problem import FIX, describe_error
 
 __all__ = [
     "FIX",
+    "QUIET",
     "HistoryLockTimeout",
     "describe_error",
     "file_lock",
@@ -40,6 +41,10 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+
+QUIET = "SET enable_progress_bar = false"
+"""DuckDB prints a progress bar to stdout for a query over 2 s (ingesting a 50,000-row result): in the user's cell.
+(A connection setting: DuckDB refuses it in `connect(config=...)` as a global option.)"""
 
 # One lock per history file for this whole process. This is process-wide state by nature (it guards a
 # process-wide resource, DuckDB's file lock), so it is a module-level registry, not extension state.
@@ -133,6 +138,7 @@ def opened(
         lambda: duckdb.connect(str(path), read_only=read_only), path, deadline=deadline, stop=stop, lock=lock
     )
     try:
+        con.execute(QUIET)
         yield con
     finally:
         try:

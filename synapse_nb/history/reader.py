@@ -30,7 +30,7 @@ from ..config import history_path
 from ..errors import HistoryError
 from ..types import Message
 from .catalog import known_version
-from .db import describe_error, file_lock, is_lock_conflict, retry_locked, run
+from .db import QUIET, describe_error, file_lock, is_lock_conflict, retry_locked, run
 from .ingest import ingest, insert_lines, pending_bytes, pending_lines, read_offsets
 from .migrate import check_version
 from .queries import FIND_SESSION, When, empty_relation, known_columns, quote_path, select
@@ -312,7 +312,9 @@ class History:
 
     def _memory(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
-            self._con = duckdb.connect(":memory:")  # kept: making one costs ~15 ms, attaching ~1 ms
+            # kept: making one costs ~15 ms, attaching ~1 ms; no progress bar: it would print into the user's cell
+            self._con = duckdb.connect(":memory:")
+            self._con.execute(QUIET)
             self._shape = self._union = None
         return self._con
 

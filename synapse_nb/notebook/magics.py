@@ -44,13 +44,14 @@ from .commands.args import (
 from .commands.ask import CellInterrupted
 from .commands.options import Option, OptionSet
 from .state import Settings, SynapseState
+from .turns.holding import hold_policy
 from .turns.result import BackgroundRun, SynapseResult
 
 __all__ = ["MCP_SUBCOMMANDS", "SYNAPSE_SUBCOMMANDS", "Pending", "SynapseMagics"]
 
 SYNAPSE_SUBCOMMANDS = (
     "status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help", "record", "replay", "cost",
-    "publish", "lake",
+    "publish", "lake", "results",
 )
 MCP_SUBCOMMANDS = (
     "connect", "list", "tools", "call", "tasks", "disconnect", "restart", "inspect", "read", "prompt", "logs", "roots",
@@ -77,6 +78,10 @@ class SynapseMagics(Magics):
         config=True
     )
     history_rows = Int(10, help="Rows %synapse history shows by default").tag(config=True)
+    hold_over = Int(
+        4000, help="Tokens: a tool result bigger than this (or a table of over 20 rows) is held in the kernel by "
+        "name and the model gets a summary and results__sql; 0: results go to the model as text"
+    ).tag(config=True)
     kernel_tools = Bool(
         False, help="Offer the kernel__* tools (variables, DataFrames, recent cells, run_python) in every cell"
     ).tag(config=True)
@@ -167,6 +172,13 @@ class SynapseMagics(Magics):
             raise TraitError(f"SynapseMagics.session_budget must be a USD amount >= 0 (0: no limit), not {value}")
         return value
 
+    @validate("hold_over")
+    def _valid_hold_over(self, proposal: Mapping[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 0:
+            raise TraitError(f"SynapseMagics.hold_over must be a number of tokens >= 0 (0: hold nothing), not {value}")
+        return value
+
     @validate("max_iterations", "history_rows")
     def _positive(self, proposal: Mapping[str, Any]) -> int:
         value = int(proposal["value"])
@@ -180,7 +192,7 @@ class SynapseMagics(Magics):
             model=self.model.strip(), approve=self.approve, max_iterations=self.max_iterations, format=self.format,
             system=self.system, history=self.history, stream_interval=self.stream_interval,
             max_result_chars=self.max_result_chars, history_rows=self.history_rows, kernel_tools=self.kernel_tools,
-            session_budget=self.session_budget,
+            session_budget=self.session_budget, hold_over=self.hold_over,
         )
 
     @property
@@ -301,6 +313,10 @@ class SynapseMagics(Magics):
             from .commands.cost import cost
 
             return cost(state, words)
+        if sub == "results":
+            from .commands import results as results_cmd
+
+            return results_cmd.command(state.held, words)
         if sub == "publish":
             return lake_cmd.publish(state, words)
         if sub == "lake":
@@ -366,8 +382,9 @@ class SynapseMagics(Magics):
             if not arguments.lstrip().startswith("{"):
                 arguments = expand(arguments, self._ns)
             target = parse_call_target(target_word)
+            hold = hold_policy(state.hub if state.has_hub else None, self.hold_over)
             # typed by the tool's schema once it is found
-            call = mcp_cmd.call_async(state, target, arguments, detach=detach)
+            call = mcp_cmd.call_async(state, target, arguments, hold, detach=detach)
             cancelled = f"the call of {target.server}.{target.tool} was cancelled; the server stays connected"
             return Pending(call, cancelled)
         words = split(expand(rest, self._ns), f"%mcp {sub}")

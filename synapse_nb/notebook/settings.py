@@ -22,3 +22,4 @@ class Settings:
     history_rows: int = 10
     kernel_tools: bool = False
     session_budget: float = 0.0  # USD a session may cost (0: no limit)
+    hold_over: int = 4000  # tokens: a bigger tool result is held in the kernel by name (0: none is); agent/held.py

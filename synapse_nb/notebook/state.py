@@ -41,6 +41,7 @@ from .usage import usage_error
 
 if TYPE_CHECKING:
     from ..agent.approval import ApprovalPolicy
+    from ..agent.held import HeldResults
     from ..agent.orchestrator import Agent
     from ..agent.tools import ToolRegistry
     from ..history.lake_background import LakePublisher
@@ -89,6 +90,7 @@ class SynapseState:
         self._store: HistoryStore | None = None
         self._registry: ToolRegistry | None = None
         self._policy: ApprovalPolicy | None = None
+        self._held: HeldResults | None = None
         self.magics: Any = None  # the SynapseMagics instance (set by extension.load)
         self.kernel: KernelTools | None = None  # the `kernel__*` tool group (set by extension.load)
         self.warned_history = False
@@ -167,6 +169,16 @@ class SynapseState:
             return self.registry.register_namespace(namespace)
         except SynapseError as exc:
             raise usage_error(exc) from None
+
+    @property
+    def held(self) -> HeldResults:
+        """The tool results the kernel holds by name (agent/held.py), each also a variable of the user's namespace."""
+        if self._held is None:
+            from ..agent.held import HeldResults
+
+            namespace = getattr(self.port.shell, "user_ns", None)
+            self._held = HeldResults(namespace if isinstance(namespace, dict) else None)
+        return self._held
 
     @property
     def policy(self) -> ApprovalPolicy:

@@ -78,6 +78,7 @@ class AskOptions:
     kernel: bool = False  # offer the kernel__* tools in this cell
     budget: float | None = None  # USD this cell's model calls may cost (agent/spend.py)
     max_tokens: int | None = None  # prompt + output tokens this cell's model calls may use
+    hold_over: int | None = None  # tokens: a bigger tool result is held in the kernel (0: none is)
 
 
 def _positive_int(text: str) -> int:
@@ -87,6 +88,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def _tokens(text: str) -> int:
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tokens, e.g. 4000") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be 0 or more (0: hold no result)")
     return value
 
 
@@ -115,6 +126,9 @@ ASK_OPTIONS = OptionSet("%%synapse", "%%synapse --help", (
            "per session: %config SynapseMagics.session_budget = 2.0", type=_usd),
     Option("--max-tokens", "N", "stop before a model call that could take this cell past N tokens (prompt + output "
            "of all its model calls, cached prompt tokens included)", type=_positive_int),
+    Option("--hold-over", "TOKENS", "hold tool results over TOKENS tokens (and tables of over 20 rows) in the kernel "
+           "by name, the model getting a summary and results__sql (0: send results as text; default "
+           "SynapseMagics.hold_over)", type=_tokens),
     Option("--approve", "MODE", "{choices} for every tool call of this cell", choices=APPROVE_MODES,
            example="--approve ask"),
     Option("--format", "FORMAT", "{choices} (code: the first code block goes into a new cell)", choices=FORMATS,
@@ -151,6 +165,7 @@ def parse_ask(line: str) -> AskOptions:
         model=ns.model, session=ns.session, system=ns.system, tools=tools, max_iterations=ns.max_iterations,
         approve=ns.approve, format=ns.format, out=ns.out, background=ns.background,
         history=not ns.no_history, help=ns.help, kernel=ns.kernel, budget=ns.budget, max_tokens=ns.max_tokens,
+        hold_over=ns.hold_over,
     )
 
 
@@ -177,6 +192,8 @@ CONNECT_OPTIONS = OptionSet("%mcp connect", "%mcp help", (
            choices=choices("transport")),
     Option("--timeout", "SECONDS", "seconds each tool call may take (default 120)", type=float),
     Option("--approve", "MODE", "{choices} for every tool call of this server", choices=choices("approve")),
+    Option("--hold-over", "TOKENS", "hold this server's results over TOKENS tokens in the kernel and give the model "
+           "a summary (0: never; default SynapseMagics.hold_over)", type=_tokens),
     Option("--tools", "PATTERN", "offer only the tools matching the glob (repeatable)", repeat=True),
     Option("--log-level", "LEVEL", "what the server logs: {choices}", choices=choices("log_level")),
     Option("--roots", "DIR", "offer the server this folder as a root (repeatable; e.g. --roots . for the working "
@@ -209,6 +226,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
         if command or headers or env or ns.url:
             raise UsageError("%mcp connect: name the server first, e.g. %mcp connect demo -- python -m server")
         per_server = [o for o, v in (("--timeout", ns.timeout), ("--approve", ns.approve), ("--tools", tools),
+                                     ("--hold-over", ns.hold_over),
                                      ("--transport", ns.transport), ("--cwd", ns.cwd), ("--log-level", ns.log_level),
                                      ("--sampling", ns.sampling), ("--elicitation", ns.elicitation),
                                      ("--roots", ns.roots), ("--protocol", ns.protocol)) if v is not None]
@@ -225,7 +243,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
     if not command and not ns.url:
         if headers or env or tools or any(v is not None for v in (
                 ns.timeout, ns.approve, ns.transport, ns.cwd, ns.log_level, ns.sampling, ns.elicitation, ns.roots,
-                ns.protocol)):
+                ns.protocol, ns.hold_over)):
             raise UsageError(
                 f"%mcp connect {ns.name}: say how to reach it: '-- COMMAND [ARGS...]' (stdio) or a URL (HTTP); "
                 "a server of the config file takes its options from its entry"
@@ -243,7 +261,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
         "command": command[0] if command else None, "args": command[1:], "url": ns.url, "headers": headers,
         "env": env, "cwd": ns.cwd, "transport": ns.transport, "timeout": ns.timeout, "approve": ns.approve,
         "tools": tools, "log_level": ns.log_level, "sampling": ns.sampling, "elicitation": ns.elicitation,
-        "roots": ns.roots, "protocol": ns.protocol,
+        "roots": ns.roots, "protocol": ns.protocol, "hold_over": ns.hold_over,
     }
     config = parse_server(ns.name, entry)
     if config.problem is not None:

@@ -23,6 +23,7 @@ from ..output.live import LiveOutput, Publisher
 from ..questions.approval import StdinApproval
 from ..settings import Settings
 from ..turns.display import Format, TurnDisplay, TurnView, render
+from ..turns.holding import hold_policy, results_tools
 from ..turns.interpolate import interpolate
 from ..turns.result import BackgroundRun, SynapseResult
 from .args import AskOptions
@@ -91,6 +92,7 @@ class TurnPlan:
     session_budget_usd: float | None = None  # SynapseMagics.session_budget (None: no limit)
     max_tokens: int | None = None  # --max-tokens
     price_note: str | None = None  # why costs will show as unknown (a bad prices file)
+    hold: Any = None  # the HoldPolicy of this cell (notebook/turns/holding.py); None: the agent's default
 
 
 def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body: str) -> TurnPlan:
@@ -154,6 +156,7 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         approve=options.approve or settings.approve or None, format=fmt, history=options.history and settings.history,
         kernel=kernel, budget_usd=options.budget, session_budget_usd=session_budget, max_tokens=options.max_tokens,
         price_note=price_note,
+        hold=hold_policy(state.hub if state.has_hub else None, settings.hold_over, options.hold_over),
     )
 
 
@@ -237,6 +240,7 @@ class _Turn:
             self.sinks.append(self.tracing)
         self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)
         self._tool_answer = state.tape.tool_answer() if state.tape is not None else None
+        self._held = state.held  # results held whole by name; the model gets summaries and results__sql
         # MCP Apps: UI tools' Views show in the tool block; a View's context joins this turn's system prompt
         self.views = AppTurnViews(state, self.display, session=plan.session, policy=self._approval,
                                   model=plan.model_id)
@@ -257,6 +261,7 @@ class _Turn:
             ask=_Asking(ask, self.display) if ask is not None else None,
             sinks=(*self.sinks, *more_sinks), tool_scope=self.tracing.tool_scope if self.tracing is not None else None,
             budget=_budget(plan), tool_answer=self._tool_answer,
+            held=self._held, hold=plan.hold, agent_tools=results_tools(self._held),
         )
 
 

@@ -47,6 +47,10 @@ SYNAPSE_HELP = """\
                              drop older snapshots and the data files only they used
   lake migrate OLD_DIR NEW_LAKE
                              move a Parquet lake of the retired format into an Iceberg lake
+  results                    the tool results the kernel holds by name (DataFrame): tables of over 20 rows
+                             and results over SynapseMagics.hold_over tokens (--hold-over on a cell or a
+                             connect); the model sees a summary and queries them with results__sql
+  results drop NAME|--all    forget held results (and their variables)
   inspect                    trace widget of the current session
   reset                      forget the current conversation (the next cell starts a new session)
   record PATH | off          write every model exchange and tool result to a cassette (JSON lines)

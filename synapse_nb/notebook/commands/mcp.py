@@ -27,6 +27,7 @@ from .args import CONNECT_OPTIONS, CallTarget, parse_call_arguments
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ...agent.held import HoldPolicy
     from ...mcp_client.info import ServerInfo
     from ..state import SynapseState
     from .mcp_tasks import DetachedTask
@@ -445,6 +446,7 @@ class CallOutput:
     name: str
     arguments: Mapping[str, Any]
     result: ToolResult
+    held: str | None = None  # the variable the kernel holds the result in (a table of many rows, a big text)
 
     @property
     def text(self) -> str:
@@ -458,10 +460,10 @@ class CallOutput:
         return result_frame(self.result)
 
     def __repr__(self) -> str:
-        return call_text(self.name, self.result)
+        return call_text(self.name, self.result, held=self.held)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return call_bundle(self.name, self.arguments, self.result)
+        return call_bundle(self.name, self.arguments, self.result, held=self.held)
 
 
 def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
@@ -498,9 +500,12 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
 
 
 async def call_async(
-    state: SynapseState, target: CallTarget, arguments: Mapping[str, Any] | str, *, detach: bool = False,
+    state: SynapseState, target: CallTarget, arguments: Mapping[str, Any] | str, hold: HoldPolicy | None = None,
+    *, detach: bool = False,
 ) -> CallOutput | DetachedTask:
-    """`%mcp call [--detach] SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
+    """`%mcp call [--detach] SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result;
+    what `hold` holds (a table of many rows, a big text) is kept by the kernel under a name the output shows
+    (agent/held.py).
 
     `arguments` is the arguments, or the text of the cell after the tool (a JSON object or `key=value`
     words, typed by the tool's input schema: args.parse_call_arguments).
@@ -545,7 +550,10 @@ async def call_async(
 
         result = dataclasses.replace(result, duration_ms=(time.perf_counter() - started) * 1000)
     await _show_view(state, spec, arguments, result)
-    return CallOutput(name, dict(arguments), result)
+    held = None
+    if hold is not None and hold.holds(result, spec.server):
+        held = (await asyncio.to_thread(state.held.hold, result, tool=spec.name, call_id="")).name
+    return CallOutput(name, dict(arguments), result, held)
 
 
 async def _show_view(state: SynapseState, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult) -> None:

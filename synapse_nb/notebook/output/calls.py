@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...mcp_client.task_watch import status_text
+from ...tables import table_of
 from ...task_state import TaskState
 from ...types import ContentBlock, ToolResult
 from ..turns.render import (
@@ -29,7 +30,6 @@ from .live import Bundle
 from .markup import Html, join
 from .palette import colour
 from .pin_hint import pin_hint, pin_hint_html
-from .tabular import table_of
 
 __all__ = [
     "APP_MIME_TYPE", "CALL_REST", "CallProgress", "ResourcePart", "call_bundle", "call_text", "capped_plain",
@@ -89,27 +89,30 @@ def task_line(task: TaskState) -> str:
 # --- a call's result --------------------------------------------------------------------------------------
 
 
-def call_bundle(name: str, arguments: Mapping[str, Any], result: ToolResult) -> Bundle:
+def call_bundle(name: str, arguments: Mapping[str, Any], result: ToolResult, *, held: str | None = None) -> Bundle:
     """What `%mcp call` shows for its result: the %%synapse tool block of the call, opened (a table with a raw
     toggle, or the text capped with "show all"; images; structured content beside a text), and a plain text
     capped too. The rest is in the value's `.text` / `.df`."""
     view = ToolCallView("", name, arguments, approval="manual", status="error" if result.is_error else "ok",
-                        result=result, duration_ms=result.duration_ms)
+                        result=result, duration_ms=result.duration_ms, held=held)
     parts = [STYLE, tool_block(view, 0.0, opened=True, rest=CALL_REST), pin_hint_html(_server_of(name), result.text)]
     structured = _structured_beside(result)
     if structured is not None:
         parts.append(Html('<details class="snb-structured"><summary style="{}">structured content</summary>{}'
                           "</details>").format(MUTED, capped_text(structured, CALL_REST)))
-    bundle: Bundle = {"text/plain": call_text(name, result), "text/html": join(parts)}
+    bundle: Bundle = {"text/plain": call_text(name, result, held=held), "text/html": join(parts)}
     images = [i for i in result.images if len(i.data or "") <= IMAGE_PREVIEW_BYTES]
     if len(images) == 1 and len(result.images) == 1:  # frontends without HTML show the image itself
         bundle[images[0].mime_type or "image/png"] = images[0].data
     return bundle
 
 
-def call_text(name: str, result: ToolResult) -> str:
-    """`demo.query → ok (6.0 s)`, a table's size, then the result's text, capped."""
+def call_text(name: str, result: ToolResult, *, held: str | None = None) -> str:
+    """`demo.query → ok (6.0 s)`, the name the kernel holds it under, a table's size, then the result's text,
+    capped."""
     head = f"{name} → {'error' if result.is_error else 'ok'} ({duration(result.duration_ms)})"
+    if held:
+        head += f" · held as {held}"
     table = None if result.is_error else table_of(result)
     lines = [head]
     if table is not None and table.columns:

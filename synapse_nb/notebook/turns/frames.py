@@ -6,8 +6,8 @@ from typing import Any
 
 import pandas as pd
 
+from ...tables import table_of
 from ...types import ToolResult
-from ..output.tabular import table_of
 
 __all__ = ["ToolCallFrame", "result_frame"]
 

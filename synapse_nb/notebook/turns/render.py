@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...tables import Table
 from ..output.live import Bundle
 from ..output.markup import Html, join
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
 from ..output.pin_hint import pin_hint, pin_hint_html
-from ..output.tabular import Table, table_of
 from .result import parse_json_answer
 from .view import ToolCallView, TurnView, progress_fraction
 
@@ -171,10 +171,12 @@ def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Re
     colour = COLOURS[call.status]
     icon = SPINNER if call.status in ("running", "streaming") else WRENCH
     where = Html(' <span style="color:{}">on {}</span>').format(MUTED, call.server) if call.server else ""
+    held = Html(' <span class="snb-held-name" style="color:{}">→ <code>{}</code></span>').format(
+        MUTED, call.held) if call.held else ""
     summary = Html(
         '{} <code>{}</code>{} '
-        '<span class="snb-outcome snb-{}" style="color:{};font-weight:600;white-space:nowrap">{}</span>'
-    ).format(icon, call.call_line, where, call.status, colour, call.outcome(now))
+        '<span class="snb-outcome snb-{}" style="color:{};font-weight:600;white-space:nowrap">{}</span>{}'
+    ).format(icon, call.call_line, where, call.status, colour, call.outcome(now), held)
     body: list[Html] = [Html('<div style="{}">arguments</div>').format(LABEL)]
     if call.status == "streaming":
         body.append(Html('<pre style="{}">{}</pre>').format(PRE, _one_line(call.streamed or " ")))
@@ -232,15 +234,17 @@ def progress_text(progress: float, total: float | None, message: str | None) -> 
 
 def _result_html(call: ToolCallView, rest: Rest) -> Html:
     assert call.result is not None
-    text = call.result_text
     label = "result (error)" if call.status == "error" else "result"
     colour = f";{ON_RED}" if call.status == "error" else ""
     out = [Html('<div style="{}{}">{}</div>').format(LABEL, ";color:" + RED if call.status == "error" else "", label)]
-    table = table_of(call.result) if call.status == "ok" else None
+    if call.held:
+        out.append(Html('<div class="snb-held" style="color:{}">held in the kernel as <code>{}</code> (all of it; the '
+                        "model was given a summary and can query it with results__sql)</div>").format(MUTED, call.held))
+    table = call.table if call.status == "ok" else None
     if table is not None and table.columns:
-        out.append(_table_html(table, text, rest))
+        out.append(_table_html(table, call.derived("readable", lambda r: readable(r.text)), rest))
     else:
-        out.append(capped_text(text, rest, colour=colour))
+        out.append(call.derived(f"capped {colour} {rest}", lambda r: capped_text(r.text, rest, colour=colour)))
     for image in call.result.images:
         if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES:
             out.append(Html('<img src="data:{};base64,{}"/>').format(image.mime_type or "image/png", image.data))
@@ -273,6 +277,13 @@ def readable(text: str) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
+def _first_line(text: str) -> str:
+    """The first line that is not blank, found without splitting all of a (maybe 3 MB) result."""
+    start = len(text) - len(text.lstrip())
+    end = text.find("\n", start)
+    return (text[start:] if end < 0 else text[start:end]).strip()
+
+
 def _table_html(table: Table, raw: str, rest: Rest) -> Html:
     rows = table.rows[:TABLE_ROWS]
     head = join(Html('<th style="{}">{}</th>').format(CELL, c) for c in table.columns)
@@ -290,7 +301,6 @@ def _table_html(table: Table, raw: str, rest: Rest) -> Html:
         '<table class="snb-tbl" style="border-collapse:collapse;font-size:12px"><thead><tr>{}</tr></thead>'
         "<tbody>{}</tbody></table></div>{}</div>"
     ).format(CAPPED if capped else "", head, body, note)
-    raw = readable(raw)
     raw_text = raw if len(raw) <= RESULT_PREVIEW else raw[:RESULT_PREVIEW] + f"\n… the rest in {rest.text}"
     toggle = Html('<details class="snb-raw"><summary>raw</summary><pre style="{};{}">{}</pre></details>').format(
         PRE, CAPPED, _one_line(raw_text))
@@ -348,12 +358,13 @@ def plain(view: TurnView) -> str:
     for part in view.parts[view.first:]:
         if isinstance(part, ToolCallView):
             where = f" on {part.server}" if part.server else ""
-            lines.append(f"[tool] {part.call_line}{where} {part.outcome(now)}")
+            held = f" → held as {part.held}" if part.held else ""
+            lines.append(f"[tool] {part.call_line}{where} {part.outcome(now)}{held}")
             if part.status == "running" and part.progress is not None:
                 lines.append("       " + progress_text(part.progress, part.total, part.progress_message))
             detail = part.error or part.result_text
             if detail and part.status != "cancelled":
-                first = detail.strip().splitlines()[0] if detail.strip() else ""
+                first = _first_line(detail)
                 lines.append("       → " + (first[:100] + "…" if len(first) > 100 else first))
                 hint = pin_hint(part.server, detail)
                 if hint:

@@ -154,6 +154,12 @@ class SynapseResult:
         return self.turn.tool_calls
 
     @property
+    def held(self) -> tuple[str, ...]:
+        """The names of the results this turn left held by the kernel (DataFrames and values in the namespace;
+        `%synapse results` lists every one held)."""
+        return self.turn.held
+
+    @property
     def tool_calls(self) -> pd.DataFrame:
         """One row per tool call of this turn: name, arguments, result text, error, approval, duration
         (ms, rounded to 0.1), the full `result`; `.result_df(i)` gives call i's result as a DataFrame.

@@ -22,6 +22,7 @@ from ...events import (
     TurnStarted,
 )
 from ...pricing import usd as format_usd
+from ...tables import Table, table_of
 from ...types import ToolResult, Usage
 
 __all__ = ["FORMATS", "CallStatus", "Format", "Status", "ToolCallView", "TurnView", "duration", "money",
@@ -85,6 +86,24 @@ class ToolCallView:
     total: float | None = None
     progress_message: str | None = None
     asking: bool = False  # the user is asked to approve this call now
+    held: str | None = None  # the variable the kernel holds the whole result in (the model got a summary)
+    _derived: tuple[ToolResult | None, dict[str, Any]] = (None, {})  # what was read from `result`, by name
+
+    def derived(self, name: str, make: Callable[[ToolResult], Any]) -> Any:
+        """`make(result)`, made once per result: the display refreshes many times while a turn runs, and reading
+        a 50,000-row result (its table, its JSON indented) takes a second each time."""
+        assert self.result is not None
+        if self._derived[0] is not self.result:
+            self._derived = (self.result, {})
+        made = self._derived[1]
+        if name not in made:
+            made[name] = make(self.result)
+        return made[name]
+
+    @property
+    def table(self) -> Table | None:
+        """The table the result holds (tables.py), read once per result."""
+        return None if self.result is None else self.derived("table", table_of)
 
     @property
     def result_text(self) -> str:
@@ -269,6 +288,7 @@ class TurnView:
             view.status = "error" if event.is_error else "ok"
         view.result = event.result
         view.error = event.error
+        view.held = event.held
         self._waiting_since = self.clock()
 
     def _end(self, status: Status, iterations: int, usage: Usage, duration_ms: float) -> None:

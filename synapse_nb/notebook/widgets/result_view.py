@@ -9,9 +9,9 @@ from typing import Any
 
 import ipywidgets as w
 
+from ...tables import Table, table_of
 from ...types import ToolResult
 from ..output.markup import Html, join
-from ..output.tabular import Table, table_of
 from ..turns.render import progress_html
 from ._html import SPINNER, badge, fmt_ms, json_block, pre
 

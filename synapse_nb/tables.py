@@ -1,20 +1,22 @@
-"""Tables inside tool results: rows and columns from structured content, JSON rows or a Markdown table.
+"""Tables inside tool results: rows and columns from structured content, JSON rows, a Markdown table or CSV.
 
-One reader serves the cell's tool block (an HTML table with a "raw" toggle) and `result_frame`
-(a DataFrame), so both agree on what counts as a table.
+One reader serves the cell's tool block (an HTML table with a "raw" toggle), `result_frame` (a DataFrame)
+and the results the agent holds for the model (agent/held.py), so all agree on what counts as a table.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...types import ToolResult
+from .types import ToolResult
 
-__all__ = ["Table", "markdown_table", "table_of", "table_of_value"]
+__all__ = ["Table", "csv_table", "markdown_table", "table_of", "table_of_value"]
 
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
@@ -28,7 +30,7 @@ class Table:
 
 
 def table_of(result: ToolResult) -> Table | None:
-    """The table a result holds: its structured content first, then its text (JSON rows or Markdown)."""
+    """The table a result holds: its structured content first, then its text (JSON rows, Markdown or CSV)."""
     if result.structured_content is not None:
         table = table_of_value(result.structured_content)
         if table is not None:
@@ -41,7 +43,7 @@ def table_of(result: ToolResult) -> Table | None:
             table = None
         if table is not None:
             return table
-    return markdown_table(text)
+    return markdown_table(text) or csv_table(text)
 
 
 def table_of_value(value: Any) -> Table | None:
@@ -76,6 +78,38 @@ def markdown_table(text: str) -> Table | None:
     columns = tuple(_cells(lines[0]))
     rows = tuple(_pad(_cells(line), len(columns)) for line in lines[2:])
     return Table(columns, rows)
+
+
+CSV_MIN_ROWS = 2
+"""A text is read as CSV only with a header and at least this many rows, all as wide as the header."""
+
+
+def csv_table(text: str) -> Table | None:
+    """Comma- or tab-separated text with a header line, at least two columns and CSV_MIN_ROWS rows, every
+    row as wide as the header (prose with commas is not a table). Cells stay text."""
+    head = _first_lines(text, 2)
+    if len(head) < 2:
+        return None
+    delimiter = "\t" if "\t" in head[0] else ","
+    header = next(csv.reader([head[0]], delimiter=delimiter), [])
+    names = [c.strip() for c in header]
+    if len(names) < 2 or not all(_header_name(n) for n in names) or len(set(names)) != len(names):
+        return None
+    if _csv_width(head[1], delimiter) != len(names):
+        return None
+    rows = [row for row in csv.reader(io.StringIO(text.strip()), delimiter=delimiter) if row]
+    if len(rows) < CSV_MIN_ROWS + 1 or any(len(row) != len(names) for row in rows):
+        return None
+    return Table(tuple(names), tuple(tuple(row) for row in rows[1:]))
+
+
+def _header_name(name: str) -> bool:
+    """A column name, not a clause of prose: short, a few words at most, no sentence's end."""
+    return 0 < len(name) <= 64 and name.count(" ") <= 3 and not name.endswith((".", "!", "?", ":"))
+
+
+def _csv_width(line: str, delimiter: str) -> int:
+    return len(next(csv.reader([line], delimiter=delimiter), []))
 
 
 def _first_lines(text: str, n: int) -> list[str]:
