@@ -233,10 +233,6 @@ class SynapseState:
         """A sink recording one turn, or nothing of it (notebook/recording/router.py)."""
         return self.router.history_sink(enabled)
 
-    def running_call(self, server: str) -> tuple[str, str, bool] | None:
-        """The tool call running on `server` now: (session id, tool call id, recorded?), or None."""
-        return self.router.running_call(server)
-
     def tracing(self) -> SpanSink | None:
         """The span sink of OpenTelemetry tracing while it is on, else None (notebook/recording/tracing.py)."""
         return self.tracer.sink()
@@ -275,10 +271,11 @@ class SynapseState:
             self.router.call_started(
                 spec.server, agent.session_id if agent is not None and agent.messages else "", call.id)
         try:
-            if grouped:
-                result = await self.registry.call(qualified_name, arguments, on_progress=on_progress)
-            else:
-                result = await self.hub.call(qualified_name, arguments, on_progress=on_progress)
+            with self.router.calling(call.id):  # what the server asks meanwhile belongs to this call
+                if grouped:
+                    result = await self.registry.call(qualified_name, arguments, on_progress=on_progress)
+                else:
+                    result = await self.hub.call(qualified_name, arguments, on_progress=on_progress)
             error = None
             return result
         except SynapseError as exc:

@@ -148,7 +148,7 @@ def test_a_sampling_answer_is_recorded_as_an_llm_call_tied_to_the_running_tool_c
     ip.state.runner.run(answers.sample(_request()))
     sink(ToolCallFinished(session_id="s1", call=call, server="srv", tool="summarise", approval="auto",
                           started_at=call_started(), duration_ms=1.0))
-    assert ip.state.running_call("srv") is None
+    assert ip.state.router.asking_call("srv") is None
     ip.state.store.flush()
     rows = synapse_nb.history().sql(
         "SELECT origin, tool_call_id, session_id, model, cost_usd, price_source FROM llm_calls "

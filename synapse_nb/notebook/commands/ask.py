@@ -229,6 +229,7 @@ class _Turn:
         if plan.price_note:
             view.notes.append(plan.price_note)
         self.events: list[Event] = []
+        self.router = state.router
         self.sinks: list[EventSink] = [self.events.append, self.display, state.router.history_sink(plan.history)]
         if state.tape is not None and state.tape.writer is not None:
             self.sinks.append(state.tape.on_event)  # recording: tool results join the cassette
@@ -255,7 +256,8 @@ class _Turn:
             plan.provider, system=system, tool_patterns=plan.tool_patterns, max_iterations=plan.max_iterations,
             max_result_chars=plan.max_result_chars, approval=self._approval,
             ask=_Asking(ask, self.display) if ask is not None else None,
-            sinks=(*self.sinks, *more_sinks), tool_scope=self.tracing.tool_scope if self.tracing is not None else None,
+            sinks=(*self.sinks, *more_sinks),
+            tool_scope=self.router.tool_scope(self.tracing.tool_scope if self.tracing is not None else None),
             budget=_budget(plan), tool_answer=self._tool_answer,
         )
 
