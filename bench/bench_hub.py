@@ -156,7 +156,7 @@ async def _bridge(size: Size) -> Row:
     try:
         arms = {
             # The async path of the same work the magic does (the hub call, recorded as a manual call).
-            "await": per_call("await", lambda: state.call_tool("demo__echo", ARGS)),
+            "await": per_call("await", lambda: state.manual.call("demo__echo", ARGS)),
             # What the transformed cell awaits: parse the line, the command, the runner's SIGINT guard.
             "magic": per_call("magic", lambda: magics.run_awaited("mcp", line)),
         }
@@ -165,13 +165,14 @@ async def _bridge(size: Size) -> Row:
         # The nested bridge (a magic called from code while the loop runs): applies nest_asyncio2, whose
         # pure-Python Task then runs both sides, so it gets its own baseline.
         nested_arms = {
-            "await2": per_call("await2", lambda: state.call_tool("demo__echo", ARGS)),
+            "await2": per_call("await2", lambda: state.manual.call("demo__echo", ARGS)),
             "nested": per_call("nested", lambda: state.runner.run(mcp_cmd.call_async(state, target, ARGS))),
         }
         nested = await ainterleaved(nested_arms, max(2, rounds // 4), per=n)
     finally:
         signal.signal(signal.SIGINT, outside)
-        await state.aclose()
+        await state.hub.aclose()
+        await state.models.aclose()
     base, awaited = median(s["await"]), median(s["magic"])
     over = paired_ratio(s["magic"], s["await"]) - 1
     nested_over = _overhead(median(nested["await2"]), median(nested["nested"]))

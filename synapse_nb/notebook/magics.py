@@ -125,7 +125,7 @@ class SynapseMagics(Magics):
         # Magics.__init__ runs, before there is a state: the first turn opens tracing then
         state: SynapseState | None = getattr(self, "state", None)
         if state is not None:
-            state.tracing()
+            state.tracer.sink()
 
     @validate("approve")
     def _valid_approve(self, proposal: Mapping[str, Any]) -> str:
@@ -170,7 +170,8 @@ class SynapseMagics(Magics):
             model=self.model.strip(), approve=self.approve, max_iterations=self.max_iterations, format=self.format,
             system=self.system, history=self.history, stream_interval=self.stream_interval,
             max_result_chars=self.max_result_chars, history_rows=self.history_rows, kernel_tools=self.kernel_tools,
-            session_budget=self.session_budget,
+            session_budget=self.session_budget, publish_to=self.publish_to, otel=self.otel,
+            oauth_redirect=self.oauth_redirect or "auto",
         )
 
     @property

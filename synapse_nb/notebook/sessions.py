@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import SynapseError
@@ -16,7 +17,16 @@ if TYPE_CHECKING:
     from ..protocols import Provider
     from .turns.result import BackgroundRun
 
-__all__ = ["Sessions"]
+__all__ = ["Sessions", "default_session_name"]
+
+
+def default_session_name(notebook: str | None) -> str:
+    """The notebook's file name (without suffix) when the frontend tells us, else `main`."""
+    if notebook:
+        stem = re.sub(r"[^\w.-]+", "-", Path(notebook).stem).strip("-")
+        if stem:
+            return stem
+    return "main"
 
 
 class Sessions(Mapping[str, "Agent"]):

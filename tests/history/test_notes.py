@@ -19,7 +19,7 @@ def test_a_paused_history_is_said_once_and_shown_in_status(db_path: Path, newer:
     state = SynapseState()
     try:
         assert _history_problem(state) is None  # the store opens in the background: nothing known yet
-        state.record(ev.ServerEvent(server="demo", event="connected"))
+        state.router.record(ev.ServerEvent(server="demo", event="connected"))
         assert state.store.wait_open(timeout=30)
 
         note = _history_problem(state)
@@ -41,7 +41,7 @@ def test_a_paused_history_is_said_once_and_shown_in_status(db_path: Path, newer:
 def test_a_usable_history_says_nothing(db_path: Path) -> None:
     state = SynapseState()
     try:
-        state.record(ev.ServerEvent(server="demo", event="connected"))
+        state.router.record(ev.ServerEvent(server="demo", event="connected"))
         assert state.store.wait_open(timeout=30)
         assert _history_problem(state) is None
         assert "—" not in repr(status(state, Settings())).split("history", 1)[1]

@@ -82,7 +82,7 @@ def test_a_sampling_request_is_recorded_against_the_call_that_made_it(
     (it used to be tied to no call: `echo`, started last, had ended)."""
     sampler = tmp_path / "sampler.json"
     sampler.write_text(json.dumps([{"match": "summarise", "answer": "a summary"}]))
-    ip.state.model = f"scripted:{sampler}"
+    ip.state.models.model = f"scripted:{sampler}"
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": {"srv": {
         "command": sys.executable, "args": list(tools_server.ARGS), "sampling": "auto"}}}))

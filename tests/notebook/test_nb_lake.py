@@ -23,7 +23,7 @@ def test_publish_to_publishes_each_turn_in_the_background(ip: Any, script: Scrip
     lake = tmp_path / "team lake"  # a space: the path is quoted in the magics below
     model = script(["first answer", "second answer"])
     ip.run(f"%config SynapseMagics.publish_to = {str(lake)!r}")
-    publisher = ip.state.lake_publisher
+    publisher = ip.state.router.lake_publisher
     assert publisher is not None
     assert publisher.dest == lake
 
@@ -48,7 +48,7 @@ def test_publish_to_publishes_each_turn_in_the_background(ip: Any, script: Scrip
     assert len(synapse_nb.history(lake).sessions()) == 1
 
     ip.run("%config SynapseMagics.publish_to = ''")
-    assert ip.state.lake_publisher is None
+    assert ip.state.router.lake_publisher is None
     files = relation_files(lake, "turns")
     ip.cell(f"synapse --model {script(['third'])}", "third question")
     assert relation_files(lake, "turns") == files  # off: nothing published any more
@@ -61,7 +61,7 @@ def test_a_failing_publish_is_one_warning_and_never_breaks_a_cell(
     not_a_lake.mkdir()
     (not_a_lake / "cat.jpg").write_bytes(b"\xff")
     ip.run(f"%config SynapseMagics.publish_to = {str(not_a_lake)!r}")
-    publisher = ip.state.lake_publisher
+    publisher = ip.state.router.lake_publisher
     model = script(["one", "two"])
     with caplog.at_level(logging.WARNING, logger="synapse_nb.history"):
         ip.cell(f"synapse --model {model}", "q1")
@@ -82,7 +82,7 @@ def test_bad_lake_options_are_one_line(ip: Any, tmp_path: Path, caplog: pytest.L
     a_file.write_text("x")
     ip.run(f"%config SynapseMagics.publish_to = {str(a_file)!r}")
     assert "publish_to must be a directory (a lake), not the file" in caplog.text
-    assert ip.state.lake_publisher is None
+    assert ip.state.router.lake_publisher is None
     with pytest.raises(UsageError, match=r"is not a history lake .* publish into it first"):
         ip.line("synapse", f"sql --lake {tmp_path} SELECT 1")
     with pytest.raises(UsageError, match="--lake needs a directory"):
@@ -102,5 +102,5 @@ def test_publish_to_from_the_config_applies_at_load(ip: Any, tmp_path: Path) -> 
 
     state = get_state(ip.shell)
     assert state is not None
-    assert state.lake_publisher is not None
-    assert state.lake_publisher.dest == lake
+    assert state.router.lake_publisher is not None
+    assert state.router.lake_publisher.dest == lake

@@ -35,17 +35,17 @@ def test_model_shows_and_switches_with_early_checks(ip: Any, capsys: pytest.Capt
     with pytest.raises(UsageError, match="PROVIDER:MODEL"):
         ip.line("synapse", "model claude")
     ip.line("synapse", "model scripted:demo")
-    assert ip.state.model == "scripted:demo"
+    assert ip.state.models.model == "scripted:demo"
 
 
 def test_config_traitlets_are_validated_and_used(
     ip: Any, script: Script, caplog: pytest.LogCaptureFixture
 ) -> None:
     ip.run("%config SynapseMagics.max_iterations = 3")
-    assert ip.state.magics.settings().max_iterations == 3
+    assert ip.state.settings().max_iterations == 3
     ip.run("%config SynapseMagics.approve = 'sometimes'")  # %config logs the error and keeps the old value
     assert "SynapseMagics.approve must be auto, ask, deny or empty, not 'sometimes'" in caplog.text
-    assert ip.state.magics.approve == ""
+    assert ip.magics.approve == ""
     ip.run(f"%config SynapseMagics.model = '{script(['configured model'])}'")
     ip.cell("synapse", "hi")
     assert ip.ns["_synapse"].text == "configured model"
@@ -190,7 +190,7 @@ def test_a_notebook_opened_twice_records_each_kernel_under_its_own_name(
     assert first.session == "main"
     # The same notebook in a second kernel: the same default name, the same history file.
     ip.state.sessions.agents.clear()
-    ip.state.current = "main"
+    ip.state.sessions.current = "main"
     ip.state.port.kernel_id = "22222222-dddd-4eee-8fff-000000000002"
     ip.cell(f"synapse --model {model}", "second kernel")
     second = ip.ns["_synapse"]

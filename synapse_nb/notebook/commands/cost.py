@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from ...errors import ConfigError, SynapseError
+from ..recording.reader import require_reader
 from ..usage import usage_error
 from .options import Option, OptionSet
 
@@ -77,7 +78,7 @@ def cost(state: SynapseState, words: list[str]) -> pd.DataFrame:
     synapse_nb/history/cost.py for the exact rule.
     """
     by, since = parse_cost(words)
-    hist = state.require_history()
+    hist = require_reader(state.store)
     try:
         frame: pd.DataFrame = hist.cost(by=by, since=since)
     except SynapseError as exc:

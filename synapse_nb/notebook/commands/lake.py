@@ -24,13 +24,13 @@ _LAKE = re.compile(r"""^--lake(?:\s+|=)(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<ba
 
 def publish_to(state: SynapseState, dest: str) -> None:
     """Publish the history to lake `dest` in the background after each turn; empty `dest` stops it."""
-    old, state.lake_publisher = state.lake_publisher, None
+    old, state.router.lake_publisher = state.router.lake_publisher, None
     if old is not None:
         old.close(timeout=0)  # a publish under way finishes on its own; nothing waits for it here
     if dest.strip():
         from ...history.lake_background import LakePublisher
 
-        state.lake_publisher = LakePublisher(state.store, dest.strip())
+        state.router.lake_publisher = LakePublisher(state.store, dest.strip())
 
 
 def split_lake(text: str, usage: str) -> tuple[str | None, str]:

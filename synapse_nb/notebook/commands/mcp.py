@@ -17,6 +17,7 @@ from ...server_config import ServerConfig
 from ...types import ToolResult, ToolSpec, ToolUi
 from ..output.calls import CallProgress, call_bundle, call_text
 from ..output.live import LiveOutput
+from ..recording.reader import reader
 from ..turns.display import ticking
 from ..turns.view import GLYPH, duration
 from ..usage import usage_error
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
     from ...mcp_client.info import ServerInfo
     from ..state import SynapseState
+    from ..widgets.facade import WidgetParts
 
 __all__ = [
     "CallOutput",
@@ -145,7 +147,7 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     started = clock()
     before = _connected_at(state, spec.name)
     for value in (*spec.headers.values(), *spec.env.values()):
-        state.add_secret(value)
+        state.secret_registry.add(value)
     shown = spec.url if spec.url else " ".join([spec.command or "", *spec.args])
     misplaced = _connect_options_after_command(spec.args)
     if misplaced:  # passed to the server as written: say so, as the server may be fine with them or not
@@ -223,7 +225,7 @@ async def connect_config_async(state: SynapseState, path: str | None = None, *, 
         configs = {name: configs[name].model_copy(update={"disabled": False})}
     for config in configs.values():
         for value in (*config.env.values(), *config.headers.values()):
-            state.add_secret(value)
+            state.secret_registry.add(value)
         if config.approve is not None and not config.disabled:
             state.policy.set_server(config.name, config.approve)
     enabled = [c.name for c in configs.values() if not c.disabled]
@@ -282,7 +284,7 @@ def _stderr_bundle(name: str, tail: str) -> dict[str, Any]:
 
 def _mask(state: SynapseState, text: str) -> str:
     """`text` fit to show: the kernel's registered secrets and synapse_nb.masking's rules applied."""
-    return SecretMask(state.secrets).mask(text)
+    return SecretMask(state.secret_registry.values).mask(text)
 
 
 # ---------------------------------------------------------------------------------------------- list, tools
@@ -333,14 +335,14 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     from ..output.listing import Listing
     from ..turns.result import LOCAL_SERVER
 
-    state.register_notebook_tools()
+    state.kernel.register_notebook_tools(state.registry)
     grouped = state.registry.grouped
     if server is not None and not any(s.server == server for s in grouped):
         _server(state, server)
     specs = [s for s in _mcp_tools(state, every=True) if server is None or s.server == server]
     if server is None:
         specs += state.registry.native
-    kernel_on = bool(getattr(state.magics, "kernel_tools", False))
+    kernel_on = state.settings().kernel_tools
     specs += [s for s in grouped if s.server == server or (server is None and kernel_on)]
     rows = [
         {
@@ -442,7 +444,7 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     offered = [s for s in _mcp_tools(state, every=True) if s.server == target.server]
     group: list[ToolSpec] = []
     if not offered:  # a built-in group (kernel), registered as `%mcp tools` does
-        state.register_notebook_tools()
+        state.kernel.register_notebook_tools(state.registry)
         group = [s for s in state.registry.grouped if s.server == target.server]
     for spec in offered or group:
         if target.tool in (spec.original_name, spec.name) or spec.name == f"{target.server}__{target.tool}":
@@ -480,7 +482,7 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
                 progress.report(done, total, message)
                 refresh()
 
-            result = await state.call_tool(spec.name, dict(arguments), on_progress=report)
+            result = await state.manual.call(spec, arguments, on_progress=report)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not result.duration_ms:
@@ -551,5 +553,16 @@ def inspect(state: SynapseState, name: str | None = None) -> Any:
         _server(state, name)
     from ..widgets import inspector
 
-    state.hub  # noqa: B018 - created now so that the widget sees a hub (with no servers, an empty one)
-    return inspector(state, name)
+    return inspector(widget_parts(state), name)
+
+
+def widget_parts(state: SynapseState) -> WidgetParts:
+    """What the inspector is given: the kernel's parts it reads (widgets/facade.py), the hub built now (with no
+    servers, an empty one)."""
+    from ..widgets.facade import WidgetParts
+
+    return WidgetParts(
+        hub=state.hub, runner=state.runner, history=lambda: reader(state.store), call_tool=state.manual.call,
+        on_server_event=state.router.on_server_event, answers=state.answers, sign_in=state.sign_in, apps=state.apps,
+        kernel=state.kernel, registry=state.registry, kernel_tools=lambda: state.settings().kernel_tools,
+    )

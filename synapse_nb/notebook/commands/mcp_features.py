@@ -84,7 +84,8 @@ def _print_stderr(state: SynapseState, name: str, n: int | None) -> None:
         print(f"{name} wrote nothing to stderr" + ("" if state.hub.server(name).transport == "stdio"
                                                     else " (only a command server has a stderr)"))
         return
-    mask = SecretMask(state.secrets)  # the kernel's registered secrets too (the ring masked the server's own)
+    # the kernel's registered secrets too (the ring masked the server's own)
+    mask = SecretMask(state.secret_registry.values)
     print(f"{name} stderr (last {len(lines)} line{'s' if len(lines) != 1 else ''}):")
     for line in lines:
         print(mask.mask(line))

@@ -10,6 +10,7 @@ from IPython.core.error import UsageError
 
 from ...errors import SynapseError
 from ...pricing import usd
+from ..recording.reader import reader, require_reader
 from ..settings import Settings
 from ..usage import usage_error
 
@@ -90,10 +91,10 @@ def status(state: SynapseState, settings: Settings) -> Status:
     from ...providers.registry import describe_model
 
     try:
-        model_line = describe_model(state.model or settings.model or None)
+        model_line = describe_model(state.models.model or settings.model or None)
     except SynapseError as exc:
-        model_line = f"{state.model or settings.model} (unusable: {exc})"
-    agent = state.sessions.get(state.current)
+        model_line = f"{state.models.model or settings.model} (unusable: {exc})"
+    agent = state.sessions.get(state.sessions.current)
     from .mcp import state_words
 
     servers = tuple((s.name, state_words(s), s.tool_count) for s in state.hub.servers) if state.has_hub else ()
@@ -102,7 +103,7 @@ def status(state: SynapseState, settings: Settings) -> Status:
 
     return Status(
         model=model_line,
-        session=state.current,
+        session=state.sessions.current,
         session_id=agent.session_id if agent is not None else None,
         turns_messages=len(agent.messages) if agent is not None else 0,
         servers=servers,
@@ -110,8 +111,8 @@ def status(state: SynapseState, settings: Settings) -> Status:
         history_path=str(store.path if store is not None else history_path()),
         history_problem=store.problem if store is not None else None,
         history_paused=store.paused if store is not None else None,
-        background=tuple((name, run.status) for name, run in state.background.items()),
-        tape=f"{state.tape.mode}: {state.tape.shown} ({state.tape.note})" if state.tape is not None else None,
+        background=tuple((name, run.status) for name, run in state.sessions.background.items()),
+        tape=f"{tape.mode}: {tape.shown} ({tape.note})" if (tape := state.deck.tape) is not None else None,
         tracing=_tracing_line(state),
         budget=f"{usd(settings.session_budget)} per session (SynapseMagics.session_budget)"
         if settings.session_budget else None,
@@ -124,14 +125,14 @@ def _tracing_line(state: SynapseState) -> str | None:
     from ... import telemetry
     from ...masking import mask_url
 
-    if not telemetry.wanted(getattr(state.magics, "otel", None)):
+    if not telemetry.wanted(state.settings().otel):
         return None
     if not telemetry.available():
         return f"asked for, but off: {telemetry.MISSING_EXTRA}"
     line = f"on: OTLP/HTTP to {mask_url(telemetry.endpoint())}"
     if telemetry.content_wanted():
         line += f", with content (masked; {telemetry.CONTENT_ENV})"
-    pipeline = state.tracing_pipeline
+    pipeline = state.tracer.pipeline
     if pipeline is not None and pipeline.export_failed:
         line += " — exports are failing: spans are dropped while the collector cannot be reached"
     return line
@@ -139,7 +140,7 @@ def _tracing_line(state: SynapseState) -> str | None:
 
 def _lake_line(state: SynapseState) -> str | None:
     """Where history is published after each turn (SynapseMagics.publish_to), and the last failure if any."""
-    publisher = state.lake_publisher
+    publisher = state.router.lake_publisher
     if publisher is None:
         return None
     line = f"publishes to {publisher.dest} after each turn"
@@ -151,10 +152,10 @@ def model(state: SynapseState, settings: Settings, model_id: str | None) -> str:
     from ...providers.registry import describe_model
 
     if model_id:
-        state.provider(model_id)  # UsageError now (unknown provider, missing key), not at the next cell
-        state.model = model_id
+        state.models.provider(model_id)  # UsageError now (unknown provider, missing key), not at the next cell
+        state.models.model = model_id
     try:
-        return describe_model(state.model or settings.model or None)
+        return describe_model(state.models.model or settings.model or None)
     except SynapseError as exc:
         raise usage_error(exc) from None
 
@@ -186,10 +187,10 @@ def session_switch(state: SynapseState, name: str) -> str:
     if agent is None or not agent.messages:
         resumed = resume_recorded(state, name)
         if resumed is not None:
-            state.current = resumed
+            state.sessions.current = resumed
             return (f"resumed session {resumed} from the history file "
                     f"({len(state.sessions[resumed].messages)} messages)")
-    state.current = name
+    state.sessions.current = name
     if agent is None or not agent.messages:
         return f"switched to session {name} (new)"
     return f"switched to session {name} ({len(agent.messages)} messages so far)"
@@ -200,7 +201,7 @@ def resume_recorded(state: SynapseState, name: str) -> str | None:
     is returned; None when the history has none (or there is no history). `session switch` and
     `%%synapse --session NAME` both continue the recorded conversation instead of starting a second one of
     the same name."""
-    history = state.history()
+    history = reader(state.store)
     if history is None:
         return None
     session_id = history.find_session(name)
@@ -212,14 +213,14 @@ def resume_recorded(state: SynapseState, name: str) -> str | None:
     taken = state.sessions.get(recorded_name)
     if taken is not None and taken.messages and taken.session_id != session_id:
         recorded_name = f"{recorded_name}-{session_id[:8]}"  # this kernel has its own session by that name
-    agent = state.agent(recorded_name, state.provider(None))
+    agent = state.sessions.agent(recorded_name, state.models.provider(None))
     agent.resume(session_id, messages, next_seq=next_seq)
     return recorded_name
 
 
 def session_list(state: SynapseState, settings: Settings) -> pd.DataFrame:
     """`%synapse session list`: sessions from the history file, newest last, with turns and tool calls."""
-    hist = state.require_history()
+    hist = require_reader(state.store)
     limit = max(settings.history_rows, 1) * 5
     frame = _sql(
         hist,
@@ -229,7 +230,7 @@ def session_list(state: SynapseState, settings: Settings) -> pd.DataFrame:
         f"FROM sessions s ORDER BY s.created_at DESC LIMIT {limit}",
     )
     frame = frame.iloc[::-1].reset_index(drop=True)
-    current = state.sessions.get(state.current)
+    current = state.sessions.get(state.sessions.current)
     frame.insert(0, "current", frame["session_id"] == (current.session_id if current else ""))
     return frame
 
@@ -259,7 +260,7 @@ def history(state: SynapseState, settings: Settings, n: int | None = None) -> pd
     limit = n if n is not None else settings.history_rows
     if limit < 1:
         raise UsageError("%synapse history: -n must be at least 1, e.g. %synapse history -n 5")
-    hist = state.require_history()
+    hist = require_reader(state.store)
     frame = _sql(
         hist,
         "SELECT date_trunc('second', t.started_at) AS started_at, s.name AS session, t.prompt, t.status, "
@@ -279,7 +280,7 @@ def sql(state: SynapseState, query: str) -> pd.DataFrame:
     """`%synapse sql QUERY` / `%%synapse_sql`: any SQL over the history relations, as a DataFrame."""
     if not query.strip():
         raise UsageError("%synapse sql: missing query, e.g. %synapse sql SELECT * FROM tool_calls")
-    return _sql(state.require_history(), query)
+    return _sql(require_reader(state.store), query)
 
 
 def _sql(hist: Any, query: str) -> pd.DataFrame:
@@ -292,9 +293,9 @@ def _sql(hist: Any, query: str) -> pd.DataFrame:
 
 def inspect(state: SynapseState) -> Any:
     """`%synapse inspect`: the trace widget of the current session (messages, tool calls, timings)."""
-    agent = state.sessions.get(state.current)
+    agent = state.sessions.get(state.sessions.current)
     if agent is None or not agent.messages:
-        raise UsageError(f"%synapse inspect: session {state.current!r} has no turns yet; ask something first")
+        raise UsageError(f"%synapse inspect: session {state.sessions.current!r} has no turns yet; ask something first")
     from ..widgets import session_trace
 
-    return session_trace(state.require_history(), agent.session_id)
+    return session_trace(require_reader(state.store), agent.session_id)
