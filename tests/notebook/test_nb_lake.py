@@ -89,7 +89,7 @@ def test_bad_lake_options_are_one_line(ip: Any, tmp_path: Path, caplog: pytest.L
         ip.line("synapse", "sql --lake")
     with pytest.raises(UsageError, match="missing query"):
         ip.line("synapse", f"sql --lake {tmp_path}")
-    with pytest.raises(UsageError, match="options are --out NAME and --lake DIR"):
+    with pytest.raises(UsageError, match=r"^%%synapse_sql: --lake needs a value; see %synapse help$"):
         ip.cell("synapse_sql --lake", "SELECT 1")
 
 

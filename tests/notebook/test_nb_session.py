@@ -114,8 +114,17 @@ def test_bad_subcommands(ip: Any, line: str, needle: str) -> None:
 
 
 def test_synapse_sql_option_errors(ip: Any) -> None:
-    with pytest.raises(UsageError, match="options are --out NAME and --lake DIR"):
-        ip.cell("synapse_sql --limit 3", "SELECT 1")
+    """`%%synapse_sql`'s options are an OptionSet (declared once: the parser, the errors and `%synapse help`)."""
+    for line, message in [
+        ("synapse_sql --limit 3", "%%synapse_sql: unknown option --limit; see %synapse help"),
+        ("synapse_sql --out", "%%synapse_sql: --out needs a value; see %synapse help"),
+        ("synapse_sql --out 1x", "%%synapse_sql: --out: needs a Python name, not '1x'; see %synapse help"),
+        ("synapse_sql --out df extra", "%%synapse_sql: unexpected 'extra'; options are --out NAME and --lake DIR, "
+                                       "e.g. %%synapse_sql --out df"),
+    ]:
+        with pytest.raises(UsageError) as caught:
+            ip.cell(line, "SELECT 1")
+        assert str(caught.value) == message
 
 
 def test_reset_forgets_the_conversation(ip: Any, script: Script) -> None:
@@ -135,15 +144,36 @@ def test_inspect_gives_the_session_trace_widget(ip: Any, script: Script) -> None
 
 
 def test_help_texts(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from synapse_nb.notebook.magics import SYNAPSE_HELP
+
     ip.line("synapse", "help")
-    assert "session switch NAME" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    for usage in ("status", "model [ID]", "session new [NAME]", "session list", "session switch NAME", "history [-n N]",
+                  "cost [--by B] [--since WHEN]", "sql QUERY", "sql --lake DIR QUERY", "inspect", "reset",
+                  "record PATH | off", "replay PATH [--live-tools] | off", "ask PROMPT", "help", "QUESTION",
+                  "--by B", "--since WHEN", "-n N", "--out NAME", "--lake DIR"):
+        assert f"  {usage} " in out or out.count(f"  {usage}\n"), usage
     ip.line("synapse", "--help")  # IPython refuses a cell magic with an empty body, so the line form too
     out = capsys.readouterr().out
     for option in ("--model", "--session", "--system", "--tools", "--no-tools", "--max-iterations", "--approve",
                    "--format", "--out", "--background", "--no-history", "--help"):
         assert option in out
     ip.line("mcp", "help")
-    assert "connect NAME URL [--header K=V]" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    from synapse_nb.notebook.magics import MCP_TABLE, SYNAPSE_TABLE
+
+    for table, shown in ((MCP_TABLE, out), (SYNAPSE_TABLE, SYNAPSE_HELP)):
+        for entry in table.entries:  # every subcommand and each of its forms, with its help's first words
+            assert f"  {entry.name} {entry.usage}".rstrip() in shown, entry.name
+            assert entry.help.split()[0] in shown
+            for usage, _ in entry.forms:
+                assert f"  {entry.name} {usage}".rstrip() in shown, (entry.name, usage)
+    for usage in ("connect NAME URL [--header K=V]", "connect --config PATH", "list", "tools [SERVER]",
+                  'call SERVER.TOOL {"key": "value"}', "call SERVER.TOOL key=value ...", "disconnect NAME | --all",
+                  "restart NAME", "inspect [NAME]", "read SERVER URI", "prompt SERVER NAME [k=v ...]",
+                  "logs NAME [-n N] [--level LEVEL | --stderr]", "roots NAME [PATH...]", "subscribe NAME URI",
+                  "unsubscribe NAME URI", "auth NAME", "logout NAME", "--stderr", "--level LEVEL", "--env K=V"):
+        assert f"  {usage}" in out, usage
 
 
 def test_switch_resumes_a_session_recorded_by_another_kernel(
