@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-import tools_server
-from nb_shell import Shell, demo_server_command
 
 from synapse_nb.events import ToolCallFinished, ToolCallStarted, utcnow
 from synapse_nb.notebook.recording.router import EventRouter
 from synapse_nb.types import ToolCall
+from tests.support import tools_server
+from tests.support.nb_shell import Shell, demo_server_command
 
 T = TypeVar("T")
 

@@ -9,14 +9,15 @@ tests drive implement the protocols whole, and fail a test when a widget reads a
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
-from widget_fakes import FakeHub, FakeRunner, FakeState
 
 from synapse_nb.notebook import widgets
 from synapse_nb.notebook.widgets import facade
+from tests.notebook.widgets.widget_fakes import FakeHub, FakeRunner, FakeState
 
 WIDGETS = Path(widgets.__file__).parent
 PARTS: dict[str, type[Any]] = {
@@ -83,6 +84,15 @@ def test_the_check_catches_a_probe_and_an_unlisted_member() -> None:
         "line 5: state.answers.pending is not in AnswersLike",
         "line 5: state.magics is not in StateLike",
     ]
+
+
+def test_every_facade_the_widget_tests_build_has_every_member() -> None:
+    from tests.notebook.widgets import test_widgets_mcp_features
+
+    for fake in (FakeState, test_widgets_mcp_features.State):
+        have = {name for name in dir(fake)} | {f.name for f in dataclasses.fields(fake)}
+        assert members(facade.StateLike) <= have, fake
+    assert members(facade.StateLike) == {f.name for f in dataclasses.fields(facade.WidgetParts)}
 
 
 def test_the_fake_facade_is_the_protocol_whole_and_refuses_the_rest() -> None:

@@ -9,8 +9,6 @@ from typing import Any
 
 import ipywidgets as w
 import pytest
-from npm_servers import EVERYTHING, node_for
-from real_state import connected, go_live, private_runner, private_state
 
 from synapse_nb.events import Event, ServerEvent
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
@@ -21,6 +19,8 @@ from synapse_nb.notebook.commands.mcp import widget_parts
 from synapse_nb.notebook.kernel.runner import Runner
 from synapse_nb.notebook.widgets import Inspector
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
+from tests.notebook.widgets.real_state import connected, go_live, private_runner, private_state
+from tests.support.npm_servers import EVERYTHING, node_for
 
 TIMEOUT = 60
 
@@ -32,6 +32,14 @@ class State:
     runner: Runner
     hub: McpHub = field(init=False)
     listeners: list[Callable[[Event], None]] = field(default_factory=list)
+    answers: Any = None  # the rest of widgets/facade.py's StateLike: none of them here
+    sign_in: Any = None
+    apps: Any = None
+    kernel: Any = None
+    registry: Any = None
+
+    def kernel_tools(self) -> bool:
+        return False
 
     def __post_init__(self) -> None:
         self.hub = McpHub(on_event=self.emit)
@@ -77,7 +85,9 @@ def wait_for_event(state: Any, name: str, *, foreground: bool = True) -> ServerE
         if isinstance(event, ServerEvent) and event.event == name and not seen.done():
             seen.set_result(event)
 
-    unsubscribe = state.router.on_server_event(listener)
+    # the widgets' facade (State) or the kernel's (SynapseState, whose router has it)
+    subscribe = state.on_server_event if isinstance(state, State) else state.router.on_server_event
+    unsubscribe = subscribe(listener)
     try:
         if not foreground:
             return state.runner.loop.run_until_complete(asyncio.wait_for(seen, TIMEOUT))
