@@ -129,6 +129,11 @@ async def _bridge(size: Size) -> Row:
     hub = state.hub
     await hub.connect("demo", command=sys.executable, args=DEMO_ARGS)
     target = CallTarget("demo", "echo")
+
+    def nested_call() -> object:
+        """What `%mcp call` does, called from code: find the tool, then the call through the runner's bridge."""
+        spec = mcp_cmd.find_tool(hub, state.registry, state.kernel, state.secret_registry, target)
+        return state.runner.run(mcp_cmd.call_async(spec, ARGS, manual=state.manual, port=state.port, apps=state.apps))
     line = f"call demo.echo text='{ARGS['text']}'"
     cpu: dict[str, float] = {}  # this thread's CPU seconds per side
 
@@ -166,7 +171,7 @@ async def _bridge(size: Size) -> Row:
         # pure-Python Task then runs both sides, so it gets its own baseline.
         nested_arms = {
             "await2": per_call("await2", lambda: state.manual.call("demo__echo", ARGS)),
-            "nested": per_call("nested", lambda: state.runner.run(mcp_cmd.call_async(state, target, ARGS))),
+            "nested": per_call("nested", nested_call),
         }
         nested = await ainterleaved(nested_arms, max(2, rounds // 4), per=n)
     finally:

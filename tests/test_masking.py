@@ -66,7 +66,7 @@ def _display(text: str) -> str:
     state = SynapseState(None)
     for value in (HEADER, ENV_VALUE, API_KEY):
         state.secret_registry.add(value)
-    return display_mask(state, text)
+    return display_mask(state.secret_registry, text)
 
 
 PATHS: dict[str, Callable[[str], str]] = {

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class, no_var_expand
@@ -40,6 +40,10 @@ from .subcommands import (
 )
 from .turns.result import BackgroundRun, SynapseResult
 
+if TYPE_CHECKING:
+    from ..mcp_client.hub import McpHub
+    from .widgets.facade import WidgetParts
+
 __all__ = [  # the subcommands' tables and helps re-exported: they are the magics' (subcommands.py)
     "MCP_HELP",
     "MCP_SUBCOMMANDS",
@@ -49,6 +53,7 @@ __all__ = [  # the subcommands' tables and helps re-exported: they are the magic
     "SYNAPSE_TABLE",
     "Pending",
     "SynapseMagics",
+    "widget_parts",
 ]
 
 @magics_class
@@ -168,6 +173,11 @@ class SynapseMagics(Magics):
         )
 
     @property
+    def hub(self) -> McpHub | None:
+        """The kernel's MCP hub, or None while none was built (a command that lists or finds needs none)."""
+        return self.state.hub if self.state.has_hub else None
+
+    @property
     def ns(self) -> dict[str, Any]:
         ns: dict[str, Any] = self.shell.user_ns if self.shell is not None else {}
         return ns
@@ -281,3 +291,16 @@ class SynapseMagics(Magics):
         if entry is None:
             raise UsageError(f"%mcp: unknown subcommand {sub!r}; one of {', '.join(MCP_TABLE.names)} (%mcp help)")
         return entry.run(self, rest.strip())
+
+
+def widget_parts(state: SynapseState) -> WidgetParts:
+    """What the inspector is given: the kernel's parts it reads (widgets/facade.py); the hub is built now (with no
+    servers, an empty one)."""
+    from .recording.reader import reader
+    from .widgets.facade import WidgetParts
+
+    return WidgetParts(
+        hub=state.hub, runner=state.runner, history=lambda: reader(state.store), call_tool=state.manual.call,
+        on_server_event=state.router.on_server_event, answers=state.answers, sign_in=state.sign_in, apps=state.apps,
+        kernel=state.kernel, registry=state.registry, kernel_tools=lambda: state.settings().kernel_tools,
+    )

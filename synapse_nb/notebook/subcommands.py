@@ -228,28 +228,32 @@ def _call(m: SynapseMagics, rest: str) -> Pending:
         raise UsageError("%mcp call: name the tool, e.g. %mcp call demo.echo text=hi")
     if not arguments.lstrip().startswith("{"):  # the JSON of a call is not expanded
         arguments = expand(arguments, m.ns)
-    target = parse_call_target(target_word)
-    call = mcp_cmd.call_async(m.state, target, parse_call_arguments(arguments))
+    target, state = parse_call_target(target_word), m.state
+    spec = mcp_cmd.find_tool(m.hub, state.registry, state.kernel, state.secret_registry, target)
+    call = mcp_cmd.call_async(spec, parse_call_arguments(arguments), manual=state.manual, port=state.port,
+                              apps=state.apps)
     return Pending(call, f"the call of {target.server}.{target.tool} was cancelled; the server stays connected")
 
 
 def _connect(m: SynapseMagics, rest: str) -> Pending:
-    spec = parse_connect(m.words("%mcp connect", rest, expanded=True))
+    spec, state = parse_connect(m.words("%mcp connect", rest, expanded=True)), m.state
+    parts = (state.hub, state.port, state.secret_registry, state.policy)
     if isinstance(spec, ConfigFile):
-        return Pending(nothing(mcp_cmd.connect_config_async(m.state, spec.path, name=spec.name)),
+        return Pending(nothing(mcp_cmd.connect_config_async(*parts, spec.path, name=spec.name)),
                        "connecting was cancelled")
-    return Pending(nothing(mcp_cmd.connect_async(m.state, spec)), f"connecting {spec.name} was cancelled")
+    return Pending(nothing(mcp_cmd.connect_async(*parts, spec)), f"connecting {spec.name} was cancelled")
 
 
 def _list(m: SynapseMagics, rest: str) -> Any:
     at_most(m.words("%mcp list", rest, expanded=True), 0, "%mcp list")
-    return mcp_cmd.list_servers(m.state)
+    return mcp_cmd.list_servers(m.hub)
 
 
 def _tools(m: SynapseMagics, rest: str) -> Any:
     words = m.words("%mcp tools", rest, expanded=True)
     at_most(words, 1, "%mcp tools [SERVER]")
-    return mcp_cmd.tools(m.state, words[0] if words else None)
+    state = m.state
+    return mcp_cmd.tools(m.hub, state.registry, state.kernel, m.settings(), words[0] if words else None)
 
 
 def _disconnect(m: SynapseMagics, rest: str) -> Pending:
@@ -258,7 +262,7 @@ def _disconnect(m: SynapseMagics, rest: str) -> Pending:
     names = [w for w in words if w != "--all"]
     if len(names) > 1 or (every and names) or (not every and not names):
         raise UsageError("%mcp disconnect: name one server or use --all, e.g. %mcp disconnect demo")
-    coro = mcp_cmd.disconnect_async(m.state, names[0] if names else None, every=every)
+    coro = mcp_cmd.disconnect_async(m.hub, m.state.port, names[0] if names else None, every=every)
     return Pending(nothing(coro), "disconnecting was cancelled")
 
 
@@ -266,13 +270,16 @@ def _restart(m: SynapseMagics, rest: str) -> Pending:
     words = m.words("%mcp restart", rest, expanded=True)
     if len(words) != 1:
         raise UsageError("%mcp restart: name one server, e.g. %mcp restart demo")
-    return Pending(nothing(mcp_cmd.restart_async(m.state, words[0])), f"restarting {words[0]} was cancelled")
+    restarting = mcp_cmd.restart_async(m.hub, m.state.port, m.state.secret_registry, words[0])
+    return Pending(nothing(restarting), f"restarting {words[0]} was cancelled")
 
 
 def _inspect_servers(m: SynapseMagics, rest: str) -> Any:
     words = m.words("%mcp inspect", rest, expanded=True)
     at_most(words, 1, "%mcp inspect [NAME]")
-    return mcp_cmd.inspect(m.state, words[0] if words else None)
+    from .magics import widget_parts
+
+    return mcp_cmd.inspect(widget_parts(m.state), m.state.hub, words[0] if words else None)
 
 
 def _read(sub: str) -> Callable[[SynapseMagics, str], Pending]:
@@ -280,13 +287,14 @@ def _read(sub: str) -> Callable[[SynapseMagics, str], Pending]:
 
     def run(m: SynapseMagics, rest: str) -> Pending:
         words = m.words(f"%mcp {sub}", rest, expanded=True)
-        return Pending(mcp_read.run(m.state, sub, words), f"%mcp {sub} was cancelled; the server stays connected")
+        return Pending(mcp_read.run(m.hub, sub, words), f"%mcp {sub} was cancelled; the server stays connected")
 
     return run
 
 
 def _logs(m: SynapseMagics, rest: str) -> Any:
-    return mcp_features.logs(m.state, *mcp_features.parse_logs(m.words("%mcp logs", rest, expanded=True)))
+    found = mcp_features.parse_logs(m.words("%mcp logs", rest, expanded=True))
+    return mcp_features.logs(m.state.hub, m.state.secret_registry, *found)
 
 
 def _server_and(sub: str, rest: str, m: SynapseMagics) -> tuple[str, list[str]]:
@@ -298,7 +306,7 @@ def _server_and(sub: str, rest: str, m: SynapseMagics) -> tuple[str, list[str]]:
 
 def _roots(m: SynapseMagics, rest: str) -> Pending:
     name, paths = _server_and("roots", rest, m)
-    return Pending(mcp_features.roots_async(m.state, name, paths), "changing the roots was cancelled")
+    return Pending(mcp_features.roots_async(m.state.hub, name, paths), "changing the roots was cancelled")
 
 
 def _subscription(sub: str) -> Callable[[SynapseMagics, str], Pending]:
@@ -311,8 +319,10 @@ def _subscription(sub: str) -> Callable[[SynapseMagics, str], Pending]:
                              "demo://resource/1")
         if sub == "subscribe":
             uri = uris[0] if uris else None
-            return Pending(mcp_features.subscribe_async(m.state, name, uri), "subscribing was cancelled")
-        return Pending(mcp_features.unsubscribe_async(m.state, name, uris[0]), "unsubscribing was cancelled")
+            hub = m.state.hub  # built first: it builds the answers, which keep the updates
+            subscribing = mcp_features.subscribe_async(hub, m.state.answers, name, uri)
+            return Pending(subscribing, "subscribing was cancelled")
+        return Pending(mcp_features.unsubscribe_async(m.state.hub, name, uris[0]), "unsubscribing was cancelled")
 
     return run
 
@@ -325,8 +335,9 @@ def _account(sub: str) -> Callable[[SynapseMagics, str], Pending]:
         if len(words) != 1:
             raise UsageError(f"%mcp {sub}: name one server, e.g. %mcp {sub} notes")
         if sub == "auth":
-            return Pending(nothing(mcp_auth.auth_async(m.state, words[0])), f"signing in to {words[0]} was cancelled")
-        return Pending(nothing(mcp_auth.logout_async(m.state, words[0])), "signing out was cancelled")
+            signing_in = mcp_auth.auth_async(m.hub, m.state.port, words[0])
+            return Pending(nothing(signing_in), f"signing in to {words[0]} was cancelled")
+        return Pending(nothing(mcp_auth.logout_async(m.hub, words[0])), "signing out was cancelled")
 
     return run
 

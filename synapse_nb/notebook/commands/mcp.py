@@ -17,7 +17,6 @@ from ...server_config import ServerConfig
 from ...types import ToolResult, ToolSpec, ToolUi
 from ..output.calls import CallProgress, call_bundle, call_text
 from ..output.live import LiveOutput
-from ..recording.reader import reader
 from ..turns.display import ticking
 from ..turns.view import GLYPH, duration
 from ..usage import usage_error
@@ -26,9 +25,17 @@ from .args import CONNECT_OPTIONS, CallTarget
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ...agent.approval import ApprovalPolicy
+    from ...agent.tools import ToolRegistry
+    from ...mcp_client.hub import McpHub
     from ...mcp_client.info import ServerInfo
-    from ..state import SynapseState
+    from ..apps.views import AppViews
+    from ..kernel.port import KernelPort
+    from ..recording.manual import ManualCalls
+    from ..secrets import SecretRegistry
+    from ..settings import Settings
     from ..widgets.facade import WidgetParts
+    from ..workspace.tools import KernelTools
 
 __all__ = [
     "CallOutput",
@@ -136,7 +143,9 @@ def _progress(text: str) -> dict[str, Any]:
     return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
 
 
-async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
+async def connect_async(
+    hub: McpHub, port: KernelPort, secrets: SecretRegistry, policy: ApprovalPolicy, spec: ServerConfig,
+) -> ServerInfo:
     """`%mcp connect NAME -- COMMAND ...` / `NAME URL`: start one server and show its tools count.
 
     Header and env values become secrets of the history store first, so they are never recorded or
@@ -145,30 +154,30 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     once the user has signed in; a sign-in that does not work is one line (the OAuthError's message).
     """
     started = clock()
-    before = _connected_at(state, spec.name)
+    before = _connected_at(hub, spec.name)
     for value in (*spec.headers.values(), *spec.env.values()):
-        state.secret_registry.add(value)
+        secrets.add(value)
     shown = spec.url if spec.url else " ".join([spec.command or "", *spec.args])
     misplaced = _connect_options_after_command(spec.args)
     if misplaced:  # passed to the server as written: say so, as the server may be fine with them or not
-        state.port.publish({"text/plain": (
+        port.publish({"text/plain": (
             f"note: {', '.join(misplaced)} after the command go to the server, not to %mcp connect; connect "
             f"options go before `--`: %mcp connect {spec.name} {misplaced[0]} ... -- COMMAND ...")}, None, False)
-    out = LiveOutput(live=state.port.live, publish=state.port.publish)
-    out.start(_progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(state, shown)}) …"))
+    out = LiveOutput(live=port.live, publish=port.publish)
+    out.start(_progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(secrets, shown)}) …"))
     try:
         loading = await _load_client()
-        info = await state.hub.connect_server(spec)
+        info = await hub.connect_server(spec)
     except OAuthError as exc:
         out.finish(_progress(f"✗ {spec.name}: not signed in"))
-        raise UsageError(_mask(state, f"%mcp connect: {exc}")) from None
+        raise UsageError(_mask(secrets, f"%mcp connect: {exc}")) from None
     except ServerStartError as exc:
-        tail = _tail(state, exc.stderr_tail)
+        tail = _tail(secrets, exc.stderr_tail)
         if tail:  # what the server said: more than the one-line error below
             out.finish(_stderr_bundle(spec.name, tail))
         else:  # the error below says it all: once
             out.clear()
-        raise UsageError(_mask(state, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}")) from None
+        raise UsageError(_mask(secrets, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}")) from None
     except SynapseError as exc:
         out.clear()  # the error says it: once
         raise usage_error(exc) from None
@@ -176,7 +185,7 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
         out.finish(_progress(f"{GLYPH['cancelled']} connecting {spec.name} was interrupted"))
         raise
     if spec.approve is not None:
-        state.policy.set_server(spec.name, spec.approve)
+        policy.set_server(spec.name, spec.approve)
     waited = (clock() - started) * 1000
     already = before is not None and info.connected_at == before
     line = _connected_line(info, waited, already=already, loading_ms=loading)
@@ -191,19 +200,19 @@ def _connect_options_after_command(args: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(w.split("=", 1)[0] for w in args if w.split("=", 1)[0] in ours))
 
 
-def _connected_at(state: SynapseState, name: str) -> Any:
+def _connected_at(hub: McpHub, name: str) -> Any:
     """When the server `name` connected, if it is connected now (a duplicate connect keeps it), else None."""
-    if not state.has_hub:
-        return None
     try:
-        info = state.hub.server(name)
+        info = hub.server(name)
     except UnknownServerError:
         return None
     return info.connected_at if info.state == "connected" else None
 
 
-async def connect_config_async(state: SynapseState, path: str | None = None, *, name: str | None = None,
-                               ) -> ConnectReport:
+async def connect_config_async(
+    hub: McpHub, port: KernelPort, secrets: SecretRegistry, policy: ApprovalPolicy, path: str | None = None, *,
+    name: str | None = None,
+) -> ConnectReport:
     """`%mcp connect [--config PATH]`: every enabled server of the config file; failures are listed, not raised.
 
     `%mcp connect NAME` (`name`): only that entry of the file (even a disabled one: it was asked for by name);
@@ -225,22 +234,22 @@ async def connect_config_async(state: SynapseState, path: str | None = None, *, 
         configs = {name: configs[name].model_copy(update={"disabled": False})}
     for config in configs.values():
         for value in (*config.env.values(), *config.headers.values()):
-            state.secret_registry.add(value)
+            secrets.add(value)
         if config.approve is not None and not config.disabled:
-            state.policy.set_server(config.name, config.approve)
+            policy.set_server(config.name, config.approve)
     enabled = [c.name for c in configs.values() if not c.disabled]
     if not enabled:
         return ConnectReport({})
     started = clock()
-    before = {name: _connected_at(state, name) for name in enabled}
-    out = LiveOutput(live=state.port.live, publish=state.port.publish)
+    before = {name: _connected_at(hub, name) for name in enabled}
+    out = LiveOutput(live=port.live, publish=port.publish)
     out.start(_progress(f"connecting {', '.join(enabled)} …"))
     try:
         loading = await _load_client()
         if name is None:
-            results = await state.hub.connect_config(path)
+            results = await hub.connect_config(path)
         else:
-            results = {name: await _connect_quietly(state, configs[name])}
+            results = {name: await _connect_quietly(hub, configs[name])}
     except SynapseError as exc:
         out.finish(_progress("✗ connecting the configured servers failed"))
         raise usage_error(exc) from None
@@ -252,25 +261,25 @@ async def connect_config_async(state: SynapseState, path: str | None = None, *, 
         if not isinstance(r, ServerStartError) and before.get(name) is not None and r.connected_at == before[name]
     )
     report = ConnectReport(results, already, (clock() - started) * 1000, loading)
-    out.finish({"text/plain": _mask(state, repr(report)), "text/markdown": _mask(state, report._repr_markdown_())})
+    out.finish({"text/plain": _mask(secrets, repr(report)), "text/markdown": _mask(secrets, report._repr_markdown_())})
     for name, result in results.items():
         if isinstance(result, ServerStartError) and result.stderr_tail.strip():
-            tail = _tail(state, result.stderr_tail)
-            state.port.publish(_stderr_bundle(name, tail), None, False)
+            tail = _tail(secrets, result.stderr_tail)
+            port.publish(_stderr_bundle(name, tail), None, False)
     return report
 
 
-async def _connect_quietly(state: SynapseState, config: ServerConfig) -> ServerInfo | ServerStartError:
+async def _connect_quietly(hub: McpHub, config: ServerConfig) -> ServerInfo | ServerStartError:
     """One server of the config file: its ServerInfo, or the reason it did not start (listed, not raised)."""
     try:
-        return await state.hub.connect_server(config)
+        return await hub.connect_server(config)
     except ServerStartError as exc:
         return exc
 
 
-def _tail(state: SynapseState, text: str) -> str:
+def _tail(secrets: SecretRegistry, text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return _mask(state, "\n".join(lines[-STDERR_LINES:]))
+    return _mask(secrets, "\n".join(lines[-STDERR_LINES:]))
 
 
 def _stderr_bundle(name: str, tail: str) -> dict[str, Any]:
@@ -282,18 +291,18 @@ def _stderr_bundle(name: str, tail: str) -> dict[str, Any]:
     }
 
 
-def _mask(state: SynapseState, text: str) -> str:
+def _mask(secrets: SecretRegistry, text: str) -> str:
     """`text` fit to show: the kernel's registered secrets and synapse_nb.masking's rules applied."""
-    return SecretMask(state.secret_registry.values).mask(text)
+    return SecretMask(secrets.values).mask(text)
 
 
 # ---------------------------------------------------------------------------------------------- list, tools
 
 
-def list_servers(state: SynapseState) -> pd.DataFrame | None:
-    """`%mcp list`: one row per server (None, with a hint printed, when there are none), shown whole."""
-
-    servers = state.hub.servers if state.has_hub else []
+def list_servers(hub: McpHub | None) -> pd.DataFrame | None:
+    """`%mcp list`: one row per server of `hub` (None: none built yet; None, with a hint printed, when there are
+    no servers), shown whole."""
+    servers = hub.servers if hub is not None else []
     if not servers:
         print("no MCP servers; connect one with %mcp connect NAME -- COMMAND (or NAME URL), see %mcp help")
         return None
@@ -301,7 +310,7 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
         {
             "server": s.name, "transport": s.transport, "protocol": s.protocol,
             "state": state_words(s), "tools": s.tool_count, "pid": s.pid,
-            "restarts": s.restarts, "endpoint": s.command or s.url or "", "roots": _roots_cell(state, s.name),
+            "restarts": s.restarts, "endpoint": s.command or s.url or "", "roots": _roots_cell(hub, s.name),
             "last_error": s.last_error or "",
         }
         for s in servers
@@ -313,9 +322,9 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
     return frame
 
 
-def _roots_cell(state: SynapseState, name: str) -> str:
+def _roots_cell(hub: McpHub | None, name: str) -> str:
     """The folders offered to the server as roots, or what it sees without them."""
-    roots = state.hub.roots(name)
+    roots = hub.roots(name) if hub is not None else ()
     return ", ".join(str(p) for p in roots) if roots else "none offered (its own folders)"
 
 
@@ -325,7 +334,9 @@ def state_words(info: ServerInfo) -> str:
     return info.state if info.usable else info.status.replace("`", "")
 
 
-def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
+def tools(
+    hub: McpHub | None, registry: ToolRegistry, kernel: KernelTools, settings: Settings, server: str | None = None,
+) -> pd.DataFrame:
     """`%mcp tools [SERVER]`: every listed tool (qualified names) with its parameters, every row and the
     whole description shown. `ui` says which have an MCP Apps View and who may call them (`ui_label`):
     app-only tools are listed, though never offered to the model. Tools that only run as MCP tasks are
@@ -335,14 +346,14 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     from ..output.listing import Listing
     from ..turns.result import LOCAL_SERVER
 
-    state.kernel.register_notebook_tools(state.registry)
-    grouped = state.registry.grouped
+    kernel.register_notebook_tools(registry)
+    grouped = registry.grouped
     if server is not None and not any(s.server == server for s in grouped):
-        _server(state, server)
-    specs = [s for s in _mcp_tools(state, every=True) if server is None or s.server == server]
+        _server(hub, server)
+    specs = [s for s in _mcp_tools(hub, every=True) if server is None or s.server == server]
     if server is None:
-        specs += state.registry.native
-    kernel_on = state.settings().kernel_tools
+        specs += registry.native
+    kernel_on = settings.kernel_tools
     specs += [s for s in grouped if s.server == server or (server is None and kernel_on)]
     rows = [
         {
@@ -361,11 +372,11 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     return Listing(rows, columns=columns)
 
 
-def _mcp_tools(state: SynapseState, *, every: bool = False) -> list[ToolSpec]:
+def _mcp_tools(hub: McpHub | None, *, every: bool = False) -> list[ToolSpec]:
     """The MCP tools offered to the model; `every`: every listed tool (MCP tasks, app-only)."""
-    if not state.has_hub:
+    if hub is None:
         return []
-    return list(state.hub.all_tools if every else state.hub.tools)
+    return list(hub.all_tools if every else hub.tools)
 
 
 def _task_refusal(server: str, tool: str) -> UsageError:
@@ -399,13 +410,13 @@ def _parameters(spec: ToolSpec) -> str:
     return ", ".join(f"{name}{'' if name in required else '?'}" for name in props)
 
 
-def _server(state: SynapseState, name: str) -> ServerInfo:
-    if not state.has_hub:
+def _server(hub: McpHub | None, name: str) -> ServerInfo:
+    if hub is None:
         raise UsageError(f"%mcp: unknown server {name!r}; no servers are connected (%mcp connect {name} -- COMMAND)")
     try:
-        return state.hub.server(name)
+        return hub.server(name)
     except UnknownServerError:
-        known = ", ".join(s.name for s in state.hub.servers) or "none"
+        known = ", ".join(s.name for s in hub.servers) or "none"
         raise UsageError(f"%mcp: unknown server {name!r}; connected servers: {known} (see %mcp list)") from None
 
 
@@ -439,22 +450,24 @@ class CallOutput:
         return call_bundle(self.name, self.arguments, self.result)
 
 
-def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
+def find_tool(
+    hub: McpHub | None, registry: ToolRegistry, kernel: KernelTools, secrets: SecretRegistry, target: CallTarget,
+) -> ToolSpec:
     """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one)."""
-    offered = [s for s in _mcp_tools(state, every=True) if s.server == target.server]
+    offered = [s for s in _mcp_tools(hub, every=True) if s.server == target.server]
     group: list[ToolSpec] = []
     if not offered:  # a built-in group (kernel), registered as `%mcp tools` does
-        state.kernel.register_notebook_tools(state.registry)
-        group = [s for s in state.registry.grouped if s.server == target.server]
+        kernel.register_notebook_tools(registry)
+        group = [s for s in registry.grouped if s.server == target.server]
     for spec in offered or group:
         if target.tool in (spec.original_name, spec.name) or spec.name == f"{target.server}__{target.tool}":
             return spec
     offered = offered or group
     if not group:
-        info = _server(state, target.server)  # an unknown server gets its own message (last: it costs a snapshot)
+        info = _server(hub, target.server)  # an unknown server gets its own message (last: it costs a snapshot)
         if not offered and not info.usable:  # its tools are unknown because it is not running: say that
             why = f"{info.state}: {info.last_error}" if info.last_error else info.state
-            raise UsageError(_mask(state, f"%mcp call: server {target.server!r} is not running ({why}); start it "
+            raise UsageError(_mask(secrets, f"%mcp call: server {target.server!r} is not running ({why}); start it "
                                           f"again with %mcp restart {target.server}"))
     names = ", ".join(s.original_name or s.name for s in offered) or "none"
     raise UsageError(
@@ -463,61 +476,65 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     )
 
 
-async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) -> CallOutput:
+async def call_async(
+    spec: ToolSpec, arguments: Mapping[str, Any], *, manual: ManualCalls, port: KernelPort, apps: AppViews,
+) -> CallOutput:
     """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
 
     While it runs, the cell shows the time waited and the server's progress reports. Cancelling it (an
     interrupt) cancels the call: the server gets an MCP cancellation, the call is recorded as cancelled."""
-    spec = find_tool(state, target)
     if spec.needs_task:
-        raise _task_refusal(target.server, spec.original_name or target.tool)
-    name = f"{target.server}.{spec.original_name or target.tool}"
+        raise _task_refusal(spec.server or "", spec.original_name or spec.name)
+    name = f"{spec.server}.{spec.original_name or spec.name}"
     started = time.perf_counter()
-    out = LiveOutput(live=state.port.live, publish=state.port.publish)
+    out = LiveOutput(live=port.live, publish=port.publish)
     progress = CallProgress(name)
     try:
-        async with ticking(out, progress.bundle, asked=lambda: state.port.asking_since) as refresh:
+        async with ticking(out, progress.bundle, asked=lambda: port.asking_since) as refresh:
 
             def report(done: float, total: float | None, message: str | None) -> None:
                 progress.report(done, total, message)
                 refresh()
 
-            result = await state.manual.call(spec, arguments, on_progress=report)
+            result = await manual.call(spec, arguments, on_progress=report)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not result.duration_ms:
         import dataclasses
 
         result = dataclasses.replace(result, duration_ms=(time.perf_counter() - started) * 1000)
-    await _show_view(state, spec, arguments, result)
+    await _show_view(apps, port, spec, arguments, result)
     return CallOutput(name, dict(arguments), result)
 
 
-async def _show_view(state: SynapseState, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult) -> None:
+async def _show_view(
+    apps: AppViews, port: KernelPort, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult,
+) -> None:
     """A UI tool's View (MCP Apps), displayed above the call's result, which stays the text for frontends
     without widgets."""
-    opened = await state.apps.open(spec, arguments, result)
+    opened = await apps.open(spec, arguments, result)
     if opened is not None:
-        opened.publish(state.port.publish)
+        opened.publish(port.publish)
 
 
 # ---------------------------------------------------------------------------------------------- lifecycle
 
 
-async def disconnect_async(state: SynapseState, name: str | None, *, every: bool = False) -> list[str]:
+async def disconnect_async(hub: McpHub | None, port: KernelPort, name: str | None, *, every: bool = False) -> list[str]:
     """`%mcp disconnect NAME|--all`: stop servers; returns the names stopped."""
     if every:
         # a stopped server may still be closing (an interrupted connect): --all waits for it, and ends it
-        names = [s.name for s in state.hub.servers if s.state != "stopped" or s.closing] if state.has_hub else []
+        names = [s.name for s in hub.servers if s.state != "stopped" or s.closing] if hub is not None else []
     elif name is None:
         raise UsageError("%mcp disconnect: name a server or use --all, e.g. %mcp disconnect demo")
     else:
-        _server(state, name)
+        _server(hub, name)
         names = [name]
     for server in names:
+        assert hub is not None  # a server to stop is one of its servers
         try:
-            async with _stopping(state, f"stopping {server}"):
-                await state.hub.disconnect(server)
+            async with _stopping(port, f"stopping {server}"):
+                await hub.disconnect(server)
         except SynapseError as exc:
             raise usage_error(exc) from None
         print(f"{server} disconnected")
@@ -526,43 +543,32 @@ async def disconnect_async(state: SynapseState, name: str | None, *, every: bool
     return names
 
 
-async def restart_async(state: SynapseState, name: str) -> ServerInfo:
+async def restart_async(hub: McpHub | None, port: KernelPort, secrets: SecretRegistry, name: str) -> ServerInfo:
     """`%mcp restart NAME`: stop and start a server again (also brings a `down` server back)."""
-    _server(state, name)
+    _server(hub, name)
+    assert hub is not None  # it has that server
     try:
-        async with _stopping(state, f"restarting {name}"):
-            info = await state.hub.restart(name)
+        async with _stopping(port, f"restarting {name}"):
+            info = await hub.restart(name)
     except ServerStartError as exc:
-        raise UsageError(_mask(state, f"%mcp restart: {name} failed to start: {exc.reason or exc}")) from None
+        raise UsageError(_mask(secrets, f"%mcp restart: {name} failed to start: {exc.reason or exc}")) from None
     except SynapseError as exc:
         raise usage_error(exc) from None
     print(f"{name} restarted: {_connected_line(info)}")
     return info
 
 
-def _stopping(state: SynapseState, doing: str) -> Any:
+def _stopping(port: KernelPort, doing: str) -> Any:
     """A live line (`stopping fs … 1.2 s`) while a server stops: one that ignores the end of its input is
     ended by SIGTERM, then SIGKILL, which takes a moment; the line goes when the command prints its result."""
-    out = LiveOutput(live=state.port.live, publish=state.port.publish)
+    out = LiveOutput(live=port.live, publish=port.publish)
     return ticking(out, lambda elapsed: f"{doing} … {elapsed}")
 
 
-def inspect(state: SynapseState, name: str | None = None) -> Any:
-    """`%mcp inspect [NAME]`: the MCP inspector widget (servers, tools with forms to call them)."""
+def inspect(parts: WidgetParts, hub: McpHub, name: str | None = None) -> Any:
+    """`%mcp inspect [NAME]`: the MCP inspector widget (servers, tools with forms to call them) over `parts`."""
     if name is not None:
-        _server(state, name)
+        _server(hub, name)
     from ..widgets import inspector
 
-    return inspector(widget_parts(state), name)
-
-
-def widget_parts(state: SynapseState) -> WidgetParts:
-    """What the inspector is given: the kernel's parts it reads (widgets/facade.py), the hub built now (with no
-    servers, an empty one)."""
-    from ..widgets.facade import WidgetParts
-
-    return WidgetParts(
-        hub=state.hub, runner=state.runner, history=lambda: reader(state.store), call_tool=state.manual.call,
-        on_server_event=state.router.on_server_event, answers=state.answers, sign_in=state.sign_in, apps=state.apps,
-        kernel=state.kernel, registry=state.registry, kernel_tools=lambda: state.settings().kernel_tools,
-    )
+    return inspector(parts, name)

@@ -16,7 +16,7 @@ import pytest
 
 import synapse_nb
 from synapse_nb.events import Event, ServerEvent
-from synapse_nb.notebook.commands.mcp import widget_parts
+from synapse_nb.notebook.magics import widget_parts
 from synapse_nb.notebook.state import SynapseState
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
