@@ -102,7 +102,7 @@ class SynapseMagics(Magics):
         super().__init__(shell=shell)
         self.state = state
         if self.publish_to:  # set from the config before the state was here
-            lake_cmd.publish_to(state, self.publish_to)
+            lake_cmd.publish_to(state.router, lambda: state.store, self.publish_to)
 
     @validate("publish_to")
     def _valid_publish_to(self, proposal: Mapping[str, Any]) -> str:
@@ -115,7 +115,7 @@ class SynapseMagics(Magics):
     def _publish_to_changed(self, change: Mapping[str, Any]) -> None:
         state = getattr(self, "state", None)
         if state is not None:
-            lake_cmd.publish_to(state, str(change["new"]))
+            lake_cmd.publish_to(state.router, lambda: state.store, str(change["new"]))
 
     @observe("otel")
     def _otel_changed(self, change: Mapping[str, Any]) -> None:
@@ -278,7 +278,7 @@ class SynapseMagics(Magics):
         if rest:
             raise UsageError(f"%%synapse_sql: unexpected {rest[0]!r}; options are --out NAME and --lake DIR, "
                              "e.g. %%synapse_sql --out df")
-        frame = lake_cmd.sql(ns.lake, cell) if ns.lake is not None else session_cmd.sql(self.state, cell)
+        frame = lake_cmd.sql(ns.lake, cell) if ns.lake is not None else session_cmd.sql(self.state.store, cell)
         if ns.out:
             self.ns[ns.out] = frame
         return frame

@@ -111,13 +111,18 @@ SQL_OPTIONS = OptionSet("%%synapse_sql", "%synapse help", (
 
 def _status(m: SynapseMagics, rest: str) -> Any:
     at_most(m.words("%synapse status", rest), 0, "%synapse status")
-    return session_cmd.status(m.state, m.settings())
+    state = m.state
+    return session_cmd.status(
+        m.settings(), models=state.models, sessions=state.sessions, hub=m.hub,
+        store=state.store if state.has_store else None, registry=state.registry, deck=state.deck,
+        tracer=state.tracer, router=state.router,
+    )
 
 
 def _model(m: SynapseMagics, rest: str) -> None:
     words = m.words("%synapse model", rest)
     at_most(words, 1, "%synapse model [ID]")
-    print(session_cmd.model(m.state, m.settings(), words[0] if words else None))
+    print(session_cmd.model(m.state.models, m.settings(), words[0] if words else None))
 
 
 def _session(m: SynapseMagics, rest: str) -> Any:
@@ -132,11 +137,11 @@ def _session(m: SynapseMagics, rest: str) -> Any:
         return None
     if action == "list":
         at_most(args, 0, "%synapse session list")
-        return session_cmd.session_list(state, m.settings())
+        return session_cmd.session_list(state.store, state.sessions, m.settings())
     if action == "switch":
         if len(args) != 1:
             raise UsageError("%synapse session switch: name one session, e.g. %synapse session switch analysis")
-        print(session_cmd.session_switch(state, args[0]))
+        print(session_cmd.session_switch(state.sessions, state.models, args[0]))
         return None
     raise UsageError(f"%synapse session: unknown action {action!r}; use new [NAME], list or switch NAME")
 
@@ -145,23 +150,23 @@ def _history(m: SynapseMagics, rest: str) -> Any:
     ns, extra = HISTORY_OPTIONS.parse(m.words("%synapse history", rest))
     if extra:
         raise UsageError(f"%synapse history: unexpected {' '.join(extra)!r}; use %synapse history -n 5")
-    return session_cmd.history(m.state, m.settings(), ns.n)
+    return session_cmd.history(m.state.store, m.settings(), ns.n)
 
 
 def _cost(m: SynapseMagics, rest: str) -> Any:
     from .commands.cost import cost
 
-    return cost(m.state, m.words("%synapse cost", rest))
+    return cost(m.state.store, m.words("%synapse cost", rest))
 
 
 def _sql(m: SynapseMagics, rest: str) -> Any:
     lake, query = lake_cmd.split_lake(rest, "%synapse sql")
-    return lake_cmd.sql(lake, query) if lake is not None else session_cmd.sql(m.state, query)
+    return lake_cmd.sql(lake, query) if lake is not None else session_cmd.sql(m.state.store, query)
 
 
 def _inspect_session(m: SynapseMagics, rest: str) -> Any:
     at_most(m.words("%synapse inspect", rest), 0, "%synapse inspect")
-    return session_cmd.inspect(m.state)
+    return session_cmd.inspect(m.state.sessions, m.state.store)
 
 
 def _reset(m: SynapseMagics, rest: str) -> None:

@@ -105,9 +105,8 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
     tape = state.deck.tape
     replaying = tape is not None and tape.mode == "replay"  # a re-run asks what the cassette holds
     if options.session is not None and not replaying and not (session in sessions and sessions[session].messages):
-        from .session import resume_recorded
-
-        session = resume_recorded(state, session) or session  # the history's NAME, not a second one
+        # the history's NAME, not a second one
+        session = sessions.resume_recorded(session, lambda: state.models.provider(None)) or session
     running = sessions.background.get(session)
     if running is not None and not running.done():
         raise UsageError(

@@ -17,7 +17,7 @@ from .options import Option, OptionSet
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..state import SynapseState
+    from ...history.store import HistoryStore
 
 __all__ = ["BY", "check_prices", "cost", "parse_cost", "parse_when"]
 
@@ -67,7 +67,7 @@ def parse_cost(words: list[str]) -> tuple[str, _dt.datetime | None]:
     return ns.by or "model", parse_when(ns.since) if ns.since is not None else None
 
 
-def cost(state: SynapseState, words: list[str]) -> pd.DataFrame:
+def cost(store: HistoryStore, words: list[str]) -> pd.DataFrame:
     """`%synapse cost [--by model|server|tool|session|day] [--since WHEN]`: what LLM calls cost, as a DataFrame.
 
     By model, session or day: calls, prompt tokens (cached and cache-written apart), output tokens and
@@ -78,7 +78,7 @@ def cost(state: SynapseState, words: list[str]) -> pd.DataFrame:
     synapse_nb/history/cost.py for the exact rule.
     """
     by, since = parse_cost(words)
-    hist = require_reader(state.store)
+    hist = require_reader(store)
     try:
         frame: pd.DataFrame = hist.cost(by=by, since=since)
     except SynapseError as exc:

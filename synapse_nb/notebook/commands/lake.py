@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +15,8 @@ from ..usage import usage_error
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..state import SynapseState
+    from ...history.store import HistoryStore
+    from ..recording.router import EventRouter
 
 __all__ = ["publish_to", "split_lake", "sql"]
 
@@ -22,15 +24,16 @@ _LAKE = re.compile(r"""^--lake(?:\s+|=)(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<ba
                    re.DOTALL)
 
 
-def publish_to(state: SynapseState, dest: str) -> None:
-    """Publish the history to lake `dest` in the background after each turn; empty `dest` stops it."""
-    old, state.router.lake_publisher = state.router.lake_publisher, None
+def publish_to(router: EventRouter, store: Callable[[], HistoryStore], dest: str) -> None:
+    """Publish the history (`store`, opened when `dest` is set) to lake `dest` in the background after each turn
+    (the router asks after every turn); empty `dest` stops it."""
+    old, router.lake_publisher = router.lake_publisher, None
     if old is not None:
         old.close(timeout=0)  # a publish under way finishes on its own; nothing waits for it here
     if dest.strip():
         from ...history.lake_background import LakePublisher
 
-        state.router.lake_publisher = LakePublisher(state.store, dest.strip())
+        router.lake_publisher = LakePublisher(store(), dest.strip())
 
 
 def split_lake(text: str, usage: str) -> tuple[str | None, str]:
