@@ -42,7 +42,6 @@ from .turns.result import BackgroundRun, SynapseResult
 
 if TYPE_CHECKING:
     from ..mcp_client.hub import McpHub
-    from .widgets.facade import WidgetParts
 
 __all__ = [  # the subcommands' tables and helps re-exported: they are the magics' (subcommands.py)
     "MCP_HELP",
@@ -53,7 +52,6 @@ __all__ = [  # the subcommands' tables and helps re-exported: they are the magic
     "SYNAPSE_TABLE",
     "Pending",
     "SynapseMagics",
-    "widget_parts",
 ]
 
 @magics_class
@@ -291,16 +289,3 @@ class SynapseMagics(Magics):
         if entry is None:
             raise UsageError(f"%mcp: unknown subcommand {sub!r}; one of {', '.join(MCP_TABLE.names)} (%mcp help)")
         return entry.run(self, rest.strip())
-
-
-def widget_parts(state: SynapseState) -> WidgetParts:
-    """What the inspector is given: the kernel's parts it reads (widgets/facade.py); the hub is built now (with no
-    servers, an empty one)."""
-    from .recording.reader import reader
-    from .widgets.facade import WidgetParts
-
-    return WidgetParts(
-        hub=state.hub, runner=state.runner, history=lambda: reader(state.store), call_tool=state.manual.call,
-        on_server_event=state.router.on_server_event, answers=state.answers, sign_in=state.sign_in, apps=state.apps,
-        kernel=state.kernel, registry=state.registry, kernel_tools=lambda: state.settings().kernel_tools,
-    )

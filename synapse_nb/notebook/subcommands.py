@@ -36,6 +36,8 @@ from .commands.table import Subcommand, SubcommandTable
 
 if TYPE_CHECKING:
     from .magics import SynapseMagics
+    from .state import SynapseState
+    from .widgets.facade import WidgetParts
 
 __all__ = [
     "HISTORY_OPTIONS",
@@ -48,6 +50,7 @@ __all__ = [
     "SYNAPSE_TABLE",
     "Pending",
     "nothing",
+    "widget_parts",
 ]
 
 
@@ -282,8 +285,6 @@ def _restart(m: SynapseMagics, rest: str) -> Pending:
 def _inspect_servers(m: SynapseMagics, rest: str) -> Any:
     words = m.words("%mcp inspect", rest, expanded=True)
     at_most(words, 1, "%mcp inspect [NAME]")
-    from .magics import widget_parts
-
     return mcp_cmd.inspect(widget_parts(m.state), m.state.hub, words[0] if words else None)
 
 
@@ -386,3 +387,16 @@ MCP_TABLE: SubcommandTable[SynapseMagics] = SubcommandTable("%mcp", (
 
 MCP_HELP = help_text.MCP_HELP.replace("{subcommands}", MCP_TABLE.help(column=40))
 MCP_SUBCOMMANDS = MCP_TABLE.names
+
+
+def widget_parts(state: SynapseState) -> WidgetParts:
+    """What the inspector is given: the kernel's parts it reads (widgets/facade.py); the hub is built now (with no
+    servers, an empty one)."""
+    from .recording.reader import reader
+    from .widgets.facade import WidgetParts
+
+    return WidgetParts(
+        hub=state.hub, runner=state.runner, history=lambda: reader(state.store), call_tool=state.manual.call,
+        on_server_event=state.router.on_server_event, answers=state.answers, sign_in=state.sign_in, apps=state.apps,
+        kernel=state.kernel, registry=state.registry, kernel_tools=lambda: state.settings().kernel_tools,
+    )

@@ -16,8 +16,8 @@ import pytest
 
 import synapse_nb
 from synapse_nb.events import Event, ServerEvent
-from synapse_nb.notebook.magics import widget_parts
 from synapse_nb.notebook.state import SynapseState
+from synapse_nb.notebook.subcommands import widget_parts
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
 from tests.notebook.widgets.real_state import go_live, private_state

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from synapse_nb.notebook.magics import widget_parts
+from synapse_nb.notebook.subcommands import widget_parts
 from synapse_nb.notebook.widgets import Inspector, inspector
 from synapse_nb.notebook.widgets.inspector import _tab_title
 from synapse_nb.notebook.widgets.kernel_group import OFF_HINT, BuiltinInfo

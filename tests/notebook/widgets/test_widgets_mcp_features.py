@@ -16,7 +16,7 @@ from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.logs import level_at_least
 from synapse_nb.notebook.kernel.runner import Runner
-from synapse_nb.notebook.magics import widget_parts
+from synapse_nb.notebook.subcommands import widget_parts
 from synapse_nb.notebook.widgets import Inspector
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 from tests.notebook.widgets.real_state import connected, go_live, private_runner, private_state

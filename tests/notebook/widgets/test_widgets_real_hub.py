@@ -12,7 +12,7 @@ import pytest
 
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.notebook.kernel.runner import Runner
-from synapse_nb.notebook.magics import widget_parts
+from synapse_nb.notebook.subcommands import widget_parts
 from synapse_nb.notebook.widgets import Inspector, inspector
 from synapse_nb.notebook.widgets import schema_form as sf
 from synapse_nb.notebook.widgets.facade import WidgetParts

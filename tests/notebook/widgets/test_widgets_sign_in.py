@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from synapse_nb.events import Event, ServerEvent
-from synapse_nb.notebook.magics import widget_parts
+from synapse_nb.notebook.subcommands import widget_parts
 from synapse_nb.notebook.widgets import Inspector
 from tests.notebook.widgets.real_state import go_live, private_state
 from tests.support.oauth_server import follow, serve
