@@ -21,6 +21,7 @@ from ..turns.display import ticking
 from ..turns.view import GLYPH, duration
 from ..usage import usage_error
 from .args import CONNECT_OPTIONS, CallTarget
+from .servers import connected_line, find_server, loading, progress, state_words
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,7 +82,7 @@ class ConnectReport:
     def _waited(self) -> str:
         if self.waited_ms is None:
             return ""
-        return f"all done in {duration(self.waited_ms - self.loading_ms)}{_loading(self.loading_ms)}"
+        return f"all done in {duration(self.waited_ms - self.loading_ms)}{loading(self.loading_ms)}"
 
     def __repr__(self) -> str:
         if not self.results:
@@ -102,34 +103,7 @@ class ConnectReport:
 def _outcome(result: ServerInfo | ServerStartError, already: bool = False) -> str:
     if isinstance(result, ServerStartError):
         return f"{GLYPH['failed']} failed: {result.reason or result}"
-    return f"{GLYPH['ok']} {_connected_line(result, already=already)}"
-
-
-def _connected_line(
-    info: ServerInfo, waited_ms: float | None = None, *, already: bool = False, loading_ms: float = 0.0,
-) -> str:
-    """`connected, 9 tools (stdio, pid 123) in 0.4 s (+1.2 s loading the MCP client, first time only)`: the
-    time is what the user waited (`waited_ms`, the command's wall time, which includes the process start
-    before the hub's own `connect_ms` starts counting) less `loading_ms`, the one-time import of the MCP
-    client, said apart so that the server is not blamed for it; `already` says the hub kept the running
-    server of the same config."""
-    where = f"{info.transport}" + (f", pid {info.pid}" if info.pid else "")
-    tools = f"{info.tool_count} tool" + ("" if info.tool_count == 1 else "s")
-    if already:
-        return f"already connected, {tools} ({where}){_loading(loading_ms)}"
-    ms = waited_ms - loading_ms if waited_ms is not None else info.connect_ms
-    took = f" in {duration(ms)}" if ms is not None else ""
-    return f"connected, {tools} ({where}){took}{_loading(loading_ms)}"
-
-
-LOADING_SHOWN_MS = 50.0
-"""A one-time load shorter than this is not worth a word."""
-
-
-def _loading(loading_ms: float) -> str:
-    if loading_ms < LOADING_SHOWN_MS:
-        return ""
-    return f" (+{duration(loading_ms)} loading the MCP client, first time only)"
+    return f"{GLYPH['ok']} {connected_line(result, already=already)}"
 
 
 async def _load_client() -> float:
@@ -139,8 +113,6 @@ async def _load_client() -> float:
     return await loaded() * 1000
 
 
-def _progress(text: str) -> dict[str, Any]:
-    return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
 
 
 async def connect_async(
@@ -164,12 +136,12 @@ async def connect_async(
             f"note: {', '.join(misplaced)} after the command go to the server, not to %mcp connect; connect "
             f"options go before `--`: %mcp connect {spec.name} {misplaced[0]} ... -- COMMAND ...")}, None, False)
     out = LiveOutput(live=port.live, publish=port.publish)
-    out.start(_progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(secrets, shown)}) …"))
+    out.start(progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(secrets, shown)}) …"))
     try:
         loading = await _load_client()
         info = await hub.connect_server(spec)
     except OAuthError as exc:
-        out.finish(_progress(f"✗ {spec.name}: not signed in"))
+        out.finish(progress(f"✗ {spec.name}: not signed in"))
         raise UsageError(_mask(secrets, f"%mcp connect: {exc}")) from None
     except ServerStartError as exc:
         tail = _tail(secrets, exc.stderr_tail)
@@ -182,14 +154,14 @@ async def connect_async(
         out.clear()  # the error says it: once
         raise usage_error(exc) from None
     except asyncio.CancelledError:
-        out.finish(_progress(f"{GLYPH['cancelled']} connecting {spec.name} was interrupted"))
+        out.finish(progress(f"{GLYPH['cancelled']} connecting {spec.name} was interrupted"))
         raise
     if spec.approve is not None:
         policy.set_server(spec.name, spec.approve)
     waited = (clock() - started) * 1000
     already = before is not None and info.connected_at == before
-    line = _connected_line(info, waited, already=already, loading_ms=loading)
-    out.finish(_progress(f"{GLYPH['ok']} {spec.name}: {line}"))
+    line = connected_line(info, waited, already=already, loading_ms=loading)
+    out.finish(progress(f"{GLYPH['ok']} {spec.name}: {line}"))
     return info
 
 
@@ -243,7 +215,7 @@ async def connect_config_async(
     started = clock()
     before = {name: _connected_at(hub, name) for name in enabled}
     out = LiveOutput(live=port.live, publish=port.publish)
-    out.start(_progress(f"connecting {', '.join(enabled)} …"))
+    out.start(progress(f"connecting {', '.join(enabled)} …"))
     try:
         loading = await _load_client()
         if name is None:
@@ -251,10 +223,10 @@ async def connect_config_async(
         else:
             results = {name: await _connect_quietly(hub, configs[name])}
     except SynapseError as exc:
-        out.finish(_progress("✗ connecting the configured servers failed"))
+        out.finish(progress("✗ connecting the configured servers failed"))
         raise usage_error(exc) from None
     except asyncio.CancelledError:
-        out.finish(_progress(f"{GLYPH['cancelled']} connecting was interrupted"))
+        out.finish(progress(f"{GLYPH['cancelled']} connecting was interrupted"))
         raise
     already = frozenset(
         name for name, r in results.items()
@@ -328,12 +300,6 @@ def _roots_cell(hub: McpHub | None, name: str) -> str:
     return ", ".join(str(p) for p in roots) if roots else "none offered (its own folders)"
 
 
-def state_words(info: ServerInfo) -> str:
-    """`connected`, or what a server that is not running is and the command that gets it going
-    (`failed — %mcp restart bad to retry`): a listing never leaves a dead server looking usable."""
-    return info.state if info.usable else info.status.replace("`", "")
-
-
 def tools(
     hub: McpHub | None, registry: ToolRegistry, kernel: KernelTools, settings: Settings, server: str | None = None,
 ) -> pd.DataFrame:
@@ -349,7 +315,7 @@ def tools(
     kernel.register_notebook_tools(registry)
     grouped = registry.grouped
     if server is not None and not any(s.server == server for s in grouped):
-        _server(hub, server)
+        find_server(hub, server)
     specs = [s for s in _mcp_tools(hub, every=True) if server is None or s.server == server]
     if server is None:
         specs += registry.native
@@ -410,16 +376,6 @@ def _parameters(spec: ToolSpec) -> str:
     return ", ".join(f"{name}{'' if name in required else '?'}" for name in props)
 
 
-def _server(hub: McpHub | None, name: str) -> ServerInfo:
-    if hub is None:
-        raise UsageError(f"%mcp: unknown server {name!r}; no servers are connected (%mcp connect {name} -- COMMAND)")
-    try:
-        return hub.server(name)
-    except UnknownServerError:
-        known = ", ".join(s.name for s in hub.servers) or "none"
-        raise UsageError(f"%mcp: unknown server {name!r}; connected servers: {known} (see %mcp list)") from None
-
-
 # ---------------------------------------------------------------------------------------------- call
 
 
@@ -464,7 +420,7 @@ def find_tool(
             return spec
     offered = offered or group
     if not group:
-        info = _server(hub, target.server)  # an unknown server gets its own message (last: it costs a snapshot)
+        info = find_server(hub, target.server)  # an unknown server gets its own message (last: it costs a snapshot)
         if not offered and not info.usable:  # its tools are unknown because it is not running: say that
             why = f"{info.state}: {info.last_error}" if info.last_error else info.state
             raise UsageError(_mask(secrets, f"%mcp call: server {target.server!r} is not running ({why}); start it "
@@ -488,12 +444,12 @@ async def call_async(
     name = f"{spec.server}.{spec.original_name or spec.name}"
     started = time.perf_counter()
     out = LiveOutput(live=port.live, publish=port.publish)
-    progress = CallProgress(name)
+    shown = CallProgress(name)
     try:
-        async with ticking(out, progress.bundle, asked=lambda: port.asking_since) as refresh:
+        async with ticking(out, shown.bundle, asked=lambda: port.asking_since) as refresh:
 
             def report(done: float, total: float | None, message: str | None) -> None:
-                progress.report(done, total, message)
+                shown.report(done, total, message)
                 refresh()
 
             result = await manual.call(spec, arguments, on_progress=report)
@@ -528,7 +484,7 @@ async def disconnect_async(hub: McpHub | None, port: KernelPort, name: str | Non
     elif name is None:
         raise UsageError("%mcp disconnect: name a server or use --all, e.g. %mcp disconnect demo")
     else:
-        _server(hub, name)
+        find_server(hub, name)
         names = [name]
     for server in names:
         assert hub is not None  # a server to stop is one of its servers
@@ -545,7 +501,7 @@ async def disconnect_async(hub: McpHub | None, port: KernelPort, name: str | Non
 
 async def restart_async(hub: McpHub | None, port: KernelPort, secrets: SecretRegistry, name: str) -> ServerInfo:
     """`%mcp restart NAME`: stop and start a server again (also brings a `down` server back)."""
-    _server(hub, name)
+    find_server(hub, name)
     assert hub is not None  # it has that server
     try:
         async with _stopping(port, f"restarting {name}"):
@@ -554,7 +510,7 @@ async def restart_async(hub: McpHub | None, port: KernelPort, secrets: SecretReg
         raise UsageError(_mask(secrets, f"%mcp restart: {name} failed to start: {exc.reason or exc}")) from None
     except SynapseError as exc:
         raise usage_error(exc) from None
-    print(f"{name} restarted: {_connected_line(info)}")
+    print(f"{name} restarted: {connected_line(info)}")
     return info
 
 
@@ -568,7 +524,7 @@ def _stopping(port: KernelPort, doing: str) -> Any:
 def inspect(parts: WidgetParts, hub: McpHub, name: str | None = None) -> Any:
     """`%mcp inspect [NAME]`: the MCP inspector widget (servers, tools with forms to call them) over `parts`."""
     if name is not None:
-        _server(hub, name)
+        find_server(hub, name)
     from ..widgets import inspector
 
     return inspector(parts, name)

@@ -15,7 +15,7 @@ from ..output.calls import read_bundle, read_text, resource_parts
 from ..turns.view import size_text
 from ..usage import usage_error
 from .args import parse_pairs
-from .mcp import _server
+from .servers import find_server
 
 if TYPE_CHECKING:
     from ...mcp_client.hub import McpHub
@@ -89,7 +89,7 @@ class PromptOutput:
 
 async def read_async(hub: McpHub | None, server: str, uri: str) -> ReadOutput:
     """`%mcp read SERVER URI`: read one resource of a connected server."""
-    _server(hub, server)
+    find_server(hub, server)
     assert hub is not None  # it has that server
     try:
         contents = await hub.read_resource(server, uri)
@@ -112,7 +112,7 @@ async def prompt_async(hub: McpHub | None, server: str, name: str, arguments: Ma
 
     The prompt and its required arguments are checked against the server's listing first, so a typo
     gets the list of prompts and a missing argument its name, not the server's error."""
-    _server(hub, server)
+    find_server(hub, server)
     assert hub is not None  # it has that server
     try:
         listed = {p.name: p for p in await hub.list_prompts(server)}

@@ -104,7 +104,7 @@ def status(
     except SynapseError as exc:
         model_line = f"{models.model or settings.model} (unusable: {exc})"
     agent = sessions.get(sessions.current)
-    from .mcp import state_words
+    from .servers import state_words
 
     servers = tuple((s.name, state_words(s), s.tool_count) for s in hub.servers) if hub is not None else ()
     from ...config import history_path
