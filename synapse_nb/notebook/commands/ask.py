@@ -21,11 +21,11 @@ from ..apps.turn_views import AppTurnViews
 from ..output.live import LiveOutput, Publisher
 from ..questions.approval import StdinApproval
 from ..settings import Settings
+from ..turns.budget import check_prices
 from ..turns.display import Format, TurnDisplay, TurnView, render
 from ..turns.interpolate import interpolate
 from ..turns.result import BackgroundRun, SynapseResult
 from .args import AskOptions
-from .cost import check_prices
 
 if TYPE_CHECKING:
     from ...agent.orchestrator import Agent
