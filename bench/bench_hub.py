@@ -129,6 +129,11 @@ async def _bridge(size: Size) -> Row:
     hub = state.hub
     await hub.connect("demo", command=sys.executable, args=DEMO_ARGS)
     target = CallTarget("demo", "echo")
+
+    def nested_call() -> object:
+        """What `%mcp call` does, called from code: find the tool, then the call through the runner's bridge."""
+        spec = mcp_cmd.find_tool(hub, state.registry, state.kernel, state.secret_registry, target)
+        return state.runner.run(mcp_cmd.call_async(spec, ARGS, manual=state.manual, port=state.port, apps=state.apps))
     line = f"call demo.echo text='{ARGS['text']}'"
     cpu: dict[str, float] = {}  # this thread's CPU seconds per side
 
@@ -156,7 +161,7 @@ async def _bridge(size: Size) -> Row:
     try:
         arms = {
             # The async path of the same work the magic does (the hub call, recorded as a manual call).
-            "await": per_call("await", lambda: state.call_tool("demo__echo", ARGS)),
+            "await": per_call("await", lambda: state.manual.call("demo__echo", ARGS)),
             # What the transformed cell awaits: parse the line, the command, the runner's SIGINT guard.
             "magic": per_call("magic", lambda: magics.run_awaited("mcp", line)),
         }
@@ -165,13 +170,14 @@ async def _bridge(size: Size) -> Row:
         # The nested bridge (a magic called from code while the loop runs): applies nest_asyncio2, whose
         # pure-Python Task then runs both sides, so it gets its own baseline.
         nested_arms = {
-            "await2": per_call("await2", lambda: state.call_tool("demo__echo", ARGS)),
-            "nested": per_call("nested", lambda: state.runner.run(mcp_cmd.call_async(state, target, ARGS))),
+            "await2": per_call("await2", lambda: state.manual.call("demo__echo", ARGS)),
+            "nested": per_call("nested", nested_call),
         }
         nested = await ainterleaved(nested_arms, max(2, rounds // 4), per=n)
     finally:
         signal.signal(signal.SIGINT, outside)
-        await state.aclose()
+        await state.hub.aclose()
+        await state.models.aclose()
     base, awaited = median(s["await"]), median(s["magic"])
     over = paired_ratio(s["magic"], s["await"]) - 1
     nested_over = _overhead(median(nested["await2"]), median(nested["nested"]))

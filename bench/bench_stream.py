@@ -242,7 +242,7 @@ def _ttft_row(server: LlmServer, size: Size) -> Row:
 
 def _new_name_lookup(state: Any, rounds: int) -> float:
     """Median seconds of the history lookup a `%%synapse --session NAME` cell makes for a name it has not seen."""
-    history = state.history()
+    history = state.store.history()
     if history is None:
         return float("nan")
     samples = []

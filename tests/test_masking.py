@@ -76,8 +76,8 @@ def _provider_error(text: str) -> str:
 def _display(text: str) -> str:
     state = SynapseState(None)
     for value in (HEADER, ENV_VALUE, API_KEY):
-        state.add_secret(value)
-    return display_mask(state, text)
+        state.secret_registry.add(value)
+    return display_mask(state.secret_registry, text)
 
 
 PATHS: dict[str, Callable[[str], str]] = {

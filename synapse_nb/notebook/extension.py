@@ -7,6 +7,7 @@ ipywidgets load when first needed. Loading prints nothing; loading twice keeps t
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .state import STATE_ATTR, SynapseState
@@ -26,6 +27,7 @@ def load(shell: Any) -> SynapseState:
     if state is not None and not state.closed:
         return state
     from ..mcp_client import preload
+    from .commands.ask import view_turn
     from .magics import SynapseMagics
 
     preload()  # the MCP SDK imports in a background thread: the first `%mcp connect` does not wait for it
@@ -34,10 +36,8 @@ def load(shell: Any) -> SynapseState:
     magics = SynapseMagics(shell, state)
     shell.register_magics(magics)
     setattr(shell, STATE_ATTR, state)
-    state.magics = magics
-    from .workspace.tools import KernelTools
-
-    state.kernel = KernelTools(shell, secrets=lambda: state.secrets)
+    state.settings = magics.settings
+    state.apps.start_turn = functools.partial(view_turn, state)  # a View's message starts a turn here
     state.kernel.watch()  # from now on, so `kernel__recent_cells` sees the cells before the first question
     _transformers(shell, add=True)
     _tape_from_env(state)
@@ -83,9 +83,9 @@ def unload(shell: Any) -> None:
         return
     _transformers(shell, add=False)
     state.close()
-    if state.kernel is not None:
-        state.kernel.unwatch()
-    magics = getattr(state, "magics", None)
+    state.kernel.unwatch()
+    magics = next((m for m in shell.configurables if isinstance(getattr(m, "state", None), SynapseState)
+                   and m.state is state), None)
     if magics is not None:
         registry = shell.magics_manager.magics
         for kind in ("line", "cell"):

@@ -13,11 +13,9 @@ through the runner's bridge. An interrupted command ends the cell with one line 
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Coroutine, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class, no_var_expand
@@ -26,38 +24,35 @@ from traitlets import Bool, Float, Int, TraitError, Unicode, observe, validate
 from .commands import ask as ask_cmd
 from .commands import help as help_text
 from .commands import lake as lake_cmd
-from .commands import mcp as mcp_cmd
-from .commands import mcp_auth, mcp_features, mcp_read, mcp_tasks
 from .commands import session as session_cmd
-from .commands.args import (
-    APPROVE_MODES,
-    ASK_OPTIONS,
-    FORMATS,
-    AskOptions,
-    ConfigFile,
-    expand,
-    parse_ask,
-    parse_call_target,
-    parse_connect,
-    split,
-)
-from .commands.ask import CellInterrupted
-from .commands.options import Option, OptionSet
+from .commands.args import APPROVE_MODES, ASK_OPTIONS, FORMATS, AskOptions, expand, parse_ask, split
 from .state import Settings, SynapseState
-from .turns.holding import hold_policy
+from .subcommands import (
+    MCP_HELP,
+    MCP_SUBCOMMANDS,
+    MCP_TABLE,
+    SQL_OPTIONS,
+    SYNAPSE_HELP,
+    SYNAPSE_SUBCOMMANDS,
+    SYNAPSE_TABLE,
+    Pending,
+    nothing,
+)
 from .turns.result import BackgroundRun, SynapseResult
 
-__all__ = ["MCP_SUBCOMMANDS", "SYNAPSE_SUBCOMMANDS", "Pending", "SynapseMagics"]
+if TYPE_CHECKING:
+    from ..mcp_client.hub import McpHub
 
-SYNAPSE_SUBCOMMANDS = (
-    "status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help", "record", "replay", "cost",
-    "publish", "lake", "results",
-)
-MCP_SUBCOMMANDS = (
-    "connect", "list", "tools", "call", "tasks", "disconnect", "restart", "inspect", "read", "prompt", "logs", "roots",
-    "subscribe", "unsubscribe", "auth", "logout", "help",
-)
-
+__all__ = [  # the subcommands' tables and helps re-exported: they are the magics' (subcommands.py)
+    "MCP_HELP",
+    "MCP_SUBCOMMANDS",
+    "MCP_TABLE",
+    "SYNAPSE_HELP",
+    "SYNAPSE_SUBCOMMANDS",
+    "SYNAPSE_TABLE",
+    "Pending",
+    "SynapseMagics",
+]
 
 @magics_class
 class SynapseMagics(Magics):
@@ -110,7 +105,7 @@ class SynapseMagics(Magics):
         super().__init__(shell=shell)
         self.state = state
         if self.publish_to:  # set from the config before the state was here
-            lake_cmd.publish_to(state, self.publish_to)
+            lake_cmd.publish_to(state.router, lambda: state.store, self.publish_to)
 
     @validate("publish_to")
     def _valid_publish_to(self, proposal: Mapping[str, Any]) -> str:
@@ -132,7 +127,7 @@ class SynapseMagics(Magics):
     def _publish_to_changed(self, change: Mapping[str, Any]) -> None:
         state = getattr(self, "state", None)
         if state is not None:
-            lake_cmd.publish_to(state, str(change["new"]))
+            lake_cmd.publish_to(state.router, lambda: state.store, str(change["new"]))
 
     @observe("otel")
     def _otel_changed(self, change: Mapping[str, Any]) -> None:
@@ -140,7 +135,7 @@ class SynapseMagics(Magics):
         # Magics.__init__ runs, before there is a state: the first turn opens tracing then
         state: SynapseState | None = getattr(self, "state", None)
         if state is not None:
-            state.tracing()
+            state.tracer.sink()
 
     @validate("approve")
     def _valid_approve(self, proposal: Mapping[str, Any]) -> str:
@@ -192,11 +187,17 @@ class SynapseMagics(Magics):
             model=self.model.strip(), approve=self.approve, max_iterations=self.max_iterations, format=self.format,
             system=self.system, history=self.history, stream_interval=self.stream_interval,
             max_result_chars=self.max_result_chars, history_rows=self.history_rows, kernel_tools=self.kernel_tools,
-            session_budget=self.session_budget, hold_over=self.hold_over,
+            session_budget=self.session_budget, hold_over=self.hold_over, publish_to=self.publish_to, otel=self.otel,
+            oauth_redirect=self.oauth_redirect or "auto",
         )
 
     @property
-    def _ns(self) -> dict[str, Any]:
+    def hub(self) -> McpHub | None:
+        """The kernel's MCP hub, or None while none was built (a command that lists or finds needs none)."""
+        return self.state.hub if self.state.has_hub else None
+
+    @property
+    def ns(self) -> dict[str, Any]:
         ns: dict[str, Any] = self.shell.user_ns if self.shell is not None else {}
         return ns
 
@@ -244,266 +245,68 @@ class SynapseMagics(Magics):
             return self._mcp(line)
         if cell is None:
             return self._subcommand(line)
-        return self._ask(line, cell)
+        return self.ask(line, cell)
 
     # ------------------------------------------------------------------------------------- %%synapse
 
-    def _ask(self, line: str, cell: str, options: AskOptions | None = None) -> Pending | None:
+    def ask(self, line: str, cell: str, options: AskOptions | None = None) -> Pending | None:
         if options is None:
-            options = parse_ask(expand(line, self._ns))
+            options = parse_ask(expand(line, self.ns))
         if options.help:
             print(help_text.ASK_HELP)
             return None
 
         def keep(result: SynapseResult | BackgroundRun) -> None:
-            self._ns["_synapse"] = result
+            self.ns["_synapse"] = result
             if options.out:
-                self._ns[options.out] = result
+                self.ns[options.out] = result
 
         # The cell's display shows the answer and _synapse keeps it: no Out[] repeating it.
         if options.background:  # starts a task and returns: nothing to run or await here
             ask_cmd.background(self.state, self.settings(), options, cell, keep=keep)
             return None
         coro = ask_cmd.ask_async(self.state, self.settings(), options, cell, keep=keep)
-        return Pending(_nothing(coro), ask_cmd.INTERRUPTED)
+        return Pending(nothing(coro), ask_cmd.INTERRUPTED)
 
     def _subcommand(self, line: str) -> Any:
         sub, _, rest = line.strip().partition(" ")
-        rest = rest.strip()
-        if sub.startswith(("$", "{")) and expand(sub, self._ns) in ("record", "replay"):
-            sub = expand(sub, self._ns)  # `%synapse $MODE PATH` (notebooks/replay_demo.ipynb records and replays)
-        state, settings = self.state, self.settings()
-        if sub in ("", "status"):
-            return session_cmd.status(state, settings)
-        if sub == "help":
-            print(help_text.SYNAPSE_HELP)
-            return None
+        if sub.startswith(("$", "{")) and expand(sub, self.ns) in ("record", "replay"):
+            sub = expand(sub, self.ns)  # `%synapse $MODE PATH` (notebooks/replay_demo.ipynb records and replays)
         if sub in ("--help", "-h"):
             print(help_text.ASK_HELP)
             return None
-        if sub == "ask":
-            if not rest:
-                raise UsageError("%synapse ask: missing question, e.g. %synapse ask What tables are there?")
-            return self._ask("", rest, AskOptions())
-        if sub == "sql":
-            lake, query = lake_cmd.split_lake(rest, "%synapse sql")
-            return lake_cmd.sql(lake, query) if lake is not None else session_cmd.sql(state, query)
-        if sub not in SYNAPSE_SUBCOMMANDS:
-            if sub.startswith("-"):
-                raise UsageError(
-                    f"%synapse: unknown option {sub}{ASK_OPTIONS.suggest(sub)}; options go on a %%synapse cell's "
-                    "first line (%%synapse --help)"
-                )
-            return self._ask("", line.strip(), AskOptions())  # `%synapse What tables are there?`
-        if sub in ("record", "replay"):  # notebook/recording/tape.py; `{path}` / `$path` expand as on other magic lines
-            from .recording.tape import command as tape_command
+        entry = SYNAPSE_TABLE.find(sub or "status")
+        if entry is not None:
+            return entry.run(self, rest.strip())
+        if sub.startswith("-"):
+            raise UsageError(
+                f"%synapse: unknown option {sub}{ASK_OPTIONS.suggest(sub)}; options go on a %%synapse cell's "
+                "first line (%%synapse --help)"
+            )
+        return self.ask("", line.strip(), AskOptions())  # `%synapse What tables are there?`
 
-            print(tape_command(state.deck, sub, split(expand(rest, self._ns), f"%synapse {sub}")))
-            return None
-        words = split(rest, f"%synapse {sub}")
-        if sub == "model":
-            _at_most(words, 1, "%synapse model [ID]")
-            print(session_cmd.model(state, settings, words[0] if words else None))
-            return None
-        if sub == "session":
-            return self._session(words)
-        if sub == "history":
-            return session_cmd.history(state, settings, _history_rows(words))
-        if sub == "cost":
-            from .commands.cost import cost
-
-            return cost(state, words)
-        if sub == "results":
-            from .commands import results as results_cmd
-
-            return results_cmd.command(state.held, words)
-        if sub == "publish":
-            return lake_cmd.publish(state, words)
-        if sub == "lake":
-            return lake_cmd.lake(state, words)
-        if sub == "inspect":
-            _at_most(words, 0, "%synapse inspect")
-            return session_cmd.inspect(state)
-        _at_most(words, 0, "%synapse reset")
-        print(session_cmd.reset(state.sessions, state.policy))
-        return None
-
-    def _session(self, words: list[str]) -> Any:
-        state = self.state
-        if not words:
-            print(session_cmd.session_show(state.sessions))
-            return None
-        action, args = words[0], words[1:]
-        if action == "new":
-            _at_most(args, 1, "%synapse session new [NAME]")
-            print(session_cmd.session_new(state.sessions, args[0] if args else None))
-            return None
-        if action == "list":
-            _at_most(args, 0, "%synapse session list")
-            return session_cmd.session_list(state, self.settings())
-        if action == "switch":
-            if len(args) != 1:
-                raise UsageError("%synapse session switch: name one session, e.g. %synapse session switch analysis")
-            print(session_cmd.session_switch(state, args[0]))
-            return None
-        raise UsageError(f"%synapse session: unknown action {action!r}; use new [NAME], list or switch NAME")
+    def words(self, sub: str, rest: str, *, expanded: bool = False) -> list[str]:
+        """A subcommand's words (`$var` / `{expr}` expanded first when `expanded`)."""
+        return split(expand(rest, self.ns) if expanded else rest, sub)
 
     @no_var_expand
     @cell_magic
     def synapse_sql(self, line: str, cell: str) -> Any:
         """`%%synapse_sql [--out NAME] [--lake LAKE]` + SQL over the history file (or a lake): a DataFrame."""
-        words = split(line, "%%synapse_sql")
-        options: dict[str, str] = {}
-        while words:
-            option, value = words[0], words[1] if len(words) > 1 else ""
-            if option not in ("--out", "--lake") or not value or (option == "--out" and not value.isidentifier()):
-                raise UsageError("%%synapse_sql: options are --out NAME and --lake LAKE, e.g. %%synapse_sql --out df")
-            options[option] = value
-            words = words[2:]
-        out, lake = options.get("--out"), options.get("--lake")
-        frame = lake_cmd.sql(lake, cell) if lake is not None else session_cmd.sql(self.state, cell)
-        if out:
-            self._ns[out] = frame
+        ns, rest = SQL_OPTIONS.parse(split(line, "%%synapse_sql"))
+        if rest:
+            raise UsageError(f"%%synapse_sql: unexpected {rest[0]!r}; options are --out NAME and --lake LAKE, "
+                             "e.g. %%synapse_sql --out df")
+        frame = lake_cmd.sql(ns.lake, cell) if ns.lake is not None else session_cmd.sql(self.state.store, cell)
+        if ns.out:
+            self.ns[ns.out] = frame
         return frame
 
     # ------------------------------------------------------------------------------------------ %mcp
 
     def _mcp(self, line: str) -> Any:
         sub, _, rest = line.strip().partition(" ")
-        rest = rest.strip()
-        state = self.state
-        if sub == "call":
-            detach = rest.startswith("--detach")
-            if detach:
-                rest = rest.removeprefix("--detach").strip()
-            target_word, _, arguments = rest.partition(" ")
-            if not target_word:
-                raise UsageError("%mcp call: name the tool, e.g. %mcp call demo.echo text=hi")
-            if not arguments.lstrip().startswith("{"):
-                arguments = expand(arguments, self._ns)
-            target = parse_call_target(target_word)
-            hold = hold_policy(state.hub if state.has_hub else None, self.hold_over)
-            # typed by the tool's schema once it is found
-            call = mcp_cmd.call_async(state, target, arguments, hold, detach=detach)
-            cancelled = f"the call of {target.server}.{target.tool} was cancelled; the server stays connected"
-            return Pending(call, cancelled)
-        words = split(expand(rest, self._ns), f"%mcp {sub}")
-        if sub == "connect":
-            spec = parse_connect(words)
-            if isinstance(spec, ConfigFile):
-                return Pending(_nothing(mcp_cmd.connect_config_async(state, spec.path, name=spec.name)),
-                               "connecting was cancelled")
-            return Pending(_nothing(mcp_cmd.connect_async(state, spec)), f"connecting {spec.name} was cancelled")
-        if sub == "list":
-            _at_most(words, 0, "%mcp list")
-            return mcp_cmd.list_servers(state)
-        if sub == "tools":
-            _at_most(words, 1, "%mcp tools [SERVER]")
-            return mcp_cmd.tools(state, words[0] if words else None)
-        if sub == "disconnect":
-            every = "--all" in words
-            names = [w for w in words if w != "--all"]
-            if len(names) > 1 or (every and names) or (not every and not names):
-                raise UsageError("%mcp disconnect: name one server or use --all, e.g. %mcp disconnect demo")
-            coro = mcp_cmd.disconnect_async(state, names[0] if names else None, every=every)
-            return Pending(_nothing(coro), "disconnecting was cancelled")
-        if sub == "restart":
-            if len(words) != 1:
-                raise UsageError("%mcp restart: name one server, e.g. %mcp restart demo")
-            return Pending(_nothing(mcp_cmd.restart_async(state, words[0])), f"restarting {words[0]} was cancelled")
-        if sub in ("read", "prompt"):
-            return Pending(mcp_read.run(state, sub, words), f"%mcp {sub} was cancelled; the server stays connected")
-        if sub == "tasks":
-            action, task_id = mcp_tasks.parse(words)
-            if action in ("list", "all"):
-                return mcp_tasks.list_tasks(state, every=action == "all")
-            if action == "cancel" and task_id is not None:
-                return Pending(_printed(mcp_tasks.cancel_async(state, task_id)), "cancelling the task was interrupted")
-            assert task_id is not None
-            return Pending(mcp_tasks.result_async(state, task_id),
-                           f"stopped waiting for task {task_id}; it runs on (the server cancels it only when asked)")
-        if sub == "inspect":
-            _at_most(words, 1, "%mcp inspect [NAME]")
-            return mcp_cmd.inspect(state, words[0] if words else None)
-        if sub in ("logs", "roots", "subscribe", "unsubscribe"):
-            return _mcp_features(state, sub, words)
-        if sub in ("auth", "logout"):
-            if len(words) != 1:
-                raise UsageError(f"%mcp {sub}: name one server, e.g. %mcp {sub} notes")
-            if sub == "auth":
-                signing_in = mcp_auth.auth_async(state, words[0])
-                return Pending(_nothing(signing_in), f"signing in to {words[0]} was cancelled")
-            return Pending(_nothing(mcp_auth.logout_async(state, words[0])), "signing out was cancelled")
-        if sub in ("help", ""):
-            print(help_text.MCP_HELP)
-            return None
-        raise UsageError(f"%mcp: unknown subcommand {sub!r}; one of {', '.join(MCP_SUBCOMMANDS)} (%mcp help)")
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A command that needs the event loop: its coroutine, and the one line to end with when interrupted.
-
-    Commands end cancelled when interrupted (a KeyboardInterrupt raised out of a task would stop the
-    event loop); the runner turns that into KeyboardInterrupt in the caller, and this into one line.
-    """
-
-    coro: Coroutine[Any, Any, Any]
-    cancelled: str
-
-    def interrupted(self, exc: KeyboardInterrupt) -> CellInterrupted:
-        if isinstance(exc, CellInterrupted):
-            return exc
-        return CellInterrupted(self.cancelled)
-
-
-def _mcp_features(state: SynapseState, sub: str, words: list[str]) -> Any:
-    """`%mcp logs | roots | subscribe | unsubscribe` (commands/mcp_features.py)."""
-    if sub == "logs":
-        return mcp_features.logs(state, *mcp_features.parse_logs(words))
-    if not words:
-        raise UsageError(f"%mcp {sub}: name the server, e.g. %mcp {sub} demo" + (" URI" if sub != "roots" else ""))
-    name, rest = words[0], words[1:]
-    if sub == "roots":
-        return Pending(mcp_features.roots_async(state, name, rest), "changing the roots was cancelled")
-    if len(rest) > 1 or (sub == "unsubscribe" and not rest):
-        raise UsageError(f"%mcp {sub}: give one server and one resource URI, e.g. %mcp {sub} {name} demo://resource/1")
-    if sub == "subscribe":
-        uri = rest[0] if rest else None
-        return Pending(mcp_features.subscribe_async(state, name, uri), "subscribing was cancelled")
-    return Pending(mcp_features.unsubscribe_async(state, name, rest[0]), "unsubscribing was cancelled")
-
-
-async def _printed(coro: Coroutine[Any, Any, str]) -> None:
-    """Await a command that answers in one line, and print it."""
-    print(await coro)
-
-
-async def _nothing(coro: Coroutine[Any, Any, Any]) -> None:
-    """Await a command whose display says everything (no Out[] repeating it)."""
-    await coro
-
-
-def _at_most(words: list[str], n: int, usage: str) -> None:
-    if len(words) > n:
-        raise UsageError(f"{usage}: unexpected {words[n]!r}")
-
-
-def _whole(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"needs a whole number, not {text!r}") from None
-
-
-HISTORY_OPTIONS = OptionSet("%synapse history", "%synapse help", (
-    Option("-n", "N", "the last N turns", type=_whole),
-))
-"""`%synapse history`'s options, declared once (notebook/commands/options.py)."""
-
-
-def _history_rows(words: list[str]) -> int | None:
-    ns, rest = HISTORY_OPTIONS.parse(words)
-    if rest:
-        raise UsageError(f"%synapse history: unexpected {' '.join(rest)!r}; use %synapse history -n 5")
-    return ns.n  # type: ignore[no-any-return]
+        entry = MCP_TABLE.find(sub or "help")
+        if entry is None:
+            raise UsageError(f"%mcp: unknown subcommand {sub!r}; one of {', '.join(MCP_TABLE.names)} (%mcp help)")
+        return entry.run(self, rest.strip())

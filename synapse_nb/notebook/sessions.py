@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import SynapseError
@@ -16,7 +17,16 @@ if TYPE_CHECKING:
     from ..protocols import Provider
     from .turns.result import BackgroundRun
 
-__all__ = ["Sessions"]
+__all__ = ["Sessions", "default_session_name"]
+
+
+def default_session_name(notebook: str | None) -> str:
+    """The notebook's file name (without suffix) when the frontend tells us, else `main`."""
+    if notebook:
+        stem = re.sub(r"[^\w.-]+", "-", Path(notebook).stem).strip("-")
+        if stem:
+            return stem
+    return "main"
 
 
 class Sessions(Mapping[str, "Agent"]):
@@ -61,6 +71,26 @@ class Sessions(Mapping[str, "Agent"]):
             )
             self.agents[name] = agent
         return agent
+
+    def resume_recorded(self, name: str, provider: Callable[[], Provider]) -> str | None:
+        """The history file's session NAME (or id prefix) loaded into this kernel under its recorded name (its
+        agent answered by `provider()`), which is returned; None when the history has none (or there is no
+        history). `session switch` and `%%synapse --session NAME` both continue the recorded conversation
+        instead of starting a second one of the same name."""
+        history = self._history()
+        if history is None:
+            return None
+        session_id = history.find_session(name)
+        if session_id is None:
+            return None
+        messages, next_seq = history.transcript(session_id)
+        found = history.sessions(session_id=session_id)
+        recorded_name = str(found["name"].iloc[0]) if not found.empty else name
+        taken = self.get(recorded_name)
+        if taken is not None and taken.messages and taken.session_id != session_id:
+            recorded_name = f"{recorded_name}-{session_id[:8]}"  # this kernel has its own session by that name
+        self.agent(recorded_name, provider()).resume(session_id, messages, next_seq=next_seq)
+        return recorded_name
 
     def own_name(self, name: str) -> str:
         """`name`, or `name-KERNEL` (8 characters of this kernel's id) when another kernel recorded a session

@@ -23,3 +23,6 @@ class Settings:
     kernel_tools: bool = False
     session_budget: float = 0.0  # USD a session may cost (0: no limit)
     hold_over: int = 4000  # tokens: a bigger tool result is held in the kernel by name (0: none is); agent/held.py
+    publish_to: str = ""  # a lake directory published after each turn ("": off)
+    otel: bool | None = None  # trace turns with OpenTelemetry (None: when OTEL_EXPORTER_OTLP_ENDPOINT is set)
+    oauth_redirect: str = "auto"  # where a sign-in's browser comes back: auto, loopback or paste

@@ -26,7 +26,7 @@ def test_a_turn_is_published_to_the_lake_in_the_background(tmp_path: Path) -> No
         report = k.ok(
             "import json, threading\n"
             "from synapse_nb.notebook.extension import get_state\n"
-            "_p = get_state(get_ipython()).lake_publisher\n"
+            "_p = get_state(get_ipython()).router.lake_publisher\n"
             "print(json.dumps({'answered': _p.wait(60), 'problem': _p.problem, 'rows': _p.last.rows,\n"
             "                  'thread': _p._thread.name, 'main': threading.current_thread().name}))"
         )

@@ -108,7 +108,7 @@ def script(kernel: Kernel, name: str, data: Any) -> str:
 def flush(kernel: Kernel) -> Any:
     """Export the ended turns' spans now (they otherwise go every few seconds); the cell's execution."""
     return kernel.ok("from synapse_nb.notebook.extension import get_state\n"
-                     "print(get_state(get_ipython()).flush_tracing())")
+                     "print(get_state(get_ipython()).tracer.flush())")
 
 
 def attributes(span: dict[str, Any]) -> dict[str, Any]:

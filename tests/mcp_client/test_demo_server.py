@@ -77,7 +77,8 @@ async def test_the_database_is_open_only_while_a_session_runs(monkeypatch: pytes
             db.execute("SELECT 1")
 
 
-WAITING_TOOLS = {"fire", "progress_held", "question", "sign_in"}  # tests/support/waiting_tools.py
+# tests/support/waiting_tools.py
+WAITING_TOOLS = {"fire", "progress_held", "question", "sign_in", "ask_when_fired", "sample_when_fired"}
 
 
 @pytest.mark.anyio

@@ -219,7 +219,8 @@ def test_words_after_the_double_dash_are_the_servers_even_when_they_look_like_op
 
 def test_help_is_generated_from_the_declared_options() -> None:
     from synapse_nb.notebook.commands.args import ASK_OPTIONS, CONNECT_OPTIONS
-    from synapse_nb.notebook.commands.help import ASK_HELP, MCP_HELP
+    from synapse_nb.notebook.commands.help import ASK_HELP
+    from synapse_nb.notebook.magics import MCP_HELP
 
     for option in ASK_OPTIONS.options:
         assert f"  {option.usage} " in ASK_HELP, option.flag

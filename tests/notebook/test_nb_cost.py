@@ -115,7 +115,7 @@ def test_cost_by_server_and_model_as_dataframes(ip: Any, server: LlmServer) -> N
     assert by_model.model.tolist() == ["openai:gpt-test"]
     assert by_model.cost_usd.iloc[0] == pytest.approx(1.0 + 0.04 + 1.1 + 0.06)
     assert ip.line("synapse", "cost --by day --since today").calls.tolist() == [2]
-    assert ip.line("synapse", "cost --by=session --since 1h").name.tolist() == [ip.state.current]
+    assert ip.line("synapse", "cost --by=session --since 1h").name.tolist() == [ip.state.sessions.current]
     assert ip.line("synapse", "cost --since 2999-01-01").empty
     hist = ip.line("synapse", "history")
     assert hist.cost_usd.iloc[-1] == pytest.approx(2.2)

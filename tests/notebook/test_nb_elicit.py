@@ -118,7 +118,7 @@ def _request() -> SamplingRequest:
 def test_sampling_needs_a_yes_and_the_kernels_model_answers(ip: Shell, tmp_path: Path) -> None:
     script = tmp_path / "sampler.json"
     script.write_text(json.dumps([{"match": "summarise", "answer": "a summary"}]))
-    ip.state.model = f"scripted:{script}"
+    ip.state.models.model = f"scripted:{script}"
     answers = answers_of(ip.state)
     ip.answers[:] = ["n", "y"]
     assert ip.state.runner.run(answers.approve_sampling(_request())) is False
@@ -139,16 +139,16 @@ def test_a_sampling_answer_is_recorded_as_an_llm_call_tied_to_the_running_tool_c
 
     script = tmp_path / "sampler.json"
     script.write_text(json.dumps([{"match": "summarise", "answer": "a summary"}]))
-    ip.state.model = f"scripted:{script}"
+    ip.state.models.model = f"scripted:{script}"
     answers = answers_of(ip.state)
     ip.state.runner.run(answers.sample(_request()))  # no tool call running on srv: no cause known
     call = ToolCall("call-1", "srv__summarise", {})
-    sink = ip.state.history_sink(True)
+    sink = ip.state.router.history_sink(True)
     sink(ToolCallStarted(session_id="s1", call=call, server="srv", tool="summarise", approval="auto"))
     ip.state.runner.run(answers.sample(_request()))
     sink(ToolCallFinished(session_id="s1", call=call, server="srv", tool="summarise", approval="auto",
                           started_at=call_started(), duration_ms=1.0))
-    assert ip.state.running_call("srv") is None
+    assert ip.state.router.asking_call("srv") is None
     ip.state.store.flush()
     rows = synapse_nb.history().sql(
         "SELECT origin, tool_call_id, session_id, model, cost_usd, price_source FROM llm_calls "
@@ -297,7 +297,7 @@ def test_a_link_in_a_blocking_cell_ends_when_the_server_completes_it(ip: Shell) 
     assert ip.published.items[-1][1] == card_id
     assert ip.published.items[-1][0]["text/plain"] == (
         "✓ link from demo: completed by the server: the input box is no longer needed: press Enter in it")
-    history = ip.state.history()
+    history = ip.state.store.history()
     assert history is not None
     events = history.sql("SELECT event, detail FROM server_events WHERE event LIKE 'elicitation%' ORDER BY \"at\"")
     assert list(events.event) == ["elicitation_complete", "elicitation"]

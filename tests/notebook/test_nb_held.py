@@ -18,6 +18,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from synapse_nb.agent.held_summary import SUMMARY_CHARS
+from synapse_nb.notebook.recording.reader import reader
 from tests.support.llm_cache import PromptCache
 from tests.support.llm_server import LlmServer, call, text, tool_calls
 from tests.support.pypi_servers import motherduck
@@ -107,7 +108,7 @@ def test_a_50000_row_query_is_held_and_the_models_sql_over_every_row_is_exact(
     whole = result.calls[0].result.text
     assert len(whole) > 40 * len(summary)
     ip.state.store.flush()
-    recorded = ip.state.history().sql(
+    recorded = reader(ip.state.store).sql(
         "SELECT result_text FROM tool_calls WHERE tool = 'execute_query'")["result_text"].tolist()
     assert recorded == [whole]
     # the model's prompt never carried the rows: every request is a small fraction of the result

@@ -50,6 +50,6 @@ def test_the_cell_wins_then_the_server_then_the_setting() -> None:
 
 def test_the_setting_refuses_a_negative_budget(ip: Any) -> None:
     with pytest.raises(TraitError, match="hold_over must be a number of tokens >= 0"):
-        ip.state.magics.hold_over = -1
-    ip.state.magics.hold_over = 0
-    assert ip.state.magics.settings().hold_over == 0
+        ip.magics.hold_over = -1
+    ip.magics.hold_over = 0
+    assert ip.magics.settings().hold_over == 0

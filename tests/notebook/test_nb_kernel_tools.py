@@ -35,7 +35,7 @@ def _names(result: Any) -> list[str]:
 
 def _offered(ip: Any, result: Any) -> list[str]:
     """The tools the model was offered in the last model call of `result`'s session, as recorded."""
-    calls = ip.state.require_history().llm_calls(result.session_id)
+    calls = ip.state.store.history().llm_calls(result.session_id)
     assert len(calls), "no model call recorded"
     request = calls.sort_values("started_at").request.iloc[-1]
     return sorted(json.loads(request)["tool_names"] if isinstance(request, str) else request["tool_names"])
@@ -159,7 +159,7 @@ def test_mcp_call_reaches_the_group_by_hand(ip: Any) -> None:
     assert not out.result.is_error
     with pytest.raises(UsageError, match="server 'kernel' has no tool 'nope'; its tools: list_variables"):
         ip.line("mcp", "call kernel.nope")
-    recorded = ip.state.require_history().tool_calls()
+    recorded = ip.state.store.history().tool_calls()
     assert recorded[["server", "tool", "approval"]].values.tolist()[-1] == ["kernel", "get_value", "manual"]
 
 
@@ -224,7 +224,7 @@ async def test_secret_named_variables_and_the_environment_are_never_shown(
         assert secret not in ran
     assert ran.count("[REDACTED]") >= 3
     # every result passes the history's masking, with the kernel's registered secrets too
-    ip.state.add_secret("registered-secret-42")
+    ip.state.secret_registry.add("registered-secret-42")
     ip.ns["note"] = "the header was registered-secret-42"
     assert "registered-secret-42" not in await _text(tools.get_value("note"))
 
@@ -365,11 +365,11 @@ async def test_recent_cells_shows_inputs_outputs_and_errors(tools: KernelTools, 
 @pytest.mark.anyio
 async def test_errors_come_back_as_masked_error_results(tools: KernelTools, ip: Any) -> None:
     registry = ip.state.registry
-    ip.state.register_notebook_tools()
+    ip.state.kernel.register_notebook_tools(ip.state.registry)
     refused = await registry.call("kernel__get_value", {"name": "threshold_token"})
     assert refused.is_error
     assert refused.text == "ValueError: there is no variable named 'threshold_token'; kernel__list_variables lists them"
-    ip.state.add_secret("registered-secret-42")
+    ip.state.secret_registry.add("registered-secret-42")
     masked = await registry.call("kernel__get_value", {"name": "x registered-secret-42"})
     assert masked.is_error
     assert "registered-secret-42" not in masked.text

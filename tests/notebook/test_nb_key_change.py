@@ -31,7 +31,7 @@ def test_env_after_a_401_takes_effect_at_the_next_cell(
         monkeypatch.setenv("OPENAI_API_KEY", OLD_KEY)  # also restores the variable after the test
         with pytest.raises(TurnError, match=r"AuthenticationError: .*check OPENAI_API_KEY"):
             ip.cell("synapse --model openai:gpt-test", "hello")
-        old = ip.state.provider("openai:gpt-test")
+        old = ip.state.models.provider("openai:gpt-test")
 
         ip.run(f"%env OPENAI_API_KEY={NEW_KEY}")
         ip.cell("synapse --model openai:gpt-test", "hello again")
@@ -42,7 +42,7 @@ def test_env_after_a_401_takes_effect_at_the_next_cell(
         if pending:
             ip.state.runner.run(asyncio.wait(pending, timeout=10))
         assert old._http._client.is_closed, "the replaced provider was closed"
-        assert ip.state.provider("openai:gpt-test") is not old
+        assert ip.state.models.provider("openai:gpt-test") is not old
 
     assert ip.state.store.redactor.redact_text(f"x {NEW_KEY} y") == "x [REDACTED] y"
     for shown in (ip.published.text(), repr(ip.state.models.cache), caplog.text):
@@ -65,7 +65,7 @@ def test_a_replaced_provider_is_not_closed_under_a_running_background_turn(
         monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
         monkeypatch.setenv("OPENAI_API_KEY", OLD_KEY)
         ip.cell("synapse --model openai:gpt-test --background --session bg --out job", "take your time")
-        old = ip.state.provider("openai:gpt-test")
+        old = ip.state.models.provider("openai:gpt-test")
         ip.run(f"%env OPENAI_API_KEY={NEW_KEY}")
         ip.cell("synapse --model openai:gpt-test --session fg", "meanwhile")
         assert ip.ns["_synapse"].text == "hello with the new key"
@@ -78,7 +78,7 @@ def test_a_replaced_provider_is_not_closed_under_a_running_background_turn(
         assert ip.ns["job"].result(timeout=10).text == "still streaming"
         background = [r for r in server.requests if "take your time" in str(r.body)]
         assert [r.headers["authorization"] for r in background] == [f"Bearer {OLD_KEY}"]
-        ip.state.provider("openai:gpt-test")  # no run left: now the replaced provider is closed
+        ip.state.models.provider("openai:gpt-test")  # no run left: now the replaced provider is closed
         pending = ip.state.runner.tasks
         if pending:
             ip.state.runner.run(asyncio.wait(pending, timeout=10))

@@ -85,7 +85,7 @@ def test_the_loop_runs_while_a_form_field_waits(ip: Shell) -> None:
 def test_the_loop_runs_while_sampling_approval_waits(ip: Shell, tmp_path: Path) -> None:
     sampler = tmp_path / "sampler.json"
     sampler.write_text(json.dumps([{"match": "summarise", "answer": "a summary"}]))
-    ip.state.model = f"scripted:{sampler}"
+    ip.state.models.model = f"scripted:{sampler}"
     watcher = LoopWatcher(ip, lambda prompt: "y", watch=lambda prompt: prompt.startswith("let srv"))
     request = SamplingRequest("srv", (Message.user("context: summarise this"),), max_tokens=20)
     assert ip.state.runner.run(answers_of(ip.state).approve_sampling(request)) is True

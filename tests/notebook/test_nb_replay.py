@@ -47,7 +47,7 @@ def server(clean_env: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[LlmServe
 def record(ip: Any, server: LlmServer, path: Path) -> list[str]:
     """Two turns recorded (one calls the notebook tool); their answers."""
     ip.run(TOOL)
-    ip.state.add_secret(HEADER)
+    ip.state.secret_registry.add(HEADER)
     ip.line("synapse", f"record {path}")
     server.queue(tool_calls(call("lookup", {"q": "x"})), text(f"x is there (key {FAKE_KEY})."), text("Nothing else."))
     answers = []
@@ -147,7 +147,7 @@ def test_bad_record_and_replay_lines_are_one_line_errors(ip: Any, tmp_path: Path
     (tmp_path / "x.jsonl").write_text("{}\n")
     with pytest.raises(UsageError, match="not a synapse_nb cassette"):
         ip.line("synapse", f"replay {tmp_path / 'x.jsonl'}")
-    assert ip.state.tape is None
+    assert ip.state.deck.tape is None
 
 
 def test_synapse_replay_in_the_environment_turns_replay_on_at_load(
@@ -167,8 +167,8 @@ def test_synapse_replay_in_the_environment_turns_replay_on_at_load(
 
     state = get_state(ip.shell)
     assert state is not None
-    assert state.tape is not None
-    assert state.tape.mode == "replay"
+    assert state.deck.tape is not None
+    assert state.deck.tape.mode == "replay"
     state.port.publish = ip.published
     ip.cell("synapse --session s", "What tables are there?")
     assert ip.ns["_synapse"].text == answer

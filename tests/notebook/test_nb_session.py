@@ -35,17 +35,17 @@ def test_model_shows_and_switches_with_early_checks(ip: Any, capsys: pytest.Capt
     with pytest.raises(UsageError, match="PROVIDER:MODEL"):
         ip.line("synapse", "model claude")
     ip.line("synapse", "model scripted:demo")
-    assert ip.state.model == "scripted:demo"
+    assert ip.state.models.model == "scripted:demo"
 
 
 def test_config_traitlets_are_validated_and_used(
     ip: Any, script: Script, caplog: pytest.LogCaptureFixture
 ) -> None:
     ip.run("%config SynapseMagics.max_iterations = 3")
-    assert ip.state.magics.settings().max_iterations == 3
+    assert ip.state.settings().max_iterations == 3
     ip.run("%config SynapseMagics.approve = 'sometimes'")  # %config logs the error and keeps the old value
     assert "SynapseMagics.approve must be auto, ask, deny or empty, not 'sometimes'" in caplog.text
-    assert ip.state.magics.approve == ""
+    assert ip.magics.approve == ""
     ip.run(f"%config SynapseMagics.model = '{script(['configured model'])}'")
     ip.cell("synapse", "hi")
     assert ip.ns["_synapse"].text == "configured model"
@@ -114,8 +114,17 @@ def test_bad_subcommands(ip: Any, line: str, needle: str) -> None:
 
 
 def test_synapse_sql_option_errors(ip: Any) -> None:
-    with pytest.raises(UsageError, match="options are --out NAME and --lake LAKE"):
-        ip.cell("synapse_sql --limit 3", "SELECT 1")
+    """`%%synapse_sql`'s options are an OptionSet (declared once: the parser, the errors and `%synapse help`)."""
+    for line, message in [
+        ("synapse_sql --limit 3", "%%synapse_sql: unknown option --limit; see %synapse help"),
+        ("synapse_sql --out", "%%synapse_sql: --out needs a value; see %synapse help"),
+        ("synapse_sql --out 1x", "%%synapse_sql: --out: needs a Python name, not '1x'; see %synapse help"),
+        ("synapse_sql --out df extra", "%%synapse_sql: unexpected 'extra'; options are --out NAME and --lake LAKE, "
+                                       "e.g. %%synapse_sql --out df"),
+    ]:
+        with pytest.raises(UsageError) as caught:
+            ip.cell(line, "SELECT 1")
+        assert str(caught.value) == message
 
 
 def test_reset_forgets_the_conversation(ip: Any, script: Script) -> None:
@@ -135,15 +144,36 @@ def test_inspect_gives_the_session_trace_widget(ip: Any, script: Script) -> None
 
 
 def test_help_texts(ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from synapse_nb.notebook.magics import SYNAPSE_HELP
+
     ip.line("synapse", "help")
-    assert "session switch NAME" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    for usage in ("status", "model [ID]", "session new [NAME]", "session list", "session switch NAME", "history [-n N]",
+                  "cost [--by B] [--since WHEN]", "sql QUERY", "sql --lake LAKE QUERY", "inspect", "reset",
+                  "record PATH | off", "replay PATH [--live-tools] | off", "ask PROMPT", "help", "QUESTION",
+                  "--by B", "--since WHEN", "-n N", "--out NAME", "--lake LAKE"):
+        assert f"  {usage} " in out or out.count(f"  {usage}\n"), usage
     ip.line("synapse", "--help")  # IPython refuses a cell magic with an empty body, so the line form too
     out = capsys.readouterr().out
     for option in ("--model", "--session", "--system", "--tools", "--no-tools", "--max-iterations", "--approve",
                    "--format", "--out", "--background", "--no-history", "--help"):
         assert option in out
     ip.line("mcp", "help")
-    assert "connect NAME URL [--header K=V]" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    from synapse_nb.notebook.magics import MCP_TABLE, SYNAPSE_TABLE
+
+    for table, shown in ((MCP_TABLE, out), (SYNAPSE_TABLE, SYNAPSE_HELP)):
+        for entry in table.entries:  # every subcommand and each of its forms, with its help's first words
+            assert f"  {entry.name} {entry.usage}".rstrip() in shown, entry.name
+            assert entry.help.split()[0] in shown
+            for usage, _ in entry.forms:
+                assert f"  {entry.name} {usage}".rstrip() in shown, (entry.name, usage)
+    for usage in ("connect NAME URL [--header K=V]", "connect --config PATH", "list", "tools [SERVER]",
+                  'call SERVER.TOOL {"key": "value"}', "call SERVER.TOOL key=value ...", "disconnect NAME | --all",
+                  "restart NAME", "inspect [NAME]", "read SERVER URI", "prompt SERVER NAME [k=v ...]",
+                  "logs NAME [-n N] [--level LEVEL | --stderr]", "roots NAME [PATH...]", "subscribe NAME URI",
+                  "unsubscribe NAME URI", "auth NAME", "logout NAME", "--stderr", "--level LEVEL", "--env K=V"):
+        assert f"  {usage}" in out, usage
 
 
 def test_switch_resumes_a_session_recorded_by_another_kernel(
@@ -190,7 +220,7 @@ def test_a_notebook_opened_twice_records_each_kernel_under_its_own_name(
     assert first.session == "main"
     # The same notebook in a second kernel: the same default name, the same history file.
     ip.state.sessions.agents.clear()
-    ip.state.current = "main"
+    ip.state.sessions.current = "main"
     ip.state.port.kernel_id = "22222222-dddd-4eee-8fff-000000000002"
     ip.cell(f"synapse --model {model}", "second kernel")
     second = ip.ns["_synapse"]

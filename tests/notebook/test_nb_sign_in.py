@@ -74,7 +74,7 @@ def test_a_pasted_redirect_must_carry_a_code_or_an_error(text: str, expected: st
 
 
 def test_the_loopback_redirect_signs_in_and_the_card_says_so(ip: Shell) -> None:
-    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: str(ip.state.magics.oauth_redirect))
+    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: ip.state.settings().oauth_redirect)
 
     async def run() -> str:
         loopback, task = await card_shown(ip, sign_in)
@@ -99,7 +99,7 @@ def paste_mode(ip: Shell, mode: str = "paste") -> None:
 def test_a_pasted_url_wins_and_a_wrong_paste_is_asked_again(ip: Shell) -> None:
     paste_mode(ip)
     ip.answers[:] = ["CODE-123", FINAL]
-    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: str(ip.state.magics.oauth_redirect))
+    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: ip.state.settings().oauth_redirect)
 
     async def run() -> str:
         never: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -117,7 +117,7 @@ def test_a_pasted_url_wins_and_a_wrong_paste_is_asked_again(ip: Shell) -> None:
 def test_enter_alone_keeps_waiting_for_the_browser(ip: Shell) -> None:
     paste_mode(ip)
     ip.answers[:] = [""]
-    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: str(ip.state.magics.oauth_redirect))
+    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: ip.state.settings().oauth_redirect)
 
     async def run() -> str:
         loopback: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -143,7 +143,7 @@ def test_enter_alone_keeps_waiting_for_the_browser(ip: Shell) -> None:
 
 
 def test_a_cancelled_sign_in_ends_its_card_and_leaves_nothing_open(ip: Shell) -> None:
-    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: str(ip.state.magics.oauth_redirect))
+    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: ip.state.settings().oauth_redirect)
 
     async def run() -> None:
         loopback, task = await card_shown(ip, sign_in)
@@ -189,7 +189,7 @@ def test_the_paste_box_is_offered_where_the_kernel_looks_remote(
         monkeypatch.setenv(name, value)
     paste_mode(ip, mode)
     ip.answers[:] = [FINAL]
-    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: str(ip.state.magics.oauth_redirect))
+    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: ip.state.settings().oauth_redirect)
 
     async def run() -> str:
         loopback, task = await card_shown(ip, sign_in)
@@ -204,8 +204,8 @@ def test_the_paste_box_is_offered_where_the_kernel_looks_remote(
 
 def test_oauth_redirect_takes_only_its_modes(ip: Shell) -> None:
     with pytest.raises(TraitError, match="oauth_redirect must be one of auto, loopback, paste, not 'browser'"):
-        ip.state.magics.oauth_redirect = "browser"
-    assert ip.state.magics.oauth_redirect == "auto"
+        ip.magics.oauth_redirect = "browser"
+    assert ip.magics.oauth_redirect == "auto"
 
 
 def test_a_box_left_open_after_the_browser_came_back_says_to_press_enter(ip: Shell) -> None:
@@ -219,7 +219,7 @@ def test_a_box_left_open_after_the_browser_came_back_says_to_press_enter(ip: She
         return ""
 
     ip.state.port.input = waits
-    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: str(ip.state.magics.oauth_redirect))
+    sign_in = NotebookSignIn(ip.state.port, ip.state.router, lambda: ip.state.settings().oauth_redirect)
 
     async def run() -> str:
         loopback: asyncio.Future[str] = asyncio.get_running_loop().create_future()

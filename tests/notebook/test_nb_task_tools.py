@@ -28,7 +28,7 @@ def connect_everything(ip: Any) -> None:
                 t.name == TASK_TOOL for t in ip.state.hub.all_tools):
             listed.set()
 
-    unsubscribe = ip.state.on_server_event(listener)
+    unsubscribe = ip.state.router.on_server_event(listener)
     try:
         ip.line("mcp", f"connect everything -- {node} {EVERYTHING} stdio")
         if not any(t.name == TASK_TOOL for t in ip.state.hub.all_tools):

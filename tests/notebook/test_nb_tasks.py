@@ -12,6 +12,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from synapse_nb.notebook.commands.mcp_tasks import DetachedTask
+from synapse_nb.notebook.recording.reader import reader
 from tests.support.task_servers import TASKS_SERVER, tasks_python
 
 pytestmark = pytest.mark.process
@@ -31,9 +32,9 @@ def test_a_task_call_shows_the_task_ends_with_its_result_and_is_listed(ip: Any) 
     assert list(frame.columns) == ["task_id", "server", "tool", "status", "message", "age", "cell", "tool_call_id"]
     (row,) = frame.to_dict("records")
     assert (row["server"], row["tool"], row["status"]) == ("fm", "slow", "completed")
-    calls = ip.state.history().sql("SELECT tool_call_id, tool, result_text FROM tool_calls").to_dict("records")
+    calls = reader(ip.state.store).sql("SELECT tool_call_id, tool, result_text FROM tool_calls").to_dict("records")
     assert calls == [{"tool_call_id": row["tool_call_id"], "tool": "slow", "result_text": "nb done after 1 s"}]
-    task = ip.state.history().tasks().to_dict("records")[0]
+    task = reader(ip.state.store).tasks().to_dict("records")[0]
     assert json.loads(task["arguments"]) == {"seconds": 1, "label": "nb"}
 
 
@@ -42,7 +43,7 @@ def test_detach_then_result_records_the_call_once_under_its_id(ip: Any) -> None:
     detached = ip.line("mcp", 'call --detach fm.slow {"seconds": 1, "label": "later"}')
     assert isinstance(detached, DetachedTask)
     assert f"%mcp tasks result {detached.task_id}" in str(detached)
-    history = ip.state.history()
+    history = reader(ip.state.store)
     assert history.sql("SELECT count(*) AS n FROM tool_calls")["n"][0] == 0  # not yet: it runs on
     (row,) = ip.line("mcp", "tasks").to_dict("records")
     assert row["status"] in ("working", "completed")  # it may have finished meanwhile; nobody asked yet
@@ -89,15 +90,15 @@ def test_two_tasks_and_a_plain_call_of_one_model_reply_run_side_by_side(ip: Any,
     ip.cell(f"synapse --model scripted:{script} --approve auto", "go")
     result = ip.ns["_synapse"]
     assert sorted(result.tool_calls["result_text"]) == ["a done after 1 s", "b done after 1 s", "echo: c"]
-    events = ip.state.history().sql(
+    events = reader(ip.state.store).sql(
         "SELECT event, status, \"at\" FROM task_events ORDER BY \"at\"").to_dict("records")
     created = [e["at"] for e in events if e["event"] == "created"]
     completed = [e["at"] for e in events if e["status"] == "completed"]
     assert len(created) == 2
     assert len(completed) == 2
     assert max(created) < min(completed)  # both tasks were running at once
-    tasks = ip.state.history().tasks().to_dict("records")
-    calls = set(ip.state.history().sql("SELECT tool_call_id FROM tool_calls WHERE tool = 'slow'")["tool_call_id"])
+    tasks = reader(ip.state.store).tasks().to_dict("records")
+    calls = set(reader(ip.state.store).sql("SELECT tool_call_id FROM tool_calls WHERE tool = 'slow'")["tool_call_id"])
     assert {t["tool_call_id"] for t in tasks} == calls  # each task linked to its turn's tool call
     assert {t["session_id"] for t in tasks} == {result.session_id}
     assert all(str(t["cell"]).startswith("In[") for t in tasks)

@@ -83,7 +83,7 @@ def test_a_background_turn_makes_the_same_nested_spans_as_a_foreground_one(
             "Add and shout, please")
     background = ip.ns["job"].result(timeout=60)
     assert (foreground.status, background.status) == ("finished", "finished")
-    assert ip.state.flush_tracing()
+    assert ip.state.tracer.flush()
     spans = list(memory.get_finished_spans())
 
     fg_turn, fg_shape = tree(spans, foreground.session_id)

@@ -57,6 +57,11 @@ class Shell:
         self.prompts: list[str] = []
 
     @property
+    def magics(self) -> Any:
+        """The SynapseMagics registered on the shell (its traitlets: `%config SynapseMagics.NAME`)."""
+        return self.shell.magics_manager.registry["SynapseMagics"]
+
+    @property
     def ns(self) -> dict[str, Any]:
         return self.shell.user_ns  # type: ignore[no-any-return]
 

@@ -6,7 +6,8 @@
     python tests/support/tools_server.py --legacy             # stdio in the 2025 handshake era only
 
 Test tools: echo, sleep, progress, cancellations, fail, crash, garbage, image, large, env, add_tool, and those
-that talk back while a call waits (progress_held, question, sign_in; `fire` releases them: waiting_tools.py).
+that talk back while a call waits (progress_held, question, sign_in, ask_when_fired, sample_when_fired;
+`fire` releases them: waiting_tools.py).
 `--legacy` serves stdio in the 2025 handshake era only, where a server sends requests of its own
 (elicitation) and may cancel them. In-process tests use `build_server()`; subprocess tests the command line
 (`ARGS` after the interpreter, or `COMMAND` whole).

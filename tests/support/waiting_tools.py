@@ -9,11 +9,12 @@ next by a second call, never by time.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import mcp.types as mt
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.elicitation import ElicitationResult
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve, Sample
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
 from pydantic import BaseModel
@@ -39,8 +40,39 @@ class _Signals:
 
 
 def add_waiting_tools(server: MCPServer, annotations: mt.ToolAnnotations) -> None:
-    """fire, progress_held, question and sign_in (see each tool's description)."""
+    """fire, progress_held, question, sign_in, ask_when_fired and sample_when_fired (see each tool's description)."""
     signals = _Signals()
+
+    async def when_fired(ctx: Context) -> None:
+        if ctx.input_responses is None:  # the first round; a retry carrying the answer goes on at once
+            await signals.get("ask").wait()
+
+    async def name_asked(message: str, ctx: Context) -> Elicit[_Name]:
+        await when_fired(ctx)
+        return Elicit(message, _Name)
+
+    async def model_asked(prompt: str, ctx: Context) -> Sample:
+        await when_fired(ctx)
+        return Sample([mt.SamplingMessage(role="user", content=mt.TextContent(type="text", text=prompt))],
+                      max_tokens=50)
+
+    async def ask_when_fired(message: str, answer: Any) -> str:
+        """Once fire("ask") is called, ask the client for a name (form elicitation; on a 2026 connection the
+        question rides the call's own result, so the client knows which call asked)."""
+        return f"answer: {answer.action}"
+
+    async def sample_when_fired(prompt: str, reply: Any) -> str:
+        """Once fire("ask") is called, ask the client's model about `prompt` (sampling)."""
+        content = reply.content
+        return f"sampled: {content.text if isinstance(content, mt.TextContent) else content}"
+
+    # the resolvers are local (they share `signals`): the annotations naming them are objects, not strings
+    ask_when_fired.__annotations__ = {
+        "message": str, "answer": Annotated[ElicitationResult[_Name], Resolve(name_asked)], "return": str}
+    sample_when_fired.__annotations__ = {
+        "prompt": str, "reply": Annotated[mt.CreateMessageResult, Resolve(model_asked)], "return": str}
+    for asking in (ask_when_fired, sample_when_fired):
+        server.tool(annotations=annotations, structured_output=False)(asking)
 
     @server.tool(annotations=annotations)
     def fire(signal: str) -> str:

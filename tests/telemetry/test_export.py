@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from types import SimpleNamespace
 
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -17,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from synapse_nb import telemetry
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry, tool
-from synapse_nb.notebook.state import SynapseState
+from synapse_nb.notebook.state import Settings, SynapseState
 from synapse_nb.providers.scripted import ScriptedProvider
 from synapse_nb.telemetry.spans import SpanSink
 from tests.support.local_servers import refusing_port
@@ -104,8 +103,8 @@ def test_the_missing_extra_is_said_in_one_line_once(
     with pytest.raises(ImportError, match=r"pip install 'synapse_nb\[otel\]'"):
         telemetry.open_tracing()
     state = SynapseState()
-    assert state.tracing() is None
-    assert state.tracing() is None  # asked again (the next turn): nothing more is said
+    assert state.tracer.sink() is None
+    assert state.tracer.sink() is None  # asked again (the next turn): nothing more is said
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert said == [telemetry.MISSING_EXTRA]
     assert "pip install 'synapse_nb[otel]'" in said[0]
@@ -115,18 +114,18 @@ def test_the_missing_extra_is_said_in_one_line_once(
 def test_the_kernel_state_opens_tracing_once_and_the_setting_turns_it_off(unreachable: str) -> None:
     state = SynapseState()
     try:
-        sink = state.tracing()
+        sink = state.tracer.sink()
         assert isinstance(sink, SpanSink)
-        assert state.tracing() is sink
-        state.magics = SimpleNamespace(otel=False)  # %config SynapseMagics.otel = False
-        assert state.tracing() is None
-        state.magics = SimpleNamespace(otel=None)  # back to the variables: a new pipeline
-        again = state.tracing()
+        assert state.tracer.sink() is sink
+        state.settings = lambda: Settings(otel=False)  # %config SynapseMagics.otel = False
+        assert state.tracer.sink() is None
+        state.settings = lambda: Settings(otel=None)  # back to the variables: a new pipeline
+        again = state.tracer.sink()
         assert again is not None
         assert again is not sink
     finally:
-        state.close_tracing()
-    assert state.flush_tracing() is False
+        state.tracer.close()
+    assert state.tracer.flush() is False
 
 
 @pytest.mark.process
@@ -137,7 +136,7 @@ def test_a_kernel_that_does_not_trace_imports_no_opentelemetry_sdk() -> None:
         "ip = InteractiveShell.instance()\n"
         "ip.run_line_magic('load_ext', 'synapse_nb')\n"
         "from synapse_nb.notebook.extension import get_state\n"
-        "print(get_state(ip).tracing(), sorted(m for m in sys.modules if m.startswith('opentelemetry.sdk')))\n"
+        "print(get_state(ip).tracer.sink(), sorted(m for m in sys.modules if m.startswith('opentelemetry.sdk')))\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in OTEL_VARS}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
@@ -166,7 +165,7 @@ async def test_the_collectors_header_values_are_secrets_of_the_spans_and_the_his
     no_otel_env.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")  # nothing is exported here
     state = SynapseState()
     try:
-        assert state.tracing() is not None
-        assert f"Bearer {token}" in state.secrets
+        assert state.tracer.sink() is not None
+        assert f"Bearer {token}" in state.secret_registry.values
     finally:
-        state.close_tracing()
+        state.tracer.close()

@@ -52,7 +52,7 @@ state = get_state(ip)
 with tracer.start_as_current_span("user cell") as cell:
     ip.run_cell_magic("synapse", "--model " + sys.argv[1] + " --approve auto", "Add 2 and 3")
 assert ip.user_ns["_synapse"].status == "finished", ip.user_ns["_synapse"]
-assert state.flush_tracing()
+assert state.tracer.flush()
 global_during = trace.get_tracer_provider() is user_provider
 ip.run_line_magic("unload_ext", "synapse_nb")  # closes the extension's pipeline
 with tracer.start_as_current_span("user span after unload"):

@@ -23,8 +23,11 @@ from .ui import callable_from_view, wire_result
 
 if TYPE_CHECKING:
     from ...agent.approval import ApprovalPolicy
+    from ...mcp_client.hub import McpHub
     from ...protocols import ApprovalCallback
-    from ..state import SynapseState
+    from ..recording.manual import ManualCalls
+    from ..recording.router import EventRouter
+    from .context import ModelContexts
     from .host import DisplayMode
 
 __all__ = ["KernelAppHost", "MessageTurn"]
@@ -52,12 +55,18 @@ class KernelAppHost:
     """The host of one View of `server`'s `resource_uri`, living in session `session`."""
 
     def __init__(
-        self, state: SynapseState, *, server: str, resource_uri: str, session: str, policy: ApprovalPolicy,
-        ask: ApprovalCallback | None = None, on_message: MessageTurn | None = None,
+        self, hub: McpHub, manual: ManualCalls, router: EventRouter, contexts: ModelContexts, *, server: str,
+        resource_uri: str, session: str, policy: ApprovalPolicy, ask: ApprovalCallback | None = None,
+        on_message: MessageTurn | None = None,
     ) -> None:
-        """`policy` is the approval policy of what opened the View (the cell's `--approve`, else the kernel's);
-        `ask` asks the user about a call the policy says to ask for (None: such calls are refused)."""
-        self.state = state
+        """The parts it uses: the hub (the server's tools, resources, log), the manual calls (the View's tool calls,
+        recorded), the router (its requests, recorded), the View contexts of the next turns. `policy` is the
+        approval policy of what opened the View (the cell's `--approve`, else the kernel's); `ask` asks the user
+        about a call the policy says to ask for (None: such calls are refused)."""
+        self.hub = hub
+        self.manual = manual
+        self.router = router
+        self.contexts = contexts
         self.server = server
         self.resource_uri = resource_uri
         self.session = session
@@ -67,12 +76,11 @@ class KernelAppHost:
         self.origin = f"app:{server}"
 
     def _record(self, method: str, detail: Mapping[str, Any]) -> None:
-        self.state.router.record(ServerEvent(
+        self.router.record(ServerEvent(
             server=self.server, event="app_request", detail={"method": method, "view": self.resource_uri, **detail}))
 
     def _spec(self, name: str) -> ToolSpec | None:
-        hub = self.state.hub
-        return next((s for s in hub.all_tools if s.server == self.server and s.original_name == name), None)
+        return next((s for s in self.hub.all_tools if s.server == self.server and s.original_name == name), None)
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any], /) -> dict[str, Any]:
         spec = self._spec(name)
@@ -98,14 +106,14 @@ class KernelAppHost:
             elif answer != "yes":
                 return _refused(f"the user did not approve {spec.name}"), "denied"
         try:
-            result = await self.state.call_tool(spec.name, dict(arguments), origin=self.origin)
+            result = await self.manual.call(spec, dict(arguments), origin=self.origin)
         except SynapseError as exc:
             return _refused(f"{spec.name} failed: {exc}"), "failed"
         return wire_result(result), "ran"
 
     async def read_resource(self, uri: str, /) -> dict[str, Any]:
         self._record("resources/read", {"uri": uri})
-        blocks = await self.state.hub.read_resource(self.server, uri)
+        blocks = await self.hub.read_resource(self.server, uri)
         return {"contents": [_resource_contents(uri, b) for b in blocks]}
 
     async def message(self, params: Mapping[str, Any], /) -> dict[str, Any]:
@@ -116,7 +124,7 @@ class KernelAppHost:
         return {} if await self.on_message(text) else {"isError": True}
 
     async def update_model_context(self, params: Mapping[str, Any], /) -> dict[str, Any]:
-        self.state.apps.contexts.put(self.session, self.resource_uri, params)
+        self.contexts.put(self.session, self.resource_uri, params)
         self._record("ui/update-model-context", {"session": self.session})
         return {}
 
@@ -130,7 +138,7 @@ class KernelAppHost:
 
             level = params.get("level")
             logger_name = params.get("logger")
-            self.state.hub.add_log(self.server, LogEntry(
+            self.hub.add_log(self.server, LogEntry(
                 level=level if isinstance(level, str) and level in _LEVELS else "info", data=params.get("data"),
                 logger=f"view {logger_name}" if isinstance(logger_name, str) else "view"))
             return

@@ -26,9 +26,9 @@ from .ui import resource_uri, wire_result
 
 if TYPE_CHECKING:
     from ...agent.approval import ApprovalPolicy
-    from ..state import SynapseState
+    from ...mcp_client.hub import McpHub
     from ..turns.display import TurnDisplay
-    from .views import OpenedView
+    from .views import AppViews, OpenedView
 
 __all__ = ["AppTurnViews"]
 
@@ -64,10 +64,13 @@ class AppTurnViews:
     finishes) waits for the Views still being opened, so each lands where its call is."""
 
     def __init__(
-        self, state: SynapseState, display: TurnDisplay, *, session: str, policy: ApprovalPolicy, model: str,
+        self, apps: AppViews, hub: McpHub | None, display: TurnDisplay, *, session: str, policy: ApprovalPolicy,
+        model: str,
     ) -> None:
-        """`session`, `policy` and `model` are the turn's: the Views' calls and messages keep to them."""
-        self.state = state
+        """`apps` opens the Views, `hub` (None: no server connected) knows the tools; `session`, `policy` and
+        `model` are the turn's: the Views' calls and messages keep to them."""
+        self.apps = apps
+        self.hub = hub
         self.model = model
         self.display = display
         self.session = session
@@ -78,10 +81,10 @@ class AppTurnViews:
         self._early: list[_Early] = []  # opened early, waiting for their call to start and end
 
     def _spec(self, name: str) -> ToolSpec | None:
-        if not self.state.has_hub:
+        if self.hub is None:
             return None
         try:
-            return self.state.hub.tool(name)
+            return self.hub.tool(name)
         except SynapseError:
             return None
 
@@ -168,7 +171,7 @@ class AppTurnViews:
         setattr(early.opened.view, trait, value)
 
     async def _show_early(self, spec: ToolSpec, early: _Early, index: int) -> None:
-        opened = await self.state.apps.open(spec, {}, None, session=self.session, policy=self.policy,
+        opened = await self.apps.open(spec, {}, None, session=self.session, policy=self.policy,
                                             model=self.model, rest=TURN_REST)
         if opened is None:
             return
@@ -197,7 +200,7 @@ class AppTurnViews:
         self.display.cut(index, show, reshow=reshow)
 
     async def _show(self, spec: ToolSpec, event: ToolCallFinished, index: int) -> None:
-        opened = await self.state.apps.open(spec, event.call.arguments, event.result, session=self.session,
+        opened = await self.apps.open(spec, event.call.arguments, event.result, session=self.session,
                                             policy=self.policy, model=self.model, rest=TURN_REST)
         if opened is None:
             return

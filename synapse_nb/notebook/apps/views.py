@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...errors import SynapseError
 from ...types import ToolResult, ToolSpec
@@ -25,11 +25,25 @@ from .ui import resource_uri, tool_wire, wire_result
 
 if TYPE_CHECKING:
     from ...agent.approval import ApprovalPolicy
-    from ..state import SynapseState
+    from ...mcp_client.hub import McpHub
+    from ...protocols import ApprovalCallback
+    from ..kernel.runner import Runner
+    from ..recording.manual import ManualCalls
+    from ..recording.router import EventRouter
+    from ..sessions import Sessions
     from .companion import AppCompanion
     from .view import AppView
 
-__all__ = ["AppViews", "OpenedView"]
+__all__ = ["AppViews", "OpenedView", "ViewTurn"]
+
+
+class ViewTurn(Protocol):
+    """Starts a turn for a View's `ui/message` (the command layer's `commands/ask.py: view_turn`): the agent in
+    `session` answers `text` with `model` (None: the kernel's), shown through `publish`, approvals asked by `ask`.
+    Raises UsageError when it cannot start (a busy session)."""
+
+    def __call__(self, session: str, text: str, *, model: str | None, publish: Publisher,
+                 ask: ApprovalCallback) -> asyncio.Task[Any]: ...
 
 logger = logging.getLogger("synapse_nb.notebook")
 
@@ -57,8 +71,21 @@ class AppViews:
     """The kernel's Views (weakly held: a View whose output is gone may be collected) and the View context
     each session's next turn gets (`contexts`)."""
 
-    def __init__(self, state: SynapseState) -> None:
-        self.state = state
+    def __init__(
+        self, *, hub: Callable[[], McpHub], manual: ManualCalls, router: EventRouter, runner: Runner,
+        sessions: Sessions, policy: Callable[[], ApprovalPolicy],
+    ) -> None:
+        """The parts a View uses: the hub (its `ui://` resource, resources, logs; built on first use), the
+        manual calls (its tool calls, recorded), the router (its requests, recorded), the runner, the sessions
+        (the current one) and the kernel's approval policy. `start_turn`, the command layer's, starts the turns
+        its messages ask for (None: a message is refused)."""
+        self._hub = hub
+        self._manual = manual
+        self._router = router
+        self._runner = runner
+        self._sessions = sessions
+        self._policy = policy
+        self.start_turn: ViewTurn | None = None
         self.contexts = ModelContexts()
         self._views: weakref.WeakSet[AppView] = weakref.WeakSet()
         self.last: OpenedView | None = None  # the View opened last (for the cell that asked, and tests)
@@ -85,18 +112,19 @@ class AppViews:
         from .view import AppView
 
         try:
-            resource = await self.state.hub.read_ui(spec.server, uri)  # type: ignore[attr-defined]
+            hub = self._hub()
+            resource = await hub.read_ui(spec.server, uri)
             companion = AppCompanion()
-            session = session or self.state.sessions.current
+            session = session or self._sessions.current
             host = KernelAppHost(
-                self.state, server=spec.server, resource_uri=uri, session=session,
-                policy=policy if policy is not None else self.state.policy, ask=companion.ask,
+                hub, self._manual, self._router, self.contexts, server=spec.server, resource_uri=uri,
+                session=session, policy=policy if policy is not None else self._policy(), ask=companion.ask,
                 on_message=lambda text: self._message_turn(companion, session, model, text),
             )
             view = AppView(
                 host, server=spec.server, tool=tool_wire(spec), resource_uri=uri, html=resource.html,
                 resource_meta=_resource_meta(resource), tool_input=dict(arguments),
-                tool_result=wire_result(result) if result is not None else None, runner=self.state.runner,
+                tool_result=wire_result(result) if result is not None else None, runner=self._runner,
                 rest=rest,
             )
             companion.hold(view)
@@ -111,16 +139,12 @@ class AppViews:
         """`ui/message`: a turn of the agent in `session` with the View's text as the prompt, shown under it."""
         from IPython.core.error import UsageError
 
-        from ..commands.ask import view_turn
-
-        settings = self.state.magics.settings() if self.state.magics is not None else None
-        if settings is None:
+        if self.start_turn is None:
             return False
         companion.publish({"text/plain": f"message from the view: {text}",
                            "text/markdown": Html("> *message from the view:* {}").format(_quote(text))}, None, False)
         try:
-            task = view_turn(self.state, settings, session, text, model=model, publish=companion.publish,
-                             ask=companion.ask)
+            task = self.start_turn(session, text, model=model, publish=companion.publish, ask=companion.ask)
         except UsageError as exc:
             companion.publish({"text/plain": f"the message did not start a turn: {exc}"}, None, False)
             return False

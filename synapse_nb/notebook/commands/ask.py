@@ -22,12 +22,12 @@ from ..apps.turn_views import AppTurnViews
 from ..output.live import LiveOutput, Publisher
 from ..questions.approval import StdinApproval
 from ..settings import Settings
+from ..turns.budget import check_prices
 from ..turns.display import Format, TurnDisplay, TurnView, render
 from ..turns.holding import hold_policy, results_tools
 from ..turns.interpolate import interpolate
 from ..turns.result import BackgroundRun, SynapseResult
 from .args import AskOptions
-from .cost import check_prices
 
 if TYPE_CHECKING:
     from ...agent.orchestrator import Agent
@@ -105,11 +105,11 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
     if options.session is None and sessions.current not in sessions:
         sessions.current = sessions.own_name(sessions.current)
     session = (options.session or sessions.current).strip()
-    replaying = state.tape is not None and state.tape.mode == "replay"  # a re-run asks what the cassette holds
+    tape = state.deck.tape
+    replaying = tape is not None and tape.mode == "replay"  # a re-run asks what the cassette holds
     if options.session is not None and not replaying and not (session in sessions and sessions[session].messages):
-        from .session import resume_recorded
-
-        session = resume_recorded(state, session) or session  # the history's NAME, not a second one
+        # the history's NAME, not a second one
+        session = sessions.resume_recorded(session, lambda: state.models.provider(None)) or session
     running = sessions.background.get(session)
     if running is not None and not running.done():
         raise UsageError(
@@ -118,7 +118,7 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         )
     provider = state.models.provider(options.model or settings.model or None)
     model_id = f"{provider.name}:{provider.model}"
-    state.register_notebook_tools()
+    state.kernel.register_notebook_tools(state.registry)
     kernel = (options.kernel or settings.kernel_tools) and options.tools != () and state.kernel is not None
     patterns = options.tools
     if patterns:
@@ -142,10 +142,10 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
     if fmt in FORMAT_HINTS:
         system = f"{system}\n\n{FORMAT_HINTS[fmt]}" if system else FORMAT_HINTS[fmt]
     note = _model_note(model_id)
-    if state.tape is not None:
-        note = f"{note}, {state.tape.note}" if note else state.tape.note
+    if tape is not None:
+        note = f"{note}, {tape.note}" if note else tape.note
     session_budget = settings.session_budget or None
-    replaying = state.tape is not None and state.tape.mode == "replay"  # replayed calls cost 0: nothing to price
+    # replayed calls cost 0: nothing to price
     price_note = None if replaying else check_prices(
         provider.name, provider.model, budget=options.budget, session_budget=session_budget,
     )
@@ -232,18 +232,19 @@ class _Turn:
             view.notes.append(KERNEL_NOTE)
         if plan.price_note:
             view.notes.append(plan.price_note)
+        self.router = state.router
         self.sinks: list[EventSink] = [self.display, state.router.history_sink(plan.history)]
-        if state.tape is not None and state.tape.writer is not None:
-            self.sinks.append(state.tape.on_event)  # recording: tool results join the cassette
+        if state.deck.tape is not None and state.deck.tape.writer is not None:
+            self.sinks.append(state.deck.tape.on_event)  # recording: tool results join the cassette
         self.tracing: SpanSink | None = state.tracer.sink()  # OpenTelemetry spans of the turn, when tracing is on
         if self.tracing is not None:
             self.sinks.append(self.tracing)
         self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)
-        self._tool_answer = state.tape.tool_answer() if state.tape is not None else None
+        self._tool_answer = state.deck.tape.tool_answer() if state.deck.tape is not None else None
         self._held = state.held  # results held whole by name; the model gets summaries and results__sql
         # MCP Apps: UI tools' Views show in the tool block; a View's context joins this turn's system prompt
-        self.views = AppTurnViews(state, self.display, session=plan.session, policy=self._approval,
-                                  model=plan.model_id)
+        self.views = AppTurnViews(state.apps, state.hub if state.has_hub else None, self.display,
+                                  session=plan.session, policy=self._approval, model=plan.model_id)
         self.sinks.append(self.views)
         self.view_context = state.apps.contexts.take(plan.session)
         if self.view_context:
@@ -259,7 +260,8 @@ class _Turn:
             plan.provider, system=system, tool_patterns=plan.tool_patterns, max_iterations=plan.max_iterations,
             max_result_chars=plan.max_result_chars, approval=self._approval,
             ask=_Asking(ask, self.display) if ask is not None else None,
-            sinks=(*self.sinks, *more_sinks), tool_scope=self.tracing.tool_scope if self.tracing is not None else None,
+            sinks=(*self.sinks, *more_sinks),
+            tool_scope=self.router.tool_scope(self.tracing.tool_scope if self.tracing is not None else None),
             budget=_budget(plan), tool_answer=self._tool_answer,
             held=self._held, hold=plan.hold, agent_tools=results_tools(self._held),
         )
@@ -372,8 +374,8 @@ async def _ask(
 
 
 def view_turn(
-    state: SynapseState, settings: Settings, session: str, text: str, *, model: str | None = None,
-    publish: Publisher, ask: ApprovalCallback,
+    state: SynapseState, session: str, text: str, *, model: str | None = None, publish: Publisher,
+    ask: ApprovalCallback,
 ) -> asyncio.Task[tuple[SynapseResult, bool]]:
     """An MCP Apps View's `ui/message`: a turn of the agent in `session` with the View's text as the prompt
     (taken literally: `{...}` is not interpolated) answered by `model` (None: the kernel's), shown through
@@ -381,7 +383,7 @@ def view_turn(
     UsageError when it cannot start (a busy session)."""
     body = text.replace("{", "{{").replace("}", "}}")
     output = LiveOutput(live=True, keep=True, publish=publish)
-    turn = _Turn(state, settings, AskOptions(session=session, model=model, background=True), body, output)
+    turn = _Turn(state, state.settings(), AskOptions(session=session, model=model, background=True), body, output)
     told = turn.options(ask)
     turn.display.start()
     return state.runner.spawn(run_turn(turn, told, interrupts=(asyncio.CancelledError,)), name=f"view {session}")

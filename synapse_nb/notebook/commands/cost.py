@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
-from ...errors import ConfigError, SynapseError
+from ...errors import SynapseError
+from ..recording.reader import require_reader
 from ..usage import usage_error
 from .options import Option, OptionSet
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..state import SynapseState
+    from ...history.store import HistoryStore
 
-__all__ = ["BY", "check_prices", "cost", "parse_cost", "parse_when"]
+__all__ = ["BY", "cost", "parse_cost", "parse_when"]
 
 BY = ("model", "server", "tool", "session", "day")
 _HINT = "e.g. %synapse cost --by server --since 7d"
@@ -66,7 +66,7 @@ def parse_cost(words: list[str]) -> tuple[str, _dt.datetime | None]:
     return ns.by or "model", parse_when(ns.since) if ns.since is not None else None
 
 
-def cost(state: SynapseState, words: list[str]) -> pd.DataFrame:
+def cost(store: HistoryStore, words: list[str]) -> pd.DataFrame:
     """`%synapse cost [--by model|server|tool|session|day] [--since WHEN]`: what LLM calls cost, as a DataFrame.
 
     By model, session or day: calls, prompt tokens (cached and cache-written apart), output tokens and
@@ -77,36 +77,9 @@ def cost(state: SynapseState, words: list[str]) -> pd.DataFrame:
     synapse_nb/history/cost.py for the exact rule.
     """
     by, since = parse_cost(words)
-    hist = state.require_history()
+    hist = require_reader(store)
     try:
         frame: pd.DataFrame = hist.cost(by=by, since=since)
     except SynapseError as exc:
         raise usage_error(exc) from None
     return frame
-
-
-def _plain(amount: float) -> str:
-    """An amount as the user typed it, without an exponent (`0.0000001`, not `1e-07`; `1`, not `1.0`)."""
-    text = format(Decimal(repr(amount)), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def check_prices(provider: str, model: str, *, budget: float | None, session_budget: float | None) -> str | None:
-    """Before a cell runs: UsageError when a USD budget cannot be enforced (no price for the model, or a bad
-    prices file); otherwise a note for the display when the prices file is bad (costs show as unknown)."""
-    from ...pricing import price_table
-
-    amount = _plain(budget or session_budget or 0.0)
-    limit = f"--budget {amount}" if budget else f"SynapseMagics.session_budget {amount}"
-    try:
-        table = price_table()
-    except ConfigError as exc:
-        if budget or session_budget:
-            raise UsageError(f"%%synapse: {exc}; {limit} USD cannot be enforced until it is fixed") from None
-        return f"prices: {exc}; costs show as unknown until it is fixed"
-    if (budget or session_budget) and table.lookup(provider, model) is None:
-        raise UsageError(
-            f"%%synapse: cost unknown for {provider}:{model} (no price), so {limit} USD cannot be enforced; add its "
-            "price to ~/.config/synapse/prices.json (or the file SYNAPSE_PRICES names), or drop the budget"
-        )
-    return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
 
     from ...history.lake import Published
     from ...history.lake_spec import LakeSpec
-    from ..state import SynapseState
+    from ...history.store import HistoryStore
+    from ..recording.router import EventRouter
 
 __all__ = ["LAKE_USAGE", "lake", "publish", "publish_to", "split_lake", "sql"]
 
@@ -31,34 +33,34 @@ _AGE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>[smhd])$")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def publish_to(state: SynapseState, dest: str) -> None:
-    """Publish the history to lake `dest` in the background after each turn; empty `dest` stops it. A `dest`
-    that names no lake raises UsageError (one line) and leaves publishing off."""
-    old, state.lake_publisher = state.lake_publisher, None
+def publish_to(router: EventRouter, store: Callable[[], HistoryStore], dest: str) -> None:
+    """Publish the history (`store`, opened when `dest` is set) to lake `dest` in the background after each turn
+    (the router asks after every turn); empty `dest` stops it."""
+    old, router.lake_publisher = router.lake_publisher, None
     if old is not None:
         old.close(timeout=0)  # a publish under way finishes on its own; nothing waits for it here
     if dest.strip():
         from ...history.lake_background import LakePublisher
 
         try:
-            state.lake_publisher = LakePublisher(state.store, dest.strip())
+            router.lake_publisher = LakePublisher(store(), dest.strip())
         except SynapseError as exc:
             raise usage_error(exc) from None
 
 
-def publish(state: SynapseState, words: list[str]) -> Published:
+def publish(router: EventRouter, store: HistoryStore, words: list[str]) -> Published:
     """`%synapse publish [LAKE]`: publish this kernel's history file into LAKE now (exactly once)."""
     if len(words) > 1:
         raise UsageError("%synapse publish: name at most one lake, e.g. %synapse publish /shared/team-lake")
-    target = _target(state, words[0] if words else None)
+    target = _target(router, words[0] if words else None)
     try:
-        state.store.flush(FLUSH_TIMEOUT)
-        return state.store.history().publish(target)
+        store.flush(FLUSH_TIMEOUT)
+        return store.history().publish(target)
     except SynapseError as exc:
         raise usage_error(exc) from None
 
 
-def lake(state: SynapseState, words: list[str]) -> object:
+def lake(router: EventRouter, words: list[str]) -> object:
     """`%synapse lake compact|expire|migrate ...`: look after a lake, or move a retired Parquet lake into one."""
     if not words:
         raise UsageError(f"%synapse lake: say what to do: {LAKE_USAGE}")
@@ -69,9 +71,9 @@ def lake(state: SynapseState, words: list[str]) -> object:
                 raise UsageError("%synapse lake compact: name at most one lake, e.g. %synapse lake compact /team-lake")
             from ...history.lake_care import compact
 
-            return compact(_target(state, args[0] if args else None))
+            return compact(_target(router, args[0] if args else None))
         if action == "expire":
-            return _expire(state, args)
+            return _expire(router, args)
         if action == "migrate":
             if len(args) != 2:
                 raise UsageError("%synapse lake migrate: name the old Parquet lake folder and the new lake, e.g. "
@@ -84,7 +86,7 @@ def lake(state: SynapseState, words: list[str]) -> object:
     raise UsageError(f"%synapse lake: unknown action {action!r}; {LAKE_USAGE}")
 
 
-def _expire(state: SynapseState, args: list[str]) -> object:
+def _expire(router: EventRouter, args: list[str]) -> object:
     from ...history.lake_care import EXPIRE_AFTER, expire
 
     age = EXPIRE_AFTER
@@ -98,17 +100,17 @@ def _expire(state: SynapseState, args: list[str]) -> object:
         args = args[:at] + args[at + 2:]
     if len(args) > 1 or any(a.startswith("--") for a in args):
         raise UsageError("%synapse lake expire: usage: %synapse lake expire [LAKE] [--older-than 7d]")
-    return expire(_target(state, args[0] if args else None), older_than=age)
+    return expire(_target(router, args[0] if args else None), older_than=age)
 
 
-def _target(state: SynapseState, given: str | None) -> str | LakeSpec:
+def _target(router: EventRouter, given: str | None) -> str | LakeSpec:
     """The lake named, else the one `publish_to` publishes to, else SYNAPSE_LAKE (checked: UsageError)."""
     from ...history.lake_spec import lake_spec
 
     if given:
         return given
-    if state.lake_publisher is not None:
-        return state.lake_publisher.dest
+    if router.lake_publisher is not None:
+        return router.lake_publisher.dest
     try:
         return lake_spec(None)
     except SynapseError as exc:

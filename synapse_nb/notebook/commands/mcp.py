@@ -22,15 +22,24 @@ from ..output.markup import Html
 from ..turns.display import ticking
 from ..turns.view import GLYPH, duration
 from ..usage import command_error, usage_error
-from .args import CONNECT_OPTIONS, CallTarget, parse_call_arguments
+from .args import CONNECT_OPTIONS, CallTarget
+from .servers import connected_line, find_server, loading, progress, state_words
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ...agent.held import HoldPolicy
+    from ...agent.approval import ApprovalPolicy
+    from ...agent.held import HeldResults, HoldPolicy
+    from ...agent.tools import ToolRegistry
+    from ...mcp_client.hub import McpHub
     from ...mcp_client.info import ServerInfo
-    from ..state import SynapseState
-    from .mcp_tasks import DetachedTask
+    from ..apps.views import AppViews
+    from ..kernel.port import KernelPort
+    from ..recording.manual import ManualCalls
+    from ..secrets import SecretRegistry
+    from ..settings import Settings
+    from ..widgets.facade import WidgetParts
+    from ..workspace.tools import KernelTools
 
 __all__ = [
     "CallOutput",
@@ -77,7 +86,7 @@ class ConnectReport:
     def _waited(self) -> str:
         if self.waited_ms is None:
             return ""
-        return f"all done in {duration(self.waited_ms - self.loading_ms)}{_loading(self.loading_ms)}"
+        return f"all done in {duration(self.waited_ms - self.loading_ms)}{loading(self.loading_ms)}"
 
     def __repr__(self) -> str:
         if not self.results:
@@ -98,34 +107,7 @@ class ConnectReport:
 def _outcome(result: ServerInfo | ServerStartError, already: bool = False) -> str:
     if isinstance(result, ServerStartError):
         return f"{GLYPH['failed']} failed: {result.reason or result}"
-    return f"{GLYPH['ok']} {_connected_line(result, already=already)}"
-
-
-def _connected_line(
-    info: ServerInfo, waited_ms: float | None = None, *, already: bool = False, loading_ms: float = 0.0,
-) -> str:
-    """`connected, 9 tools (stdio, pid 123) in 0.4 s (+1.2 s loading the MCP client, first time only)`: the
-    time is what the user waited (`waited_ms`, the command's wall time, which includes the process start
-    before the hub's own `connect_ms` starts counting) less `loading_ms`, the one-time import of the MCP
-    client, said apart so that the server is not blamed for it; `already` says the hub kept the running
-    server of the same config."""
-    where = f"{info.transport}" + (f", pid {info.pid}" if info.pid else "")
-    tools = f"{info.tool_count} tool" + ("" if info.tool_count == 1 else "s")
-    if already:
-        return f"already connected, {tools} ({where}){_loading(loading_ms)}"
-    ms = waited_ms - loading_ms if waited_ms is not None else info.connect_ms
-    took = f" in {duration(ms)}" if ms is not None else ""
-    return f"connected, {tools} ({where}){took}{_loading(loading_ms)}"
-
-
-LOADING_SHOWN_MS = 50.0
-"""A one-time load shorter than this is not worth a word."""
-
-
-def _loading(loading_ms: float) -> str:
-    if loading_ms < LOADING_SHOWN_MS:
-        return ""
-    return f" (+{duration(loading_ms)} loading the MCP client, first time only)"
+    return f"{GLYPH['ok']} {connected_line(result, already=already)}"
 
 
 async def _load_client() -> float:
@@ -135,11 +117,12 @@ async def _load_client() -> float:
     return await loaded() * 1000
 
 
-def _progress(text: str) -> dict[str, Any]:
-    return {"text/plain": text, "text/markdown": Html("*{}*").format(text)}
 
 
-async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
+async def connect_async(
+    hub: McpHub, port: KernelPort, secrets: SecretRegistry, policy: ApprovalPolicy, spec: ServerConfig, *,
+    on_connected: Callable[[str], None] | None = None,
+) -> ServerInfo:
     """`%mcp connect NAME -- COMMAND ...` / `NAME URL`: start one server and show its tools count.
 
     Header values and the secret env values (masking.config_secrets: secret names, key-like values, URL
@@ -147,61 +130,49 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     that does not start raises UsageError with the reason; its stderr tail is shown.
     An HTTP server that asks for OAuth shows "Sign in to NAME" here (notebook/questions/sign_in.py) and connects
     once the user has signed in; a sign-in that does not work is one line (the OAuthError's message).
+    `on_connected` is told the server's name once it is connected (commands/mcp_tasks.py follows its open tasks).
     """
     started = clock()
-    before = _connected_at(state, spec.name)
+    before = _connected_at(hub, spec.name)
     for value in config_secrets(spec.env, spec.headers):
-        state.add_secret(value)
+        secrets.add(value)
     shown = spec.display  # the command line or URL, its secrets masked (masking.command_line, mask_url)
     misplaced = _connect_options_after_command(spec.args)
     if misplaced:  # passed to the server as written: say so, as the server may be fine with them or not
-        state.port.publish({"text/plain": (
+        port.publish({"text/plain": (
             f"note: {', '.join(misplaced)} after the command go to the server, not to %mcp connect; connect "
             f"options go before `--`: %mcp connect {spec.name} {misplaced[0]} ... -- COMMAND ...")}, None, False)
-    out = LiveOutput(live=state.port.live, publish=state.port.publish)
-    out.start(_progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(state, shown)}) …"))
+    out = LiveOutput(live=port.live, publish=port.publish)
+    out.start(progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(secrets, shown)}) …"))
     try:
         loading = await _load_client()
-        info = await state.hub.connect_server(spec)
+        info = await hub.connect_server(spec)
     except OAuthError as exc:
-        out.finish(_progress(f"✗ {spec.name}: not signed in"))
-        raise command_error(_mask(state, f"%mcp connect: {exc}"), type(exc).__name__) from None
+        out.finish(progress(f"✗ {spec.name}: not signed in"))
+        raise command_error(_mask(secrets, f"%mcp connect: {exc}"), type(exc).__name__) from None
     except ServerStartError as exc:
-        tail = _tail(state, exc.stderr_tail)
+        tail = _tail(secrets, exc.stderr_tail)
         if tail:  # what the server said: more than the one-line error below
             out.finish(_stderr_bundle(spec.name, tail))
         else:  # the error below says it all: once
             out.clear()
-        raise command_error(_mask(state, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}"),
+        raise command_error(_mask(secrets, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}"),
                             type(exc).__name__) from None
     except SynapseError as exc:
         out.clear()  # the error says it: once
         raise usage_error(exc) from None
     except asyncio.CancelledError:
-        out.finish(_progress(f"{GLYPH['cancelled']} connecting {spec.name} was interrupted"))
+        out.finish(progress(f"{GLYPH['cancelled']} connecting {spec.name} was interrupted"))
         raise
     if spec.approve is not None:
-        state.policy.set_server(spec.name, spec.approve)
+        policy.set_server(spec.name, spec.approve)
     waited = (clock() - started) * 1000
     already = before is not None and info.connected_at == before
-    line = _connected_line(info, waited, already=already, loading_ms=loading)
-    out.finish(_progress(f"{GLYPH['ok']} {spec.name}: {line}"))
-    _follow_open_tasks(state, spec.name)
+    line = connected_line(info, waited, already=already, loading_ms=loading)
+    out.finish(progress(f"{GLYPH['ok']} {spec.name}: {line}"))
+    if on_connected is not None:
+        on_connected(spec.name)
     return info
-
-
-def _follow_open_tasks(state: SynapseState, name: str) -> None:
-    """Tasks of `name` the history holds as open (started before a kernel restart) are followed again, in the
-    background: their results land in the history when they finish."""
-    from .mcp_tasks import resume_open
-
-    if not state.hub.serves_tasks(name):
-        return
-    ids = resume_open(state, name)
-    if ids:
-        state.port.publish({"text/plain": (
-            f"{name}: following {len(ids)} MCP task{'s' if len(ids) > 1 else ''} still open from before "
-            f"({', '.join(ids)}); their results land in the history; %mcp tasks shows them")}, None, False)
 
 
 def _connect_options_after_command(args: Sequence[str]) -> list[str]:
@@ -211,19 +182,19 @@ def _connect_options_after_command(args: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(w.split("=", 1)[0] for w in args if w.split("=", 1)[0] in ours))
 
 
-def _connected_at(state: SynapseState, name: str) -> Any:
+def _connected_at(hub: McpHub, name: str) -> Any:
     """When the server `name` connected, if it is connected now (a duplicate connect keeps it), else None."""
-    if not state.has_hub:
-        return None
     try:
-        info = state.hub.server(name)
+        info = hub.server(name)
     except UnknownServerError:
         return None
     return info.connected_at if info.state == "connected" else None
 
 
-async def connect_config_async(state: SynapseState, path: str | None = None, *, name: str | None = None,
-                               ) -> ConnectReport:
+async def connect_config_async(
+    hub: McpHub, port: KernelPort, secrets: SecretRegistry, policy: ApprovalPolicy, path: str | None = None, *,
+    name: str | None = None,
+) -> ConnectReport:
     """`%mcp connect [--config PATH]`: every enabled server of the config file; failures are listed, not raised.
 
     `%mcp connect NAME` (`name`): only that entry of the file (even a disabled one: it was asked for by name);
@@ -245,52 +216,52 @@ async def connect_config_async(state: SynapseState, path: str | None = None, *, 
         configs = {name: configs[name].model_copy(update={"disabled": False})}
     for config in configs.values():
         for value in config_secrets(config.env, config.headers):
-            state.add_secret(value)
+            secrets.add(value)
         if config.approve is not None and not config.disabled:
-            state.policy.set_server(config.name, config.approve)
+            policy.set_server(config.name, config.approve)
     enabled = [c.name for c in configs.values() if not c.disabled]
     if not enabled:
         return ConnectReport({})
     started = clock()
-    before = {name: _connected_at(state, name) for name in enabled}
-    out = LiveOutput(live=state.port.live, publish=state.port.publish)
-    out.start(_progress(f"connecting {', '.join(enabled)} …"))
+    before = {name: _connected_at(hub, name) for name in enabled}
+    out = LiveOutput(live=port.live, publish=port.publish)
+    out.start(progress(f"connecting {', '.join(enabled)} …"))
     try:
         loading = await _load_client()
         if name is None:
-            results = await state.hub.connect_config(path)
+            results = await hub.connect_config(path)
         else:
-            results = {name: await _connect_quietly(state, configs[name])}
+            results = {name: await _connect_quietly(hub, configs[name])}
     except SynapseError as exc:
-        out.finish(_progress("✗ connecting the configured servers failed"))
+        out.finish(progress("✗ connecting the configured servers failed"))
         raise usage_error(exc) from None
     except asyncio.CancelledError:
-        out.finish(_progress(f"{GLYPH['cancelled']} connecting was interrupted"))
+        out.finish(progress(f"{GLYPH['cancelled']} connecting was interrupted"))
         raise
     already = frozenset(
         name for name, r in results.items()
         if not isinstance(r, ServerStartError) and before.get(name) is not None and r.connected_at == before[name]
     )
     report = ConnectReport(results, already, (clock() - started) * 1000, loading)
-    out.finish({"text/plain": _mask(state, repr(report)), "text/markdown": _mask(state, report._repr_markdown_())})
+    out.finish({"text/plain": _mask(secrets, repr(report)), "text/markdown": _mask(secrets, report._repr_markdown_())})
     for name, result in results.items():
         if isinstance(result, ServerStartError) and result.stderr_tail.strip():
-            tail = _tail(state, result.stderr_tail)
-            state.port.publish(_stderr_bundle(name, tail), None, False)
+            tail = _tail(secrets, result.stderr_tail)
+            port.publish(_stderr_bundle(name, tail), None, False)
     return report
 
 
-async def _connect_quietly(state: SynapseState, config: ServerConfig) -> ServerInfo | ServerStartError:
+async def _connect_quietly(hub: McpHub, config: ServerConfig) -> ServerInfo | ServerStartError:
     """One server of the config file: its ServerInfo, or the reason it did not start (listed, not raised)."""
     try:
-        return await state.hub.connect_server(config)
+        return await hub.connect_server(config)
     except ServerStartError as exc:
         return exc
 
 
-def _tail(state: SynapseState, text: str) -> str:
+def _tail(secrets: SecretRegistry, text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return _mask(state, "\n".join(lines[-STDERR_LINES:]))
+    return _mask(secrets, "\n".join(lines[-STDERR_LINES:]))
 
 
 def _stderr_bundle(name: str, tail: str) -> dict[str, Any]:
@@ -302,27 +273,27 @@ def _stderr_bundle(name: str, tail: str) -> dict[str, Any]:
     }
 
 
-def _mask(state: SynapseState, text: str) -> str:
+def _mask(secrets: SecretRegistry, text: str) -> str:
     """`text` fit to show: the kernel's registered secrets and synapse_nb.masking's rules applied."""
-    return SecretMask(state.secrets).mask(text)
+    return SecretMask(secrets.values).mask(text)
 
 
 # ---------------------------------------------------------------------------------------------- list, tools
 
 
-def list_servers(state: SynapseState) -> pd.DataFrame | None:
-    """`%mcp list`: one row per server (None, with a hint printed, when there are none), shown whole."""
-
-    servers = state.hub.servers if state.has_hub else []
+def list_servers(hub: McpHub | None, secrets: SecretRegistry) -> pd.DataFrame | None:
+    """`%mcp list`: one row per server of `hub` (None: none built yet; None, with a hint printed, when there are
+    no servers), shown whole."""
+    servers = hub.servers if hub is not None else []
     if not servers:
         print("no MCP servers; connect one with %mcp connect NAME -- COMMAND (or NAME URL), see %mcp help")
         return None
-    mask = SecretMask(state.secrets).mask
+    mask = SecretMask(secrets.values).mask
     rows = [
         {
             "server": s.name, "transport": s.transport, "protocol": s.protocol,
             "state": state_words(s), "tools": s.tool_count, "pid": s.pid,
-            "restarts": s.restarts, "endpoint": mask(s.command or s.url or ""), "roots": _roots_cell(state, s.name),
+            "restarts": s.restarts, "endpoint": mask(s.command or s.url or ""), "roots": _roots_cell(hub, s.name),
             "last_error": mask(s.last_error or ""),
         }
         for s in servers
@@ -334,19 +305,15 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
     return frame
 
 
-def _roots_cell(state: SynapseState, name: str) -> str:
+def _roots_cell(hub: McpHub | None, name: str) -> str:
     """The folders offered to the server as roots, or what it sees without them."""
-    roots = state.hub.roots(name)
+    roots = hub.roots(name) if hub is not None else ()
     return ", ".join(str(p) for p in roots) if roots else "none offered (its own folders)"
 
 
-def state_words(info: ServerInfo) -> str:
-    """`connected`, or what a server that is not running is and the command that gets it going
-    (`failed — %mcp restart bad to retry`): a listing never leaves a dead server looking usable."""
-    return info.state if info.usable else info.status.replace("`", "")
-
-
-def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
+def tools(
+    hub: McpHub | None, registry: ToolRegistry, kernel: KernelTools, settings: Settings, server: str | None = None,
+) -> pd.DataFrame:
     """`%mcp tools [SERVER]`: every listed tool (qualified names) with its parameters, every row and the
     whole description shown. `destructive` is True or False as the tool says, `unknown` for an MCP tool that
     says nothing (possibly destructive: it asks under the default policy).
@@ -358,14 +325,14 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     from ..output.listing import Listing
     from ..turns.result import LOCAL_SERVER
 
-    state.register_notebook_tools()
-    grouped = state.registry.grouped
+    kernel.register_notebook_tools(registry)
+    grouped = registry.grouped
     if server is not None and not any(s.server == server for s in grouped):
-        _server(state, server)
-    specs = [s for s in _mcp_tools(state, every=True) if server is None or s.server == server]
+        find_server(hub, server)
+    specs = [s for s in _mcp_tools(hub, every=True) if server is None or s.server == server]
     if server is None:
-        specs += state.registry.native
-    kernel_on = bool(getattr(state.magics, "kernel_tools", False))
+        specs += registry.native
+    kernel_on = settings.kernel_tools
     specs += [s for s in grouped if s.server == server or (server is None and kernel_on)]
     rows = [
         {
@@ -381,19 +348,19 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     if any(s.needs_task for s in specs):
         columns.append("note")
         for row, spec in zip(rows, specs, strict=True):
-            row["note"] = "" if not spec.needs_task else TASK_NOTE if _serves_tasks(state, spec) else NO_TASKS_NOTE
+            row["note"] = "" if not spec.needs_task else TASK_NOTE if _serves_tasks(hub, spec) else NO_TASKS_NOTE
     return Listing(rows, columns=columns)
 
 
-def _mcp_tools(state: SynapseState, *, every: bool = False) -> list[ToolSpec]:
+def _mcp_tools(hub: McpHub | None, *, every: bool = False) -> list[ToolSpec]:
     """The MCP tools offered to the model; `every`: every listed tool (MCP tasks, app-only)."""
-    if not state.has_hub:
+    if hub is None:
         return []
-    return list(state.hub.all_tools if every else state.hub.tools)
+    return list(hub.all_tools if every else hub.tools)
 
 
-def _serves_tasks(state: SynapseState, spec: ToolSpec) -> bool:
-    return spec.server is not None and state.has_hub and state.hub.serves_tasks(spec.server)
+def _serves_tasks(hub: McpHub | None, spec: ToolSpec) -> bool:
+    return spec.server is not None and hub is not None and hub.serves_tasks(spec.server)
 
 
 def _task_refusal(server: str, tool: str) -> UsageError:
@@ -423,16 +390,6 @@ def _parameters(spec: ToolSpec) -> str:
     props = spec.input_schema.get("properties") or {}
     required = set(spec.input_schema.get("required") or ())
     return ", ".join(f"{name}{'' if name in required else '?'}" for name in props)
-
-
-def _server(state: SynapseState, name: str) -> ServerInfo:
-    if not state.has_hub:
-        raise UsageError(f"%mcp: unknown server {name!r}; no servers are connected (%mcp connect {name} -- COMMAND)")
-    try:
-        return state.hub.server(name)
-    except UnknownServerError:
-        known = ", ".join(s.name for s in state.hub.servers) or "none"
-        raise UsageError(f"%mcp: unknown server {name!r}; connected servers: {known} (see %mcp list)") from None
 
 
 # ---------------------------------------------------------------------------------------------- call
@@ -466,18 +423,20 @@ class CallOutput:
         return call_bundle(self.name, self.arguments, self.result, held=self.held)
 
 
-def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
+def find_tool(
+    hub: McpHub | None, registry: ToolRegistry, kernel: KernelTools, secrets: SecretRegistry, target: CallTarget,
+) -> ToolSpec:
     """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one); `python.NAME` is an
     `@synapse_nb.tool` function of the notebook (listed under server `python` by %mcp tools)."""
     from ..turns.result import LOCAL_SERVER
 
-    offered = [s for s in _mcp_tools(state, every=True) if s.server == target.server]
+    offered = [s for s in _mcp_tools(hub, every=True) if s.server == target.server]
     group: list[ToolSpec] = []
     if not offered:  # a built-in group (kernel), or the @synapse_nb.tool functions (`python`), as %mcp tools lists
-        state.register_notebook_tools()
-        group = [s for s in state.registry.grouped if s.server == target.server]
+        kernel.register_notebook_tools(registry)
+        group = [s for s in registry.grouped if s.server == target.server]
         if target.server == LOCAL_SERVER:
-            group = state.registry.native
+            group = registry.native
     for spec in offered or group:
         if target.tool in (spec.original_name, spec.name) or spec.name == f"{target.server}__{target.tool}":
             return spec
@@ -487,10 +446,10 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
                          f"{names} (see %mcp tools)")
     offered = offered or group
     if not group:
-        info = _server(state, target.server)  # an unknown server gets its own message (last: it costs a snapshot)
+        info = find_server(hub, target.server)  # an unknown server gets its own message (last: it costs a snapshot)
         if not offered and not info.usable:  # its tools are unknown because it is not running: say that
             why = f"{info.state}: {info.last_error}" if info.last_error else info.state
-            raise UsageError(_mask(state, f"%mcp call: server {target.server!r} is not running ({why}); start it "
+            raise UsageError(_mask(secrets, f"%mcp call: server {target.server!r} is not running ({why}); start it "
                                           f"again with %mcp restart {target.server}"))
     names = ", ".join(s.original_name or s.name for s in offered) or "none"
     raise UsageError(
@@ -499,88 +458,101 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     )
 
 
+@dataclass(frozen=True)
+class DetachedTask:
+    """What `%mcp call --detach` (or a detached call) leaves: a task running on the server, and how to come back."""
+
+    server: str
+    tool: str
+    task_id: str
+
+    def __str__(self) -> str:
+        return (f"task {self.task_id} of {self.server}.{self.tool} runs on the server; %mcp tasks result "
+                f"{self.task_id} waits for its result, %mcp tasks cancel {self.task_id} cancels it")
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+
 async def call_async(
-    state: SynapseState, target: CallTarget, arguments: Mapping[str, Any] | str, hold: HoldPolicy | None = None,
-    *, detach: bool = False,
+    spec: ToolSpec, arguments: Mapping[str, Any], *, manual: ManualCalls, port: KernelPort, apps: AppViews,
+    hub: McpHub | None = None, hold: HoldPolicy | None = None, held: HeldResults | None = None,
+    detach: bool = False, cell: str | None = None,
 ) -> CallOutput | DetachedTask:
     """`%mcp call [--detach] SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result;
-    what `hold` holds (a table of many rows, a big text) is kept by the kernel under a name the output shows
+    what `hold` holds (a table of many rows, a big text) is kept in `held` under a name the output shows
     (agent/held.py).
-
-    `arguments` is the arguments, or the text of the cell after the tool (a JSON object or `key=value`
-    words, typed by the tool's input schema: args.parse_call_arguments).
 
     While it runs, the cell shows the time waited and the server's progress reports; a call the server runs as
     an MCP task shows the task (its id, status and message, and its question while it asks one). Cancelling it
     (an interrupt) cancels the call: the server gets an MCP cancellation (`tasks/cancel` for a task), the call is
     recorded as cancelled. `detach`: once the server has made the call a task, leave it running and say how to
-    come back to it (`%mcp tasks result ID`); a call that is no task just runs."""
-    from .mcp_tasks import DetachedTask, cell_label
-
-    spec = find_tool(state, target)
-    if spec.needs_task and not _serves_tasks(state, spec):
-        raise _task_refusal(target.server, spec.original_name or target.tool)
-    if isinstance(arguments, str):
-        arguments = parse_call_arguments(arguments, spec.input_schema)
-    name = f"{target.server}.{spec.original_name or target.tool}"
+    come back to it (`%mcp tasks result ID`); a call that is no task just runs. `cell` is recorded as the task's
+    cell (commands/mcp_tasks.py: cell_label)."""
+    if spec.needs_task and not _serves_tasks(hub, spec):
+        raise _task_refusal(spec.server or "", spec.original_name or spec.name)
+    name = f"{spec.server}.{spec.original_name or spec.name}"
     started = time.perf_counter()
-    out = LiveOutput(live=state.port.live, publish=state.port.publish)
-    progress = CallProgress(name)
+    out = LiveOutput(live=port.live, publish=port.publish)
+    shown = CallProgress(name)
     try:
-        async with ticking(out, progress.bundle, asked=lambda: state.port.asking_since) as refresh:
+        async with ticking(out, shown.bundle, asked=lambda: port.asking_since) as refresh:
 
             def report(done: float, total: float | None, message: str | None) -> None:
-                progress.report(done, total, message)
+                shown.report(done, total, message)
                 refresh()
 
             def seen(task: TaskState) -> None:
-                progress.task = task
+                shown.task = task
                 refresh()
                 if detach:
                     watch.detach()
 
-            watch = TaskWatch(seen, cell=cell_label(state))
-            result = await state.call_tool(spec.name, dict(arguments), on_progress=report, task=watch)
+            watch = TaskWatch(seen, cell=cell)
+            result = await manual.call(spec, arguments, on_progress=report, task=watch)
     except TaskDetachedError as exc:
-        return DetachedTask(target.server, spec.original_name or target.tool, exc.task_id)
+        return DetachedTask(spec.server or "", spec.original_name or spec.name, exc.task_id)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not result.duration_ms:
         import dataclasses
 
         result = dataclasses.replace(result, duration_ms=(time.perf_counter() - started) * 1000)
-    await _show_view(state, spec, arguments, result)
-    held = None
-    if hold is not None and hold.holds(result, spec.server):
-        held = (await asyncio.to_thread(state.held.hold, result, tool=spec.name, call_id="")).name
-    return CallOutput(name, dict(arguments), result, held)
+    await _show_view(apps, port, spec, arguments, result)
+    kept = None
+    if hold is not None and held is not None and hold.holds(result, spec.server):
+        kept = (await asyncio.to_thread(held.hold, result, tool=spec.name, call_id="")).name
+    return CallOutput(name, dict(arguments), result, kept)
 
 
-async def _show_view(state: SynapseState, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult) -> None:
+async def _show_view(
+    apps: AppViews, port: KernelPort, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult,
+) -> None:
     """A UI tool's View (MCP Apps), displayed above the call's result, which stays the text for frontends
     without widgets."""
-    opened = await state.apps.open(spec, arguments, result)
+    opened = await apps.open(spec, arguments, result)
     if opened is not None:
-        opened.publish(state.port.publish)
+        opened.publish(port.publish)
 
 
 # ---------------------------------------------------------------------------------------------- lifecycle
 
 
-async def disconnect_async(state: SynapseState, name: str | None, *, every: bool = False) -> list[str]:
+async def disconnect_async(hub: McpHub | None, port: KernelPort, name: str | None, *, every: bool = False) -> list[str]:
     """`%mcp disconnect NAME|--all`: stop servers; returns the names stopped."""
     if every:
         # a stopped server may still be closing (an interrupted connect): --all waits for it, and ends it
-        names = [s.name for s in state.hub.servers if s.state != "stopped" or s.closing] if state.has_hub else []
+        names = [s.name for s in hub.servers if s.state != "stopped" or s.closing] if hub is not None else []
     elif name is None:
         raise UsageError("%mcp disconnect: name a server or use --all, e.g. %mcp disconnect demo")
     else:
-        _server(state, name)
+        find_server(hub, name)
         names = [name]
     for server in names:
+        assert hub is not None  # a server to stop is one of its servers
         try:
-            async with _stopping(state, f"stopping {server}"):
-                await state.hub.disconnect(server)
+            async with _stopping(port, f"stopping {server}"):
+                await hub.disconnect(server)
         except SynapseError as exc:
             raise usage_error(exc) from None
         print(f"{server} disconnected")
@@ -589,32 +561,32 @@ async def disconnect_async(state: SynapseState, name: str | None, *, every: bool
     return names
 
 
-async def restart_async(state: SynapseState, name: str) -> ServerInfo:
+async def restart_async(hub: McpHub | None, port: KernelPort, secrets: SecretRegistry, name: str) -> ServerInfo:
     """`%mcp restart NAME`: stop and start a server again (also brings a `down` server back)."""
-    _server(state, name)
+    find_server(hub, name)
+    assert hub is not None  # it has that server
     try:
-        async with _stopping(state, f"restarting {name}"):
-            info = await state.hub.restart(name)
+        async with _stopping(port, f"restarting {name}"):
+            info = await hub.restart(name)
     except ServerStartError as exc:
-        raise UsageError(_mask(state, f"%mcp restart: {name} failed to start: {exc.reason or exc}")) from None
+        raise UsageError(_mask(secrets, f"%mcp restart: {name} failed to start: {exc.reason or exc}")) from None
     except SynapseError as exc:
         raise usage_error(exc) from None
-    print(f"{name} restarted: {_connected_line(info)}")
+    print(f"{name} restarted: {connected_line(info)}")
     return info
 
 
-def _stopping(state: SynapseState, doing: str) -> Any:
+def _stopping(port: KernelPort, doing: str) -> Any:
     """A live line (`stopping fs … 1.2 s`) while a server stops: one that ignores the end of its input is
     ended by SIGTERM, then SIGKILL, which takes a moment; the line goes when the command prints its result."""
-    out = LiveOutput(live=state.port.live, publish=state.port.publish)
+    out = LiveOutput(live=port.live, publish=port.publish)
     return ticking(out, lambda elapsed: f"{doing} … {elapsed}")
 
 
-def inspect(state: SynapseState, name: str | None = None) -> Any:
-    """`%mcp inspect [NAME]`: the MCP inspector widget (servers, tools with forms to call them)."""
+def inspect(parts: WidgetParts, hub: McpHub, name: str | None = None) -> Any:
+    """`%mcp inspect [NAME]`: the MCP inspector widget (servers, tools with forms to call them) over `parts`."""
     if name is not None:
-        _server(state, name)
+        find_server(hub, name)
     from ..widgets import inspector
 
-    state.hub  # noqa: B018 - created now so that the widget sees a hub (with no servers, an empty one)
-    return inspector(state, name)
+    return inspector(parts, name)

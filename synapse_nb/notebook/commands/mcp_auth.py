@@ -11,44 +11,47 @@ from ...errors import SynapseError
 from ..output.live import LiveOutput
 from ..turns.view import GLYPH
 from ..usage import usage_error
-from .mcp import _connected_line, _progress, _server
+from .servers import connected_line, find_server, progress
 
 if TYPE_CHECKING:
+    from ...mcp_client.hub import McpHub
     from ...mcp_client.info import ServerInfo
-    from ..state import SynapseState
+    from ..kernel.port import KernelPort
 
 __all__ = ["auth_async", "logout_async"]
 
 
-def _http_server(state: SynapseState, name: str, command: str) -> None:
-    info = _server(state, name)
+def _httpfind_server(hub: McpHub | None, name: str, command: str) -> McpHub:
+    info = find_server(hub, name)
+    assert hub is not None  # it has that server
     if not info.url:
         raise UsageError(f"%mcp {command}: {name} is a stdio server; only HTTP servers sign in with OAuth")
+    return hub
 
 
-async def auth_async(state: SynapseState, name: str) -> ServerInfo:
+async def auth_async(hub: McpHub | None, port: KernelPort, name: str) -> ServerInfo:
     """`%mcp auth NAME`: drop the server's tokens, sign in again (the link shows in this cell), reconnect."""
-    _http_server(state, name, "auth")
-    out = LiveOutput(live=state.port.live, publish=state.port.publish)
-    out.start(_progress(f"signing in to {name} again …"))
+    hub = _httpfind_server(hub, name, "auth")
+    out = LiveOutput(live=port.live, publish=port.publish)
+    out.start(progress(f"signing in to {name} again …"))
     try:
-        info = await state.hub.authenticate(name)
+        info = await hub.authenticate(name)
     except SynapseError as exc:
-        out.finish(_progress(f"✗ {name}: not signed in"))
+        out.finish(progress(f"✗ {name}: not signed in"))
         raise usage_error(exc) from None
     except asyncio.CancelledError:
-        out.finish(_progress(f"{GLYPH['cancelled']} signing in to {name} was interrupted"))
+        out.finish(progress(f"{GLYPH['cancelled']} signing in to {name} was interrupted"))
         raise
-    out.finish(_progress(f"{GLYPH['ok']} {name}: signed in, {_connected_line(info)}"))
+    out.finish(progress(f"{GLYPH['ok']} {name}: signed in, {connected_line(info)}"))
     return info
 
 
-async def logout_async(state: SynapseState, name: str) -> bool:
+async def logout_async(hub: McpHub | None, name: str) -> bool:
     """`%mcp logout NAME`: disconnect the server and forget its tokens and registered client (keyring or
     token file); the next connect asks to sign in. Returns whether anything was stored."""
-    _http_server(state, name, "logout")
+    hub = _httpfind_server(hub, name, "logout")
     try:
-        forgot = await state.hub.logout(name)
+        forgot = await hub.logout(name)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if forgot:

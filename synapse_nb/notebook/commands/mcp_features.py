@@ -16,7 +16,9 @@ from .options import Option, OptionSet
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..state import SynapseState
+    from ...mcp_client.hub import McpHub
+    from ..questions.answers import NotebookAnswers
+    from ..secrets import SecretRegistry
 
 __all__ = ["LOG_COLUMNS", "logs", "parse_logs", "roots_async", "subscribe_async", "unsubscribe_async"]
 
@@ -52,21 +54,21 @@ def parse_logs(words: Sequence[str]) -> tuple[str, int | None, str, bool]:
     return str(ns.name), ns.n, ns.level or "debug", bool(ns.stderr)
 
 
-def logs(state: SynapseState, name: str, n: int | None = None, level: str = "debug",
+def logs(hub: McpHub, secrets: SecretRegistry, name: str, n: int | None = None, level: str = "debug",
          stderr: bool = False) -> pd.DataFrame | None:
     """The server's last log messages (at `level` or above), oldest first, as a DataFrame; None (and a
     hint) when there are none yet. With `stderr`, the last lines its process wrote to stderr instead."""
     import pandas as pd
 
     if stderr:
-        _print_stderr(state, name, n)
+        _print_stderr(hub, secrets, name, n)
         return None
     try:
-        entries = state.hub.logs(name, n, level=level)
+        entries = hub.logs(name, n, level=level)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not entries:
-        print(_no_logs(name, level, state.hub.asked_log_level(name)))
+        print(_no_logs(name, level, hub.asked_log_level(name)))
         return None
     rows = [{"at": e.at, "level": e.level, "logger": e.logger, "message": e.text} for e in entries]
     return pd.DataFrame(rows, columns=list(LOG_COLUMNS))
@@ -85,24 +87,25 @@ def _no_logs(name: str, level: str, asked: str | None) -> str:
             + (stderr if asked == "debug" else more))
 
 
-def _print_stderr(state: SynapseState, name: str, n: int | None) -> None:
+def _print_stderr(hub: McpHub, secrets: SecretRegistry, name: str, n: int | None) -> None:
     from ...masking import SecretMask
 
     try:
-        lines = state.hub.stderr(name, n)
+        lines = hub.stderr(name, n)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not lines:
-        print(f"{name} wrote nothing to stderr" + ("" if state.hub.server(name).transport == "stdio"
+        print(f"{name} wrote nothing to stderr" + ("" if hub.server(name).transport == "stdio"
                                                     else " (only a command server has a stderr)"))
         return
-    mask = SecretMask(state.secrets)  # the kernel's registered secrets too (the ring masked the server's own)
+    # the kernel's registered secrets too (the ring masked the server's own)
+    mask = SecretMask(secrets.values)
     print(f"{name} stderr (last {len(lines)} line{'s' if len(lines) != 1 else ''}):")
     for line in lines:
         print(mask.mask(line))
 
 
-async def roots_async(state: SynapseState, name: str, paths: Sequence[str]) -> None:
+async def roots_async(hub: McpHub, name: str, paths: Sequence[str]) -> None:
     """Show the server's roots, or replace them with `paths` (the server is told the list changed; a server
     that was offered none is reconnected, as roots are declared at the handshake)."""
     try:
@@ -110,9 +113,9 @@ async def roots_async(state: SynapseState, name: str, paths: Sequence[str]) -> N
             missing = [p for p in paths if not _is_dir(p)]
             if missing:
                 raise UsageError(f"%mcp roots {name}: {missing[0]!r} is not a directory; give existing folders")
-            roots = await state.hub.set_roots(name, paths)
+            roots = await hub.set_roots(name, paths)
         else:
-            roots = state.hub.roots(name)
+            roots = hub.roots(name)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not roots:
@@ -124,26 +127,26 @@ async def roots_async(state: SynapseState, name: str, paths: Sequence[str]) -> N
         print(f"  {root.as_uri()}")
 
 
-async def subscribe_async(state: SynapseState, name: str, uri: str | None) -> None:
+async def subscribe_async(hub: McpHub, answers: NotebookAnswers | None, name: str, uri: str | None) -> None:
     """Subscribe to a resource's updates (they show in the running cell and are recorded); without a URI,
     list the updates received from the server so far."""
     if uri is None:
-        updates = [u for server, u in (state.answers.updates if state.answers else []) if server == name]
+        updates = [u for server, u in (answers.updates if answers is not None else []) if server == name]
         if not updates:
             print(f"no resource updates from {name} yet")
         for u in updates:
             print(f"⟳ {u}")
         return
     try:
-        await state.hub.subscribe(name, uri)
+        await hub.subscribe(name, uri)
     except SynapseError as exc:
         raise usage_error(exc) from None
     print(f"✓ subscribed to {uri} on {name}; updates show in the running cell (%mcp subscribe {name} lists them)")
 
 
-async def unsubscribe_async(state: SynapseState, name: str, uri: str) -> None:
+async def unsubscribe_async(hub: McpHub, name: str, uri: str) -> None:
     try:
-        await state.hub.unsubscribe(name, uri)
+        await hub.unsubscribe(name, uri)
     except SynapseError as exc:
         raise usage_error(exc) from None
     print(f"✓ unsubscribed from {uri} on {name}")

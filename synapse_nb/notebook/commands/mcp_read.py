@@ -15,11 +15,11 @@ from ..output.markup import Html, join
 from ..turns.view import size_text
 from ..usage import usage_error
 from .args import parse_pairs
-from .mcp import _server
+from .servers import find_server
 
 if TYPE_CHECKING:
+    from ...mcp_client.hub import McpHub
     from ...mcp_client.info import PromptResult
-    from ..state import SynapseState
 
 __all__ = ["PromptOutput", "ReadOutput", "prompt_async", "read_async", "run"]
 
@@ -87,33 +87,35 @@ class PromptOutput:
         return {"text/plain": repr(self), "text/html": join(parts)}
 
 
-async def read_async(state: SynapseState, server: str, uri: str) -> ReadOutput:
+async def read_async(hub: McpHub | None, server: str, uri: str) -> ReadOutput:
     """`%mcp read SERVER URI`: read one resource of a connected server."""
-    _server(state, server)
+    find_server(hub, server)
+    assert hub is not None  # it has that server
     try:
-        contents = await state.hub.read_resource(server, uri)
+        contents = await hub.read_resource(server, uri)
     except SynapseError as exc:
         raise usage_error(exc) from None
-    return ReadOutput(server, uri, contents, _views_of(state, server, uri))
+    return ReadOutput(server, uri, contents, _views_of(hub, server, uri))
 
 
-def _views_of(state: SynapseState, server: str, uri: str) -> tuple[str, ...]:
+def _views_of(hub: McpHub, server: str, uri: str) -> tuple[str, ...]:
     """The tools of `server` (as `SERVER.TOOL`) whose MCP Apps View is the resource `uri`. A tool's View is its
     ToolSpec's `ui.resource_uri` (MCP Apps, issue 24), read by name so that a spec without `ui` has none."""
     return tuple(
-        f"{server}.{spec.original_name or spec.name}" for spec in state.hub.tools
+        f"{server}.{spec.original_name or spec.name}" for spec in hub.tools
         if spec.server == server and getattr(getattr(spec, "ui", None), "resource_uri", None) == uri
     )
 
 
-async def prompt_async(state: SynapseState, server: str, name: str, arguments: Mapping[str, str]) -> PromptOutput:
+async def prompt_async(hub: McpHub | None, server: str, name: str, arguments: Mapping[str, str]) -> PromptOutput:
     """`%mcp prompt SERVER NAME [k=v ...]`: render one prompt template of a server.
 
     The prompt and its required arguments are checked against the server's listing first, so a typo
     gets the list of prompts and a missing argument its name, not the server's error."""
-    _server(state, server)
+    find_server(hub, server)
+    assert hub is not None  # it has that server
     try:
-        listed = {p.name: p for p in await state.hub.list_prompts(server)}
+        listed = {p.name: p for p in await hub.list_prompts(server)}
         prompt = listed.get(name)
         if prompt is None:
             known = ", ".join(listed) or "none"
@@ -124,19 +126,19 @@ async def prompt_async(state: SynapseState, server: str, name: str, arguments: M
             raise UsageError(
                 f"%mcp prompt: {name} needs {', '.join(missing)}; e.g. %mcp prompt {server} {name} {example}"
             )
-        result = await state.hub.get_prompt(server, name, arguments)
+        result = await hub.get_prompt(server, name, arguments)
     except SynapseError as exc:
         raise usage_error(exc) from None
     return PromptOutput(server, name, dict(arguments), result)
 
 
-def run(state: SynapseState, sub: str, words: Sequence[str]) -> Coroutine[Any, Any, ReadOutput | PromptOutput]:
+def run(hub: McpHub | None, sub: str, words: Sequence[str]) -> Coroutine[Any, Any, ReadOutput | PromptOutput]:
     """Parse `%mcp read` / `%mcp prompt` words (UsageError at once on bad input) into the command to await."""
     if sub == "read":
         if len(words) != 2:
             raise UsageError("%mcp read: name a server and a resource URI, e.g. %mcp read demo demo://schema")
-        return read_async(state, words[0], words[1])
+        return read_async(hub, words[0], words[1])
     if len(words) < 2:
         raise UsageError("%mcp prompt: name a server and a prompt, e.g. %mcp prompt demo explore_table table=orders")
     arguments = parse_pairs(words[2:], "%mcp prompt", "table=orders")
-    return prompt_async(state, words[0], words[1], arguments)
+    return prompt_async(hub, words[0], words[1], arguments)

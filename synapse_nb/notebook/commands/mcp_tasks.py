@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -17,38 +16,26 @@ from ...events import ToolCallFinished, utcnow
 from ...mcp_client.task_watch import TaskWatch
 from ...task_state import TaskState
 from ...types import ToolCall, ToolResult
+from ..recording.reader import reader
 from ..turns.view import duration
 from ..usage import usage_error
+from .mcp import CallOutput, DetachedTask
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ..state import SynapseState
 
-__all__ = ["TASK_COLUMNS", "DetachedTask", "cancel_async", "cell_label", "list_tasks", "parse", "result_async",
-           "resume_open"]
+__all__ = [
+    "TASK_COLUMNS", "DetachedTask", "cancel_async", "cell_label", "follow_open_tasks", "list_tasks", "parse",
+    "result_async", "resume_open",
+]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
 TASK_COLUMNS = ("task_id", "server", "tool", "status", "message", "age", "cell", "tool_call_id")
 _FOLLOWER = "synapse-task-"
 """The name prefix of the background task following one MCP task (one per task id)."""
-
-
-@dataclass(frozen=True)
-class DetachedTask:
-    """What `%mcp call --detach` (or a detached call) leaves: a task running on the server, and how to come back."""
-
-    server: str
-    tool: str
-    task_id: str
-
-    def __str__(self) -> str:
-        return (f"task {self.task_id} of {self.server}.{self.tool} runs on the server; %mcp tasks result "
-                f"{self.task_id} waits for its result, %mcp tasks cancel {self.task_id} cancels it")
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(str(self))
 
 
 def cell_label(state: SynapseState) -> str | None:
@@ -108,7 +95,6 @@ async def cancel_async(state: SynapseState, task_id: str) -> str:
 async def result_async(state: SynapseState, task_id: str) -> Any:
     """`%mcp tasks result ID`: wait for the task (its status shows meanwhile) and show its result as `%mcp call`
     does; recorded under the tool call that started it, unless that call's row exists already."""
-    from .mcp import CallOutput
 
     row = _row(state, task_id)
     try:
@@ -201,7 +187,7 @@ def _record(state: SynapseState, row: dict[str, Any], result: ToolResult | None,
 
 
 def _recorded(state: SynapseState, row: dict[str, Any]) -> bool:
-    history = state.history()
+    history = reader(state.store)
     if history is None or not row.get("tool_call_id"):
         return False
     return bool(history.rows("SELECT 1 FROM tool_calls WHERE tool_call_id = ? LIMIT 1", [row["tool_call_id"]],
@@ -214,7 +200,7 @@ _TERMINAL = ("completed", "failed", "cancelled")
 
 
 def _tasks(state: SynapseState, *, server: str | None = None, open_only: bool = False) -> pd.DataFrame | None:
-    history = state.history()
+    history = reader(state.store)
     if history is None:
         return None
     return history.tasks(server, open_only=open_only)
@@ -238,3 +224,15 @@ def _arguments(row: dict[str, Any]) -> dict[str, Any]:
             return {}
         return value if isinstance(value, dict) else {}
     return dict(raw) if isinstance(raw, dict) else {}
+
+
+def follow_open_tasks(state: SynapseState, name: str) -> None:
+    """Tasks of `name` the history holds as open (started before a kernel restart) are followed again, in the
+    background: their results land in the history when they finish."""
+    if not state.hub.serves_tasks(name):
+        return
+    ids = resume_open(state, name)
+    if ids:
+        state.port.publish({"text/plain": (
+            f"{name}: following {len(ids)} MCP task{'s' if len(ids) > 1 else ''} still open from before "
+            f"({', '.join(ids)}); their results land in the history; %mcp tasks shows them")}, None, False)

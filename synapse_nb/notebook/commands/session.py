@@ -10,6 +10,7 @@ from IPython.core.error import UsageError
 from ...errors import SynapseError
 from ...pricing import usd
 from ..output.markup import Html
+from ..recording.reader import require_reader
 from ..settings import Settings
 from ..usage import usage_error
 
@@ -17,8 +18,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ...agent.approval import ApprovalPolicy
+    from ...agent.tools import ToolRegistry
+    from ...history.store import HistoryStore
+    from ...mcp_client.hub import McpHub
+    from ..models import Models
+    from ..recording.router import EventRouter
+    from ..recording.tape import TapeDeck
+    from ..recording.tracing import KernelTracing
     from ..sessions import Sessions
-    from ..state import SynapseState
 
 __all__ = [
     "Status",
@@ -85,76 +92,78 @@ class Status:
         return "| synapse | |\n|---|---|\n" + rows
 
 
-def status(state: SynapseState, settings: Settings) -> Status:
-    """`%synapse status`."""
+def status(
+    settings: Settings, *, models: Models, sessions: Sessions, hub: McpHub | None, store: HistoryStore | None,
+    registry: ToolRegistry, deck: TapeDeck, tracer: KernelTracing, router: EventRouter,
+) -> Status:
+    """`%synapse status`: what each part says (`hub`, `store`: None while not built)."""
     from ...providers.registry import describe_model
 
     try:
-        model_line = describe_model(state.model or settings.model or None)
+        model_line = describe_model(models.model or settings.model or None)
     except SynapseError as exc:
-        model_line = f"{state.model or settings.model} (unusable: {exc})"
-    agent = state.sessions.get(state.current)
-    from .mcp import state_words
+        model_line = f"{models.model or settings.model} (unusable: {exc})"
+    agent = sessions.get(sessions.current)
+    from .servers import state_words
 
-    servers = tuple((s.name, state_words(s), s.tool_count) for s in state.hub.servers) if state.has_hub else ()
-    store = state.store if state.has_store else None
+    servers = tuple((s.name, state_words(s), s.tool_count) for s in hub.servers) if hub is not None else ()
     from ...config import history_path
 
     return Status(
         model=model_line,
-        session=state.current,
+        session=sessions.current,
         session_id=agent.session_id if agent is not None else None,
         turns_messages=len(agent.messages) if agent is not None else 0,
         servers=servers,
-        native_tools=len(state.registry.native),
+        native_tools=len(registry.native),
         history_path=str(store.path if store is not None else history_path()),
         history_problem=store.problem if store is not None else None,
         history_paused=store.paused if store is not None else None,
-        background=tuple((name, run.status) for name, run in state.background.items()),
-        tape=f"{state.tape.mode}: {state.tape.shown} ({state.tape.note})" if state.tape is not None else None,
-        tracing=_tracing_line(state),
+        background=tuple((name, run.status) for name, run in sessions.background.items()),
+        tape=f"{tape.mode}: {tape.shown} ({tape.note})" if (tape := deck.tape) is not None else None,
+        tracing=_tracing_line(tracer, settings),
         budget=f"{usd(settings.session_budget)} per session (SynapseMagics.session_budget)"
         if settings.session_budget else None,
-        lake=_lake_line(state),
+        lake=_lake_line(router),
     )
 
 
-def _tracing_line(state: SynapseState) -> str | None:
+def _tracing_line(tracer: KernelTracing, settings: Settings) -> str | None:
     """Whether turns are traced and where to: the endpoint only (URL masked), never the header values."""
     from ... import telemetry
     from ...masking import mask_url
 
-    if not telemetry.wanted(getattr(state.magics, "otel", None)):
+    if not telemetry.wanted(settings.otel):
         return None
     if not telemetry.available():
         return f"asked for, but off: {telemetry.MISSING_EXTRA}"
     line = f"on: OTLP/HTTP to {mask_url(telemetry.endpoint())}"
     if telemetry.content_wanted():
         line += f", with content (masked; {telemetry.CONTENT_ENV})"
-    pipeline = state.tracing_pipeline
+    pipeline = tracer.pipeline
     if pipeline is not None and pipeline.export_failed:
         line += " — exports are failing: spans are dropped while the collector cannot be reached"
     return line
 
 
-def _lake_line(state: SynapseState) -> str | None:
+def _lake_line(router: EventRouter) -> str | None:
     """Where history is published after each turn (SynapseMagics.publish_to), and the last failure if any."""
-    publisher = state.lake_publisher
+    publisher = router.lake_publisher
     if publisher is None:
         return None
     line = f"publishes to {publisher.dest} after each turn"
     return line + (f" — the last publish failed: {publisher.problem}" if publisher.problem else "")
 
 
-def model(state: SynapseState, settings: Settings, model_id: str | None) -> str:
+def model(models: Models, settings: Settings, model_id: str | None) -> str:
     """`%synapse model [ID]`: show the model, or make ID this kernel's model (checked now)."""
     from ...providers.registry import describe_model
 
     if model_id:
-        state.provider(model_id)  # UsageError now (unknown provider, missing key), not at the next cell
-        state.model = model_id
+        models.provider(model_id)  # UsageError now (unknown provider, missing key), not at the next cell
+        models.model = model_id
     try:
-        return describe_model(state.model or settings.model or None)
+        return describe_model(models.model or settings.model or None)
     except SynapseError as exc:
         raise usage_error(exc) from None
 
@@ -179,47 +188,25 @@ def session_new(sessions: Sessions, name: str | None = None) -> str:
     return f"new session {name}"
 
 
-def session_switch(state: SynapseState, name: str) -> str:
+def session_switch(sessions: Sessions, models: Models, name: str) -> str:
     """`%synapse session switch NAME`: continue another session, of this kernel or from the history file
     (by name or id prefix, e.g. one from another kernel or an earlier day); new when found nowhere."""
-    agent = state.sessions.get(name)
+    agent = sessions.get(name)
     if agent is None or not agent.messages:
-        resumed = resume_recorded(state, name)
+        resumed = sessions.resume_recorded(name, lambda: models.provider(None))
         if resumed is not None:
-            state.current = resumed
+            sessions.current = resumed
             return (f"resumed session {resumed} from the history file "
-                    f"({len(state.sessions[resumed].messages)} messages)")
-    state.current = name
+                    f"({len(sessions[resumed].messages)} messages)")
+    sessions.current = name
     if agent is None or not agent.messages:
         return f"switched to session {name} (new)"
     return f"switched to session {name} ({len(agent.messages)} messages so far)"
 
 
-def resume_recorded(state: SynapseState, name: str) -> str | None:
-    """The history file's session NAME (or id prefix) loaded into this kernel under its recorded name, which
-    is returned; None when the history has none (or there is no history). `session switch` and
-    `%%synapse --session NAME` both continue the recorded conversation instead of starting a second one of
-    the same name."""
-    history = state.history()
-    if history is None:
-        return None
-    session_id = history.find_session(name)
-    if session_id is None:
-        return None
-    messages, next_seq = history.transcript(session_id)
-    found = history.sessions(session_id=session_id)
-    recorded_name = str(found["name"].iloc[0]) if not found.empty else name
-    taken = state.sessions.get(recorded_name)
-    if taken is not None and taken.messages and taken.session_id != session_id:
-        recorded_name = f"{recorded_name}-{session_id[:8]}"  # this kernel has its own session by that name
-    agent = state.agent(recorded_name, state.provider(None))
-    agent.resume(session_id, messages, next_seq=next_seq)
-    return recorded_name
-
-
-def session_list(state: SynapseState, settings: Settings) -> pd.DataFrame:
+def session_list(store: HistoryStore, sessions: Sessions, settings: Settings) -> pd.DataFrame:
     """`%synapse session list`: sessions from the history file, newest last, with turns and tool calls."""
-    hist = state.require_history()
+    hist = require_reader(store)
     limit = max(settings.history_rows, 1) * 5
     frame = _sql(
         hist,
@@ -229,7 +216,7 @@ def session_list(state: SynapseState, settings: Settings) -> pd.DataFrame:
         f"FROM sessions s ORDER BY s.created_at DESC LIMIT {limit}",
     )
     frame = frame.iloc[::-1].reset_index(drop=True)
-    current = state.sessions.get(state.current)
+    current = sessions.get(sessions.current)
     frame.insert(0, "current", frame["session_id"] == (current.session_id if current else ""))
     return frame
 
@@ -250,7 +237,7 @@ def reset(sessions: Sessions, policy: ApprovalPolicy) -> str:
 # ---------------------------------------------------------------------------------------------- history
 
 
-def history(state: SynapseState, settings: Settings, n: int | None = None) -> pd.DataFrame:
+def history(store: HistoryStore, settings: Settings, n: int | None = None) -> pd.DataFrame:
     """`%synapse history [-n N]`: the last N turns of the history file (all sessions), oldest first, as people
     read them: start times to the second, durations to 0.1 ms, an unknown cost or no error as a blank cell
     (`%synapse sql` gives the exact values)."""
@@ -259,7 +246,7 @@ def history(state: SynapseState, settings: Settings, n: int | None = None) -> pd
     limit = n if n is not None else settings.history_rows
     if limit < 1:
         raise UsageError("%synapse history: -n must be at least 1, e.g. %synapse history -n 5")
-    hist = state.require_history()
+    hist = require_reader(store)
     frame = _sql(
         hist,
         "SELECT date_trunc('second', t.started_at) AS started_at, s.name AS session, t.prompt, t.status, "
@@ -275,11 +262,11 @@ def history(state: SynapseState, settings: Settings, n: int | None = None) -> pd
     return Listing(frame.iloc[::-1].reset_index(drop=True))
 
 
-def sql(state: SynapseState, query: str) -> pd.DataFrame:
+def sql(store: HistoryStore, query: str) -> pd.DataFrame:
     """`%synapse sql QUERY` / `%%synapse_sql`: any SQL over the history relations, as a DataFrame."""
     if not query.strip():
         raise UsageError("%synapse sql: missing query, e.g. %synapse sql SELECT * FROM tool_calls")
-    return _sql(state.require_history(), query)
+    return _sql(require_reader(store), query)
 
 
 def _sql(hist: Any, query: str) -> pd.DataFrame:
@@ -290,11 +277,11 @@ def _sql(hist: Any, query: str) -> pd.DataFrame:
     return frame
 
 
-def inspect(state: SynapseState) -> Any:
+def inspect(sessions: Sessions, store: HistoryStore) -> Any:
     """`%synapse inspect`: the trace widget of the current session (messages, tool calls, timings)."""
-    agent = state.sessions.get(state.current)
+    agent = sessions.get(sessions.current)
     if agent is None or not agent.messages:
-        raise UsageError(f"%synapse inspect: session {state.current!r} has no turns yet; ask something first")
+        raise UsageError(f"%synapse inspect: session {sessions.current!r} has no turns yet; ask something first")
     from ..widgets import session_trace
 
-    return session_trace(state.require_history(), agent.session_id)
+    return session_trace(require_reader(store), agent.session_id)

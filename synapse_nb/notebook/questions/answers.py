@@ -194,13 +194,14 @@ class NotebookAnswers:
             self.router.tell_panels(ServerEvent(server=request.server, event="elicitation_answered"))
 
     def _place(self, server: str, bundle: dict[str, Any]) -> None:
-        """Show a question's widget where the tool call that asked it is: a turn shown now whose call runs on
-        `server` is cut at that call's line (the card goes above it, the call and the answer go on below), so
-        nothing written later lands above the card. Elsewhere (the inspector's Call) in the current cell."""
-        running = self.router.running_call(server)
+        """Show a question's widget where the tool call that asked it is (`EventRouter.asking_call`): a turn
+        shown now with that call is cut at the call's line (the card goes above it, the call and the answer go
+        on below), so nothing written later lands above the card. Elsewhere (the inspector's Call) in the
+        current cell."""
+        running = self.router.asking_call(server)
         if running is not None:
             for display, cell in list(self.turns.items()):
-                call = display.view.call(running[1])
+                call = display.view.call(running.call_id)
                 if call is None or display.output.finished or display.view.status != "running":
                     continue
                 show = functools.partial(display.output.publisher, bundle, None, False)
@@ -306,7 +307,7 @@ class NotebookAnswers:
         """The kernel's current model answers (the server's model hints are advisory and not followed).
 
         The call is recorded as an LLM call with origin `sampling:SERVER`, in the session of the tool
-        call running on that server (and tied to it) when there is one.
+        call that asked (and tied to it) when it is known (`EventRouter.asking_call`).
         """
         from IPython.core.error import UsageError
 
@@ -341,10 +342,10 @@ class NotebookAnswers:
 
     def _record_sampling(self, server: str, provider: Provider, started_at: _dt.datetime, t0: float,
                          ttft: float | None, completion: Completion | None, error: str | None) -> None:
-        running = self.router.running_call(server)
-        if running is not None and not running[2]:
+        running = self.router.asking_call(server)
+        if running is not None and not running.recorded:
             return  # the tool call that caused it belongs to a turn run with --no-history
-        session_id, tool_call_id = running[:2] if running is not None else ("", None)
+        session_id, tool_call_id = (running.session_id, running.call_id) if running is not None else ("", None)
         usage, price = _priced(provider, completion.usage if completion is not None else Usage())
         self.router.record(LlmCallFinished(
             session_id=session_id, llm_call_id=uuid.uuid4().hex, provider=provider.name, model=provider.model,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...events import (
@@ -20,19 +23,33 @@ from ...events import (
 if TYPE_CHECKING:
     from ...history.lake_background import LakePublisher
     from ...history.store import HistoryStore
-    from ...protocols import EventSink
+    from ...protocols import EventSink, ToolScope
     from ...telemetry.spans import SpanSink
 
-__all__ = ["EventRouter"]
+__all__ = ["EventRouter", "RunningCall"]
 
 logger = logging.getLogger("synapse_nb.notebook")
+
+_CALLING: ContextVar[str | None] = ContextVar("synapse_nb_tool_call", default=None)
+"""The id of the tool call the current task runs (set around the call: `EventRouter.calling`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunningCall:
+    """A tool call running now: on which server, in which session, and whether its turn is recorded."""
+
+    call_id: str
+    server: str
+    session_id: str
+    recorded: bool
 
 
 class EventRouter:
     """Routes events: every recorded one to the history store (`store`, opened on first use), server events
     to the open panels' listeners, the hub's other events to tracing (`tracing`: the span sink while tracing
-    is on); a finished turn asks the lake publisher to publish. It also knows the tool call running on each
-    server, so a request the server sends meanwhile (sampling) is recorded as caused by that call."""
+    is on); a finished turn asks the lake publisher to publish. It also knows the tool calls running now, by call
+    id, so a request a server sends meanwhile (elicitation, sampling) is shown under, and recorded against, the
+    call that caused it (`asking_call`)."""
 
     def __init__(self, store: Callable[[], HistoryStore], tracing: Callable[[], SpanSink | None]) -> None:
         self._store = store
@@ -41,8 +58,7 @@ class EventRouter:
         self._listeners: list[EventSink] = []
         self._session_events: dict[str, SessionStarted] = {}
         self._recorded_sessions: set[str] = set()
-        # server -> the tool call running on it (session id, call id, recorded?)
-        self._running_calls: dict[str, tuple[str, str, bool]] = {}
+        self._running: dict[str, RunningCall] = {}  # call id -> the tool call running now
 
     def record(self, event: Event) -> None:
         """The history sink (used by the hub): records everything; server events also go to open panels, the
@@ -81,22 +97,52 @@ class EventRouter:
         """
         return lambda event: self._sink(event, enabled=enabled)
 
-    def running_call(self, server: str) -> tuple[str, str, bool] | None:
-        """The tool call running on `server` now: (session id, tool call id, recorded?), or None."""
-        return self._running_calls.get(server)
+    def asking_call(self, server: str) -> RunningCall | None:
+        """The tool call a request `server` sends now (elicitation, sampling) belongs to, or None.
+
+        The call whose task the request arrives in, when it runs on `server`: on a 2026-07-28 connection a
+        question rides the call's own result (`InputRequiredResult`), so its handler runs in the caller's
+        context. Else the only call running on `server`: a 2025-era server sends its request on its own, and
+        over stdio nothing on the wire names the call; with several calls running there, None (no call is
+        named rather than the wrong one).
+        """
+        running = self._running.get(_CALLING.get() or "")
+        if running is not None and running.server == server:
+            return running
+        on_server = [r for r in self._running.values() if r.server == server]
+        return on_server[0] if len(on_server) == 1 else None
+
+    @contextlib.contextmanager
+    def calling(self, call_id: str) -> Iterator[None]:
+        """Around one tool call, in the task that runs it: what its server asks meanwhile is tied to it."""
+        token = _CALLING.set(call_id)
+        try:
+            yield
+        finally:
+            _CALLING.reset(token)
+
+    def tool_scope(self, inner: ToolScope | None = None) -> ToolScope:
+        """The agent's `TurnOptions.tool_scope`: `calling(call_id)` around each tool call, and `inner`'s scope
+        (tracing's) inside it."""
+
+        @contextlib.contextmanager
+        def scope(call_id: str) -> Iterator[None]:
+            with self.calling(call_id), (inner(call_id) if inner is not None else contextlib.nullcontext()):
+                yield
+
+        return scope
 
     def call_started(self, server: str, session_id: str, call_id: str) -> None:
         """A tool call made by hand (`%mcp call`, the inspector) runs on `server` now; it is recorded."""
-        self._running_calls[server] = (session_id, call_id, True)
+        self._running[call_id] = RunningCall(call_id, server, session_id, True)
 
     def _sink(self, event: Event, *, enabled: bool) -> None:
         if isinstance(event, SessionStarted):
             self._session_events[event.session_id] = event
         elif isinstance(event, ToolCallStarted) and event.server is not None:
-            self._running_calls[event.server] = (event.session_id, event.call.id, enabled)
-        elif (isinstance(event, ToolCallFinished) and event.server is not None
-              and self._running_calls.get(event.server, ("", "", True))[1] == event.call.id):
-            del self._running_calls[event.server]
+            self._running[event.call.id] = RunningCall(event.call.id, event.server, event.session_id, enabled)
+        elif isinstance(event, ToolCallFinished):
+            self._running.pop(event.call.id, None)
         if not enabled:
             return
         store = self._store()

@@ -149,10 +149,10 @@ def badge(text: str, colour: str = "grey", title: str = "") -> Html:
     return Html('<span class="snb-badge snb-b-{}"{}>{}</span>').format(colour, tip, text)
 
 
-def state_badge(state: str) -> Html:
-    colour = STATE_COLOURS.get(state, "grey")
+def state_badge(status: str) -> Html:
+    colour = STATE_COLOURS.get(status, "grey")
     return Html('<span class="snb-badge snb-b-{} snb-state-{}"><span class="snb-dot" style="background:{}"></span>'
-                '{}</span>').format(colour, state.replace(" ", "-"), _DOT[colour], state)
+                '{}</span>').format(colour, status.replace(" ", "-"), _DOT[colour], status)
 
 
 def fmt_ms(ms: float | None) -> str:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
 from ...errors import SynapseError
 from ..output.markup import Html, join
 from ._html import SPINNER, pre
+
+if TYPE_CHECKING:
+    from .facade import HubLike
 
 __all__ = ["PromptBrowser", "ResourceBrowser", "blocks_html", "prompt_html"]
 
@@ -91,7 +94,7 @@ class ResourceBrowser(_Browser):
     """Resources of one server; Read shows the chosen one's contents (`hub.read_resource`); Subscribe asks
     the server for its updates (`hub.subscribe`), which `show_updates` lists as they arrive."""
 
-    def __init__(self, hub: Any, server: str, spawn: Callable[[Any], Any], on_loop: Callable[..., None]) -> None:
+    def __init__(self, hub: HubLike, server: str, spawn: Callable[[Any], Any], on_loop: Callable[..., None]) -> None:
         self.hub, self.server = hub, server
         self.subscribed: set[str] = set()
         super().__init__("Read", "book", spawn, on_loop)
@@ -159,7 +162,7 @@ class ResourceBrowser(_Browser):
 class PromptBrowser(_Browser):
     """Prompts of one server; a text box per argument; Get shows the rendered prompt (`hub.get_prompt`)."""
 
-    def __init__(self, hub: Any, server: str, spawn: Callable[[Any], Any], on_loop: Callable[..., None]) -> None:
+    def __init__(self, hub: HubLike, server: str, spawn: Callable[[Any], Any], on_loop: Callable[..., None]) -> None:
         self.hub, self.server = hub, server
         self.prompts: dict[str, Any] = {}
         self.arguments: dict[str, w.Text] = {}

@@ -1,14 +1,33 @@
-"""What the widgets need from the rest of the extension: the small facade protocols they are given."""
+"""What the widgets need from the rest of the extension: the facade protocols they are given, every member of them.
+
+A widget reads nothing else of the notebook's parts: `tests/notebook/widgets/test_widgets_facade.py` fails when
+a widget reaches past these protocols (an attribute of the facade they do not list, or a `getattr` probe).
+The command layer hands the inspector a `WidgetParts` built from the kernel's parts.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...protocols import ProgressCallback
 from ...types import ToolResult, ToolSpec
 
-__all__ = ["HistoryLike", "HubLike", "RunnerLike", "StateLike", "listed_tools"]
+__all__ = [
+    "AnswersLike",
+    "AppsLike",
+    "CallTool",
+    "HistoryLike",
+    "HubLike",
+    "KernelToolsLike",
+    "RegistryLike",
+    "RunnerLike",
+    "SignInLike",
+    "StateLike",
+    "WidgetParts",
+    "listed_tools",
+]
 
 
 class HubLike(Protocol):
@@ -23,8 +42,6 @@ class HubLike(Protocol):
     @property
     def all_tools(self) -> Sequence[ToolSpec]: ...
 
-    def call(self, qualified_name: str, arguments: Mapping[str, Any], /) -> Awaitable[ToolResult]: ...
-
     def restart(self, name: str, /) -> Awaitable[Any]: ...
 
     def disconnect(self, name: str, /) -> Awaitable[Any]: ...
@@ -35,7 +52,13 @@ class HubLike(Protocol):
 
     def read_resource(self, name: str, uri: str, /) -> Awaitable[Any]: ...
 
+    def subscribe(self, name: str, uri: str, /) -> Awaitable[Any]: ...
+
+    def unsubscribe(self, name: str, uri: str, /) -> Awaitable[Any]: ...
+
     def get_prompt(self, name: str, prompt: str, arguments: Mapping[str, str] | None = None, /) -> Awaitable[Any]: ...
+
+    def logs(self, name: str, n: int | None = None, *, level: str = "debug") -> Sequence[Any]: ...
 
 
 class RunnerLike(Protocol):
@@ -54,13 +77,58 @@ class HistoryLike(Protocol):
     def llm_calls(self, session_id: str | None = None) -> Any: ...
 
 
-class StateLike(Protocol):
-    """The facade the notebook layer hands to `inspector()`.
+class AnswersLike(Protocol):
+    """notebook/questions/answers.py's NotebookAnswers, as the server panels read it."""
 
-    Optionally also `on_server_event(listener) -> unsubscribe`: the hub's ServerEvents, so open
-    panels follow restarts and crashes (SynapseState has it; a facade without it is re-read on Refresh),
-    and `answers.updates`: the (server, uri) resource updates received, shown in the resources tab.
-    """
+    @property
+    def updates(self) -> Sequence[tuple[str, str]]:
+        """(server, uri) of the resource updates received, oldest first (the resources tab lists them)."""
+        ...
+
+    @property
+    def asking(self) -> Sequence[Any]:
+        """The elicitation widgets waiting for an answer now (each has `.request.server`)."""
+        ...
+
+
+class SignInLike(Protocol):
+    """notebook/questions/sign_in.py's NotebookSignIn: the sign-ins waiting for the user now."""
+
+    @property
+    def open(self) -> Sequence[Any]: ...
+
+
+class AppsLike(Protocol):
+    """notebook/apps/views.py's AppViews: opens a UI tool's View for a call's result (None: it has none)."""
+
+    def open(self, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult | None, /) -> Awaitable[Any]: ...
+
+
+class RegistryLike(Protocol):
+    """agent/tools.py's ToolRegistry, as the `kernel` group's card reads it."""
+
+    @property
+    def grouped(self) -> Sequence[ToolSpec]: ...
+
+
+class KernelToolsLike(Protocol):
+    """notebook/workspace/tools.py's KernelTools: the `kernel__*` group, registered in a registry on demand."""
+
+    def install(self, registry: Any, /) -> None: ...
+
+
+class CallTool(Protocol):
+    """notebook/recording/manual.py's ManualCalls.call: run a tool by hand and record it (approval "manual");
+    `on_progress` sees the server's progress reports, `on_recorded` the duration recorded (ms)."""
+
+    def __call__(
+        self, spec: Any, arguments: Mapping[str, Any], /, *, on_progress: ProgressCallback | None = None,
+        on_recorded: Callable[[float], None] | None = None,
+    ) -> Awaitable[ToolResult]: ...
+
+
+class StateLike(Protocol):
+    """Everything the inspector and its panels read: nothing else is reached (see the module docstring)."""
 
     @property
     def hub(self) -> HubLike: ...
@@ -68,15 +136,58 @@ class StateLike(Protocol):
     @property
     def runner(self) -> RunnerLike: ...
 
-    def history(self) -> HistoryLike | None: ...
-
-    def call_tool(
-        self, qualified_name: str, arguments: Mapping[str, Any], /, *, on_progress: ProgressCallback | None = None,
-        on_recorded: Callable[[float], None] | None = None,
-    ) -> Awaitable[ToolResult]:
-        """Call a tool through the hub and record the call (approval "manual"); `on_progress` sees the
-        server's progress reports, `on_recorded` the duration recorded (ms)."""
+    @property
+    def history(self) -> Callable[[], HistoryLike | None]:
+        """A reader over the history file (None: it cannot be read)."""
         ...
+
+    @property
+    def call_tool(self) -> CallTool: ...
+
+    @property
+    def on_server_event(self) -> Callable[[Callable[[Any], None]], Callable[[], None]] | None:
+        """Subscribe to the hub's ServerEvents (open panels follow restarts and crashes); returns the
+        unsubscribe function. None: the panels are re-read on Refresh only."""
+        ...
+
+    @property
+    def answers(self) -> AnswersLike | None: ...
+
+    @property
+    def sign_in(self) -> SignInLike | None: ...
+
+    @property
+    def apps(self) -> AppsLike | None: ...
+
+    @property
+    def kernel(self) -> KernelToolsLike | None:
+        """The `kernel__*` group (None: no such group here: the inspector shows no `kernel` card)."""
+        ...
+
+    @property
+    def registry(self) -> RegistryLike | None: ...
+
+    @property
+    def kernel_tools(self) -> Callable[[], bool]:
+        """Whether cells are offered the `kernel__*` group now (`%config SynapseMagics.kernel_tools`)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class WidgetParts:
+    """The parts the command layer hands the inspector: a StateLike made of the kernel's parts."""
+
+    hub: HubLike
+    runner: RunnerLike
+    history: Callable[[], HistoryLike | None]
+    call_tool: CallTool
+    on_server_event: Callable[[Callable[[Any], None]], Callable[[], None]] | None = None
+    answers: AnswersLike | None = None
+    sign_in: SignInLike | None = None
+    apps: AppsLike | None = None
+    kernel: KernelToolsLike | None = None
+    registry: RegistryLike | None = None
+    kernel_tools: Callable[[], bool] = bool
 
 
 def listed_tools(hub: HubLike) -> list[ToolSpec]:

@@ -78,9 +78,9 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
         self._follow_server_events()
 
     def _follow_server_events(self) -> None:
-        """Re-read the hub on every ServerEvent (the facade's optional `on_server_event`)."""
-        subscribe = getattr(self.state, "on_server_event", None)
-        if not callable(subscribe):
+        """Re-read the hub on every ServerEvent (the facade's `on_server_event`; None: on Refresh only)."""
+        subscribe = self.state.on_server_event
+        if subscribe is None:
             return
         me = weakref.ref(self)  # the listener list must not keep an inspector alive
         unsubscribe: Callable[[], None] | None = None

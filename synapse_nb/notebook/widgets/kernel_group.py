@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...types import ToolSpec
+
+if TYPE_CHECKING:
+    from .facade import StateLike
 
 __all__ = ["KERNEL", "OFF_HINT", "BuiltinInfo", "kernel_group"]
 
@@ -29,21 +32,18 @@ class BuiltinInfo:
         return self.state if self.enabled else f"{self.state} ({OFF_HINT})"
 
 
-def kernel_group(state: Any) -> tuple[BuiltinInfo, list[ToolSpec]] | None:
+def kernel_group(state: StateLike) -> tuple[BuiltinInfo, list[ToolSpec]] | None:
     """The `kernel` group's card and tools, or None when the facade has none (no extension, or a server
     named "kernel" is connected, whose tools the inspector shows instead).
 
     Shown whether or not cells are offered it: calling its tools from the inspector is the user's own
     action (recorded as a manual call), and the card says how to offer them to the model. Its tools are
     registered here, so a form's Call finds them before the first `%%synapse` cell."""
-    tools = getattr(state, "kernel", None)
-    registry = getattr(state, "registry", None)
+    tools, registry = state.kernel, state.registry
     if tools is None or registry is None:
         return None
-    if any(getattr(s, "name", None) == KERNEL for s in state.hub.servers):
+    if any(s.name == KERNEL for s in state.hub.servers):
         return None
     tools.install(registry)
     specs = [s for s in registry.grouped if s.server == KERNEL]
-    magics = getattr(state, "magics", None)
-    enabled = bool(getattr(magics, "kernel_tools", False))
-    return BuiltinInfo(KERNEL, enabled, len(specs)), specs
+    return BuiltinInfo(KERNEL, state.kernel_tools(), len(specs)), specs

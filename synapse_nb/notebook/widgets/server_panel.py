@@ -335,20 +335,22 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
 
     def _resource_updates(self) -> list[str]:
         """URIs of this server's `resources/updated` notifications, as the notebook keeps them for
-        `%mcp subscribe` (the facade's optional `answers.updates`: (server, uri) pairs, oldest first)."""
-        updates = getattr(getattr(self.state, "answers", None), "updates", None) or ()
+        `%mcp subscribe` (the facade's `answers.updates`: (server, uri) pairs, oldest first)."""
+        answers = self.state.answers
+        updates = answers.updates if answers is not None else ()
         return [uri for server, uri in updates if server == self.name]
 
     def _asking(self) -> list[Any]:
-        """This server's elicitation widgets waiting for an answer (the facade's optional `answers.asking`)."""
-        asking = getattr(getattr(self.state, "answers", None), "asking", None) or ()
+        """This server's elicitation widgets waiting for an answer (the facade's `answers.asking`)."""
+        answers = self.state.answers
+        asking = answers.asking if answers is not None else ()
         return [widget for widget in asking if getattr(widget.request, "server", None) == self.name]
 
     def _sign_ins(self) -> list[Any]:
-        """A "Sign in to NAME" link while a connect of this server waits for the user (the facade's optional
+        """A "Sign in to NAME" link while a connect of this server waits for the user (the facade's
         `sign_in.open`, notebook/questions/sign_in.py); one widget per open sign-in, kept while it stays open."""
-        requests = [r for r in getattr(getattr(self.state, "sign_in", None), "open", None) or ()
-                    if getattr(r, "server", None) == self.name]
+        sign_in = self.state.sign_in
+        requests = [r for r in (sign_in.open if sign_in is not None else ()) if r.server == self.name]
         links = {r: self._sign_in_links.get(r) or w.HTML(sign_in_link_html(r)) for r in requests}
         self._sign_in_links = links
         return list(links.values())
@@ -360,9 +362,8 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         self.logs.titles = (f"logs ({shown} message{'s' if shown != 1 else ''} at {level} or above)",)
 
     def _read_logs(self, n: int, level: str) -> Sequence[Any]:
-        """The hub's log ring of this server (a hub without `logs`, like a test fake's, has none)."""
-        read = getattr(self.state.hub, "logs", None)
-        return list(read(self.name, n, level=level)) if callable(read) else []
+        """The hub's log ring of this server."""
+        return list(self.state.hub.logs(self.name, n, level=level))
 
     def _on_loop(self, fn: Callable[..., None], *args: Any) -> None:
         call_on(kernel_loop(self.state.runner), fn, *args)

@@ -212,7 +212,7 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
 
     async def _show_view(self, arguments: dict[str, Any], result: ToolResult) -> None:
         """A UI tool's View (the facade's `apps` opens it, when it has one) replaces the previous call's."""
-        apps = getattr(self.state, "apps", None)
+        apps = self.state.apps
         if apps is None or self.spec.ui is None:
             return
         opened = await apps.open(self.spec, arguments, result)

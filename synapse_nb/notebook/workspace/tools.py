@@ -17,10 +17,11 @@ import functools
 import json
 import re
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...errors import SynapseError
 from ...types import ContentBlock, ToolResult
 from ..turns.interpolate import MISSING, resolve
 from .values import (
@@ -133,6 +134,18 @@ class KernelTools:
         if events is not None and self._watching:
             events.unregister("post_run_cell", self.cells)
             self._watching = False
+
+    def register_notebook_tools(self, registry: ToolRegistry) -> list[str]:
+        """Offer the notebook's `@synapse_nb.tool` functions (found in the user namespace) to the model, and
+        register this opt-in `kernel__*` group (offered only when a cell turns it on); returns their names."""
+        from ..usage import usage_error
+
+        namespace: Mapping[str, Any] = getattr(self.shell, "user_ns", None) or {}
+        self.install(registry)
+        try:
+            return registry.register_namespace(namespace)
+        except SynapseError as exc:
+            raise usage_error(exc) from None
 
     def install(self, registry: ToolRegistry) -> None:
         """Register the group in a registry (once per registry; opt-in there, see ToolRegistry)."""

@@ -17,6 +17,7 @@ import pytest
 import synapse_nb
 from synapse_nb.events import Event, ServerEvent
 from synapse_nb.notebook.state import SynapseState
+from synapse_nb.notebook.subcommands import widget_parts
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
 from tests.notebook.widgets.real_state import go_live, private_state
@@ -54,7 +55,7 @@ def asked(state: SynapseState) -> ElicitationWidget:
         if isinstance(event, ServerEvent) and event.event == "elicitation_asked" and not seen.done():
             seen.set_result(None)
 
-    unsubscribe = state.on_server_event(listener)
+    unsubscribe = state.router.on_server_event(listener)
     try:
         drive(state, seen)
     finally:
@@ -75,7 +76,7 @@ def html_of(children: Any) -> str:
 
 
 def test_inspector_call_shows_the_servers_progress_like_a_tool_block(state: SynapseState) -> None:
-    panel = ToolPanel(state, state.hub.tool("demo__progress_held"))
+    panel = ToolPanel(widget_parts(state), state.hub.tool("demo__progress_held"))
     shown: list[str] = []
     reached: asyncio.Future[None] = state.runner.loop.create_future()
 
@@ -102,7 +103,7 @@ def test_inspector_call_shows_the_servers_progress_like_a_tool_block(state: Syna
 
 def test_url_question_closed_by_the_servers_completion(state: SynapseState) -> None:
     url = "https://example.com/sign-in"
-    call = state.runner.spawn(state.call_tool("demo__sign_in", {"url": url}))
+    call = state.runner.spawn(state.manual.call("demo__sign_in", {"url": url}))
     widget = asked(state)
     assert widget.accept_button.description == "Done"
     assert f'href="{url}"' in html_of(widget.children)
@@ -115,7 +116,7 @@ def test_url_question_closed_by_the_servers_completion(state: SynapseState) -> N
     assert widget.done.result().action == "accept"
     assert state.answers is not None
     assert state.answers.asking == []
-    history = state.history()
+    history = state.store.history()
     assert history is not None
     events = history.sql("SELECT event, detail FROM server_events WHERE event LIKE 'elicitation%' ORDER BY \"at\"")
     assert list(events.event) == ["elicitation_complete", "elicitation"]
@@ -124,7 +125,7 @@ def test_url_question_closed_by_the_servers_completion(state: SynapseState) -> N
 
 
 def test_question_withdrawn_by_the_server_closes_its_widget(state: SynapseState) -> None:
-    call = state.runner.spawn(state.call_tool("demo__question", {"message": "Who are you?"}))
+    call = state.runner.spawn(state.manual.call("demo__question", {"message": "Who are you?"}))
     widget = asked(state)
     assert widget.form is not None
     fire(state, "withdraw")  # the server cancels its elicitation request (notifications/cancelled)
@@ -139,7 +140,7 @@ def test_question_withdrawn_by_the_server_closes_its_widget(state: SynapseState)
     assert "cancelled by the server" in widget.status.value
     assert state.answers is not None
     assert state.answers.asking == []
-    history = state.history()
+    history = state.store.history()
     assert history is not None
     detail = history.sql("SELECT detail FROM server_events WHERE event = 'elicitation'").detail
     assert [json.loads(d) for d in detail] == [
@@ -147,7 +148,7 @@ def test_question_withdrawn_by_the_server_closes_its_widget(state: SynapseState)
 
 
 def test_question_answered_through_the_widget_still_works(state: SynapseState) -> None:
-    call = state.runner.spawn(state.call_tool("demo__question", {"message": "Who are you?"}))
+    call = state.runner.spawn(state.manual.call("demo__question", {"message": "Who are you?"}))
     widget = asked(state)
     assert widget.form is not None
     widget.form.load({"name": "Grace"})
@@ -164,9 +165,9 @@ def test_inspector_badge_and_recent_calls_agree_when_the_call_restarted_the_serv
     from synapse_nb.notebook.widgets._html import fmt_ms
 
     with pytest.raises(SynapseError):
-        drive(state, state.call_tool("demo__crash", {}))
+        drive(state, state.manual.call("demo__crash", {}))
     assert state.hub.server("demo").state == "crashed"
-    panel = ToolPanel(state, state.hub.tool("demo__echo"))
+    panel = ToolPanel(widget_parts(state), state.hub.tool("demo__echo"))
     panel.form.load({"text": "again"})
     panel.call_button.click()
     drive(state, panel.task)

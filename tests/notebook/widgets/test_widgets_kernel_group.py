@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from synapse_nb.notebook.subcommands import widget_parts
 from synapse_nb.notebook.widgets import Inspector, inspector
 from synapse_nb.notebook.widgets.inspector import _tab_title
 from synapse_nb.notebook.widgets.kernel_group import OFF_HINT, BuiltinInfo
@@ -30,7 +31,7 @@ def settle(ip: Any, panel: ToolPanel) -> None:
 
 
 def test_the_kernel_group_is_a_built_in_server_that_says_how_to_turn_it_on(ip: Any) -> None:
-    ins = inspector(ip.state)
+    ins = inspector(widget_parts(ip.state))
     assert list(ins.panels) == ["kernel"]
     server = ins.panels["kernel"]
     assert isinstance(server.info, BuiltinInfo)
@@ -60,13 +61,13 @@ def test_the_kernel_group_is_a_built_in_server_that_says_how_to_turn_it_on(ip: A
         text
     )
     assert "<code>describe_dataframe</code>" in html
-    assert inspector(ip.state, "kernel").panels["kernel"].tools == server.tools
+    assert inspector(widget_parts(ip.state), "kernel").panels["kernel"].tools == server.tools
     ins.close()
 
 
 def test_kernel_tools_turned_on_for_every_cell_show_as_on(ip: Any) -> None:
     ip.run("%config SynapseMagics.kernel_tools = True")
-    ins = inspector(ip.state, "kernel")
+    ins = inspector(widget_parts(ip.state), "kernel")
     server = ins.panels["kernel"]
     assert server.info.enabled
     assert "offered to the model in every" in server.card.value
@@ -78,7 +79,7 @@ def test_kernel_tools_turned_on_for_every_cell_show_as_on(ip: Any) -> None:
 
 def test_run_python_from_the_form_runs_in_the_kernel_and_is_recorded_as_a_manual_kernel_call(ip: Any) -> None:
     ip.run("import pandas as pd\nsales = pd.DataFrame({'region': ['n', 's', 'n'], 'units': [3, 5, 2]})")
-    ins = inspector(ip.state)
+    ins = inspector(widget_parts(ip.state))
     panel = choose(ins, "run_python")
     assert panel.call_button.button_style == "danger"  # destructive: it changes the user's state
     assert panel.copy_button.layout.display == "none"  # `%mcp call` reaches MCP servers only
@@ -110,11 +111,11 @@ def test_a_connected_mcp_server_comes_first_and_keeps_the_first_tab(ip: Any) -> 
     import sys
 
     ip.line("mcp", f"connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server")
-    ins = inspector(ip.state)
+    ins = inspector(widget_parts(ip.state))
     assert list(ins.panels) == ["demo", "kernel"]
     assert ins.tabs.selected_index == 0
     assert ins.body.children == (ins.tabs,)
     assert "2 servers" in ins.summary.value
     with pytest.raises(Exception, match="no MCP server named 'nowhere'"):
-        inspector(ip.state, "nowhere")
+        inspector(widget_parts(ip.state), "nowhere")
     ins.close()

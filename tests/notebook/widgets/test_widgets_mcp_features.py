@@ -16,6 +16,7 @@ from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.logs import level_at_least
 from synapse_nb.notebook.kernel.runner import Runner
+from synapse_nb.notebook.subcommands import widget_parts
 from synapse_nb.notebook.widgets import Inspector
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 from tests.notebook.widgets.real_state import connected, go_live, private_runner, private_state
@@ -31,6 +32,14 @@ class State:
     runner: Runner
     hub: McpHub = field(init=False)
     listeners: list[Callable[[Event], None]] = field(default_factory=list)
+    answers: Any = None  # the rest of widgets/facade.py's StateLike: none of them here
+    sign_in: Any = None
+    apps: Any = None
+    kernel: Any = None
+    registry: Any = None
+
+    def kernel_tools(self) -> bool:
+        return False
 
     def __post_init__(self) -> None:
         self.hub = McpHub(on_event=self.emit)
@@ -76,7 +85,9 @@ def wait_for_event(state: Any, name: str, *, foreground: bool = True) -> ServerE
         if isinstance(event, ServerEvent) and event.event == name and not seen.done():
             seen.set_result(event)
 
-    unsubscribe = state.on_server_event(listener)
+    # the widgets' facade (State) or the kernel's (SynapseState, whose router has it)
+    subscribe = state.on_server_event if isinstance(state, State) else state.router.on_server_event
+    unsubscribe = subscribe(listener)
     try:
         if not foreground:
             return state.runner.loop.run_until_complete(asyncio.wait_for(seen, TIMEOUT))
@@ -128,7 +139,7 @@ def test_subscribe_button_shows_resource_updates(clean_env: Any) -> None:
     """With the notebook's own facade: the updates `%mcp subscribe` lists are the ones the inspector shows."""
     with private_state() as state:
         state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
-        ins = Inspector(state, "everything")
+        ins = Inspector(widget_parts(state), "everything")
         panel = ins.panels["everything"]
         settle(state.runner, panel.tasks)  # the catalogue
         browser = panel.resource_browser
@@ -278,10 +289,10 @@ def test_a_form_asked_during_an_inspector_call_shows_in_the_panel(clean_env: Any
     with private_state() as state:
         published = go_live(state)
         state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
-        ins = Inspector(state, "everything")
+        ins = Inspector(widget_parts(state), "everything")
         panel = ins.panels["everything"]
         assert panel.asking.children == ()
-        call = state.runner.spawn(state.call_tool("everything__trigger-elicitation-request", {}))
+        call = state.runner.spawn(state.manual.call("everything__trigger-elicitation-request", {}))
         wait_for_event(state, "elicitation_asked", foreground=False)
         (widget,) = panel.asking.children
         assert isinstance(widget, ElicitationWidget)
@@ -331,7 +342,7 @@ def test_sampling_asked_with_no_cell_waiting_is_approved_through_a_widget(clean_
         published = go_live(state)
         loop = state.runner.loop
         state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
-        call = state.runner.spawn(state.call_tool("everything__trigger-sampling-request", arguments))
+        call = state.runner.spawn(state.manual.call("everything__trigger-sampling-request", arguments))
         wait_for_event(state, "elicitation_asked", foreground=False)
         assert state.answers is not None
         (widget,) = state.answers.asking
@@ -347,7 +358,7 @@ def test_sampling_asked_with_no_cell_waiting_is_approved_through_a_widget(clean_
         assert "allowed" in widget.status.value
         assert any("answered by scripted:demo" in b.get("text/plain", "") for b in published)
 
-        call = state.runner.spawn(state.call_tool("everything__trigger-sampling-request", arguments))
+        call = state.runner.spawn(state.manual.call("everything__trigger-sampling-request", arguments))
         wait_for_event(state, "elicitation_asked", foreground=False)
         (widget,) = state.answers.asking
         widget.decline_button.click()

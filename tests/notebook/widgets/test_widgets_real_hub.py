@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as w
@@ -13,8 +12,10 @@ import pytest
 
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.notebook.kernel.runner import Runner
+from synapse_nb.notebook.subcommands import widget_parts
 from synapse_nb.notebook.widgets import Inspector, inspector
 from synapse_nb.notebook.widgets import schema_form as sf
+from synapse_nb.notebook.widgets.facade import WidgetParts
 from synapse_nb.notebook.widgets.form import ToolForm
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
 from tests.notebook.widgets.real_state import connected, private_runner, private_state
@@ -25,28 +26,22 @@ pytestmark = pytest.mark.process
 DEMO = [sys.executable, *tools_server.ARGS]
 
 
-@dataclass
-class State:
+def State(hub: McpHub, runner: Runner) -> WidgetParts:
     """The facade as the notebook layer builds it, without IPython: a hub, a runner, no history."""
 
-    hub: McpHub
-    runner: Runner
+    async def call_tool(spec: Any, arguments: Any, *, on_progress: Any = None, on_recorded: Any = None) -> Any:
+        return await hub.call(getattr(spec, "name", spec), arguments, on_progress=on_progress)
 
-    def history(self) -> Any:
-        return None
-
-    async def call_tool(self, qualified: str, arguments: Any, *, on_progress: Any = None, on_recorded: Any = None,
-                        ) -> Any:
-        return await self.hub.call(qualified, arguments, on_progress=on_progress)
+    return WidgetParts(hub=hub, runner=runner, history=lambda: None, call_tool=call_tool)
 
 
 @pytest.fixture(scope="module")
-def demo() -> Iterator[State]:
+def demo() -> Iterator[WidgetParts]:
     with private_runner() as runner, connected(runner, McpHub(), "demo", command=DEMO[0], args=DEMO[1:]) as hub:
         yield State(hub, runner)
 
 
-def settle(state: State, *tasks: Any) -> None:
+def settle(state: WidgetParts, *tasks: Any) -> None:
     """Run the spawned tasks to their end on the runner's loop (which runs only while the test drives it)."""
     state.runner.run(asyncio.wait_for(asyncio.gather(*tasks), 30))
 
@@ -58,7 +53,7 @@ def choose(ins: Inspector, tool: str) -> ToolPanel:
     return panel
 
 
-def test_every_demo_tool_schema_becomes_a_form(demo: State) -> None:
+def test_every_demo_tool_schema_becomes_a_form(demo: WidgetParts) -> None:
     tools = {t.original_name: t for t in demo.hub.tools}
     assert {"list_tables", "describe_table", "query", "summarize_column", "echo", "sleep", "fail", "crash",
             "garbage", "image", "large"} <= set(tools)
@@ -85,7 +80,7 @@ def test_every_demo_tool_schema_becomes_a_form(demo: State) -> None:
     assert sleep.error_labels[("seconds",)].value == "⚠ required"
 
 
-def test_the_inspector_shows_the_real_server(demo: State) -> None:
+def test_the_inspector_shows_the_real_server(demo: WidgetParts) -> None:
     ins = inspector(demo, "demo")
     info = demo.hub.server("demo")
     card = ins.panels["demo"].card.value
@@ -98,7 +93,7 @@ def test_the_inspector_shows_the_real_server(demo: State) -> None:
     assert "explore_table" in ins.panels["demo"].prompts.value
 
 
-def test_calling_describe_table_from_the_form(demo: State) -> None:
+def test_calling_describe_table_from_the_form(demo: WidgetParts) -> None:
     panel = choose(inspector(demo), "describe_table")
     panel.form.inputs[("table",)].value = "orders"
     panel.call_button.click()
@@ -110,7 +105,7 @@ def test_calling_describe_table_from_the_form(demo: State) -> None:
     assert "<summary class=\"snb-muted\">raw</summary>" in html  # ... with the text and structured content
 
 
-def test_invalid_input_never_reaches_the_server(demo: State) -> None:
+def test_invalid_input_never_reaches_the_server(demo: WidgetParts) -> None:
     panel = choose(inspector(demo), "sleep")
     panel.form.mode.value = "JSON"
     panel.form.raw.value = '{"seconds": "soon"}'
@@ -119,7 +114,7 @@ def test_invalid_input_never_reaches_the_server(demo: State) -> None:
     assert panel.form.raw_error.value == "⚠ seconds: expected number, got string"
 
 
-def test_error_results_and_images_from_the_server(demo: State) -> None:
+def test_error_results_and_images_from_the_server(demo: WidgetParts) -> None:
     ins = inspector(demo)
     fail = choose(ins, "fail")
     fail.form.inputs[("message",)].value = "on purpose"
@@ -132,7 +127,7 @@ def test_error_results_and_images_from_the_server(demo: State) -> None:
     assert any(isinstance(c, w.Image) and bytes(c.value).startswith(b"\x89PNG") for c in image.result.children)
 
 
-def test_a_crash_is_shown_and_restart_brings_the_server_back(demo: State) -> None:
+def test_a_crash_is_shown_and_restart_brings_the_server_back(demo: WidgetParts) -> None:
     ins = inspector(demo)
     server = ins.panels["demo"]
     pid = demo.hub.server("demo").pid
@@ -156,7 +151,7 @@ def test_a_restart_by_a_call_reaches_an_open_inspector(clean_env: Any) -> None:
     from synapse_nb.errors import SynapseError
     with private_state() as state:
         state.runner.run(state.hub.connect("demo", command=DEMO[0], args=DEMO[1:]), timeout=60)
-        ins = inspector(state, "demo")
+        ins = inspector(widget_parts(state), "demo")
         card = ins.panels["demo"].card
         first = state.hub.server("demo").pid
         assert f"pid <b>{first}</b>" in card.value

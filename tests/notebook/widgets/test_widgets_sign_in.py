@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from synapse_nb.events import Event, ServerEvent
+from synapse_nb.notebook.subcommands import widget_parts
 from synapse_nb.notebook.widgets import Inspector
 from tests.notebook.widgets.real_state import go_live, private_state
 from tests.support.oauth_server import follow, serve
@@ -33,7 +34,7 @@ def sign_in_asked(state: SynapseState, loop: asyncio.AbstractEventLoop) -> async
         if isinstance(event, ServerEvent) and event.event == "sign_in_asked" and not asked.done():
             asked.set_result(None)
 
-    state.on_server_event(listener)
+    state.router.on_server_event(listener)
     return asked
 
 
@@ -51,7 +52,7 @@ def test_an_open_sign_in_shows_as_a_link_in_the_server_panel(clean_env: Any) -> 
         state.runner.run(state.hub.connect("demo", command=sys.executable,
                                            args=["-m", "synapse_nb.mcp_client.demo_server"]), timeout=TIMEOUT)
         assert state.sign_in is not None
-        ins = Inspector(state, "demo")
+        ins = Inspector(widget_parts(state), "demo")
         panel = ins.panels["demo"]
         assert panel.asking.children == ()
         asked = sign_in_asked(state, loop)
@@ -76,7 +77,7 @@ def test_the_panel_links_to_a_real_sign_in_and_drops_it_once_connected(clean_env
 
     with serve() as server, live_state() as (state, loop):  # the hub closes first, the server after it
         state.hub.token_store = TokenStore(tmp_path / "tokens", backend="file")  # never the user's keyring
-        ins = Inspector(state)
+        ins = Inspector(widget_parts(state))
         asked = sign_in_asked(state, loop)
         connecting = state.runner.spawn(state.hub.connect("notes", url=server.url))
         loop.run_until_complete(asyncio.wait_for(asked, TIMEOUT))

@@ -131,6 +131,15 @@ class FakeHub:
         self.actions.append(("prompt", f"{name} {prompt} {dict(arguments or {})}"))
         return PromptResult("A summary prompt", (Message.user(f"Summarize {dict(arguments or {}).get('table')}"),))
 
+    async def subscribe(self, name: str, uri: str) -> None:
+        self.actions.append(("subscribe", f"{name} {uri}"))
+
+    async def unsubscribe(self, name: str, uri: str) -> None:
+        self.actions.append(("unsubscribe", f"{name} {uri}"))
+
+    def logs(self, name: str, n: int | None = None, *, level: str = "debug") -> list[Any]:
+        return []
+
     async def list_prompts(self, name: str) -> list[Any]:
         found = self.prompts.get(name, [])
         if isinstance(found, BaseException):
@@ -202,10 +211,25 @@ class FakeHistory:
 
 @dataclass
 class FakeState:
+    """The widgets' facade (widgets/facade.py: StateLike), every member of it and nothing more: a widget that
+    reads anything else of it fails the test (not even `getattr(state, "x", None)` gets a quiet None)."""
+
     hub: FakeHub
     runner: FakeRunner
     history_obj: Any = None
     listeners: list[Any] = field(default_factory=list)
+    answers: Any = None
+    sign_in: Any = None
+    apps: Any = None
+    kernel: Any = None
+    registry: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for what the class does not have: a widget reached past its protocol
+        raise AssertionError(f"a widget read {name!r} of its facade, which widgets/facade.py's StateLike does not list")
+
+    def kernel_tools(self) -> bool:
+        return False
 
     def history(self) -> Any:
         return self.history_obj
