@@ -276,11 +276,12 @@ def _call(m: SynapseMagics, rest: str) -> Pending:
 
 def _connect(m: SynapseMagics, rest: str) -> Pending:
     spec, state = parse_connect(m.words("%mcp connect", rest, expanded=True)), m.state
-    parts = (state.hub, state.port, state.secret_registry, state.policy)
+    parts = (lambda: state.hub, state.port, state.secret_registry, state.policy)
     if isinstance(spec, ConfigFile):
         return Pending(nothing(mcp_cmd.connect_config_async(*parts, spec.path, name=spec.name)),
                        "connecting was cancelled")
-    connecting = mcp_cmd.connect_async(*parts, spec, on_connected=lambda name: mcp_tasks.follow_open_tasks(state, name))
+    connecting = mcp_cmd.connect_async(
+        *parts, spec, on_connected=lambda name: mcp_tasks.follow_open_tasks(state, name))
     return Pending(nothing(connecting), f"connecting {spec.name} was cancelled")
 
 

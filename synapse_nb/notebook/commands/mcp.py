@@ -120,8 +120,8 @@ async def _load_client() -> float:
 
 
 async def connect_async(
-    hub: McpHub, port: KernelPort, secrets: SecretRegistry, policy: ApprovalPolicy, spec: ServerConfig, *,
-    on_connected: Callable[[str], None] | None = None,
+    hub_of: Callable[[], McpHub], port: KernelPort, secrets: SecretRegistry, policy: ApprovalPolicy,
+    spec: ServerConfig, *, on_connected: Callable[[str], None] | None = None,
 ) -> ServerInfo:
     """`%mcp connect NAME -- COMMAND ...` / `NAME URL`: start one server and show its tools count.
 
@@ -131,9 +131,10 @@ async def connect_async(
     An HTTP server that asks for OAuth shows "Sign in to NAME" here (notebook/questions/sign_in.py) and connects
     once the user has signed in; a sign-in that does not work is one line (the OAuthError's message).
     `on_connected` is told the server's name once it is connected (commands/mcp_tasks.py follows its open tasks).
+    The hub is built (`hub_of`) only once the MCP client's import is done: built earlier, it would wait for that
+    import on the loop, before the cell says what it is waiting for.
     """
     started = clock()
-    before = _connected_at(hub, spec.name)
     for value in config_secrets(spec.env, spec.headers):
         secrets.add(value)
     shown = spec.display  # the command line or URL, its secrets masked (masking.command_line, mask_url)
@@ -146,6 +147,8 @@ async def connect_async(
     out.start(progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(secrets, shown)}) …"))
     try:
         loading = await _load_client()
+        hub = hub_of()
+        before = _connected_at(hub, spec.name)
         info = await hub.connect_server(spec)
     except OAuthError as exc:
         out.finish(progress(f"✗ {spec.name}: not signed in"))
@@ -192,7 +195,7 @@ def _connected_at(hub: McpHub, name: str) -> Any:
 
 
 async def connect_config_async(
-    hub: McpHub, port: KernelPort, secrets: SecretRegistry, policy: ApprovalPolicy, path: str | None = None, *,
+    hub_of: Callable[[], McpHub], port: KernelPort, secrets: SecretRegistry, policy: ApprovalPolicy, path: str | None = None, *,
     name: str | None = None,
 ) -> ConnectReport:
     """`%mcp connect [--config PATH]`: every enabled server of the config file; failures are listed, not raised.
@@ -223,11 +226,12 @@ async def connect_config_async(
     if not enabled:
         return ConnectReport({})
     started = clock()
-    before = {name: _connected_at(hub, name) for name in enabled}
     out = LiveOutput(live=port.live, publish=port.publish)
     out.start(progress(f"connecting {', '.join(enabled)} …"))
     try:
         loading = await _load_client()
+        hub = hub_of()  # built once the client's import is done (connect_async says why)
+        before = {name: _connected_at(hub, name) for name in enabled}
         if name is None:
             results = await hub.connect_config(path)
         else:
