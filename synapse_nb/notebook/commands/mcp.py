@@ -195,8 +195,8 @@ def _connected_at(hub: McpHub, name: str) -> Any:
 
 
 async def connect_config_async(
-    hub_of: Callable[[], McpHub], port: KernelPort, secrets: SecretRegistry, policy: ApprovalPolicy, path: str | None = None, *,
-    name: str | None = None,
+    hub_of: Callable[[], McpHub], port: KernelPort, secrets: SecretRegistry, policy: ApprovalPolicy,
+    path: str | None = None, *, name: str | None = None,
 ) -> ConnectReport:
     """`%mcp connect [--config PATH]`: every enabled server of the config file; failures are listed, not raised.
 
