@@ -19,6 +19,11 @@ REFERENCE_NPM := @modelcontextprotocol/server-filesystem@$(REFERENCE_NPM_VERSION
                  @modelcontextprotocol/server-memory@$(REFERENCE_NPM_VERSION)
 REFERENCE_PY_VERSION := 2026.10.19
 REFERENCE_PY  := mcp-server-time==$(REFERENCE_PY_VERSION) mcp-server-git==$(REFERENCE_PY_VERSION)
+# MotherDuck's MCP server (PyPI) on a local DuckDB file: the tests of tables returned with a warning beside them
+# (issue 38). It pins its own fastmcp, mcp and duckdb, so it lives in a venv of its own; its fastmcp also serves
+# the tests' small fastmcp servers.
+MOTHERDUCK_VERSION := 1.1.0
+MOTHERDUCK := $(TOOLS)/motherduck/.installed-$(MOTHERDUCK_VERSION)
 NPM_TOOLS  := $(TOOLS)/.npm-$(EVERYTHING_VERSION)-$(REFERENCE_NPM_VERSION)
 PYSERVERS  := $(TOOLS)/pyservers/.installed-$(REFERENCE_PY_VERSION)
 # The OTLP receiver the tracing tests export to and read back from: Arize Phoenix (an open-source LLM
@@ -97,7 +102,7 @@ $(VENV)/.installed: pyproject.toml
 
 # The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder,
 # and the OTLP receiver of the tracing tests.
-tools: $(NPM_TOOLS) $(PYSERVERS) otel-receiver widget-js-deps apps-servers
+tools: $(NPM_TOOLS) $(PYSERVERS) $(MOTHERDUCK) otel-receiver widget-js-deps apps-servers
 
 # One npm install for all three (the stamp's name carries the versions: a bump installs again).
 $(NPM_TOOLS):
@@ -109,6 +114,11 @@ $(NPM_TOOLS):
 $(PYSERVERS):
 	@test -x $(TOOLS)/pyservers/bin/python || $(PYTHON) -m venv $(TOOLS)/pyservers
 	$(TOOLS)/pyservers/bin/python $(TOOL_PIP) $(REFERENCE_PY)
+	@touch $@
+
+$(MOTHERDUCK):
+	@test -x $(TOOLS)/motherduck/bin/python || $(PYTHON) -m venv $(TOOLS)/motherduck
+	$(TOOLS)/motherduck/bin/python $(TOOL_PIP) mcp-server-motherduck==$(MOTHERDUCK_VERSION)
 	@touch $@
 
 widget-js-deps: $(WIDGET_JS_DEPS)

@@ -26,7 +26,7 @@ from ..turns.render import (
 from ..turns.view import ToolCallView, duration, size_text
 from .live import Bundle
 from .palette import colour
-from .tabular import table_of
+from .tabular import meta_items, table_of, tables_of
 
 __all__ = [
     "APP_MIME_TYPE", "CALL_REST", "CallProgress", "ResourcePart", "call_bundle", "call_text", "capped_plain",
@@ -101,8 +101,16 @@ def call_text(name: str, result: ToolResult) -> str:
     table = None if result.is_error else table_of(result)
     lines = [head]
     if table is not None and table.columns:
+        lines.extend(f"{name}: {text}" for name, text, _ in meta_items(table.meta))
         rows = len(table.rows)
-        lines.append(f"{rows:,} row{'' if rows == 1 else 's'} · {len(table.columns)} columns (a DataFrame: .df)")
+        where = f" of {table.path}" if table.path else ""
+        lines.append(f"{rows:,} row{'' if rows == 1 else 's'} · {len(table.columns)} columns{where} (a DataFrame: .df"
+                     + (", the fields above: .meta)" if table.meta else ")"))
+    elif not result.is_error:
+        several = tables_of(result)
+        if len(several) > 1:
+            names = ", ".join(repr(t.path) for t in several)
+            lines.append(f"{len(several)} tables: {names} (a DataFrame of one: .df_of(NAME))")
     if result.text:
         lines.append(capped_plain(result.text, CALL_REST))
     return "\n".join(lines)

@@ -17,13 +17,13 @@ from typing import Any
 from ..output.live import Bundle
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
-from ..output.tabular import Table, table_of
+from ..output.tabular import Table, meta_items, table_of, tables_of
 from .result import parse_json_answer
 from .view import ToolCallView, TurnView, progress_fraction
 
 __all__ = [
-    "STYLE", "TURN_REST", "Rest", "capped_text", "markdown", "plain", "progress_html", "progress_text", "readable",
-    "render", "tool_block",
+    "STYLE", "TURN_REST", "Rest", "capped_text", "markdown", "meta_html", "plain", "progress_html", "progress_text",
+    "readable", "render", "tool_block",
 ]
 
 RESULT_PREVIEW = 20_000  # characters of a result shown in the cell (all of it is in _synapse.tool_calls)
@@ -235,11 +235,20 @@ def _result_html(call: ToolCallView, rest: Rest) -> str:
     if table is not None and table.columns:
         out.append(_table_html(table, text, rest))
     else:
+        several = tables_of(call.result) if call.status == "ok" else []
+        if len(several) > 1:
+            names = ", ".join(t.path for t in several)
+            out.append(f'<div style="color:{MUTED};font-size:12px">{len(several)} tables: {_esc(names)} '
+                       f"(a DataFrame of one: <code>{_esc(_pick_one(rest))}</code>)</div>")
         out.append(capped_text(text, rest, colour=colour))
     for image in call.result.images:
         if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES:
             out.append(f'<img src="data:{image.mime_type or "image/png"};base64,{image.data}"/>')
     return "".join(out)
+
+
+def _pick_one(rest: Rest) -> str:
+    return "_synapse.tool_calls.result_df(i, table=NAME)" if rest is TURN_REST else ".df_of(NAME)"
 
 
 def capped_text(text: str, rest: Rest = TURN_REST, *, colour: str = "") -> str:
@@ -290,7 +299,21 @@ def _table_html(table: Table, raw: str, rest: Rest) -> str:
     )
     caption = f'<span style="color:{MUTED};font-size:11px">{_esc(count)}</span> '
     show_all = _show_all(len(rows), "rows") if capped else ""
-    return f"<div>{caption}{toggle}</div>{show_all}{grid}"
+    return f"{meta_html(table)}<div>{caption}{toggle}</div>{show_all}{grid}"
+
+
+def meta_html(table: Table) -> str:
+    """The fields found beside a table (a warning, `truncated`, a cursor ...), one line each above it,
+    warnings in the warning colour: what the server said about its rows is read before the rows."""
+    lines = []
+    for name, text, warns in meta_items(table.meta):
+        colour = _colour("warn") if warns else MUTED
+        lines.append(f'<div class="snb-table-meta{" snb-table-warning" if warns else ""}" '
+                     f'style="font-size:12px;color:{colour}"><b>{_esc(name)}</b>: {_esc(text)}</div>')
+    if table.path:
+        lines.append(f'<div class="snb-table-meta" style="font-size:11px;color:{MUTED}">the table of '
+                     f"<code>{_esc(table.path)}</code></div>")
+    return "".join(lines)
 
 
 def _cell(value: Any) -> str:
