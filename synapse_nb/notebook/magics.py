@@ -53,7 +53,8 @@ SYNAPSE_SUBCOMMANDS = (
     "status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help", "record", "replay", "cost",
 )
 MCP_SUBCOMMANDS = (
-    "connect", "list", "tools", "call", "disconnect", "restart", "inspect", "read", "prompt", "logs", "roots",
+    "connect", "list", "tools", "resources", "call", "disconnect", "restart", "inspect", "read", "prompt", "logs",
+    "roots",
     "subscribe", "unsubscribe", "auth", "logout", "help",
 )
 
@@ -352,6 +353,10 @@ class SynapseMagics(Magics):
             call = mcp_cmd.call_async(state, target, parse_call_arguments(arguments))
             cancelled = f"the call of {target.server}.{target.tool} was cancelled; the server stays connected"
             return Pending(call, cancelled)
+        if sub == "read":  # a template's `{variables}` reach the server's URI as written, not as Python names
+            words = split(rest, "%mcp read")
+            return Pending(mcp_read.run(state, sub, words[:2] + [expand(w, self._ns) for w in words[2:]]),
+                           "%mcp read was cancelled; the server stays connected")
         words = split(expand(rest, self._ns), f"%mcp {sub}")
         if sub == "connect":
             spec = parse_connect(words)
@@ -376,7 +381,7 @@ class SynapseMagics(Magics):
             if len(words) != 1:
                 raise UsageError("%mcp restart: name one server, e.g. %mcp restart demo")
             return Pending(_nothing(mcp_cmd.restart_async(state, words[0])), f"restarting {words[0]} was cancelled")
-        if sub in ("read", "prompt"):
+        if sub in ("resources", "prompt"):
             return Pending(mcp_read.run(state, sub, words), f"%mcp {sub} was cancelled; the server stays connected")
         if sub == "inspect":
             _at_most(words, 1, "%mcp inspect [NAME]")

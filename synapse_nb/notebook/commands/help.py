@@ -74,7 +74,10 @@ MCP_HELP = """\
   disconnect NAME | --all               stop servers
   restart NAME                          restart a server (also one that crashed too often)
   inspect [NAME]                        inspector widget: servers, tools, forms to call them
+  resources [SERVER]                    resources and resource templates (DataFrame)
   read SERVER URI                       read a resource, e.g. %mcp read demo demo://schema
+  read SERVER TEMPLATE k=v ...          fill a template's {variables} and read it (the URI as written:
+                                        no {expr} expansion), e.g. %mcp read ev demo://item/{id} id=3
   prompt SERVER NAME [k=v ...]          render a prompt template, e.g. %mcp prompt demo explore_table table=orders
   logs NAME [-n N] [--level LEVEL]      the server's last log messages (DataFrame)
   logs NAME --stderr [-n N]             what the server's process wrote to stderr since it started

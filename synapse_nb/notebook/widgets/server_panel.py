@@ -104,7 +104,9 @@ def resources_html(resources: Sequence[Any]) -> str:
     if not resources:
         return '<span class="snb-muted">This server offers no resources.</span>'
     rows = "".join(
-        f"<tr><td><b>{esc(_get(r, 'name', ''))}</b></td><td><code>{esc(_get(r, 'uri', ''))}</code></td>"
+        f"<tr><td><b>{esc(_get(r, 'name', ''))}</b>"
+        + (' <span class="snb-muted">template</span>' if _get(r, "uri_template") else "")
+        + f"</td><td><code>{esc(_get(r, 'uri') or _get(r, 'uri_template') or '')}</code></td>"
         f"<td>{esc(_get(r, 'mime_type') or _get(r, 'mimeType') or '')}</td>"
         f"<td>{esc(_get(r, 'description') or '')}</td></tr>"
         for r in resources
@@ -282,8 +284,11 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
 
     async def _catalogue(self) -> None:
         hub = self.state.hub
+        async def resources(name: str) -> list[Any]:
+            return [*await hub.list_resources(name), *await hub.list_resource_templates(name)]
+
         for kind, view, listing, render in (
-            ("resources", self.resources, hub.list_resources, resources_html),
+            ("resources", self.resources, resources, resources_html),
             ("prompts", self.prompts, hub.list_prompts, prompts_html),
         ):
             try:
