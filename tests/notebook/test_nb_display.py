@@ -598,3 +598,17 @@ def test_a_cut_never_freezes_a_call_still_running_above_it(published: Any) -> No
     assert "demo__query" not in above  # not frozen as running above the card
     assert "demo__query" in below
     assert "demo__drop_table" in below
+
+
+def test_a_long_argument_is_capped_in_the_call_block_and_kept_whole_on_the_call() -> None:
+    view = TurnView(model="m")
+    content = "x" * 60_000
+    call = _call("fs__write_file", path="/tmp/big.txt", content=content)
+    view.apply(ToolCallStarted(session_id=S, call=call, server="fs", tool="write_file", approval="auto"))
+    view.apply(ToolCallFinished(session_id=S, call=call, server="fs", tool="write_file", approval="auto",
+                                started_at=NOW, duration_ms=3, result=ToolResult((ContentBlock("text", text="ok"),))))
+    markdown = render(view)["text/markdown"]
+    assert len(markdown) < 10_000
+    shown = "path: /tmp/big.txt&#10;content: " + "x" * (4_000 - len("path: /tmp/big.txt\ncontent: "))
+    assert f"{shown}&#10;… 56,028 more characters in _synapse.tool_calls.arguments" in markdown
+    assert view.parts[0].arguments["content"] == content  # the view (and so the history) keeps it whole

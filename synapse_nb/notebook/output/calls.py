@@ -33,7 +33,8 @@ __all__ = [
     "resource_part", "resource_parts", "read_bundle", "read_text",
 ]
 
-CALL_REST = Rest(".text of this cell's value (_.text)", ".df of this cell's value (_.df)")
+CALL_REST = Rest(".text of this cell's value (_.text)", ".df of this cell's value (_.df)",
+                 ".arguments of this cell's value (_.arguments)")
 READ_REST = Rest(".text of this cell's value (_.text)", ".text of this cell's value (_.text)")
 PLAIN_LINES = 30  # the text/plain of a result (what a terminal prints, and the notebook keeps) stops there
 PLAIN_CHARS = 3_000

@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 RESULT_PREVIEW = 20_000  # characters of a result shown in the cell (all of it is in _synapse.tool_calls)
+ARGUMENTS_PREVIEW = 4_000  # characters of a call's arguments shown in its block (all of them are recorded)
 TABLE_ROWS = 200
 CAP_LINES = 18  # longer results and answers sit in a scroll box with "show all"
 ANSWER_CAP_CHARS = 6_000
@@ -40,9 +41,10 @@ class Rest:
 
     text: str
     rows: str
+    arguments: str = "the history's tool_calls.arguments"
 
 
-TURN_REST = Rest("_synapse.tool_calls", "_synapse.tool_calls")
+TURN_REST = Rest("_synapse.tool_calls", "_synapse.tool_calls", "_synapse.tool_calls.arguments")
 
 COLOURS: Mapping[str, str] = {
     "ok": _colour("ok"), "finished": _colour("ok"), "error": _colour("error"), "failed": _colour("error"),
@@ -176,9 +178,10 @@ def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Re
     )
     body: list[str] = [f'<div style="{LABEL}">arguments</div>']
     if call.status == "streaming":
-        body.append(f'<pre style="{PRE}">{_one_line(call.streamed or " ")}</pre>')
+        body.append(f'<pre style="{PRE};{CAPPED}">{_one_line(_capped_arguments(call.streamed or " ", rest))}</pre>')
     else:
-        body.append(f'<pre style="{PRE}">{_one_line(_arguments_text(call.arguments) or "(none)")}</pre>')
+        shown = _capped_arguments(_arguments_text(call.arguments) or "(none)", rest)
+        body.append(f'<pre style="{PRE};{CAPPED}">{_one_line(shown)}</pre>')
     if call.status == "running" and call.progress is not None:
         body.append(_progress(call))
     if call.error and call.status == "cancelled":
@@ -336,6 +339,14 @@ def _arguments_text(arguments: Mapping[str, Any]) -> str:
         pad = "\n" + " " * (len(name) + 2)
         lines.append(f"{name}: {pad.join(text.splitlines()) if text else repr(text)}")
     return "\n".join(lines)
+
+
+def _capped_arguments(text: str, rest: Rest) -> str:
+    """A call's arguments cut to ARGUMENTS_PREVIEW characters, with how many more there are and where: a
+    60,000-character argument (a whole file written by the model) is not printed whole into the notebook."""
+    if len(text) <= ARGUMENTS_PREVIEW:
+        return text
+    return f"{text[:ARGUMENTS_PREVIEW]}\n… {len(text) - ARGUMENTS_PREVIEW:,} more characters in {rest.arguments}"
 
 
 def _json_block(text: str) -> str:
