@@ -77,7 +77,7 @@ def test_the_inspector_fits_the_window(lab: Lab, browser: Any, width: int, tmp_p
     with failure_shot(nb, f"inspector-{width}"):
         for i in range(len(CELLS)):
             nb.run(i, timeout=90_000)
-        inspector = nb.output(3).locator(".snb-inspector")
+        inspector = nb.output(3).locator(".snb-inspector.jupyter-widgets")
         expect(inspector).to_be_visible(timeout=30_000)
         server = inspector.locator(".snb-server-demo")
         server.locator(".lm-TabBar-tab", has_text="Tools").click()

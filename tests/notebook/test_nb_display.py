@@ -612,3 +612,16 @@ def test_a_long_argument_is_capped_in_the_call_block_and_kept_whole_on_the_call(
     shown = "path: /tmp/big.txt&#10;content: " + "x" * (4_000 - len("path: /tmp/big.txt\ncontent: "))
     assert f"{shown}&#10;… 56,028 more characters in _synapse.tool_calls.arguments" in markdown
     assert view.parts[0].arguments["content"] == content  # the view (and so the history) keeps it whole
+
+
+def test_dollar_signs_in_an_answer_are_published_as_text_not_math() -> None:
+    view = TurnView(model="m")
+    answer = "Revenue was $12,400 in Q1 and $15,100 in Q2.\n\nIn code: `echo $HOME`\n\n```sh\nexport A=$B\n```\n"
+    view.apply(TextDelta(session_id=S, turn_id=T, text=answer))
+    view.apply(TurnFinished(session_id=S, turn_id=T, text=answer, iterations=1, usage=Usage(30, 13), duration_ms=5))
+    published = render(view)["text/markdown"]
+    dollar = "<span>&#36;</span>"
+    assert f"Revenue was {dollar}12,400 in Q1 and {dollar}15,100 in Q2." in published
+    assert "`echo $HOME`" in published  # code keeps its dollar signs as written
+    assert "export A=$B" in published
+    assert render(view)["text/plain"].startswith("Revenue was $12,400 in Q1 and $15,100 in Q2.")

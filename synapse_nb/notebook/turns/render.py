@@ -18,6 +18,7 @@ from ..output.live import Bundle
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
 from ..output.tabular import Table, meta_items, table_of, tables_of
+from .dollars import text_dollars
 from .result import parse_json_answer
 from .view import ToolCallView, TurnView, progress_fraction
 
@@ -114,7 +115,7 @@ def markdown(view: TurnView) -> str:
         if isinstance(part, ToolCallView):
             blocks.append(tool_block(part, now))
         elif part.strip():
-            text = part.strip("\n")
+            text = text_dollars(part.strip("\n"))  # a `$` is money, not math (dollars.py)
             if view.status == "running":
                 blocks.append(_close_fence(text))
             else:
@@ -126,15 +127,15 @@ def markdown(view: TurnView) -> str:
         return "\n\n".join(blocks)
     activity = view.activity
     if activity:
-        blocks.append(f'<div class="snb-activity" style="color:{MUTED}">{SPINNER} {_esc(activity)}</div>')
-    blocks.extend(f"> {_esc(note)}" for note in view.notes)
+        blocks.append(f'<div class="snb-activity" style="color:{MUTED}">{SPINNER} {_money(activity)}</div>')
+    blocks.extend(f"> {_money(note)}" for note in view.notes)  # budget notes name amounts in dollars
     if view.shown_error:
         colour = COLOURS["budget_exceeded"] if view.status == "budget_exceeded" else RED
-        blocks.append(f'<pre style="{PRE};color:{colour}">{_one_line(view.shown_error)}</pre>')
+        blocks.append(f'<pre style="{PRE};color:{colour}">{text_dollars(_one_line(view.shown_error))}</pre>')
     colour = COLOURS.get(view.tone, MUTED)
     if view.footer_elsewhere:
         return "\n\n".join(blocks)
-    blocks.append(f'<sub class="snb-footer snb-{view.tone}" style="color:{colour}">{_esc(view.footer)}</sub>')
+    blocks.append(f'<sub class="snb-footer snb-{view.tone}" style="color:{colour}">{_money(view.footer)}</sub>')
     return "\n\n".join(blocks)
 
 
@@ -358,6 +359,11 @@ def _json_block(text: str) -> str:
 
 def _esc(text: object) -> str:
     return html.escape(str(text))
+
+
+def _money(text: object) -> str:
+    """Escaped, each `$` as text (a cost, a budget), never a math delimiter (dollars.py)."""
+    return text_dollars(html.escape(str(text)))
 
 
 def _one_line(text: str) -> str:

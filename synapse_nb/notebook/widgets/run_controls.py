@@ -61,7 +61,6 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
         self.detail = ""
         self._tools: dict[str, str] = {}  # call id -> tool, for progress lines
         self.finished = False
-        self._handle: Any = None
         self.pending: tuple[_Request, ...] = ()
         self.answers: tuple[tuple[str, str], ...] = ()  # (tool, answer) in the order given, for the record
 
@@ -115,17 +114,17 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
             _resolve(request.future, "no")
         self.pending = ()
         self._render()
-        if self._handle is not None:
-            try:
-                self._handle.update(self)  # the saved output's snapshot says how the run ended
-            except Exception:  # a display hook failing must not break the run's end
-                logger.exception("updating the run controls' output failed")
+        try:
+            self.refresh_snapshot()  # the saved output's snapshot says how the run ended
+        except Exception:  # a display hook failing must not break the run's end
+            logger.exception("updating the run controls' snapshot failed")
 
     def show(self) -> None:
-        """Display the controls in the current cell, keeping a handle so `finish` can update the snapshot."""
+        """Display the controls (their snapshot, then the widget) in the current cell; `finish` takes the
+        snapshot again."""
         from IPython.display import display
 
-        self._handle = display(self, display_id=True)  # type: ignore[no-untyped-call]
+        display(self)  # type: ignore[no-untyped-call]
 
     def snapshot(self) -> tuple[str, str]:
         html = f'<div class="snb-root snb-run-controls">{self.status_label.value}'
