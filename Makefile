@@ -66,7 +66,7 @@ CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conforman
 export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 
 .PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser clean help
-.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools
+.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts
 
 # The MCP Apps View widget's browser half (synapse_nb/notebook/apps/static/app_view.js, committed so that
 # the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
@@ -171,21 +171,28 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanit
 # so pytest-xdist runs WORKERS test files side by side; a file stays on one worker (its module-scoped kernel
 # or server starts once, a notebook's cells run in order). Every test has its own ports, tmp_path, history
 # file and data dirs (tests/conftest.py: clean_env), so the order of files does not matter to the results; for
-# the time, the longest files go first (tests/file_order.py; --no-loadscope-reorder keeps that order
+# the time, the longest files go first (tests/support/file_order.py; --no-loadscope-reorder keeps that order
 # where xdist would start with the files that hold the most tests), so no worker is left alone on one at the end.
 WORKERS ?= 3
-pytest: venv tools browser bench-tools
+pytest: venv tools browser bench-tools fonts
 	SYNAPSE_CHROMIUM=$(CHROMIUM) $(WRITE_BYTECODE) $(PY) -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder $(NBVAL) tests notebooks
 
+# matplotlib lists the machine's fonts (it runs `fc-list`) and caches the list on its first import, once per
+# machine: seconds, and a process. A user's first plot pays that once; the suite's first plot would pay it inside
+# a test (a process started under `make quick`'s --forbid-spawn, seconds of a kernel test's wait on a busy machine),
+# so the runs pay it first (~0.3 s once the cache exists).
+fonts: venv
+	$(WRITE_BYTECODE) $(PY) -c 'import matplotlib.font_manager'
+
 # The fast loop: every test that runs in this process. The tests that start a process are marked
-# (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/spawn_guard.py)
+# (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/support/spawn_guard.py)
 # fails any test that starts one anyway, so an unmarked one cannot slip in.
 # Two workers (QUICK_WORKERS=0 runs it in one process). Bytecode is cached even where the environment says
 # PYTHONDONTWRITEBYTECODE (compiling the package and rewriting every test module's asserts each run costs
 # seconds), and nbval's plugin stays unloaded: it imports nbformat and jsonschema (~2.5 s per worker).
 QUICK_MARKERS := not (process or kernel or browser or node)
 QUICK_WORKERS ?= 2
-quick: venv
+quick: venv fonts
 	$(WRITE_BYTECODE) $(PY) -m pytest -q -n $(QUICK_WORKERS) --dist loadgroup -p no:nbval \
 		-m "$(QUICK_MARKERS)" --forbid-spawn tests
 

@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 REPO = Path(__file__).resolve().parents[1]
-TESTS = REPO / "tests"
-for _path in (REPO, TESTS):  # the package from this checkout; tests/llm_server.py is a real part we reuse
-    if str(_path) not in sys.path:
-        sys.path.insert(0, str(_path))
+SUPPORT = REPO / "tests" / "support"
+if str(REPO) not in sys.path:  # the package from this checkout, and its tests' real parts we reuse (tests.support)
+    sys.path.insert(0, str(REPO))
 
 __all__ = [
     "DEMO_ARGS",
@@ -40,8 +39,8 @@ __all__ = [
 
 T = TypeVar("T")
 
-DEMO_ARGS = (str(TESTS / "tools_server.py"),)
-"""How to start the demo MCP server with the test tools (tests/tools_server.py) with this interpreter (stdio)."""
+DEMO_ARGS = (str(SUPPORT / "tools_server.py"),)
+"""How to start the demo MCP server with the test tools (tests/support/tools_server.py), this interpreter, stdio."""
 
 
 @dataclass(frozen=True)

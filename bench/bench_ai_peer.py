@@ -1,6 +1,6 @@
 """Row 19: `%%synapse` against jupyter-ai's `%%ai`, each in a real kernel driven over ZMQ, on one wire server.
 
-The same answer (WORDS words) from tests/llm_server.py: `%%synapse` (the `ollama:` provider) gets it
+The same answer (WORDS words) from tests/support/llm_server.py: `%%synapse` (the `ollama:` provider) gets it
 streamed PACE seconds apart; `%%ai openai-chat-custom:bench` (jupyter-ai-magics in its own venv,
 .tools/bench-peers/jupyter-ai from `make bench-tools`, pointed at the server by OPENAI_API_BASE) asks
 without streaming, so the server sends the whole completion once the same WORDS x PACE have passed.
@@ -21,7 +21,8 @@ from typing import Any
 
 from _common import REPO, Measure, Row, Size, bench_dir, median
 from bench_frontend import STRIPPED, Frontend
-from llm_server import Gate, LlmServer, raw_body, text
+
+from tests.support.llm_server import Gate, LlmServer, raw_body, text
 
 __all__ = ["row_ai_peer"]
 

@@ -4,8 +4,8 @@
     python bench/run.py --only 16             # the same measurement as a row of results.md
 
 A real agent turn of 10 iterations (a tool call in each of the first 9 replies) against the local
-wire-compatible server (tests/llm_server.py) with its model of the providers' prompt caches
-(tests/llm_cache.py: OpenAI caches every prefix it has seen; Anthropic the prefixes ending at the
+wire-compatible server (tests/support/llm_server.py) with its model of the providers' prompt caches
+(tests/support/llm_cache.py: OpenAI caches every prefix it has seen; Anthropic the prefixes ending at the
 `cache_control` breakpoints the adapter sets; both only from 1,024 tokens, as the real ones). The
 prompt has a realistic shape: a ~1,500-token system prompt, 3 tool schemas and ~400-token tool results.
 Baseline: every prompt token the turn sent; measured: the tokens the server reported read from its
@@ -23,14 +23,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import Measure, Row, Size, run_async, table
-from llm_cache import PromptCache
-from llm_server import LlmServer, call, text, tool_calls
 
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry, tool
 from synapse_nb.events import Event, LlmCallFinished
 from synapse_nb.providers.anthropic import AnthropicProvider
 from synapse_nb.providers.openai import OpenAIProvider
+from tests.support.llm_cache import PromptCache
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 __all__ = ["row_prompt_cache"]
 
@@ -100,8 +100,8 @@ async def _rows(size: Size) -> list[Row]:
             Measure("prompt tokens sent", float(total), f"{total:,} tokens"),
             Measure("read from the cache", float(read), f"{read:,} tokens ({share:.0%})"),
             f"≥ {TARGET:.0%} cache hits", share >= TARGET,
-            note=f"{how}; {iterations} model calls, caches from 1,024 tokens (tests/llm_cache.py); the ratio is "
-                 "the share of prompt tokens read from the cache",
+            note=f"{how}; {iterations} model calls, caches from 1,024 tokens (tests/support/llm_cache.py); the "
+                 "ratio is the share of prompt tokens read from the cache",
             why="" if share >= TARGET else
                 f"only {share:.0%} of the prompt was a cache hit: check that the request prefix is stable across "
                 "iterations (providers/openai.py request_body, providers/anthropic.py mark_cache_breakpoints)",

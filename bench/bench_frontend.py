@@ -1,7 +1,7 @@
 """Row 17: a `%%synapse` answer as a frontend sees it, over ZMQ from a real kernel.
 
 A jupyter_client frontend (this process) drives a fresh IPython kernel of this interpreter with the
-extension loaded; the model is tests/llm_server.py (a real HTTP server on 127.0.0.1, OpenAI wire format,
+extension loaded; the model is tests/support/llm_server.py (a real HTTP server on 127.0.0.1, OpenAI wire format,
 reached through the `ollama:` provider) streaming WORDS words PACE seconds apart and ending the body
 right after `data: [DONE]`. Every time is taken when the iopub message reached this process (what a
 frontend can show), against perf_counter() stamps the server took as it sent the first and the last
@@ -34,7 +34,8 @@ from typing import Any
 
 import httpx
 from _common import Measure, Row, Size, bench_dir, fmt_seconds, median
-from llm_server import LlmServer, text
+
+from tests.support.llm_server import LlmServer, text
 
 __all__ = ["Cell", "Frontend", "row_frontend"]
 
@@ -211,8 +212,8 @@ def row_frontend(size: Size) -> list[Row]:
     with LlmServer() as server:
         s = _measure(server, kernels, cells, words, pace)
     where = (f"a frontend (jupyter_client over ZMQ, IPC) and a fresh kernel of this interpreter with the extension "
-             f"loaded; {words} words {pace * 1000:g} ms apart from tests/llm_server.py; load average {load_before} "
-             f"before, {_load()} after (1, 5, 15 min, 2 cores)")
+             f"loaded; {words} words {pace * 1000:g} ms apart from tests/support/llm_server.py; load average "
+             f"{load_before} before, {_load()} after (1, 5, 15 min, 2 cores)")
     empty = median(s.empty)
     first_ph, later_ph = median(s.first_placeholder), median(s.placeholder) if s.placeholder else float("nan")
     first_text, last_text = median(s.first_text), median(s.last_text)

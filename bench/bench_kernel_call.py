@@ -1,7 +1,7 @@
 """Row 21: `%mcp call` as a frontend sees it, over ZMQ from a real kernel, against the awaited call and the SDK.
 
 A jupyter_client frontend (this process, ZMQ over IPC) drives a fresh kernel of this interpreter with the
-extension loaded and the demo server (tests/tools_server.py) connected over stdio. Every time is a cell's,
+extension loaded and the demo server (tests/support/tools_server.py) connected over stdio. Every time is a cell's,
 from the execute request until the kernel's idle message (what a user waits for).
 
 - 21a the same `echo` call as a whole-cell `%mcp call demo.echo text=...` and as the documented awaited call

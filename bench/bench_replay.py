@@ -1,6 +1,6 @@
 """Row 14: a 20-turn notebook replayed from its cassette, against recording it from a model with 200 ms latency.
 
-The model is tests/llm_server.py (a real HTTP server on 127.0.0.1, OpenAI wire, through the `ollama:`
+The model is tests/support/llm_server.py (a real HTTP server on 127.0.0.1, OpenAI wire, through the `ollama:`
 provider: no key) holding each answer back 200 ms, as a hosted model's time to first byte. Each turn
 is a `%%synapse` cell run through the notebook layer's own command (`commands.ask.ask_async` through the
 runner, history on): the model asks for a notebook tool, the tool answers, the model answers. Baseline: the 20 cells
@@ -16,7 +16,8 @@ import time
 from typing import Any
 
 from _common import Measure, Row, Size, bench_dir, fmt_seconds, median
-from llm_server import LlmServer, RecordedRequest, Reply, call, text, tool_calls
+
+from tests.support.llm_server import LlmServer, RecordedRequest, Reply, call, text, tool_calls
 
 __all__ = ["row_replay"]
 

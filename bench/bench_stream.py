@@ -1,6 +1,6 @@
 """Row 8: streaming through `%%synapse`'s display path, against the bytes on the wire.
 
-The model is tests/llm_server.py (a real HTTP server on 127.0.0.1, OpenAI wire format) reached through
+The model is tests/support/llm_server.py (a real HTTP server on 127.0.0.1, OpenAI wire format) reached through
 the `ollama:` provider (OpenAI-compatible, no key). The measured path is the cell's own code:
 `commands.ask.ask_async()` through the runner, with a live output whose publisher notes when the answer's
 text reaches it — everything a `%%synapse` cell runs except IPython's message send to the frontend. The baseline is a
@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _common import TESTS, Measure, Row, Size, fmt_rate, fmt_seconds, interleaved, median
-from llm_server import Gate, LlmServer, text
+from _common import SUPPORT, Measure, Row, Size, fmt_rate, fmt_seconds, interleaved, median
+
+from tests.support.llm_server import Gate, LlmServer, text
 
 __all__ = ["row_stream"]
 
@@ -253,20 +254,20 @@ def _new_name_lookup(state: Any, rounds: int) -> float:
 
 
 class _ServerProcess:
-    """tests/llm_server.py in a process of its own, serving one reply to every request: a model server never
+    """tests/support/llm_server.py in a process of its own, serving one reply to every request: a model server never
     shares the kernel's interpreter (in a thread here, its Python work would take the GIL from the reader)."""
 
     def __init__(self, reply: dict[str, Any]) -> None:
         self._dir = tempfile.TemporaryDirectory(prefix="bench-llm-")
         script = Path(self._dir.name) / "script.json"
         script.write_text(json.dumps([reply]))
-        command = [sys.executable, str(TESTS / "llm_server.py"), "--script", str(script), "--cycle"]
+        command = [sys.executable, str(SUPPORT / "llm_server.py"), "--script", str(script), "--cycle"]
         self._proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         assert self._proc.stdout is not None
         line = self._proc.stdout.readline().strip()
         if not line.startswith("LLM_SERVER_URL="):
             self.close()
-            raise RuntimeError(f"tests/llm_server.py did not start: {line!r}")
+            raise RuntimeError(f"tests/support/llm_server.py did not start: {line!r}")
         self.openai_base_url = line.partition("=")[2] + "/v1"
 
     def close(self) -> None:
@@ -310,7 +311,7 @@ def _throughput_row(size: Size) -> Row:
         "≥ 10,000 tokens/s", ok,
         note=f"{fmt_rate(tokens, measured, 'tokens')} through the display path vs {fmt_rate(tokens, base, 'tokens')} "
              f"read bare; {median(updates):.0f} display updates per answer (text throttled to one per 0.1 s); "
-             f"median of {rounds}; the server (tests/llm_server.py) in a process of its own, one SSE event (an "
+             f"median of {rounds}; the server (tests/support/llm_server.py) in a process of its own, one SSE event (an "
              f"HTTP chunk) per token",
         why="" if ok else
             f"{fmt_rate(tokens, measured, 'tokens')}: the per-token path (SSE decode, provider, TextDelta to "

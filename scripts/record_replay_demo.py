@@ -2,7 +2,7 @@
 
     python scripts/record_replay_demo.py
 
-1. Starts tests/llm_server.py (an OpenAI-compatible HTTP server on 127.0.0.1) as the model: for a question
+1. Starts tests/support/llm_server.py (an OpenAI-compatible HTTP server on 127.0.0.1) as the model: for a question
    it asks the demo MCP server's `query` tool, and answers from the tool's result.
 2. Runs the notebook in a real kernel with REPLAY_DEMO_MODE=record, OPENAI_BASE_URL pointing at that server
    and a placeholder key: `%synapse record` writes notebooks/cassettes/replay_demo.jsonl.
@@ -23,10 +23,11 @@ NOTEBOOK = REPO / "notebooks" / "replay_demo.ipynb"
 CASSETTE = REPO / "notebooks" / "cassettes" / "replay_demo.jsonl"
 PLACEHOLDER_KEY = "sk-placeholder-for-the-local-server-000000"  # masked in the cassette like any key
 
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "scripts")]
+sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
-from llm_server import LlmServer, RecordedRequest, Reply, call, text, tool_calls  # noqa: E402
 from run_notebooks import execute  # noqa: E402
+
+from tests.support.llm_server import LlmServer, RecordedRequest, Reply, call, text, tool_calls  # noqa: E402
 
 TOP_PRODUCTS = (
     "SELECT p.name AS product, p.category, ROUND(SUM(o.quantity * o.unit_price), 2) AS revenue "

@@ -44,6 +44,7 @@ __all__ = [
     "CassetteWriter",
     "Mask",
     "Request",
+    "RequestDigest",
     "ToolsDigest",
     "build_request",
     "canonical",
@@ -113,6 +114,22 @@ class ToolsDigest:
         if len(specs) != len(self._specs) or any(a is not b for a, b in zip(specs, self._specs, strict=True)):
             self._specs, self._digest = tuple(specs), tools_digest(specs)
         return self._digest
+
+
+class RequestDigest:
+    """What a model request held besides the transcript, as `LlmCallFinished.request` records it (so that a
+    cassette can be exported from the history): system prompt, provider params, the digest and names of the
+    tools offered, how many transcript messages. One per session: the tools' digest is remembered
+    (`ToolsDigest`), so describing a request costs little when the offer did not change."""
+
+    def __init__(self) -> None:
+        self._tools = ToolsDigest()
+
+    def __call__(self, provider: Any, system: str | None, specs: Sequence[ToolSpec], messages: int) -> dict[str, Any]:
+        return {
+            "system": system or None, "params": provider_params(provider), "tools": self._tools(specs),
+            "tool_names": [s.name for s in specs], "messages": messages,
+        }
 
 
 def provider_params(provider: Any) -> dict[str, Any]:

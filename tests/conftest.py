@@ -6,10 +6,13 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import file_order
 import pytest
-import spawn_guard
-from llm_server import LlmServer
+
+from tests.support.llm_server import LlmServer
+
+# The suite's own plugins: the spawn guard of `make quick` (--forbid-spawn) and the order in which
+# pytest-xdist hands out test files (longest kinds first; it runs after this file's marker hook).
+pytest_plugins = ["tests.support.spawn_guard", "tests.support.file_order"]
 
 SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY")
 ENV_VARS = (
@@ -23,18 +26,6 @@ ENV_VARS = (
     "DEEPSEEK_BASE_URL",
     "OLLAMA_BASE_URL",
 )
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    spawn_guard.add_options(parser)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    spawn_guard.configure(config)
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    spawn_guard.unconfigure(config)
 
 
 # Fixtures that start a process, and the marker every test using them (directly or through another
@@ -53,7 +44,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(FIXTURE_MARKERS[fixture])
         if type(item).__module__.startswith("nbval"):  # a saved notebook re-executed in a kernel
             item.add_marker("kernel")
-    file_order.longest_first(items)  # once every marker is on: see tests/file_order.py
 
 
 @pytest.fixture
@@ -91,6 +81,6 @@ def venv_python() -> str:
 
 @pytest.fixture
 def llm_server() -> Iterator[LlmServer]:
-    """A real HTTP server on 127.0.0.1 speaking the OpenAI and Anthropic wire formats (tests/llm_server.py)."""
+    """A real HTTP server on 127.0.0.1 speaking the OpenAI and Anthropic wire formats (tests/support/llm_server.py)."""
     with LlmServer() as server:
         yield server

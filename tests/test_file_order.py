@@ -1,8 +1,10 @@
-"""tests/file_order.py: under `make test` the longest kinds of test file are handed out first."""
+"""tests/support/file_order.py: under `make test` the longest kinds of test file are handed out first."""
 
 from __future__ import annotations
 
 import pytest
+
+from tests.support.file_order import LONGEST_FIRST, rank
 
 pytest_plugins = ["pytester"]
 
@@ -18,7 +20,9 @@ def test_files_go_out_longest_kind_first_each_keeping_its_tests_order(pytester: 
         test_d_process="import pytest\n\n@pytest.mark.process\ndef test_p(): pass\n",
     )
     pytester.mkpydir("bench").joinpath("test_rows.py").write_text("def test_rows(): pass\n")
-    result = pytester.runpytest_inprocess("-p", "file_order", "--collect-only", "-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess(
+        "-p", "tests.support.file_order", "--collect-only", "-q", "-p", "no:cacheprovider"
+    )
     ids = [line for line in result.outlines if "::" in line]
     assert ids == [
         "bench/test_rows.py::test_rows",
@@ -29,3 +33,13 @@ def test_files_go_out_longest_kind_first_each_keeping_its_tests_order(pytester: 
         "test_a_plain.py::test_one",
         "test_a_plain.py::test_two",
     ]
+
+
+def test_this_run_hands_out_its_files_in_that_order(request: pytest.FixtureRequest) -> None:
+    """The suite registers the plugin (tests/conftest.py): the files of this very run come longest kind first."""
+    assert request.config.pluginmanager.has_plugin("tests.support.file_order")
+    of_file: dict[object, int] = {}
+    for item in request.session.items:
+        of_file[item.path] = min(of_file.get(item.path, len(LONGEST_FIRST)), rank(item))
+    ranks = [of_file[item.path] for item in request.session.items]
+    assert ranks == sorted(ranks)

@@ -61,3 +61,22 @@ def test_shared_is_found_beside_a_clone_and_beside_the_main_clone_of_a_worktree(
     assert show(main, "abspath $(SHARED)") == str(tmp_path / "shared")
     assert show(tmp_path / "wt" / "branch", "abspath $(SHARED)") == str(tmp_path / "shared")
     assert show(tmp_path / "wt" / "branch", "SHARED", "SHARED=/elsewhere") == "/elsewhere"
+
+
+def test_quick_builds_matplotlibs_font_cache_before_a_test_plots(repo_root: Path, tmp_path: Path) -> None:
+    """On a machine where matplotlib never ran, its first import lists the fonts with `fc-list` (a process, and
+    seconds): inside a test under `make quick`'s --forbid-spawn that failed every test that plots, once per machine.
+    The runs build the cache first, so the first plot of the suite finds it."""
+    import sys
+
+    env = {**_MAKE_ENV, "MPLCONFIGDIR": str(tmp_path / "matplotlib")}  # a machine where matplotlib never ran
+    venv = ["-o", "venv", f"VENV={sys.prefix}"]  # this interpreter's venv, as it is
+    plan = subprocess.run(["make", "--no-print-directory", "-n", "quick", *venv], cwd=repo_root, env=env,
+                          capture_output=True, text=True, check=True, timeout=60).stdout
+    assert plan.index("import matplotlib.font_manager") < plan.index("--forbid-spawn")
+    subprocess.run(["make", "--no-print-directory", "fonts", *venv], cwd=repo_root, env=env, capture_output=True,
+                   text=True, check=True, timeout=120)
+    plots = "tests/notebook/test_nb_kernel_tools_values.py::test_run_code_left_open_figures_become_pngs_and_are_closed"
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:nbval", "--forbid-spawn", plots],
+                         cwd=repo_root, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout[-2000:]

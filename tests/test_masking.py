@@ -6,7 +6,6 @@ import json
 from collections.abc import Callable
 
 import pytest
-from llm_server import LlmServer, error
 
 from synapse_nb.config import ServerConfig
 from synapse_nb.errors import AuthenticationError
@@ -18,6 +17,7 @@ from synapse_nb.notebook.state import SynapseState
 from synapse_nb.providers._http import HttpStreamer
 from synapse_nb.providers.openai import OpenAIProvider
 from synapse_nb.types import Message
+from tests.support.llm_server import LlmServer, error
 
 ENV_SECRET = "envsecret-7f3c2a91d0"
 HEADER = "Bearer hdr-value-q8w7e6r5t4"

@@ -1,4 +1,4 @@
-"""`make quick`'s promise kept by tests/spawn_guard.py: under --forbid-spawn, a test that starts a process
+"""`make quick`'s promise kept by tests/support/spawn_guard.py: under --forbid-spawn, a test that starts a process
 fails, however it starts it and even when the code under test swallows the error; --spawn-report lists them."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ SPAWNING = ["subprocess_run", "swallowed", "asyncio_subprocess", "from_a_thread"
 
 def test_forbid_spawn_fails_every_test_that_starts_a_process(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_starts=STARTS)
-    result = pytester.runpytest_inprocess("-p", "spawn_guard", "--forbid-spawn", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-p", "tests.support.spawn_guard", "--forbid-spawn", "-p", "no:cacheprovider")
     outcomes = {r.nodeid.split("::")[1]: r.outcome for r in result.reprec.getreports("pytest_runtest_logreport")
                 if r.when == "call" or r.failed}  # type: ignore[attr-defined]
     assert outcomes == {"test_in_process": "passed", "test_finding_a_shared_library": "passed",
@@ -75,15 +75,16 @@ def test_without_the_option_nothing_is_refused_and_the_report_names_the_tests(
 ) -> None:
     pytester.makepyfile(test_starts=STARTS)
     report = tmp_path / "spawns.tsv"
-    result = pytester.runpytest_inprocess("-p", "spawn_guard", f"--spawn-report={report}", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess(
+        "-p", "tests.support.spawn_guard", f"--spawn-report={report}", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=2 + len(SPAWNING))
     named = {line.split("\t")[0].split("::")[1] for line in report.read_text().splitlines()}
     assert named == {f"test_{name}" for name in SPAWNING}
 
 
 def test_the_quick_markers_are_the_guards(repo_root: Path) -> None:
-    import spawn_guard
-
+    from tests.support import spawn_guard
     makefile = (repo_root / "Makefile").read_text()
     assert f"QUICK_MARKERS := not ({spawn_guard.QUICK_DESELECT})" in makefile
     assert '-m "$(QUICK_MARKERS)" --forbid-spawn' in makefile

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import datetime
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Unpack
 
-from ..cassette import ToolsDigest, provider_params
+from ..cassette import RequestDigest
 from ..errors import AgentError, MaxIterationsError, StreamError, SynapseError
 from ..events import (
     Event,
@@ -22,61 +19,30 @@ from ..events import (
     SessionStarted,
     TextDelta,
     ToolCallArgumentsDelta,
-    ToolCallFinished,
-    ToolCallProgress,
-    ToolCallStarted,
     TurnCancelled,
     TurnFailed,
     TurnFinished,
     TurnStarted,
     utcnow,
 )
-from ..protocols import (
-    ApprovalCallback,
-    Completion,
-    EventSink,
-    Provider,
-    ProviderChunk,
-    TextChunk,
-    ToolAnswer,
-    ToolCallChunk,
-    ToolScope,
-)
+from ..protocols import Completion, Provider, ProviderChunk, TextChunk, ToolCallChunk
 from ..types import Message, ToolCall, ToolResult, ToolSpec, Usage
-from .approval import ApprovalPolicy
-from .result import TurnResult, turn_result
-from .spend import Budget, SessionSpend
+from .emitter import Emitter
+from .result import TurnRecord, TurnResult
+from .spend import SessionSpend
+from .tool_batch import INTERRUPTS, ToolBatch
 from .tools import ToolRegistry, error_line
-from .turn import TurnOptions
+from .turn import TurnChanges, TurnOptions
 
-__all__ = ["Agent", "TurnOptions", "TurnResult", "turn_result"]
+__all__ = ["Agent", "TurnOptions", "TurnResult"]
 
 logger = logging.getLogger("synapse_nb.agent")
 
-_INTERRUPTS = (asyncio.CancelledError, KeyboardInterrupt)
-"""What ends a turn as cancelled: the task was cancelled, or Ctrl-C landed inside the loop's code."""
-CANCEL_GRACE = 5.0
-"""Seconds to wait for tool calls to acknowledge cancellation before leaving them behind."""
+Emit = Callable[[Event], Event]
 
-
-_TOLD_PER_TURN = frozenset({
-    "provider", "system", "tool_patterns", "max_iterations", "max_result_chars", "approval", "ask_callback", "sinks",
-    "tool_scope", "budget", "tool_answer", "tool_timeout",
-})
-"""TurnOptions fields (and the old name of `ask`), refused as Agent attributes (see Agent.__setattr__)."""
-
-
-@dataclass(slots=True)
-class _Call:
-    """One requested tool call on its way through approval and execution."""
-
-    call: ToolCall
-    spec: ToolSpec | None
-    approval: str = "auto"
-    refusal: str | None = None  # the error text when the call will not run
-    started: bool = False
-    started_at: datetime.datetime | None = None
-    finished: ToolCallFinished | None = None
+_TOLD_PER_TURN = frozenset(f.name for f in dataclasses.fields(TurnOptions)) - {"ask"} | {"ask_callback"}
+"""TurnOptions fields (and the old name of `ask`, a method here), refused as Agent attributes (see
+Agent.__setattr__)."""
 
 
 class Agent:
@@ -84,12 +50,20 @@ class Agent:
 
     The Agent keeps the session only: its id, the transcript, usage, spend and message order. Everything
     a turn is told (provider, system prompt, tools offered, approval, sinks, budget...) comes with the turn
-    as a `TurnOptions` value (agent/turn.py); the constructor's arguments make `defaults`, the options of a
-    turn given none. Nothing of a turn is written on the Agent, so one Agent can be told differently turn by
-    turn, and sessions run concurrently on shared parts (registry, policy) without seeing each other.
+    as a `TurnOptions` value (agent/turn.py). The Agent is built with its `defaults`, the options of a turn
+    given none: a TurnOptions (`Agent(TurnOptions(provider, system=...), tools)`), or a provider and the
+    fields that differ from TurnOptions' own defaults (`Agent(provider, tools, system=...)`); a turn then
+    passes only what differs (`agent.ask(prompt, agent.defaults.replace(system=...))`). Nothing of a turn
+    is written on the Agent but its session, so one Agent can be told differently turn by turn, and
+    sessions run concurrently on shared parts (registry, policy) without seeing each other.
 
     `messages` is the transcript (without the system prompt, which is sent separately); it survives
-    failed and cancelled turns in a state the next request can be built from.
+    failed and cancelled turns in a state the next request can be built from. `last_result` is the
+    TurnResult of the latest turn, also of one that was cancelled (whose `ask` raised).
+
+    What a call costs is the session's `SessionSpend` (agent/spend.py), a stage every event of the session
+    passes before the sinks (agent/emitter.py); the tool calls of a reply are a `ToolBatch`
+    (agent/tool_batch.py); the loop here only streams replies and hands their calls on, until an answer.
 
     `tool_answer`, when set (a replayed cassette), answers tool calls instead of running them, without
     asking approval (their approval is recorded as "replayed"); a provider with a true `replays`
@@ -98,31 +72,19 @@ class Agent:
 
     def __init__(
         self,
-        provider: Provider,
+        defaults: TurnOptions | Provider,
         tools: ToolRegistry | None = None,
         *,
         session_id: str | None = None,
         session_name: str | None = None,
-        system: str | None = None,
-        max_iterations: int = 10,
-        approval: ApprovalPolicy | None = None,
-        ask: ApprovalCallback | None = None,
-        sinks: Iterable[EventSink] = (),
-        tool_patterns: Sequence[str] | None = None,
-        max_result_chars: int | None = 20000,
         notebook: str | None = None,
         kernel_id: str | None = None,
-        tool_timeout: float | None = None,
-        tool_scope: ToolScope | None = None,
-        tool_answer: ToolAnswer | None = None,
-        budget: Budget | None = None,
+        **options: Unpack[TurnChanges],
     ) -> None:
-        self.defaults = TurnOptions(
-            provider, system=system, tool_patterns=None if tool_patterns is None else tuple(tool_patterns),
-            max_iterations=max_iterations, max_result_chars=max_result_chars,
-            approval=approval if approval is not None else ApprovalPolicy(), ask=ask, sinks=tuple(sinks),
-            tool_scope=tool_scope, budget=budget, tool_answer=tool_answer, tool_timeout=tool_timeout,
-        )
+        if isinstance(defaults, TurnOptions):
+            self.defaults = defaults.replace(**options) if options else defaults
+        else:
+            self.defaults = TurnOptions(defaults).replace(**options)
         self.tools = tools
         self.session_id = session_id or uuid.uuid4().hex
         self.session_name = session_name
@@ -130,13 +92,14 @@ class Agent:
         self.kernel_id = kernel_id
         self.messages: list[Message] = []
         self.usage = Usage()
+        self.last_result: TurnResult | None = None
         self._spend = SessionSpend()
         self._seq = 0
         self._session_started = False
         self._system_recorded: str | None = None
         self._running = False
         self._broken_sinks: set[int] = set()
-        self._tools_digest = ToolsDigest()
+        self._requests = RequestDigest()
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _TOLD_PER_TURN:  # these were Agent attributes once: setting one now would do nothing
@@ -218,29 +181,29 @@ class Agent:
 
     async def ask(self, prompt: str | Sequence[Message], options: TurnOptions | None = None) -> TurnResult:
         """Answer one prompt told by `options` (None: `defaults`) and return the result; failures are in
-        `.status`/`.error`, cancellation raises."""
-        events: list[Event] = []
-        await self._turn(prompt, options or self.defaults, events.append)
-        return turn_result(events)
+        `.status`/`.error`, cancellation raises (the cancelled turn's result is then `last_result`)."""
+        await self._turn(prompt, options or self.defaults, _nowhere)
+        assert self.last_result is not None  # set by every turn that started
+        return self.last_result
 
     # -- the loop
 
     async def _turn(self, prompt: str | Sequence[Message], opts: TurnOptions, out: Callable[[Event], None]) -> None:
+        """One turn: its events go through the session's stages (pricing) to the turn's sinks, its TurnRecord
+        (which becomes `last_result`, however the turn ends) and `out`."""
         if self._running:
             raise AgentError("this session is already answering a prompt; wait for it or use another session")
         self._running = True
+        record = TurnRecord(self.session_id, uuid.uuid4().hex, opts.model_id)
+        emit = Emitter((self._spend,), (*opts.sinks, record, out), self._broken_sinks)
         try:
-            await self._loop(prompt, opts, out)
+            await self._loop(prompt, opts, record.turn_id, emit)
         finally:
             self._running = False
+            self.last_result = record.result()
 
-    async def _loop(self, prompt: str | Sequence[Message], opts: TurnOptions, out: Callable[[Event], None]) -> None:
-        def emit(event: Event) -> None:
-            self._emit(event, opts.sinks)
-            out(event)
-
+    async def _loop(self, prompt: str | Sequence[Message], opts: TurnOptions, turn_id: str, emit: Emit) -> None:
         started = time.perf_counter()
-        turn_id = uuid.uuid4().hex
         new = [Message.user(prompt)] if isinstance(prompt, str) else list(prompt)
         text = next((m.content for m in reversed(new) if m.role == "user"), "")
         if not self._session_started:
@@ -296,8 +259,12 @@ class Agent:
                         error_type=type(error).__name__, iterations=iterations, usage=usage, duration_ms=elapsed(),
                     ))
                     return
-                await self._run_tools(reply, reply_id, specs, opts, emit)
-        except _INTERRUPTS:
+
+                def add(message: Message, result: ToolResult) -> None:
+                    self._add(message, opts, emit, result=result)
+
+                await ToolBatch(self.session_id, self.tools, opts, emit, add).run(reply, reply_id, specs)
+        except INTERRUPTS:
             emit(TurnCancelled(
                 session_id=self.session_id, turn_id=turn_id, iterations=iterations, usage=usage,
                 duration_ms=elapsed(),
@@ -311,42 +278,29 @@ class Agent:
                 error_type=type(exc).__name__, iterations=iterations, usage=usage, duration_ms=elapsed(),
             ))
 
-    async def _complete(
-        self, specs: Sequence[ToolSpec], turn_id: str, opts: TurnOptions, emit: Callable[[Event], None]
-    ) -> Completion:
+    async def _complete(self, specs: Sequence[ToolSpec], turn_id: str, opts: TurnOptions, emit: Emit) -> Completion:
         """One streamed model request; TextDelta per text chunk, LlmCallFinished at the end (or on failure)."""
         call_id = uuid.uuid4().hex
         started_at = utcnow()
         t0 = time.perf_counter()
         ttft: float | None = None
         completion: Completion | None = None
-        # Cheap (the tools digest is cached): what the history needs to export this call to a cassette.
-        request = {
-            "system": opts.system or None, "params": provider_params(opts.provider),
-            "tools": self._tools_digest(specs), "tool_names": [s.name for s in specs], "messages": len(self.messages),
-        }
-
+        request = self._requests(opts.provider, opts.system, specs, len(self.messages))  # for a cassette export
         sent = tuple(self.messages)
         provider = opts.provider
 
         def finished(error: str | None = None) -> None:
             nonlocal completion
-            usage = completion.usage if completion else Usage()
-            replayed = opts.replays  # a cassette answered: nothing spent
-            price = self._spend.price(provider.name, provider.model, replayed=replayed)
-            usage = dataclasses.replace(usage, cost_usd=None if price is None else price.cost(usage))
-            if completion is not None:
-                completion = dataclasses.replace(completion, usage=usage)
-            emit(LlmCallFinished(
+            call = emit(LlmCallFinished(
                 session_id=self.session_id, llm_call_id=call_id, provider=provider.name,
                 model=provider.model, started_at=started_at, duration_ms=(time.perf_counter() - t0) * 1000,
                 ttft_ms=(completion.ttft_ms if completion and completion.ttft_ms is not None else ttft),
-                usage=usage, stop_reason=completion.stop_reason if completion else None, error=error,
-                price_source=price.source if price is not None else None,
-                input_cost_usd=price.input_cost(usage) if price is not None else None,
-                tool_result_tokens=self._spend.record(usage, sent),
-                request=request, replayed=replayed,
+                usage=completion.usage if completion else Usage(),
+                stop_reason=completion.stop_reason if completion else None, error=error,
+                request=request, replayed=opts.replays,
             ))
+            if completion is not None and isinstance(call, LlmCallFinished):
+                completion = dataclasses.replace(completion, usage=call.usage)  # as priced (agent/spend.py)
 
         stream: AsyncIterator[ProviderChunk] | None = None
         try:
@@ -366,7 +320,7 @@ class Agent:
                     completion = chunk
             if completion is None:
                 raise StreamError("the model's stream ended without completing the reply", provider=provider.name)
-        except _INTERRUPTS:
+        except INTERRUPTS:
             finished("cancelled")
             raise
         except Exception as exc:
@@ -379,154 +333,10 @@ class Agent:
         finished()
         return completion
 
-    # -- tools
-
-    async def _run_tools(
-        self, reply: Message, reply_id: str, specs: Sequence[ToolSpec], opts: TurnOptions,
-        emit: Callable[[Event], None],
-    ) -> None:
-        """Approve, then run every approved call of one reply concurrently; append one tool message per call."""
-        offered = {s.name: s for s in specs}
-        calls = [_Call(call, offered.get(call.name)) for call in reply.tool_calls]
-        tasks: dict[asyncio.Task[tuple[ToolResult | None, str | None, float]], _Call] = {}
-        batch_started = time.perf_counter()
-
-        def finish(c: _Call, result: ToolResult | None, error: str | None, duration_ms: float) -> None:
-            c.finished = ToolCallFinished(
-                session_id=self.session_id, call=c.call, server=c.spec.server if c.spec else None,
-                tool=_tool_name(c), approval=c.approval, started_at=c.started_at or utcnow(),
-                duration_ms=duration_ms, result=result, error=error, message_id=reply_id,
-            )
-            emit(c.finished)
-
-        try:
-            for c in calls:
-                if c.spec is None:
-                    c.refusal = self._unknown_tool(c.call.name, offered)
-                elif opts.tool_answer is not None:
-                    c.approval = "replayed"  # the cassette answers as it was decided then: no one is asked
-                else:
-                    c.approval, c.refusal = await self._approve(c.spec, c.call, opts)
-            for c in calls:
-                c.started, c.started_at = True, utcnow()
-                emit(ToolCallStarted(
-                    session_id=self.session_id, call=c.call, server=c.spec.server if c.spec else None,
-                    tool=_tool_name(c), approval=c.approval, message_id=reply_id, at=c.started_at,
-                ))
-                if c.refusal is not None:
-                    finish(c, ToolResult.error(c.refusal) if c.spec else None, None if c.spec else c.refusal, 0.0)
-                else:
-                    tasks[asyncio.create_task(self._call_tool(c.call, opts, emit), name=f"tool {c.call.name}")] = c
-            pending = set(tasks)
-            while pending:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for task in sorted(done, key=lambda t: calls.index(tasks[t])):
-                    c = tasks[task]
-                    if task.cancelled():
-                        finish(c, None, "cancelled", (time.perf_counter() - batch_started) * 1000)
-                    else:
-                        finish(c, *task.result())
-        except _INTERRUPTS as interrupt:
-            await self._cancel(tasks, wait=isinstance(interrupt, asyncio.CancelledError))
-            for task, c in tasks.items():
-                if c.finished is None and task.done() and not task.cancelled():
-                    finish(c, *task.result())  # it finished while the others were being cancelled
-            for c in calls:
-                if c.finished is None and c.started:
-                    finish(c, None, "cancelled", (time.perf_counter() - batch_started) * 1000)
-            raise
-        finally:
-            # Whatever happened, every tool call of the reply gets its tool message, so the next request is valid.
-            for c in calls:
-                self._add_tool_message(c, opts, emit)
-
-    async def _cancel(self, tasks: Mapping[asyncio.Task[Any], _Call], *, wait: bool = True) -> None:
-        running = [t for t in tasks if not t.done()]
-        for task in running:
-            task.cancel()
-        if running and wait:
-            try:
-                _, late = await asyncio.wait(running, timeout=CANCEL_GRACE)
-            except asyncio.CancelledError:  # cancelled again while cleaning up: do not wait any longer
-                return
-            if late:
-                logger.warning("%d tool call(s) did not stop within %.0f s of cancellation", len(late), CANCEL_GRACE)
-
-    async def _call_tool(
-        self, call: ToolCall, opts: TurnOptions, emit: Callable[[Event], None]
-    ) -> tuple[ToolResult | None, str | None, float]:
-        """(result, error, duration ms) of one call; errors are data for the model, never raised.
-
-        The tool's progress notifications become ToolCallProgress events of this call."""
-        assert self.tools is not None
-
-        def progress(done: float, total: float | None, message: str | None) -> None:
-            emit(ToolCallProgress(
-                session_id=self.session_id, call_id=call.id, progress=done, total=total, message=message,
-            ))
-
-        t0 = time.perf_counter()
-        if opts.tool_answer is not None:
-            answered = await opts.tool_answer(call)
-            if answered is not None:
-                return answered
-        scope = opts.tool_scope(call.id) if opts.tool_scope is not None else contextlib.nullcontext()
-        try:
-            with scope:
-                result = await self.tools.call(
-                    call.name, call.arguments, timeout=opts.tool_timeout, on_progress=progress)
-        except SynapseError as exc:
-            return None, error_line(exc), (time.perf_counter() - t0) * 1000
-        except Exception as exc:  # a failing tool is reported to the model; it never ends the loop
-            logger.warning("tool %s raised", call.name, exc_info=True)
-            return None, error_line(exc), (time.perf_counter() - t0) * 1000
-        return result, None, result.duration_ms or (time.perf_counter() - t0) * 1000
-
-    async def _approve(self, spec: ToolSpec, call: ToolCall, opts: TurnOptions) -> tuple[str, str | None]:
-        """(approval as recorded, refusal text or None) for one call, asking the user when the policy says so."""
-        mode = opts.approval.decide(spec)
-        if mode == "auto":
-            return "auto", None
-        if mode == "deny":
-            return "denied", f"denied by policy: {spec.name} may not run (approve=deny)"
-        if opts.ask is None:
-            return "denied", f"denied: {spec.name} needs approval and there is no one to ask"
-        try:
-            answer = str(await opts.ask(spec, call.arguments)).strip().lower()
-        except Exception:  # an approval prompt that fails counts as a refusal
-            logger.exception("asking approval for %s failed", spec.name)
-            return "denied", "denied: asking the user for approval failed"
-        if answer in ("always", "a"):
-            opts.approval.remember_always(spec.name)
-            return "always", None
-        if answer in ("yes", "y"):
-            return "approved", None
-        return "denied", "denied by user"
-
-    def _unknown_tool(self, name: str, offered: Mapping[str, ToolSpec]) -> str:
-        names = sorted(offered)
-        listed = ", ".join(names[:30]) + (", ..." if len(names) > 30 else "")
-        return f"UnknownToolError: no tool named {name!r} is available" + (
-            f"; available tools: {listed}" if names else "; no tools are available in this turn"
-        )
-
-    def _add_tool_message(self, c: _Call, opts: TurnOptions, emit: Callable[[Event], None]) -> None:
-        fin = c.finished
-        result: ToolResult
-        if fin is not None and fin.result is not None:
-            result = fin.result
-            content = _bound(result.text, opts.max_result_chars)
-        else:
-            text = fin.error if fin is not None and fin.error else "cancelled"
-            result = ToolResult.error(text, duration_ms=fin.duration_ms if fin else 0.0)
-            content = text
-        message = Message.tool(c.call.id, content, name=c.call.name, is_error=result.is_error, images=result.images)
-        self._add(message, opts, emit, result=result)
-
     # -- transcript and events
 
     def _add(
-        self, message: Message, opts: TurnOptions, emit: Callable[[Event], None], *, transcript: bool = True,
+        self, message: Message, opts: TurnOptions, emit: Emit, *, transcript: bool = True,
         result: ToolResult | None = None,
     ) -> str:
         """A message joins the session (the transcript too, unless it is the system prompt): MessageAdded."""
@@ -540,7 +350,7 @@ class Agent:
         self._seq += 1
         return message_id
 
-    def _add_reply(self, message: Message, opts: TurnOptions, emit: Callable[[Event], None]) -> tuple[Message, str]:
+    def _add_reply(self, message: Message, opts: TurnOptions, emit: Emit) -> tuple[Message, str]:
         """The assistant reply joins the transcript; tool calls without (unique) ids get one."""
         seen: set[str] = set()
         calls: list[ToolCall] = []
@@ -552,29 +362,6 @@ class Agent:
         reply = dataclasses.replace(message, role="assistant", tool_calls=tuple(calls))
         return reply, self._add(reply, opts, emit)
 
-    def _emit(self, event: Event, sinks: Sequence[EventSink]) -> None:
-        for sink in sinks:
-            try:
-                sink(event)
-            except Exception:  # a sink must never break the loop
-                if id(sink) not in self._broken_sinks:
-                    self._broken_sinks.add(id(sink))
-                    logger.exception("event sink %r failed (further failures of it are logged at debug)", sink)
-                else:
-                    logger.debug("event sink %r failed", sink, exc_info=True)
 
-
-def _bound(text: str, limit: int | None) -> str:
-    """What the model sees of a tool result: at most `limit` characters (None or 0: all), saying so."""
-    if limit is None or limit <= 0 or len(text) <= limit:
-        return text
-    return (
-        f"{text[:limit]}\n\n[truncated: the tool returned {len(text):,} characters; only the first "
-        f"{limit:,} are shown. The full result is recorded.]"
-    )
-
-
-def _tool_name(c: _Call) -> str:
-    if c.spec is not None:
-        return c.spec.original_name or c.spec.name
-    return c.call.name
+def _nowhere(event: Event) -> None:
+    """`ask` keeps no events: its result is the turn's TurnRecord."""

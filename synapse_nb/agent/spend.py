@@ -1,6 +1,11 @@
 """What a session's model calls cost: pricing each call, the budget check before the next one, and how many
 prompt tokens each tool result added (for cost by tool and server).
 
+`SessionSpend` is fed by the session's events, as a stage before the sinks (agent/emitter.py): it follows
+the messages added, and completes each LlmCallFinished of the agent with its cost (`usage.cost_usd`,
+`price_source`, `input_cost_usd`) and `tool_result_tokens`, so every sink (history, display, spans) and the
+turn's result see the priced call. The loop only asks it `check` before each model call.
+
 Budget check. Before each model call the agent projects the next call and stops the turn (status
 `budget_exceeded`, BudgetExceededError, the transcript so far kept) when spent + projection would pass
 a limit. The projection is deliberately high:
@@ -27,6 +32,7 @@ characters; a tool result's share is the tokens it added to every later request 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -34,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import BudgetExceededError, ConfigError
+from ..events import Event, LlmCallFinished, MessageAdded
 from ..pricing import REPLAYED, Price, price_for, usd
 from ..types import Message, ToolSpec, Usage
 
@@ -76,14 +83,41 @@ def project_tokens(chars: int) -> int:
 
 @dataclass(slots=True)
 class SessionSpend:
-    """One session's spending as this kernel saw it: the last call, the largest output, and the cost."""
+    """One session's spending as this kernel saw it: the last call, the largest output, and the cost.
+
+    Called with each event of the session (a stage: it returns the event the sinks get): a message joins
+    `added` (the transcript's messages since the last measured call), an LlmCallFinished of the agent is
+    priced and accounted. A session resumed from the history starts with none of its messages here: its
+    first call is measured whole (no attribution, as for any first call of a session in this kernel).
+    """
 
     last_input: int | None = None
     last_output: int = 0
     max_output: int = 0
-    sent: int = 0  # how many transcript messages the last request carried
     cost_usd: float | None = 0.0
+    added: list[Message] = field(default_factory=list, repr=False)  # transcript messages since the last measured call
     _warned_prices: bool = field(default=False, repr=False)
+
+    def __call__(self, event: Event) -> Event:
+        """`event`, priced when it is a model call of the agent (a server's sampling call is priced by whoever
+        made it); the messages of the session are followed."""
+        if isinstance(event, MessageAdded):
+            if event.message.role != "system":  # the system prompt is sent apart from the transcript
+                self.added.append(event.message)
+        elif isinstance(event, LlmCallFinished) and event.origin is None:
+            return self.priced(event)
+        return event
+
+    def priced(self, event: LlmCallFinished) -> LlmCallFinished:
+        """The call with its cost (a cassette's answer costs 0; no price: cost None) and the tokens each tool
+        result first sent in it added to the prompt; the session's spend accounts it."""
+        price = self.price(event.provider, event.model, replayed=event.replayed)
+        usage = dataclasses.replace(event.usage, cost_usd=None if price is None else price.cost(event.usage))
+        return dataclasses.replace(
+            event, usage=usage, price_source=price.source if price is not None else None,
+            input_cost_usd=price.input_cost(usage) if price is not None else None,
+            tool_result_tokens=self.record(usage),
+        )
 
     def price(self, provider: str, model: str, *, replayed: bool = False) -> Price | None:
         """The model's price (REPLAYED, 0, for a call answered from a cassette); a bad prices file is logged
@@ -106,7 +140,7 @@ class SessionSpend:
             chars = len(system or "") + sum(_chars(m) for m in messages)
             chars += sum(len(t.name) + len(t.description) + len(json.dumps(dict(t.input_schema))) for t in tools)
             return project_tokens(chars), self.max_output
-        added = sum(_chars(m) for m in messages[self.sent :])
+        added = sum(_chars(m) for m in self.added)
         return self.last_input + self.last_output + project_tokens(added), self.max_output
 
     def check(
@@ -152,21 +186,22 @@ class SessionSpend:
                     limit=limit, spent=spent_now, unit="USD",
                 )
 
-    def record(self, usage: Usage, messages: Sequence[Message]) -> dict[str, int]:
-        """Account one finished call whose request carried `messages`; the tokens each tool result first
-        sent in it added to the prompt ({tool_call_id: tokens}; empty for the session's first call here)."""
-        added: dict[str, int] = {}
-        new = [m for m in messages[self.sent :] if m.role != "assistant"]
+    def record(self, usage: Usage) -> dict[str, int]:
+        """Account one finished call, whose request carried the messages `added` since the last measured one;
+        the tokens each tool result first sent in it added to the prompt ({tool_call_id: tokens}; empty for
+        the session's first call here)."""
+        tokens: dict[str, int] = {}
+        new = [m for m in self.added if m.role != "assistant"]
         if self.last_input is not None and new and usage.input_tokens:
             growth = max(0, usage.input_tokens - self.last_input - self.last_output)
             weights = [max(1, _chars(m)) for m in new]
             total = sum(weights)
             for m, w in zip(new, weights, strict=True):
                 if m.role == "tool" and m.tool_call_id:
-                    added[m.tool_call_id] = added.get(m.tool_call_id, 0) + round(growth * w / total)
+                    tokens[m.tool_call_id] = tokens.get(m.tool_call_id, 0) + round(growth * w / total)
         if usage.input_tokens or usage.output_tokens:  # a call that failed measured nothing
             self.last_input, self.last_output = usage.input_tokens, usage.output_tokens
             self.max_output = max(self.max_output, usage.output_tokens)
-            self.sent = len(messages)
+            self.added = []
         self.cost_usd = None if self.cost_usd is None or usage.cost_usd is None else self.cost_usd + usage.cost_usd
-        return added
+        return tokens

@@ -1,17 +1,19 @@
-"""TurnOptions: everything one turn of an Agent is told (provider, system, approval, sinks...), as one value."""
+"""TurnOptions: everything one turn of an Agent is told (provider, system, approval, sinks...), as one value;
+TurnChanges: the same fields as keyword arguments (an Agent's defaults, or a turn's changes to them)."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import AgentError
 from ..protocols import ApprovalCallback, EventSink, Provider, ToolAnswer, ToolScope
 from .approval import ApprovalPolicy
 from .spend import Budget
 
-__all__ = ["TurnOptions"]
+__all__ = ["TurnChanges", "TurnOptions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +65,20 @@ class TurnOptions:
     def replace(self, **changes: Any) -> TurnOptions:
         """A copy with some options changed (`agent.options.replace(system="...")`)."""
         return dataclasses.replace(self, **changes)
+
+
+class TurnChanges(TypedDict, total=False):
+    """TurnOptions' fields but the provider, as keyword arguments: `Agent(provider, tools, system=...)` makes
+    its defaults from them (sequences may be lists)."""
+
+    system: str | None
+    tool_patterns: Sequence[str] | None
+    max_iterations: int
+    max_result_chars: int | None
+    approval: ApprovalPolicy
+    ask: ApprovalCallback | None
+    sinks: Iterable[EventSink]
+    tool_scope: ToolScope | None
+    budget: Budget | None
+    tool_answer: ToolAnswer | None
+    tool_timeout: float | None

@@ -60,6 +60,9 @@ MIN_INTERVAL = 2.0  # at most one ingest per this many seconds per process: each
 QUIET = 0.3  # an ingest waits until no event came for this long: never at a turn's end, when the cell
 # finishes and a frontend waits for the kernel (an ingest's CPU and GIL then delay the last output and idle)
 MAX_DEFER = 10.0  # ... but for no longer than this after the first event waiting (a busy kernel still ingests)
+MAX_BACKLOG = 4 * 1024 * 1024  # ... nor once this many bytes wait: a stream that never pauses (a flood of events,
+# a turn that streams for minutes) reaches the file in pieces of about this size, one transaction each (ingest.py:
+# MAX_BATCH_BYTES), instead of piling up MAX_DEFER's worth of events (tens of MB when they come fast)
 SCAN_INTERVAL = 5.0  # how often an idle flusher looks for spools left by dead processes
 ROTATE_BYTES = 32 * 1024 * 1024  # a spool this large is handed over (finished and deleted) and replaced
 OPEN_TIMEOUT = 10.0  # how long a strict open, and a reader, wait for the background open of a busy file
@@ -70,11 +73,14 @@ ATTEMPT_TIMEOUT = 1.0  # one background ingest waits this long for a busy file, 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=json_default)
 
 
-def quiet_wait(now: float, last_event: float, pending_since: float) -> float:
+def quiet_wait(now: float, last_event: float, pending_since: float, backlog: int = 0) -> float:
     """Seconds an ingest still waits at `now`: until QUIET after the last event recorded, but no later than
-    MAX_DEFER after the first event waiting. Events arrive while a turn runs and stop when it ends; an
-    ingest (~30 ms of CPU, DuckDB and the GIL) started then would land on the cell's last output and its
-    idle message. Readers merge the spool, so nothing waits for the ingest."""
+    MAX_DEFER after the first event waiting, and not at all once `backlog` (bytes waiting) reaches MAX_BACKLOG.
+    Events arrive while a turn runs and stop when it ends; an ingest (~30 ms of CPU, DuckDB and the GIL)
+    started then would land on the cell's last output and its idle message. Readers merge the spool, so
+    nothing waits for the ingest."""
+    if backlog >= MAX_BACKLOG:
+        return 0.0
     return max(0.0, min(last_event + QUIET, pending_since + MAX_DEFER) - now)
 
 
@@ -105,6 +111,7 @@ class HistoryStore:
         self._pending = False
         self._last_event = float("-inf")  # time.monotonic() of the last event recorded (quiet: see QUIET)
         self._pending_since = float("-inf")  # when `_pending` last became true (bounds the wait: MAX_DEFER)
+        self._full = False  # the backlog reached MAX_BACKLOG since the last ingest (the flusher was woken for it)
         self._failed_write = False
         self._failures = 0  # consecutive failed ingests (backoff, and one warning per streak)
         self._busy = 0  # consecutive ingests that found the file held by another program
@@ -278,6 +285,9 @@ class HistoryStore:
             self._pending = True
             self._pending_since = now
             self._wake.set()
+        elif not self._full and spool.size - self._ingested >= MAX_BACKLOG:
+            self._full = True  # once per backlog: the flusher stops waiting for a quiet moment
+            self._wake.set()
 
     def _line(self, relation: str, row: dict[str, object]) -> bytes:
         # Redacting the serialised line covers every nested value in one pass over the text.
@@ -320,8 +330,10 @@ class HistoryStore:
                 wait = max(BATCH_DELAY, MIN_INTERVAL - (time.monotonic() - last), self._backoff())
                 if self._stop.wait(wait):
                     return
-                while (rest := quiet_wait(time.monotonic(), self._last_event, self._pending_since)) > 0:
-                    if self._stop.wait(rest):
+                while (rest := self._quiet_wait(time.monotonic())) > 0:
+                    self._wake.wait(rest)  # set by close() and by record() once the backlog is full
+                    self._wake.clear()
+                    if self._stop.is_set():
                         return
             now = time.monotonic()
             scan = now >= next_scan
@@ -341,9 +353,12 @@ class HistoryStore:
             return True
         if not scan:
             return False
-        if self._own_pending() and quiet_wait(now, self._last_event, self._pending_since) == 0:
+        if self._own_pending() and self._quiet_wait(now) == 0:
             return True
         return self._others_pending()
+
+    def _quiet_wait(self, now: float) -> float:
+        return quiet_wait(now, self._last_event, self._pending_since, self.pending_bytes)
 
     def _attempt(self) -> bool:
         if self.problem is not None or self.paused is not None:
@@ -383,7 +398,7 @@ class HistoryStore:
         from .db import HistoryLockTimeout  # already loaded by the flusher thread: no DuckDB import here
         from .flusher import IngestFailed
 
-        self._pending = False
+        self._pending = self._full = False
         try:
             done = flusher.run(deadline=deadline, stop=stop, finished=self._finished)
         except HistoryLockTimeout:

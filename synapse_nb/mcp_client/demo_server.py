@@ -7,7 +7,7 @@
 Data tools: list_tables, describe_table, query, summarize_column (read-only), drop_table (destructive
 by its annotations; it only pretends). Resource `demo://schema`; prompt `explore_table`. The tables (products,
 customers, orders) load from the CSV files in `demo_data/` into an in-memory SQLite database. The test suite's
-misbehaving tools (echo, sleep, crash, garbage, ...) are not in the wheel: tests/tools_server.py adds them to
+misbehaving tools (echo, sleep, crash, garbage, ...) are not in the wheel: tests/support/tools_server.py adds them to
 this server.
 """
 
@@ -157,7 +157,7 @@ def _result(text: str, structured: dict[str, Any] | None = None, *, error: bool 
 
 
 def build_server() -> MCPServer:
-    """The shop server (the tests add their misbehaving tools to it: tests/tools_server.py)."""
+    """The shop server (the tests add their misbehaving tools to it: tests/support/tools_server.py)."""
     shop = _Shop()
     server = MCPServer(
         NAME,

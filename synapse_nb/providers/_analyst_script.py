@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from .scripted import Conversation, Reply, ToolOutcome
+from ._script import Conversation, Reply, ToolOutcome
 
 __all__ = ["AnalystScript"]
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .scripted import OFFLINE_ANSWER, Conversation, Reply, ToolOutcome
+from ._script import OFFLINE_ANSWER, Conversation, Reply, ToolOutcome
 
 __all__ = ["DemoScript"]
 

@@ -30,8 +30,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 
 from .._version import __version__
 from ..masking import SecretMask, mask_url
-from . import endpoint
 from .attributes import AGENT_NAME, Content
+from .env import endpoint
 from .mcp_spans import McpSpans
 from .spans import SpanSink
 

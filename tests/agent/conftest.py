@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from agent_fakes import FakeSource, Recorder
+
+from tests.agent.agent_fakes import FakeSource, Recorder
 
 
 @pytest.fixture

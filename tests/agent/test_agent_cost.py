@@ -1,4 +1,4 @@
-"""Cost and budgets in the agent, over real HTTP against tests/llm_server.py with a test price file.
+"""Cost and budgets in the agent, over real HTTP against tests/support/llm_server.py with a test price file.
 
 Prices are chosen so hand computation is easy: 1000 USD per million prompt tokens is $0.001 a token.
 """
@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llm_server import LlmServer, call, text, tool_calls  # tests/llm_server.py (tests/ is on sys.path)
 
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.result import TurnResult
@@ -22,6 +21,7 @@ from synapse_nb.events import LlmCallFinished, TurnFailed
 from synapse_nb.providers.anthropic import AnthropicProvider
 from synapse_nb.providers.openai import OpenAIProvider
 from synapse_nb.types import ContentBlock, ToolResult
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 TIMEOUT = 20.0

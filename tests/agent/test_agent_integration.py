@@ -1,4 +1,4 @@
-"""The Agent over real transports: an OpenAI/Anthropic-format model over HTTP (tests/llm_server.py), and the
+"""The Agent over real transports: an OpenAI/Anthropic-format model over HTTP (tests/support/llm_server.py), and the
 demo MCP server over stdio through a real McpHub."""
 
 from __future__ import annotations
@@ -9,9 +9,7 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
-import llm_server  # tests/llm_server.py; tests/ is on sys.path (the folder of the rootdir conftest.py)
 import pytest
-import tools_server
 
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry, tool
@@ -19,6 +17,10 @@ from synapse_nb.events import ToolCallStarted
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.providers import anthropic, openai
 from synapse_nb.providers.scripted import ScriptedProvider
+from tests.support import (
+    llm_server,
+    tools_server,
+)
 
 TIMEOUT = 20.0
 

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import pytest
-from agent_fakes import Recorder
 
 from synapse_nb.agent.approval import ApprovalPolicy
 from synapse_nb.agent.orchestrator import Agent
@@ -18,12 +17,14 @@ from synapse_nb.events import MessageAdded, SessionStarted, ToolCallFinished, Tu
 from synapse_nb.protocols import ProviderChunk
 from synapse_nb.providers.scripted import ScriptedProvider
 from synapse_nb.types import ContentBlock, Message, ToolResult, ToolSpec
+from tests.agent.agent_fakes import Recorder
 
 pytestmark = pytest.mark.anyio
 TIMEOUT = 5.0
-SESSION_FIELDS = {"session_id", "messages", "usage", "_spend", "_seq", "_session_started", "_system_recorded",
-                  "_running", "_broken_sinks", "_tools_digest"}
-"""What a turn may change on its Agent: the session (id, transcript, usage, spend, order) and its bookkeeping."""
+SESSION_FIELDS = {"session_id", "messages", "usage", "last_result", "_spend", "_seq", "_session_started",
+                  "_system_recorded", "_running", "_broken_sinks"}
+"""What a turn may change on its Agent: the session (id, transcript, usage, last result, spend, order) and its
+bookkeeping."""
 
 
 def text_result(text: str) -> ToolResult:
@@ -183,3 +184,56 @@ async def test_setting_what_a_turn_is_told_on_the_agent_says_where_it_goes_now()
         agent.sinks = []  # type: ignore[misc]
     agent.session_name = "renamed"  # the session's own fields stay settable
     assert agent.session_name == "renamed"
+
+
+async def test_an_agent_takes_its_defaults_as_one_turn_options_value(source: Any) -> None:
+    source.add("demo", "add", lambda args: text_result("3"))
+    sink = Recorder()
+    told = TurnOptions(Spy([calls("demo__add", {"a": 1}), "it is 3"], "own"), system="Add.", sinks=(sink,))
+    agent = Agent(told, ToolRegistry(source), session_name="sums")
+    assert agent.defaults is told  # taken as it is, not rebuilt from its fields
+    result = await asyncio.wait_for(agent.ask("1 + 2?"), TIMEOUT)
+    assert (result.status, result.text, result.model) == ("finished", "it is 3", "scripted:own")
+    assert [e.prompt for e in sink.of(TurnStarted)] == ["1 + 2?"]
+    # keyword arguments change a value's fields; with a provider they make the defaults from TurnOptions' own
+    assert Agent(told, max_iterations=3).defaults == told.replace(max_iterations=3)
+    made = Agent(told.provider, system="Add.", tool_patterns=["demo__*"]).defaults
+    assert (made.provider, made.system, made.tool_patterns, made.max_iterations) == (
+        told.provider, "Add.", ("demo__*",), 10)
+    # the keywords are TurnOptions' fields, every one of them but the provider
+    from dataclasses import fields
+
+    from synapse_nb.agent.turn import TurnChanges
+
+    assert set(TurnChanges.__annotations__) == {f.name for f in fields(TurnOptions)} - {"provider"}
+
+
+async def test_ask_returns_the_turn_record_and_a_cancelled_turn_leaves_its_result_on_the_agent(source: Any) -> None:
+    started, never = asyncio.Event(), asyncio.Event()
+
+    async def hang(args: Mapping[str, Any]) -> ToolResult:
+        started.set()
+        await never.wait()
+        raise AssertionError("unreachable")
+
+    source.add("demo", "add", lambda args: text_result("3"))
+    source.add("demo", "hang", hang)
+    agent = Agent(ScriptedProvider([{"match": "^add$", "steps": [calls("demo__add", {}), "three"]},
+                                    {"match": "^hang$", "steps": [calls("demo__hang", {}), "never"]}]),
+                  ToolRegistry(source))
+    done = await asyncio.wait_for(agent.ask("add"), TIMEOUT)
+    assert agent.last_result is done
+    assert ([m.role for m in done.messages], [c.tool for c in done.tool_calls]) == (
+        ["user", "assistant", "tool", "assistant"], ["add"])
+
+    task = asyncio.create_task(agent.ask("hang"))
+    await asyncio.wait_for(started.wait(), TIMEOUT)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, TIMEOUT)
+    cancelled = agent.last_result
+    assert cancelled is not None
+    assert cancelled is not done
+    assert (cancelled.status, cancelled.session_id, cancelled.model) == ("cancelled", done.session_id, "scripted:demo")
+    assert [(c.tool, c.error) for c in cancelled.tool_calls] == [("hang", "cancelled")]
+    assert [m.role for m in cancelled.messages] == ["user", "assistant", "tool"]

@@ -433,10 +433,9 @@ async def test_a_stream_without_completion_or_an_adapter_bug_fails_the_turn(
 @pytest.mark.anyio
 async def test_streamed_tool_call_arguments_become_events(recorder: Any, llm_server: Any) -> None:
     """The provider's ToolCallChunks (OpenAI wire, real HTTP) are emitted as ToolCallArgumentsDelta in order."""
-    import llm_server as wire
-
     from synapse_nb.events import ToolCallArgumentsDelta
     from synapse_nb.providers.openai import OpenAIProvider
+    from tests.support import llm_server as wire
 
     @tool
     def add(a: int, b: int) -> int:

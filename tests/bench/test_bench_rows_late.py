@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_bench_suite import EARLY_ROWS, NUMBERS, check_rows
+
+from tests.bench.test_bench_suite import EARLY_ROWS, NUMBERS, check_rows
 
 pytestmark = pytest.mark.process
 

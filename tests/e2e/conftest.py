@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_lab import Lab, open_browser
-from llm_server import LlmServer
+
+from tests.support.browser_lab import Lab, open_browser
+from tests.support.llm_server import LlmServer
 
 
 @pytest.fixture(scope="module")

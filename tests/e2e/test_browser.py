@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tools_server
-from browser_lab import ARTIFACTS, REPO, Lab, error_lines, start_lab, write_notebook
+
+from tests.support import tools_server
+from tests.support.browser_lab import ARTIFACTS, REPO, Lab, error_lines, start_lab, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 

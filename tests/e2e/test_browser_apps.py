@@ -1,4 +1,4 @@
-"""MCP Apps Views in JupyterLab in Chromium (issue 24's groundwork): tests/servers/apps_server.py's Views
+"""MCP Apps Views in JupyterLab in Chromium (issue 24's groundwork): tests/support/apps_server.py's Views
 rendered by synapse_nb's AppView widget, their requests answered by the kernel.
 
 One JupyterLab and one notebook for the module, driven cell by cell: the counter View renders inside the
@@ -18,7 +18,7 @@ A third JupyterLab, in the 'full' windowing mode (cells out of view are hidden) 
 and back shows the View again, still wired to the kernel, without a tool call.
 
 A second notebook takes the product's own path (`%load_ext synapse_nb`, `%mcp connect`, `%mcp call`,
-`%%synapse` against the local wire model server tests/llm_server.py): the View renders from `%mcp call` and a
+`%%synapse` against the local wire model server tests/support/llm_server.py): the View renders from `%mcp call` and a
 click in it lands in `tool_calls` with origin `app:apps`; a turn whose model calls the UI tool shows the View
 between the tool block and the answer, the app-only tool is not among the tools the model was offered, and
 the View's `ui/message` starts a turn shown under it.
@@ -36,13 +36,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import npm_servers
 import pytest
-from browser_lab import Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
-from llm_server import LlmServer, call, text, tool_calls
-from npm_servers import node_for
 
 from synapse_nb.notebook.apps import bundle as app_bundle
+from tests.support import npm_servers
+from tests.support.browser_lab import Lab, NotebookPage, failure_shot, open_browser, start_lab, write_notebook
+from tests.support.llm_server import LlmServer, call, text, tool_calls
+from tests.support.npm_servers import node_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser, pytest.mark.node]
 
@@ -55,7 +55,8 @@ RESTORE_LOST = "Error displaying widget: model not found"  # ipywidgets' text fo
 RESTORE_TRIES = 3
 FLAG = "release-busy-cell"
 TEARDOWN_LOG = "teardown received"  # what the counter View logs when the host's ui/resource-teardown reaches it
-SETUP = (f"import sys\nsys.path.insert(0, {str(TESTS)!r})\nfrom apps_host import AppsConnection, open_view\n"
+SETUP = (f"import sys\nsys.path.insert(0, {str(REPO)!r})\n"
+         "from tests.support.apps_host import AppsConnection, open_view\n"
          "host = await AppsConnection.open()")
 WIDGET_SETTINGS: dict[str, dict[str, Any]] = {
     "@jupyter-widgets/jupyterlab-manager/plugin.jupyterlab-settings": {"saveState": True},
@@ -413,8 +414,7 @@ def copies(notebook: Path, text: str) -> int:
 
 def counter_script() -> str:
     """The script of the counter View's HTML (the rest of it, the ext-apps App library, every fixture View has)."""
-    sys.path.insert(0, str(TESTS / "servers"))
-    import apps_server
+    from tests.support import apps_server
 
     return str(apps_server.COUNTER_SCRIPT)
 
@@ -531,7 +531,7 @@ KERNEL_CELLS = [
     "os.environ['SYNAPSE_DB'] = os.path.join(tempfile.mkdtemp(prefix='synapse-'), 'history.duckdb')\n"
     "os.environ['OPENAI_BASE_URL'] = {base!r}\nos.environ['OPENAI_API_KEY'] = 'sk-fake-apps-browser-0123'",  # 0
     "%load_ext synapse_nb",                                                                                  # 1
-    f"%mcp connect apps -- {sys.executable} {TESTS / 'servers' / 'apps_server.py'}",                       # 2
+    f"%mcp connect apps -- {sys.executable} {TESTS / 'support' / 'apps_server.py'}",                       # 2
     "%mcp call apps.counter start=3",                                                                        # 3
     "%synapse sql SELECT tool, origin FROM tool_calls ORDER BY started_at",                                  # 4
     "%%synapse --model openai:gpt-test\nopen the counter",                                                   # 5

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_lab import Lab, NotebookPage, failure_shot, start_lab, write_notebook
-from npm_servers import EVERYTHING, node_for
-from test_browser_looks import AA, CONTRAST_JS
+
+from tests.e2e.test_browser_looks import AA, CONTRAST_JS
+from tests.support.browser_lab import Lab, NotebookPage, failure_shot, start_lab, write_notebook
+from tests.support.npm_servers import EVERYTHING, node_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_lab import DEMO, Lab, NotebookPage, failure_shot, start_lab, write_notebook
+
+from tests.support.browser_lab import DEMO, Lab, NotebookPage, failure_shot, start_lab, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 

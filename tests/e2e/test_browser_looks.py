@@ -15,8 +15,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_lab import DEMO, Lab, NotebookPage, failure_shot, model_env, start_lab, write_notebook
-from llm_server import LlmServer, call, text, tool_calls
+
+from tests.support.browser_lab import DEMO, Lab, NotebookPage, failure_shot, model_env, start_lab, write_notebook
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 

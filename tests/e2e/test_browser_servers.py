@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_lab import (
+
+from tests.support.browser_lab import (
     ARTIFACTS,
     DEMO,
     REPO,

@@ -1,4 +1,4 @@
-"""`%%synapse` turns in JupyterLab in Chromium, against tests/llm_server.py (a local OpenAI-compatible server)
+"""`%%synapse` turns in JupyterLab in Chromium, against tests/support/llm_server.py (a local OpenAI-compatible server)
 and the demo MCP server (issue 12).
 
 One JupyterLab for the module, one notebook driven cell by cell. While work runs: tool-call arguments show
@@ -20,7 +20,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_lab import (
+
+from tests.support.browser_lab import (
     ARTIFACTS,
     DEMO,
     Lab,
@@ -34,7 +35,7 @@ from browser_lab import (
     start_lab,
     write_notebook,
 )
-from llm_server import LlmServer, call, text, tool_calls
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser]
 

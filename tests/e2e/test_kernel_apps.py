@@ -8,8 +8,9 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from kernel_session import Kernel, running_kernel
-from npm_servers import SEGMENTATION, node_for
+
+from tests.support.kernel_session import Kernel, running_kernel
+from tests.support.npm_servers import SEGMENTATION, node_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel, pytest.mark.node]
 

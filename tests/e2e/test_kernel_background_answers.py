@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tools_server
-from kernel_session import Kernel, kernel_env, running_kernel
-from npm_servers import EVERYTHING, node_for
 
 import synapse_nb
+from tests.support import tools_server
+from tests.support.kernel_session import Kernel, kernel_env, running_kernel
+from tests.support.npm_servers import EVERYTHING, node_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

@@ -2,28 +2,22 @@
 the partial transcript is kept and the history says budget_exceeded; `%synapse cost --by server` charges
 the demo MCP server for what its tool result added to the next prompt.
 
-The model is the local OpenAI-compatible server (tests/llm_server.py); prices come from a test file:
+The model is the local OpenAI-compatible server (tests/support/llm_server.py); prices come from a test file:
 $0.001 a prompt token, $0.002 an output token.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from kernel_session import Kernel, running_kernel
+
+from tests.support import tools_server
+from tests.support.kernel_session import Kernel, running_kernel
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
-
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-import tools_server  # noqa: E402
-from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
 
 DEMO = tools_server.COMMAND
 

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-import tools_server
-from kernel_session import running_kernel
 
 import synapse_nb
+from tests.support import tools_server
+from tests.support.kernel_session import running_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

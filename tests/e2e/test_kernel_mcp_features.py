@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernel_session import Kernel, running_kernel
-from npm_servers import EVERYTHING, node_for
+
+from tests.support.kernel_session import Kernel, running_kernel
+from tests.support.npm_servers import EVERYTHING, node_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

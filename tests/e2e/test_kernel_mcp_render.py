@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import tools_server
-from kernel_session import Kernel, running_kernel
-from npm_servers import SEGMENTATION, node_for
+
+from tests.support import tools_server
+from tests.support.kernel_session import Kernel, running_kernel
+from tests.support.npm_servers import SEGMENTATION, node_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

@@ -1,4 +1,4 @@
-"""Signing in to an OAuth-protected MCP server from a real kernel (tests/oauth_server.py on 127.0.0.1).
+"""Signing in to an OAuth-protected MCP server from a real kernel (tests/support/oauth_server.py on 127.0.0.1).
 
 The test plays the browser: it GETs the "Sign in to NAME" link the cell shows; the authorization server
 approves at once and redirects to the kernel's loopback listener, which the test follows (or, for a
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import Execution, Kernel, kernel_env
-from oauth_server import OAuthServer, follow, nowhere, redirect_of, spawn
 
 from synapse_nb.notebook.questions.sign_in import REMOTE_VARIABLES
+from tests.support.kernel_session import Execution, Kernel, kernel_env
+from tests.support.oauth_server import OAuthServer, follow, nowhere, redirect_of, spawn
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

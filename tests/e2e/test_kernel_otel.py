@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import Kernel, kernel_env
-from local_servers import free_port, refusing_port, stop
+
+from tests.support.kernel_session import Kernel, kernel_env
+from tests.support.local_servers import free_port, refusing_port, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kernel_session import Execution, Kernel, loaded_kernel
+
+from tests.support.kernel_session import Execution, Kernel, loaded_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import tools_server
-from kernel_session import Kernel, loaded_kernel
 
 import synapse_nb
+from tests.support import tools_server
+from tests.support.kernel_session import Kernel, loaded_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

@@ -5,19 +5,14 @@ with no key: the same cell outputs, only the footer's note and time differ."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
-from kernel_session import Execution, Kernel, kernel_env
+
+from tests.support.kernel_session import Execution, Kernel, kernel_env
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
-
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
 
 KEY = "sk-fake-kernel-replay-0123456789abcdef"
 CONNECT = "import sys\n%mcp connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server"

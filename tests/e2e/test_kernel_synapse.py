@@ -4,7 +4,6 @@ background runs, and a real HTTP provider, all in one shared kernel with the dem
 from __future__ import annotations
 
 import json
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -13,16 +12,12 @@ from typing import Any
 
 import pytest
 from jupyter_core.utils import ensure_event_loop
-from kernel_session import Kernel, running_kernel
+
+from tests.support import tools_server
+from tests.support.kernel_session import Kernel, running_kernel
+from tests.support.llm_server import LlmServer, text
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
-
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-import tools_server  # noqa: E402
-from llm_server import LlmServer, text  # noqa: E402
 
 DEMO = tools_server.COMMAND
 

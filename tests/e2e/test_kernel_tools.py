@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import Kernel, running_kernel
+
+from tests.support.kernel_session import Kernel, running_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_session import kernel_env
-from llm_server import LlmServer, error, text
-from local_servers import refusing_port
+
+from tests.support.kernel_session import kernel_env
+from tests.support.llm_server import LlmServer, error, text
+from tests.support.local_servers import refusing_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

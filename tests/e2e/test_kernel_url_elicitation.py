@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tools_server
-from kernel_session import Execution, Kernel, loaded_kernel
 
 import synapse_nb
+from tests.support import tools_server
+from tests.support.kernel_session import Execution, Kernel, loaded_kernel
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
 

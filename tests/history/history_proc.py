@@ -1,4 +1,4 @@
-"""Child processes of the multi-process history tests (run as `python history_proc.py MODE ...`).
+"""Child processes of the multi-process history tests (run as `python -m tests.history.history_proc MODE ...`).
 
 writer DB TAG N PEER_DIR   once the reader is reading, record N tool calls of session TAG (flushing every
                            25, to contend for the file), mark TAG done, wait for every peer, then print
@@ -21,10 +21,9 @@ import time
 import traceback
 from pathlib import Path
 
-from history_events import tool_call
-
 from synapse_nb.history.reader import History
 from synapse_nb.history.store import HistoryStore
+from tests.history.history_events import tool_call
 
 WAIT = 60.0  # a generous bound on waiting for the peers; a stuck test fails instead of hanging
 

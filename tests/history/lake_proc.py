@@ -1,4 +1,4 @@
-"""Child processes of the lake tests (run as `python lake_proc.py MODE ...`).
+"""Child processes of the lake tests (run as `python -m tests.history.lake_proc MODE ...`).
 
 publisher DB LAKE TAG ROUNDS N READY   once READY exists: ROUNDS times, record N tool calls of session TAG
                                        (ids TAG-c0, TAG-c1, ... over two dates) into its own history file
@@ -28,11 +28,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from history_events import tool_call
-
 from synapse_nb.history import lake
 from synapse_nb.history.reader import History, history
 from synapse_nb.history.store import HistoryStore
+from tests.history.history_events import tool_call
 
 WAIT = 60.0
 DAY1 = dt.datetime(2026, 11, 22, 23, 0, 0)

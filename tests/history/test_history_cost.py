@@ -1,4 +1,4 @@
-"""Cost queries over a recorded history: a real agent turn over HTTP (tests/llm_server.py), recorded by a real
+"""Cost queries over a recorded history: a real agent turn over HTTP (tests/support/llm_server.py), recorded by a real
 HistoryStore, then `History.cost(by=...)` checked against values computed by hand from the test's own data.
 
 Prices: 1000 USD per million prompt tokens ($0.001 a token), 2000 per million output tokens ($0.002).
@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llm_server import LlmServer, call, text, tool_calls  # tests/llm_server.py (tests/ is on sys.path)
 
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry
@@ -21,6 +20,7 @@ from synapse_nb.errors import HistoryError
 from synapse_nb.history.store import HistoryStore
 from synapse_nb.providers.openai import OpenAIProvider
 from synapse_nb.types import ContentBlock, ToolResult, ToolSpec
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 TIMEOUT = 20.0
 

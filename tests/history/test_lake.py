@@ -12,7 +12,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from history_events import conversation, raw, tool_call
 
 import synapse_nb
 from synapse_nb.errors import HistoryError, SchemaTooNewError
@@ -22,8 +21,8 @@ from synapse_nb.history.lake_reader import Lake
 from synapse_nb.history.reader import History
 from synapse_nb.history.schema import COLUMNS, RELATIONS
 from synapse_nb.history.store import HistoryStore
+from tests.history.history_events import conversation, raw, tool_call
 
-HERE = Path(__file__).resolve().parent
 DAY = dt.datetime(2026, 11, 22, 23, 0, 0)
 
 
@@ -55,9 +54,9 @@ def _watermarks(db: Path) -> dict[str, tuple[int, int | None]]:
 
 
 def _crash(repo_root: Path, db: Path, lake: Path, point: str) -> None:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo_root), str(HERE)]), PYTHONWARNINGS="error")
+    env = dict(os.environ, PYTHONPATH=str(repo_root), PYTHONWARNINGS="error")
     done = subprocess.run(
-        [sys.executable, str(HERE / "lake_proc.py"), "crash", str(db), str(lake), point],
+        [sys.executable, "-m", "tests.history.lake_proc", "crash", str(db), str(lake), point],
         env=env, capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 17, done.stderr  # died at the crash point, not before or after

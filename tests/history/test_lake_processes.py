@@ -16,7 +16,6 @@ import synapse_nb
 from synapse_nb.history.lake_dir import ensure_lake, parse_part, relation_files
 from synapse_nb.history.reader import History
 
-HERE = Path(__file__).resolve().parent
 ROUNDS = 8
 N = 50  # tool calls per round per publisher
 
@@ -24,9 +23,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 
 def _spawn(repo_root: Path, *args: str) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo_root), str(HERE)]), PYTHONWARNINGS="error")
+    env = dict(os.environ, PYTHONPATH=str(repo_root), PYTHONWARNINGS="error")
     return subprocess.Popen(
-        [sys.executable, str(HERE / "lake_proc.py"), *args],
+        [sys.executable, "-m", "tests.history.lake_proc", *args],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
 

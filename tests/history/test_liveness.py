@@ -16,13 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from history_events import raw, tool_call
 
 from synapse_nb.history.catalog import known_version
 from synapse_nb.history.reader import History
 from synapse_nb.history.recorder import Recorder
 from synapse_nb.history.spool import _NAME, SEAL, _host, is_abandoned, spool_dir
 from synapse_nb.history.store import HistoryStore
+from tests.history.history_events import raw, tool_call
 
 
 @pytest.fixture

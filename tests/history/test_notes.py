@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from history_events import raw
-
 from synapse_nb import events as ev
 from synapse_nb.history.catalog import known_version
 from synapse_nb.history.store import HistoryStore
 from synapse_nb.notebook.commands.ask import _history_problem
 from synapse_nb.notebook.commands.session import status
 from synapse_nb.notebook.state import Settings, SynapseState
+from tests.history.history_events import raw
 
 
 def test_a_paused_history_is_said_once_and_shown_in_status(db_path: Path, newer: Path) -> None:

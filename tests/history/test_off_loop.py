@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from history_events import raw
 
 from synapse_nb.history import catalog
 from synapse_nb.history.store import HistoryStore
+from tests.history.history_events import raw
 
 # Run in a fresh interpreter, so that nothing has imported DuckDB before the store does.
 CHECK = """

@@ -11,7 +11,6 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
-from history_events import at, conversation, raw, tool_call
 
 import synapse_nb
 from synapse_nb.errors import HistoryError
@@ -19,6 +18,7 @@ from synapse_nb.history.catalog import known_version, load_migrations
 from synapse_nb.history.reader import History, history
 from synapse_nb.history.schema import COLUMNS, RELATIONS
 from synapse_nb.history.store import HistoryStore
+from tests.history.history_events import at, conversation, raw, tool_call
 
 
 @pytest.fixture

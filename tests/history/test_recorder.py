@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-from history_events import at, conversation
 
 from synapse_nb import events as ev
 from synapse_nb.history.recorder import Recorder
 from synapse_nb.history.store import HistoryStore
 from synapse_nb.types import Message, Usage
+from tests.history.history_events import at, conversation
 
 
 def _recorded(store: HistoryStore) -> dict[str, pd.DataFrame]:
@@ -148,9 +148,8 @@ def test_a_cancel_or_a_refusal_is_recorded_as_its_outcome_not_as_an_error(store:
     """`outcome` says what became of each call; `is_error` stays true only for the tool's own failures."""
     from dataclasses import replace
 
-    from history_events import tool_call
-
     from synapse_nb.types import ContentBlock, ToolResult
+    from tests.history.history_events import tool_call
 
     ok = tool_call("s1", 1)
     failed = replace(tool_call("s1", 2), result=ToolResult((ContentBlock("text", text="boom"),), is_error=True))
@@ -174,7 +173,7 @@ def test_each_tool_call_is_recorded_with_who_asked_for_it(store: HistoryStore) -
     """`origin`: the agent's calls, calls made by hand, and an MCP Apps View's calls (app:SERVER)."""
     from dataclasses import replace
 
-    from history_events import tool_call
+    from tests.history.history_events import tool_call
 
     agent = tool_call("s1", 1)
     by_hand = replace(tool_call("s1", 2), approval="manual", origin="manual")
@@ -191,9 +190,8 @@ def test_a_one_block_results_text_is_spooled_once_and_read_back_as_result_text(s
     """A large result is encoded, masked and written once; the ingest fills result_text from its one block."""
     from dataclasses import replace
 
-    from history_events import tool_call
-
     from synapse_nb.types import ContentBlock, ToolResult
+    from tests.history.history_events import tool_call
 
     big = "".join(f"row {i:07d}\n" for i in range(100_000))  # 1.2 MB
     one = replace(tool_call("s1", 1), result=ToolResult((ContentBlock("text", text=big),)))

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from history_events import conversation
 
 from synapse_nb import events as ev
 from synapse_nb.history.reader import History
 from synapse_nb.history.redact import REDACTED, Redactor
 from synapse_nb.history.store import HistoryStore
 from synapse_nb.types import Message
+from tests.history.history_events import conversation
 
 
 @pytest.mark.parametrize(

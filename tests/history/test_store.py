@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from history_events import raw, tool_call
 
 import synapse_nb.history.store as store_module
 from synapse_nb import events as ev
@@ -17,8 +16,7 @@ from synapse_nb.history.db import HistoryLockTimeout
 from synapse_nb.history.reader import History
 from synapse_nb.history.spool import spool_dir
 from synapse_nb.history.store import HistoryStore
-
-HERE = Path(__file__).resolve().parent
+from tests.history.history_events import raw, tool_call
 
 
 def _count(db: Path, table: str = "tool_calls") -> int:
@@ -101,6 +99,28 @@ def test_an_ingest_waits_for_a_quiet_moment(
     assert store_module.quiet_wait(100.0, 100.0, 99.0) == pytest.approx(quiet)
     assert store_module.quiet_wait(100.0 + quiet, 100.0, 99.0) == 0.0
     assert store_module.quiet_wait(99.0 + defer, 99.0 + defer - 0.01, 99.0) == 0.0
+
+
+def test_a_stream_that_never_pauses_is_ingested_once_its_backlog_is_full(
+    store: HistoryStore, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events that keep coming (a flood, a turn streaming for minutes) never give the flusher its quiet moment;
+    it ingests once MAX_BACKLOG bytes wait instead of letting them pile up for MAX_DEFER. Here the stream never
+    goes quiet and MAX_DEFER never comes, so only the backlog can start the ingest."""
+    monkeypatch.setattr(store_module, "MIN_INTERVAL", 0.0)
+    monkeypatch.setattr(store_module, "QUIET", 1e6)
+    monkeypatch.setattr(store_module, "MAX_DEFER", 1e6)
+    done = store._ingested_event
+    done.clear()
+    n = 0
+    while store.pending_bytes < store_module.MAX_BACKLOG:
+        store.record(tool_call("s", n))
+        n += 1
+    assert done.wait(timeout=60)
+    assert _count(db_path) == n
+    quiet, defer, full = store_module.QUIET, store_module.MAX_DEFER, store_module.MAX_BACKLOG
+    assert store_module.quiet_wait(100.0, 100.0, 99.0, full - 1) == pytest.approx(min(quiet, defer - 1))
+    assert store_module.quiet_wait(100.0, 100.0, 99.0, full) == 0.0
 
 
 def test_the_flusher_opens_the_file_only_when_there_is_something_to_ingest(
@@ -192,11 +212,12 @@ def test_two_stores_in_one_process_share_the_file(db_path: Path) -> None:
 @pytest.mark.process
 def test_a_process_that_exits_without_close_is_flushed_at_exit(repo_root: Path, db_path: Path) -> None:
     code = (
-        "import sys; from synapse_nb.history.store import HistoryStore; from history_events import raw, tool_call\n"
+        "import sys; from synapse_nb.history.store import HistoryStore\n"
+        "from tests.history.history_events import tool_call\n"
         "s = HistoryStore.open(sys.argv[1], strict=True)\n"
         "for i in range(5): s.record(tool_call('x', i))\n"
     )
-    env = {"PYTHONPATH": f"{repo_root}:{HERE}", "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": str(repo_root), "PATH": "/usr/bin:/bin"}
     subprocess.run([sys.executable, "-c", code, str(db_path)], check=True, env=env, timeout=60)
     assert _count(db_path) == 5
     assert list(spool_dir(db_path).iterdir()) == []

@@ -14,18 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from history_events import raw, tool_call
 
 from synapse_nb.errors import SchemaTooNewError
 from synapse_nb.history.catalog import known_version, load_migrations
 from synapse_nb.history.reader import History
 from synapse_nb.history.spool import spool_dir
 from synapse_nb.history.store import HistoryStore
+from tests.history.history_events import raw, tool_call
 
 LATEST = known_version()  # what the driven ("older") process knows; `newer` adds LATEST + 1
 KNOWN = [m.version for m in load_migrations()]  # the versions in the source tree, in order
 
-HERE = Path(__file__).resolve().parent
 
 
 class Driven:
@@ -33,9 +32,9 @@ class Driven:
 
     def __init__(self, repo_root: Path, db: Path, migrations: Path | None = None) -> None:
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(repo_root), str(HERE)])
+        env["PYTHONPATH"] = str(repo_root)
         env["PYTHONWARNINGS"] = "error"
-        args = [sys.executable, str(HERE / "history_proc.py"), "driven", str(db)]
+        args = [sys.executable, "-m", "tests.history.history_proc", "driven", str(db)]
         self.proc = subprocess.Popen(
             [*args, *([str(migrations)] if migrations else [])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_helpers import Events, WebServer, start_web
-from npm_servers import EVERYTHING, node_for
+
+from tests.mcp_client.mcp_helpers import Events, WebServer, start_web
+from tests.support.npm_servers import EVERYTHING, node_for
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-import tools_server
-from local_servers import free_port, wait_listening
 
 from synapse_nb.events import Event, ServerEvent
+from tests.support import tools_server
+from tests.support.local_servers import free_port, wait_listening
 
 DEMO_ARGS = tools_server.ARGS
 

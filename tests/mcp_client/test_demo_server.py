@@ -15,11 +15,11 @@ from typing import Any
 
 import mcp.types as mt
 import pytest
-import tools_server
 from mcp import Client
 
 from synapse_nb.mcp_client import demo_server
 from synapse_nb.mcp_client.demo_server import build_server, load_database
+from tests.support import tools_server
 
 SHOP_TOOLS = {"list_tables", "describe_table", "query", "summarize_column", "drop_table"}
 TEST_TOOLS = {
@@ -77,7 +77,7 @@ async def test_the_database_is_open_only_while_a_session_runs(monkeypatch: pytes
             db.execute("SELECT 1")
 
 
-WAITING_TOOLS = {"fire", "progress_held", "question", "sign_in"}  # tests/waiting_tools.py
+WAITING_TOOLS = {"fire", "progress_held", "question", "sign_in"}  # tests/support/waiting_tools.py
 
 
 @pytest.mark.anyio

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from mcp_helpers import Events
 
 from synapse_nb.mcp_client.hub import McpHub
+from tests.mcp_client.mcp_helpers import Events
 
 pytestmark = pytest.mark.anyio
 

@@ -7,11 +7,11 @@ import os
 import signal
 
 import pytest
-from mcp_helpers import Events, demo_stdio, gone
 
 from synapse_nb.errors import ServerCrashedError, ServerDownError
 from synapse_nb.mcp_client.connection import MAX_RESTARTS
 from synapse_nb.mcp_client.hub import McpHub
+from tests.mcp_client.mcp_helpers import Events, demo_stdio, gone
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from local_servers import refusing_port
-from mcp_helpers import Events, demo_stdio, gone
 
 from synapse_nb.errors import ConfigError, ServerStartError
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.info import ServerInfo
+from tests.mcp_client.mcp_helpers import Events, demo_stdio, gone
+from tests.support.local_servers import refusing_port
 
 pytestmark = pytest.mark.anyio
 

@@ -6,10 +6,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from mcp_helpers import Events, WebServer, wait_until
 
 from synapse_nb.errors import ServerCrashedError, ToolCallTimeout
 from synapse_nb.mcp_client.hub import McpHub
+from tests.mcp_client.mcp_helpers import Events, WebServer, wait_until
 
 pytestmark = pytest.mark.anyio
 

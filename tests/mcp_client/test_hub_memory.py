@@ -11,12 +11,12 @@ import asyncio
 import threading
 
 import pytest
-from mcp_helpers import Events, Gate, wait_until
-from tools_server import build_server
 
 from synapse_nb.errors import McpError, ToolCallTimeout, UnknownServerError, UnknownToolError
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.protocols import ToolSource
+from tests.mcp_client.mcp_helpers import Events, Gate, wait_until
+from tests.support.tools_server import build_server
 
 pytestmark = pytest.mark.anyio
 

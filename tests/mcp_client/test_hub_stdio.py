@@ -11,8 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import tools_server
-from mcp_helpers import Events, demo_stdio, wait_until
 
 import synapse_nb
 from synapse_nb.errors import ToolCallTimeout
@@ -20,6 +18,8 @@ from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm
 from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.protocols import ToolSource
+from tests.mcp_client.mcp_helpers import Events, demo_stdio, wait_until
+from tests.support import tools_server
 
 pytestmark = pytest.mark.anyio
 

@@ -12,11 +12,11 @@ import asyncio
 from typing import Any
 
 import pytest
-from mcp_helpers import demo_stdio, wait_until
 
 from synapse_nb.errors import McpError
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.inflight import Request
+from tests.mcp_client.mcp_helpers import demo_stdio, wait_until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 

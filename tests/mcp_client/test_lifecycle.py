@@ -7,11 +7,11 @@ import sys
 import textwrap
 
 import pytest
-from mcp_helpers import DEMO_ARGS, Events, demo_stdio, gone, is_gone, wait_gone, wait_until
 
 from synapse_nb.errors import McpError
 from synapse_nb.mcp_client import connection
 from synapse_nb.mcp_client.hub import McpHub
+from tests.mcp_client.mcp_helpers import DEMO_ARGS, Events, demo_stdio, gone, is_gone, wait_gone, wait_until
 
 # A demo server that ignores SIGTERM and, once its stdin closes, lingers for a minute before exiting.
 STUBBORN = textwrap.dedent("""

@@ -9,7 +9,8 @@ import sys
 import textwrap
 
 import pytest
-import tools_server
+
+from tests.support import tools_server
 
 pytestmark = pytest.mark.process
 
@@ -34,7 +35,7 @@ SCRIPT = textwrap.dedent("""
             run(asyncio.sleep(0.02))
 
     async def cell_1():
-        args = sys.argv[1:]  # the test server's script (tests/tools_server.py)
+        args = sys.argv[1:]  # the test server's script (tests/support/tools_server.py)
         info = run(hub.connect("demo", command=sys.executable, args=args))
         print("connected", info.state)
 

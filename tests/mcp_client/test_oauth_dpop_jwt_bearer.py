@@ -1,4 +1,4 @@
-"""DPoP-bound tokens (oauth.dpop) and the jwt-bearer grant (grant jwt_bearer) against tests/oauth_server.py.
+"""DPoP-bound tokens (oauth.dpop) and the jwt-bearer grant (grant jwt_bearer) against tests/support/oauth_server.py.
 
 The server's DPoP test mode checks every proof (signature, htm/htu, iat, jti, ath, the key a token is bound
 to, its nonce) and refuses bearer use of a bound token; its jwt-bearer mode verifies the workload JWT's
@@ -17,13 +17,13 @@ from pathlib import Path
 
 import jwt
 import pytest
-from oauth_server import check_dpop_proof, dpop_thumbprint, follow, serve, workload_jwt
 
 from synapse_nb.errors import ConfigError, OAuthError
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.oauth.dpop import DPoPKey
 from synapse_nb.mcp_client.oauth.storage import TokenStore
 from synapse_nb.oauth_settings import OAuthSettings
+from tests.support.oauth_server import check_dpop_proof, dpop_thumbprint, follow, serve, workload_jwt
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""McpHub against a real OAuth-protected MCP server on 127.0.0.1 (tests/oauth_server.py, in this process).
+"""McpHub against a real OAuth-protected MCP server on 127.0.0.1 (tests/support/oauth_server.py, in this process).
 
 Signing in goes through the real loopback listener: the test's `sign_in` does what a browser does
 (oauth_server.follow: GET the link, follow the redirects). Every token, code and secret the server hands
@@ -20,13 +20,13 @@ from collections.abc import Awaitable, Iterator
 from pathlib import Path
 
 import pytest
-from local_servers import free_port
-from mcp_helpers import Events, WebServer
-from oauth_server import OAuthServer, follow, nowhere, serve
 
 from synapse_nb.errors import OAuthError
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.oauth.storage import TokenStore
+from tests.mcp_client.mcp_helpers import Events, WebServer
+from tests.support.local_servers import free_port
+from tests.support.oauth_server import OAuthServer, follow, nowhere, serve
 
 pytestmark = pytest.mark.anyio
 

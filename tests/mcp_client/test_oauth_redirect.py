@@ -6,10 +6,10 @@ import asyncio
 
 import httpx2
 import pytest
-from local_servers import free_port
 
 from synapse_nb.errors import OAuthError
 from synapse_nb.mcp_client.oauth.redirect import LoopbackReceiver, authorization_result
+from tests.support.local_servers import free_port
 
 pytestmark = pytest.mark.anyio
 

@@ -9,9 +9,9 @@ import threading
 import time
 
 import pytest
-from mcp_helpers import wait_gone
 
 from synapse_nb.mcp_client.process import StderrPipe, StderrRing, find_child, kill_tree
+from tests.mcp_client.mcp_helpers import wait_gone
 
 
 def test_ring_keeps_the_last_lines_and_bounds_each_line() -> None:

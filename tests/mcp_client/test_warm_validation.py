@@ -12,11 +12,11 @@ import pytest
 
 pytestmark = pytest.mark.process
 
-TESTS = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(code: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code), str(TESTS)], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code), str(REPO)], capture_output=True, text=True,
                          timeout=120, check=True)
     return out.stdout.split()
 
@@ -26,8 +26,8 @@ def test_connect_starts_no_import_thread_and_validation_loads_before_the_first_v
         """
         import asyncio, sys, threading
         from synapse_nb.mcp_client.hub import McpHub
-        sys.path.insert(0, sys.argv[1])  # tests/, for the test server
-        from tools_server import build_server
+        sys.path.insert(0, sys.argv[1])  # the checkout, for the test server
+        from tests.support.tools_server import build_server
 
         async def main():
             async with McpHub() as hub:

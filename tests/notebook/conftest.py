@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from nb_shell import Published, Shell
 from traitlets.config import Config
 
 from synapse_nb.notebook.extension import get_state
+from tests.support.nb_shell import Published, Shell
 
 
 @pytest.fixture

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from nb_shell import Shell, demo_server_command
+
+from tests.support.nb_shell import Shell, demo_server_command
 
 WAIT = 30.0  # seconds a line source waits for the running line to say it waits (it takes a tick, 0.25 s)
 

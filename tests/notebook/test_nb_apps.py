@@ -1,7 +1,7 @@
 """MCP Apps in the kernel, without a browser: a UI tool's View opened by `%mcp call` and by a `%%synapse` turn,
 and the View's requests (widget comm messages, as the browser sends them) answered by the kernel's
 KernelAppHost against the hub: tool calls with visibility, approval and origin, logs, messages that start
-turns, context for the next turn. The apps server runs in process (tests/servers/apps_server.py over the
+turns, context for the next turn. The apps server runs in process (tests/support/apps_server.py over the
 SDK's in-memory transport); its Views' HTML carries a stub instead of the ext-apps View library, as no
 browser runs it here.
 """
@@ -9,7 +9,6 @@ browser runs it here.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,15 +16,10 @@ from typing import Any
 import comm
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
-for folder in (TESTS, TESTS / "servers"):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-
-import apps_server  # noqa: E402
-from list_comm import ListComm  # noqa: E402
-from llm_replies import Gate  # noqa: E402
-from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
+from tests.support import apps_server
+from tests.support.list_comm import ListComm
+from tests.support.llm_replies import Gate
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 ANSWER_TIMEOUT = 30.0
 FAKE_KEY = "sk-fake-apps-test-0123456789"

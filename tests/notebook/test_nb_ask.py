@@ -70,6 +70,32 @@ def test_a_prompt_streams_and_leaves_its_result_in_underscore_synapse(ip: Any, s
     assert (row.status, row.prompt, row.session_id) == ("finished", "please shout hello", result.session_id)
 
 
+def test_underscore_synapse_wraps_the_result_agent_ask_returned(ip: Any, script: Script, monkeypatch: Any) -> None:
+    from synapse_nb.agent.orchestrator import Agent
+
+    returned: list[Any] = []
+    ask = Agent.ask
+
+    async def spy(self: Agent, prompt: Any, options: Any = None) -> Any:
+        result = await ask(self, prompt, options)
+        returned.append(result)
+        return result
+
+    monkeypatch.setattr(Agent, "ask", spy)
+    ip.run(TOOLS)
+    ip.cell(f"synapse --model {script(SHOUT)}", "please shout hello")
+    result = ip.ns["_synapse"]
+    [turn] = returned
+    assert result.turn is turn  # the agent's own result object, not one rebuilt from a second list of events
+    assert ip.state.sessions["main"].last_result is turn
+    assert (result.text, result.messages, result.session_id, result.usage, result.status, result.iterations,
+            result.duration_ms, result.turn_id, result.model, result.calls) == (
+        turn.text, turn.messages, turn.session_id, turn.usage, turn.status, turn.iterations, turn.duration_ms,
+        turn.turn_id, turn.model, turn.tool_calls)
+    assert list(result.tool_calls["tool_call_id"]) == [c.call.id for c in turn.tool_calls] != []
+    assert (result.session, result.format) == ("main", "markdown")  # what only the notebook knows
+
+
 def test_with_no_key_and_no_model_the_offline_demo_model_answers(ip: Any) -> None:
     ip.cell("synapse", "hello?")
     result = ip.ns["_synapse"]

@@ -10,13 +10,13 @@ import time
 from typing import Any
 
 import pytest
-import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
 from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp import CallOutput
 from synapse_nb.notebook.kernel.awaited import InputTransformer, rewrite
+from tests.support import tools_server
 
 DEMO = f"demo -- {tools_server.COMMAND}"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tools_server
 
 from synapse_nb.notebook.commands import mcp as mcp_cmd
+from tests.support import tools_server
 
 pytestmark = pytest.mark.process
 

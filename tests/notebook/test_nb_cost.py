@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,12 +17,7 @@ from IPython.core.error import UsageError
 from traitlets import TraitError
 
 import synapse_nb
-
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 FAKE_KEY = "sk-fake-cost-test-0123456789"
 PRICES = {"openai:gpt-test": {"input_per_mtok": 1000, "output_per_mtok": 2000, "cache_read_per_mtok": 100}}

@@ -460,10 +460,12 @@ async def test_a_turn_that_ends_with_the_reply_shows_its_end_once(published: Any
 
 
 def _result_with(*calls: ToolCallFinished) -> Any:
+    from synapse_nb.agent.result import TurnResult
     from synapse_nb.notebook.turns.result import SynapseResult
 
-    return SynapseResult(text="", messages=(), session_id=S, session="main", model="m", usage=Usage(),
-                         status="finished", iterations=1, duration_ms=1.0, calls=calls)
+    turn = TurnResult(text="", messages=(), tool_calls=calls, session_id=S, turn_id=T, usage=Usage(), iterations=1,
+                      status="finished", duration_ms=1.0, model="m")
+    return SynapseResult(turn, session="main")
 
 
 def _done(name: str, server: str | None, result: ToolResult | None = None, error: str | None = None,

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from IPython.core.error import StdinNotImplementedError, UsageError
-from nb_shell import Shell, answers_of, demo_server_command
 
 from synapse_nb.config import ServerConfig
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation, parse_form
@@ -21,6 +20,7 @@ from synapse_nb.mcp_client.sampling import SamplingRequest
 from synapse_nb.notebook.commands.args import parse_connect
 from synapse_nb.notebook.commands.mcp_features import parse_logs
 from synapse_nb.types import Message
+from tests.support.nb_shell import Shell, answers_of, demo_server_command
 
 SCHEMA = {
     "type": "object",

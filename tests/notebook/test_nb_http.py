@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import synapse_nb
 from synapse_nb.notebook.commands.ask import TurnError
-
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from llm_server import LlmServer, call, error, text, tool_calls  # noqa: E402
+from tests.support.llm_server import LlmServer, call, error, text, tool_calls
 
 FAKE_KEY = "sk-fake-notebook-test-0123456789"
 

@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import base64
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
-from test_nb_kernel_tools import QUESTION, SALES  # noqa: E402
+from tests.notebook.test_nb_kernel_tools import QUESTION, SALES
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 FAKE_KEY = "sk-fake-kernel-wire-0123456789"
 CODE = (

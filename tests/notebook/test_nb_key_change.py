@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from synapse_nb.notebook.commands.ask import TurnError
-
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from llm_server import Gate, LlmServer, RecordedRequest, Reply, error, text  # noqa: E402
+from tests.support.llm_server import Gate, LlmServer, RecordedRequest, Reply, error, text
 
 OLD_KEY = "old-rotated-0a1b2c3d4e5f6a7b"  # no key pattern matches: masked only as a known value
 NEW_KEY = "new-fresh-9f8e7d6c5b4a3f2e"

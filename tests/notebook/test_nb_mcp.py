@@ -12,12 +12,12 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
 from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp import CallOutput
+from tests.support import tools_server
 
 Script = Callable[[Any], str]
 DEMO = f"demo -- {tools_server.COMMAND}"

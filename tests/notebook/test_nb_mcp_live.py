@@ -14,7 +14,6 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import tools_server
 from IPython.core.error import UsageError
 
 import synapse_nb
@@ -22,6 +21,7 @@ from synapse_nb.mcp_client import loaded
 from synapse_nb.notebook.commands import mcp as mcp_cmd
 from synapse_nb.notebook.commands.ask import CellInterrupted
 from synapse_nb.notebook.commands.mcp_read import PromptOutput, ReadOutput
+from tests.support import tools_server
 
 SHOP = "{sys.executable} -m synapse_nb.mcp_client.demo_server"
 DEMO = f"demo -- {tools_server.COMMAND}"

@@ -12,13 +12,13 @@ import re
 from typing import Any
 
 import pytest
-import tools_server
 
 from synapse_nb.notebook.commands.mcp import CallOutput
 from synapse_nb.notebook.commands.mcp_read import ReadOutput
 from synapse_nb.notebook.output.calls import PLAIN_CHARS, CallProgress
 from synapse_nb.notebook.turns import display
 from synapse_nb.types import ContentBlock, ToolResult
+from tests.support import tools_server
 
 APP = "text/html;profile=mcp-app"
 VIEW_URI = "ui://customer-segmentation/mcp-app.html"

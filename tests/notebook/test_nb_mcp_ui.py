@@ -1,6 +1,6 @@
 """MCP Apps tools in the notebook, hub side: `%mcp tools` says which tools have a View and who may call them,
 an app-only tool is never offered to the model (what the local LLM wire server receives), a hand call of it
-works and is recorded as `manual`. Against tests/servers/apps_server.py, a real subprocess."""
+works and is recorded as `manual`. Against tests/support/apps_server.py, a real subprocess."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ from typing import Any
 
 import pytest
 
+from tests.support.llm_server import LlmServer, call, text, tool_calls
+
 TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
 
-from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
-
-APPS = f"apps -- {sys.executable} {TESTS / 'servers' / 'apps_server.py'}"
+APPS = f"apps -- {sys.executable} {TESTS / 'support' / 'apps_server.py'}"
 FAKE_KEY = "sk-fake-apps-0123456789"
 
 pytestmark = pytest.mark.process

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from npm_servers import FILESYSTEM, node_for
+
+from tests.support.npm_servers import FILESYSTEM, node_for
 
 
 def _allowed(ip: Any, name: str, folder: Path) -> str:
@@ -142,8 +143,7 @@ def test_a_config_file_failure_is_reported_once_and_listings_have_no_none(
     import logging
     import sys
 
-    import tools_server
-
+    from tests.support import tools_server
     config = tmp_path / "servers.json"
     fails = "import sys; print('boom here', file=sys.stderr); sys.exit(3)"
     config.write_text(json.dumps({"mcpServers": {

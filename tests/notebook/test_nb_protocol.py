@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import tools_server
-from test_nb_task_tools import connect_everything
 
 from synapse_nb.mcp_client.info import ServerInfo
 from synapse_nb.notebook.widgets.server_panel import card_html
+from tests.notebook.test_nb_task_tools import connect_everything
+from tests.support import tools_server
 
 
 @pytest.mark.process

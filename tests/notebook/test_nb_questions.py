@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nb_shell import Shell, answers_of, demo_server_command
 
 from synapse_nb.mcp_client.elicitation import parse_form
 from synapse_nb.mcp_client.sampling import SamplingRequest
 from synapse_nb.types import Message
+from tests.support.nb_shell import Shell, answers_of, demo_server_command
 
 WAIT = 30.0  # seconds the user waits for the loop to run another task (it takes a few milliseconds)
 

@@ -4,7 +4,6 @@ recorded with secrets planted, then replayed with the server stopped and no key;
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,12 +13,7 @@ from IPython.core.error import UsageError
 
 import synapse_nb
 from synapse_nb.notebook.commands.ask import TurnError
-
-TESTS = Path(__file__).resolve().parents[1]
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
-
-from llm_server import LlmServer, call, text, tool_calls  # noqa: E402
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 FAKE_KEY = "sk-fake-replay-test-0123456789abcdef"
 HEADER = "hdr-secret-value-7c1f0e9a"  # as `%mcp connect ... --header` registers it

@@ -11,10 +11,10 @@ import threading
 
 import pytest
 from IPython.core.error import UsageError
-from nb_shell import Shell, demo_server_command
 from traitlets import TraitError
 
 from synapse_nb.notebook.questions.sign_in import NotebookSignIn, pasted_redirect, sign_in_card
+from tests.support.nb_shell import Shell, demo_server_command
 
 AUTH_URL = "https://as.example/authorize?client_id=c&state=s&code_challenge=x&redirect_uri=http%3A%2F%2F127.0.0.1"
 FINAL = "http://127.0.0.1:5000/callback?code=CODE-123&state=s"

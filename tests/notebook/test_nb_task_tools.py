@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from npm_servers import EVERYTHING, node_for
 
 from synapse_nb.events import Event, ServerEvent
+from tests.support.npm_servers import EVERYTHING, node_for
 
 TASK_TOOL = "everything__simulate-research-query"
 TIMEOUT = 60

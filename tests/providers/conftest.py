@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from llm_server import LlmServer  # tests/ is on sys.path (provider_support makes sure)
-from provider_support import FAST_RETRY, PLANTED_KEY, HttpProvider, MakeProvider
 
 from synapse_nb.providers.anthropic import AnthropicProvider
 from synapse_nb.providers.openai import OpenAIProvider
+from tests.providers.provider_support import FAST_RETRY, PLANTED_KEY, HttpProvider, MakeProvider
+from tests.support.llm_server import LlmServer
 
 
 @pytest.fixture(params=["openai", "anthropic"])

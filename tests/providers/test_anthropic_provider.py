@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from llm_server import LlmServer, raw_sse, text
-from provider_support import PLANTED_KEY, MakeProvider
 
 from synapse_nb.protocols import Completion
 from synapse_nb.providers.anthropic import AnthropicProvider, to_anthropic_messages
 from synapse_nb.types import ContentBlock, Message, ToolCall, ToolSpec, Usage
+from tests.providers.provider_support import PLANTED_KEY, MakeProvider
+from tests.support.llm_server import LlmServer, raw_sse, text
 
 pytestmark = pytest.mark.anyio
 

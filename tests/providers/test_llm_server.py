@@ -10,16 +10,16 @@ from pathlib import Path
 
 import httpx
 import pytest
-from llm_server import LlmServer, RecordedRequest, Reply, call, text, tool_calls
 
 from synapse_nb.errors import ProviderError
 from synapse_nb.protocols import Completion
 from synapse_nb.providers.openai import OpenAIProvider
 from synapse_nb.types import Message
+from tests.support.llm_server import LlmServer, RecordedRequest, Reply, call, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 
-SERVER = Path(__file__).resolve().parents[1] / "llm_server.py"
+SERVER = Path(__file__).resolve().parents[1] / "support" / "llm_server.py"
 
 
 async def test_a_responder_answers_from_the_request(llm_server: LlmServer) -> None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from llm_server import LlmServer, raw_sse, text
-from provider_support import PLANTED_KEY, MakeProvider
 
 from synapse_nb.protocols import Completion, ToolCallChunk
 from synapse_nb.providers.openai import OpenAIProvider, to_openai_messages
 from synapse_nb.types import ContentBlock, Message, ToolCall, ToolSpec
+from tests.providers.provider_support import PLANTED_KEY, MakeProvider
+from tests.support.llm_server import LlmServer, raw_sse, text
 
 pytestmark = pytest.mark.anyio
 

@@ -1,7 +1,7 @@
 """Prompt caching on the wire: OpenAI requests keep a byte-stable prefix across iterations; Anthropic requests
 carry at most 4 cache_control breakpoints on the stable prefix; cached tokens come back in the usage.
 
-The local server (tests/llm_server.py with tests/llm_cache.py's PromptCache) counts prompt tokens itself
+The local server (tests/support/llm_server.py with tests/support/llm_cache.py's PromptCache) counts prompt tokens itself
 and reports what the providers' caches would: so these tests fail if a prefix changes between requests.
 """
 
@@ -12,14 +12,14 @@ import itertools
 from typing import Any
 
 import pytest
-from llm_cache import PromptCache, blocks_of
-from llm_server import LlmServer, call, text, tool_calls
 
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry, tool
 from synapse_nb.events import LlmCallFinished
 from synapse_nb.providers.anthropic import MAX_BREAKPOINTS, AnthropicProvider, mark_cache_breakpoints
 from synapse_nb.providers.openai import OpenAIProvider
+from tests.support.llm_cache import PromptCache, blocks_of
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 TIMEOUT = 30.0

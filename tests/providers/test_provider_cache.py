@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 import pytest
-from llm_server import LlmServer, RecordedRequest, Reply, error, text
 
 from synapse_nb.errors import AuthenticationError, MissingKeyError
 from synapse_nb.protocols import Completion, Provider
@@ -13,6 +12,7 @@ from synapse_nb.providers.anthropic import AnthropicProvider
 from synapse_nb.providers.openai import OpenAIProvider
 from synapse_nb.providers.registry import ProviderCache
 from synapse_nb.types import Message
+from tests.support.llm_server import LlmServer, RecordedRequest, Reply, error, text
 
 pytestmark = pytest.mark.anyio
 

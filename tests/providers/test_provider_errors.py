@@ -6,9 +6,6 @@ import logging
 
 import httpx
 import pytest
-from llm_server import Gate, LlmServer, call, error, raw_body, raw_sse, stream_error, text, tool_calls
-from local_servers import refusing_port
-from provider_support import PLANTED_KEY, MakeProvider
 
 from synapse_nb.errors import (
     AuthenticationError,
@@ -21,6 +18,9 @@ from synapse_nb.errors import (
 from synapse_nb.protocols import Completion, Provider, TextChunk
 from synapse_nb.providers._http import RetryPolicy
 from synapse_nb.types import Message
+from tests.providers.provider_support import PLANTED_KEY, MakeProvider
+from tests.support.llm_server import Gate, LlmServer, call, error, raw_body, raw_sse, stream_error, text, tool_calls
+from tests.support.local_servers import refusing_port
 
 pytestmark = pytest.mark.anyio
 

@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from llm_server import LlmServer, text
-from provider_support import PLANTED_KEY
 
 from synapse_nb.errors import ConfigError, MissingKeyError
 from synapse_nb.protocols import Completion, Provider
@@ -23,6 +21,8 @@ from synapse_nb.providers import (
     resolve_provider,
 )
 from synapse_nb.types import Message
+from tests.providers.provider_support import PLANTED_KEY
+from tests.support.llm_server import LlmServer, text
 
 
 def test_parse_splits_at_the_first_colon() -> None:

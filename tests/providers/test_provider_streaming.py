@@ -6,11 +6,11 @@ import contextlib
 from collections.abc import Sequence
 
 import pytest
-from llm_server import Gate, LlmServer, call, text, tool_calls
-from provider_support import MakeProvider
 
 from synapse_nb.protocols import Completion, Provider, ProviderChunk, TextChunk, ToolCallChunk
 from synapse_nb.types import Message, ToolCall, ToolSpec, Usage
+from tests.providers.provider_support import MakeProvider
+from tests.support.llm_server import Gate, LlmServer, call, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 

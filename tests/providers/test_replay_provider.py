@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from llm_server import LlmServer, call, text, tool_calls
-from provider_support import PLANTED_KEY, MakeProvider
 
 from synapse_nb.cassette import CassetteWriter
 from synapse_nb.cassette_reader import Cassette
@@ -15,6 +13,8 @@ from synapse_nb.masking import SecretMask
 from synapse_nb.protocols import Completion, Provider, ProviderChunk
 from synapse_nb.providers.replay import RecordingProvider, ReplayProvider, replay_provider
 from synapse_nb.types import Message, ToolSpec
+from tests.providers.provider_support import PLANTED_KEY, MakeProvider
+from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 

@@ -7,13 +7,13 @@ import time
 from collections.abc import AsyncIterator
 
 import pytest
-from llm_server import Gate, LlmServer, call, raw_sse, tool_calls
-from provider_support import MakeProvider
 
 from synapse_nb.errors import StreamError
 from synapse_nb.protocols import Completion, ToolCallChunk
 from synapse_nb.providers._http import MAX_EVENT_BYTES, HttpStreamer, RetryPolicy, parse_retry_after
 from synapse_nb.types import Message
+from tests.providers.provider_support import MakeProvider
+from tests.support.llm_server import Gate, LlmServer, call, raw_sse, tool_calls
 
 pytestmark = pytest.mark.anyio
 

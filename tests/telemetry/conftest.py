@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from trace_helpers import Traced
+
+from tests.telemetry.trace_helpers import Traced
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 
 import pytest
-from local_servers import refusing_port
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from synapse_nb import telemetry
@@ -21,6 +20,7 @@ from synapse_nb.agent.tools import ToolRegistry, tool
 from synapse_nb.notebook.state import SynapseState
 from synapse_nb.providers.scripted import ScriptedProvider
 from synapse_nb.telemetry.spans import SpanSink
+from tests.support.local_servers import refusing_port
 
 OTEL_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED",
              "OTEL_TRACES_EXPORTER", "OTEL_SERVICE_NAME", "SYNAPSE_OTEL_CONTENT")

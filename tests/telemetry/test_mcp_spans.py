@@ -14,17 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from local_servers import free_port, wait_listening
-from npm_servers import EVERYTHING, node_for
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.trace import SpanKind, StatusCode
-from trace_helpers import Traced
 
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry
 from synapse_nb.errors import McpError
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.providers.scripted import ScriptedProvider
+from tests.support.local_servers import free_port, wait_listening
+from tests.support.npm_servers import EVERYTHING, node_for
+from tests.telemetry.trace_helpers import Traced
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 

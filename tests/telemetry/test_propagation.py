@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trace_helpers import Traced
 
 from synapse_nb.agent.orchestrator import Agent
 from synapse_nb.agent.tools import ToolRegistry
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.providers.scripted import ScriptedProvider
+from tests.telemetry.trace_helpers import Traced
 
 pytestmark = [pytest.mark.slow, pytest.mark.process]
 

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
-from trace_helpers import Traced
 
 from synapse_nb.agent.approval import ApprovalPolicy
 from synapse_nb.agent.orchestrator import Agent
@@ -22,6 +21,7 @@ from synapse_nb.masking import MASK
 from synapse_nb.protocols import ProviderChunk
 from synapse_nb.providers.scripted import ScriptedProvider
 from synapse_nb.types import ContentBlock, Message, ToolCall, ToolResult, ToolSpec, Usage
+from tests.telemetry.trace_helpers import Traced
 
 SECRET = "planted-secret-value-42"
 API_KEY = "sk-ant-" + "a1B2c3D4e5F6g7H8i9J0k1L2"

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, cast
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
-from ...events import Event
 from ...types import ToolSpec
 from ..apps.turn_views import AppTurnViews
 from ..output.live import LiveOutput, Publisher
@@ -30,6 +29,7 @@ from .cost import check_prices
 
 if TYPE_CHECKING:
     from ...agent.orchestrator import Agent
+    from ...agent.result import TurnResult
     from ...agent.turn import TurnOptions
     from ...protocols import ApprovalCallback, EventSink, Provider
     from ...telemetry.spans import SpanSink
@@ -228,8 +228,7 @@ class _Turn:
             view.notes.append(KERNEL_NOTE)
         if plan.price_note:
             view.notes.append(plan.price_note)
-        self.events: list[Event] = []
-        self.sinks: list[EventSink] = [self.events.append, self.display, state.router.history_sink(plan.history)]
+        self.sinks: list[EventSink] = [self.display, state.router.history_sink(plan.history)]
         if state.tape is not None and state.tape.writer is not None:
             self.sinks.append(state.tape.on_event)  # recording: tool results join the cassette
         self.tracing: SpanSink | None = state.tracer.sink()  # OpenTelemetry spans of the turn, when tracing is on
@@ -289,24 +288,26 @@ async def run_turn(
     turn: _Turn, told: TurnOptions, *, interrupts: tuple[type[BaseException], ...] = FOREGROUND_INTERRUPTS,
 ) -> tuple[SynapseResult, bool]:
     """The one path of a %%synapse turn, blocking or in the background: the agent answers the prompt as
-    `told`, then the result is built from the turn's events and the display finished.
+    `told`, then its result (the TurnResult `Agent.ask` returned) is wrapped for the cell and the display
+    finished.
 
     Returns (result, interrupted): an interrupt (one of `interrupts`) ends the turn recorded as cancelled and
     is not raised, the caller decides what the cell shows. A turn that could not start (SynapseError, e.g.
     the session is still busy) shows as failed and raises."""
     display = turn.display
     interrupted = False
+    agent = turn.agent
     try:
-        await turn.agent.ask(turn.plan.prompt, told)
+        outcome: TurnResult | None = await agent.ask(turn.plan.prompt, told)
     except interrupts:
-        interrupted = True
+        interrupted, outcome = True, agent.last_result  # the cancelled turn's result
     except SynapseError as exc:
         display.view.status = "failed"
         display.view.error = f"{type(exc).__name__}: {exc}"
         display.finish()
         raise
     await turn.views.settle()  # a UI tool's View lands in its block before the display ends
-    result = build_result(turn.events, turn.plan, turn.agent)
+    result = build_result(outcome, turn.plan, agent)
     display.finish()
     return result, interrupted
 
@@ -436,29 +437,14 @@ def _budget(plan: TurnPlan) -> Any:
     return None if budget.empty else budget
 
 
-def build_result(events: list[Event], plan: TurnPlan, agent: Agent) -> SynapseResult:
-    """The result object of a turn from its events (also for a cancelled turn, which raised)."""
-    from ...agent.orchestrator import turn_result
+def build_result(outcome: TurnResult | None, plan: TurnPlan, agent: Agent) -> SynapseResult:
+    """The cell's result: the agent's TurnResult of the turn with the notebook's views (session name, format).
+    None: the turn was interrupted before it began, a cancelled turn with nothing in it."""
+    if outcome is None:
+        from ...agent.result import TurnRecord
 
-    try:
-        turn = turn_result(events)
-    except SynapseError:  # the turn never started or never ended (cancelled before any event)
-        return SynapseResult(
-            text="", messages=(), session_id=agent.session_id, session=plan.session, model=plan.model_id,
-            usage=_usage0(), status="cancelled", iterations=0, duration_ms=0.0, format=plan.format,
-        )
-    error = f"{turn.error_type}: {turn.error}" if turn.error else None
-    return SynapseResult(
-        text=turn.text, messages=turn.messages, session_id=turn.session_id, session=plan.session,
-        model=plan.model_id, usage=turn.usage, status=turn.status, iterations=turn.iterations,
-        duration_ms=turn.duration_ms, turn_id=turn.turn_id, error=error, format=plan.format, calls=turn.tool_calls,
-    )
-
-
-def _usage0() -> Any:
-    from ...types import Usage
-
-    return Usage()
+        outcome = TurnRecord(agent.session_id, "", plan.model_id).result()
+    return SynapseResult(outcome, session=plan.session, format=plan.format)
 
 
 # ---------------------------------------------------------------------------------------------- background

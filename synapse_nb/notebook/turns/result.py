@@ -15,6 +15,7 @@ from ...types import Message, ToolResult, Usage
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ...agent.result import TurnResult
     from ..kernel.runner import Runner
 
 __all__ = [
@@ -90,26 +91,66 @@ def parse_json_answer(text: str) -> tuple[Any, bool]:
 
 @dataclass(frozen=True)
 class SynapseResult:
-    """The outcome of one %%synapse turn.
+    """The outcome of one %%synapse turn: the agent's own result (`turn`, agent/result.py's TurnResult, which
+    `Agent.ask` returned) seen from the notebook: the session's name, the answer's `format`, tool calls as a
+    DataFrame, the parsed answer (`data`, `code`) and how a cell shows it. Nothing of the turn is computed
+    here a second time: every fact below is the TurnResult's.
 
     `text` is the answer, `messages` this turn's messages (user prompt, assistant replies, tool
     results), `tool_calls` a DataFrame of its tool calls, `status` finished/failed/cancelled/
     budget_exceeded, `usage` its tokens (cached ones apart) and `usage.cost_usd` (None: cost unknown).
     """
 
-    text: str
-    messages: tuple[Message, ...]
-    session_id: str
+    turn: TurnResult
     session: str
-    model: str
-    usage: Usage
-    status: str
-    iterations: int
-    duration_ms: float
-    turn_id: str | None = None
-    error: str | None = None
     format: str = "markdown"
-    calls: tuple[ToolCallFinished, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return self.turn.text
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        return self.turn.messages
+
+    @property
+    def session_id(self) -> str:
+        return self.turn.session_id
+
+    @property
+    def model(self) -> str:
+        """`provider:model` that answered."""
+        return self.turn.model
+
+    @property
+    def usage(self) -> Usage:
+        return self.turn.usage
+
+    @property
+    def status(self) -> str:
+        return self.turn.status
+
+    @property
+    def iterations(self) -> int:
+        return self.turn.iterations
+
+    @property
+    def duration_ms(self) -> float:
+        return self.turn.duration_ms
+
+    @property
+    def turn_id(self) -> str:
+        return self.turn.turn_id
+
+    @property
+    def error(self) -> str | None:
+        """Why the turn did not finish, as one line naming the error's type (`MaxIterationsError: ...`)."""
+        return f"{self.turn.error_type}: {self.turn.error}" if self.turn.error else None
+
+    @property
+    def calls(self) -> tuple[ToolCallFinished, ...]:
+        """The turn's tool calls as the agent reported them, in the order the model asked for them."""
+        return self.turn.tool_calls
 
     @property
     def tool_calls(self) -> pd.DataFrame:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from widget_fakes import (
+
+from tests.notebook.widgets.widget_fakes import (
     ECHO_SCHEMA,
     SLEEP_SCHEMA,
     FakeHistory,

@@ -2,7 +2,7 @@
 them, through ipywidgets' own message handling), answers out (as the kernel would publish them).
 
 The comm is a `comm.base_comm.BaseComm` whose transport is a list (no kernel runs here); the host is the
-test AppHost over a real stdio session to tests/servers/apps_server.py, or a small recording host where the
+test AppHost over a real stdio session to tests/support/apps_server.py, or a small recording host where the
 test needs a host that fails.
 """
 
@@ -15,13 +15,13 @@ from typing import Any
 
 import comm
 import pytest
-from apps_host import AppsConnection, ClientAppHost, open_view
-from list_comm import ListComm
 
 from synapse_nb.notebook.apps.host import DisplayMode
 from synapse_nb.notebook.apps.policy import CspError, content_security_policy, fallback_text
 from synapse_nb.notebook.apps.view import AppView
 from synapse_nb.notebook.turns.render import TURN_REST
+from tests.support.apps_host import AppsConnection, ClientAppHost, open_view
+from tests.support.list_comm import ListComm
 
 pytestmark = pytest.mark.anyio
 ANSWER_TIMEOUT = 30.0

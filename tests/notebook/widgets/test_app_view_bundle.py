@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.node, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
 JS = REPO / "js"
-STATIC = REPO / "synapse_nb" / "notebook" / "widgets" / "static"
+STATIC = REPO / "synapse_nb" / "notebook" / "apps" / "static"
 BUNDLE = STATIC / "app_view.js"
 LOADER = STATIC / "app_view_loader.js"
 

@@ -13,14 +13,14 @@ from typing import Any, TypeVar
 
 import ipywidgets as w
 import pytest
-import tools_server
-from real_state import go_live, private_state
 
 import synapse_nb
 from synapse_nb.events import Event, ServerEvent
 from synapse_nb.notebook.state import SynapseState
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
+from tests.notebook.widgets.real_state import go_live, private_state
+from tests.support import tools_server
 
 pytestmark = pytest.mark.process
 

@@ -10,14 +10,23 @@ import zlib
 
 import ipywidgets as w
 import pytest
-from untrusted import unstyled
-from widget_fakes import ECHO_SCHEMA, FakeHistory, FakeHub, FakeRunner, FakeState, Info, spec, text_result
 
 from synapse_nb.errors import McpError, ToolCallTimeout, UnknownServerError
 from synapse_nb.notebook.widgets import Inspector, inspector
 from synapse_nb.notebook.widgets.server_panel import ServerPanel
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
 from synapse_nb.types import ContentBlock, ToolResult
+from tests.notebook.widgets.widget_fakes import (
+    ECHO_SCHEMA,
+    FakeHistory,
+    FakeHub,
+    FakeRunner,
+    FakeState,
+    Info,
+    spec,
+    text_result,
+)
+from tests.support.untrusted import unstyled
 
 
 def panel(ins: Inspector, name: str = "demo") -> ServerPanel:

@@ -9,8 +9,6 @@ from typing import Any
 
 import ipywidgets as w
 import pytest
-from npm_servers import EVERYTHING, node_for
-from real_state import connected, go_live, private_runner, private_state
 
 from synapse_nb.events import Event, ServerEvent
 from synapse_nb.mcp_client.elicitation import ElicitationAnswer, ElicitationForm, UrlElicitation
@@ -20,6 +18,8 @@ from synapse_nb.mcp_client.logs import level_at_least
 from synapse_nb.notebook.kernel.runner import Runner
 from synapse_nb.notebook.widgets import Inspector
 from synapse_nb.notebook.widgets.elicit_form import ElicitationWidget
+from tests.notebook.widgets.real_state import connected, go_live, private_runner, private_state
+from tests.support.npm_servers import EVERYTHING, node_for
 
 TIMEOUT = 60
 

@@ -10,8 +10,6 @@ from typing import Any
 
 import ipywidgets as w
 import pytest
-import tools_server
-from real_state import connected, private_runner, private_state
 
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.notebook.kernel.runner import Runner
@@ -19,6 +17,8 @@ from synapse_nb.notebook.widgets import Inspector, inspector
 from synapse_nb.notebook.widgets import schema_form as sf
 from synapse_nb.notebook.widgets.form import ToolForm
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
+from tests.notebook.widgets.real_state import connected, private_runner, private_state
+from tests.support import tools_server
 
 pytestmark = pytest.mark.process
 
@@ -172,7 +172,7 @@ def test_a_restart_by_a_call_reaches_an_open_inspector(clean_env: Any) -> None:
 
 
 def test_the_inspector_lists_mcp_apps_tools_with_a_ui_badge_app_only_ones_included() -> None:
-    """tests/servers/apps_server.py: `counter` and `probe` have Views; `bump` is app-only (never offered to the
+    """tests/support/apps_server.py: `counter` and `probe` have Views; `bump` is app-only (never offered to the
     model), yet listed here so a person can see and call it."""
     from pathlib import Path
 

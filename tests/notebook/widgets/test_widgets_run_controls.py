@@ -8,8 +8,6 @@ import threading
 from typing import Any
 
 import pytest
-from untrusted import unstyled
-from widget_fakes import ECHO_SCHEMA, spec
 
 from synapse_nb.events import (
     LlmCallFinished,
@@ -22,6 +20,8 @@ from synapse_nb.events import (
 )
 from synapse_nb.notebook.widgets import RunControls
 from synapse_nb.types import ToolCall, ToolResult, Usage
+from tests.notebook.widgets.widget_fakes import ECHO_SCHEMA, spec
+from tests.support.untrusted import unstyled
 
 pytestmark = pytest.mark.anyio
 

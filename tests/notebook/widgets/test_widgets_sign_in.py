@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from oauth_server import follow, serve
-from real_state import go_live, private_state
 
 from synapse_nb.events import Event, ServerEvent
 from synapse_nb.notebook.widgets import Inspector
+from tests.notebook.widgets.real_state import go_live, private_state
+from tests.support.oauth_server import follow, serve
 
 if TYPE_CHECKING:
     from synapse_nb.notebook.state import SynapseState
@@ -70,7 +70,7 @@ def test_an_open_sign_in_shows_as_a_link_in_the_server_panel(clean_env: Any) -> 
 
 
 def test_the_panel_links_to_a_real_sign_in_and_drops_it_once_connected(clean_env: Any, tmp_path: Path) -> None:
-    """A real hub connecting to tests/oauth_server.py: the inspector lists the server while it waits for the
+    """A real hub connecting to tests/support/oauth_server.py: the inspector lists the server while it waits for the
     user, with the link; following it (as a browser would) connects, and the link leaves the panel."""
     from synapse_nb.mcp_client.oauth.storage import TokenStore
 

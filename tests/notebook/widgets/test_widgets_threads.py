@@ -8,10 +8,10 @@ from collections.abc import Coroutine, Iterator
 from typing import Any
 
 import pytest
-from widget_fakes import FakeHistory, FakeHub, FakeState, text_result
 
 from synapse_nb.notebook.widgets import inspector
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
+from tests.notebook.widgets.widget_fakes import FakeHistory, FakeHub, FakeState, text_result
 
 
 class LoopThread:

@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from untrusted import unstyled
-from widget_fakes import FakeHistory
 
 from synapse_nb.events import (
     LlmCallFinished,
@@ -22,6 +20,8 @@ from synapse_nb.events import (
 from synapse_nb.notebook.widgets import session_trace
 from synapse_nb.notebook.widgets.trace import build_timeline, read_trace, trace_html, trace_text
 from synapse_nb.types import ContentBlock, Message, ToolCall, ToolResult, Usage
+from tests.notebook.widgets.widget_fakes import FakeHistory
+from tests.support.untrusted import unstyled
 
 T0 = dt.datetime(2025, 3, 1, 9, 0, 0)
 

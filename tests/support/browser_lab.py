@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tools_server
-from local_servers import free_port, stop
+
+from tests.support import tools_server
+from tests.support.local_servers import free_port, stop
 
 REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+ARTIFACTS = REPO / "tests" / "e2e" / "artifacts"  # beside the browser tests
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync",

@@ -23,7 +23,7 @@ from synapse_nb.mcp_client.convert import tool_ui
 from synapse_nb.notebook.apps.host import DisplayMode
 from synapse_nb.notebook.apps.view import AppView
 
-APPS_SERVER = Path(__file__).resolve().parent / "servers" / "apps_server.py"
+APPS_SERVER = Path(__file__).resolve().with_name("apps_server.py")
 UI_EXTENSION = ui.ui_extension()  # what every hub connection advertises
 OPEN_TIMEOUT = 60.0
 
@@ -103,7 +103,7 @@ class AppsConnection:
 
     @classmethod
     async def open(cls, server: StdioServerParameters | None = None) -> ClientAppHost:
-        """A connected host (kept as `host.connection`) for `server` (default: tests/servers/apps_server.py)."""
+        """A connected host (kept as `host.connection`) for `server` (default: tests/support/apps_server.py)."""
         connection = cls(server)
         async with asyncio.timeout(OPEN_TIMEOUT):
             host = await asyncio.shield(connection._ready)

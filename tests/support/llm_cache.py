@@ -1,4 +1,4 @@
-"""A model of the providers' prompt caches for tests/llm_server.py: it reports cached tokens as they would.
+"""A model of the providers' prompt caches for tests/support/llm_server.py: it reports cached tokens as they would.
 
 Requests are cut into blocks (each tool, the system prompt, each message for OpenAI; each tool, system
 block and content block for Anthropic), each counted as ceil(bytes / 4) tokens of its JSON. The cache

@@ -134,7 +134,7 @@ class SpawnGuard:
             report.outcome = "failed"
 
 
-def add_options(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("spawn guard")
     group.addoption(
         "--forbid-spawn", action="store_true", help="fail any test that starts a process (make quick)"
@@ -145,7 +145,7 @@ def add_options(parser: pytest.Parser) -> None:
 _GUARD_KEY = pytest.StashKey[SpawnGuard]()
 
 
-def configure(config: pytest.Config) -> None:
+def pytest_configure(config: pytest.Config) -> None:
     forbid = bool(config.getoption("--forbid-spawn"))
     if not forbid and not config.getoption("--spawn-report"):
         return
@@ -155,7 +155,7 @@ def configure(config: pytest.Config) -> None:
     config.pluginmanager.register(guard, "spawn-guard")
 
 
-def unconfigure(config: pytest.Config) -> None:
+def pytest_unconfigure(config: pytest.Config) -> None:
     guard = config.stash.get(_GUARD_KEY, None)
     if guard is None:
         return
@@ -165,9 +165,3 @@ def unconfigure(config: pytest.Config) -> None:
         lines = [f"{test}\t{len(starts)}\t{starts[0]}" for test, starts in sorted(guard.seen.items())]
         Path(report).write_text("\n".join(lines) + "\n")
 
-
-# The same hooks under pytest's names, for `pytest -p spawn_guard` (tests/test_spawn_guard.py runs it so);
-# the suite's own conftest calls the functions above instead.
-pytest_addoption = add_options
-pytest_configure = configure
-pytest_unconfigure = unconfigure

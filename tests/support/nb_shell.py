@@ -7,10 +7,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-import tools_server
 from IPython.core.interactiveshell import InteractiveShell
 
 from synapse_nb.notebook.state import SynapseState
+from tests.support import tools_server
 
 
 @dataclass
@@ -96,7 +96,7 @@ class Shell:
 
 
 def demo_server_command() -> str:
-    """The `-- COMMAND` part that starts the demo server with the test tools (tests/tools_server.py)."""
+    """The `-- COMMAND` part that starts the demo server with the test tools (tests/support/tools_server.py)."""
     return tools_server.COMMAND
 
 

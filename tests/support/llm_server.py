@@ -10,13 +10,13 @@ it records every request so tests can assert what a client sent.
         ...
         server.requests[0].body["tools"]
 
-Replies (tests/llm_replies.py, re-exported here) are wire-neutral: `text`, `tool_calls`, `error`,
+Replies (llm_replies.py, re-exported here) are wire-neutral: `text`, `tool_calls`, `error`,
 `stream_error`, `raw_sse`, `raw_body`; modifiers
 `.gated(gate)` (hold the stream after the first content event until the test opens the gate),
 `.cut()` (drop the connection half way), `.held(gate)` (hold before the status line: slow first byte),
 `.lingering(gate)` (hold the body's end after the last event: a server slow to close) and
 `.cached(read, write)` (report prompt tokens read from / written to the provider's cache).
-With `LlmServer(prompt_cache=PromptCache())` (tests/llm_cache.py) the server counts each answer's prompt
+With `LlmServer(prompt_cache=PromptCache())` (llm_cache.py) the server counts each answer's prompt
 tokens itself and reports cached tokens as the providers do: the prefixes it has seen (OpenAI), or
 those ending at `cache_control` breakpoints (Anthropic).
 When nothing is queued, `server.responder` (a function of the request) answers, else a 400 that says so.
@@ -24,7 +24,7 @@ When nothing is queued, `server.responder` (a function of the request) answers, 
 a model's time to first byte (the replay benchmark records against it).
 
 Standalone, for kernel end-to-end tests:
-    python tests/llm_server.py --port 0 --script replies.json [--log requests.jsonl] [--cycle]
+    python tests/support/llm_server.py --port 0 --script replies.json [--log requests.jsonl] [--cycle]
 prints `LLM_SERVER_URL=http://127.0.0.1:PORT` once listening; the script is a JSON list of replies
 such as {"text": "hi"}, {"tool_calls": [{"name": "echo", "arguments": {"text": "x"}}], "text": ""},
 {"error": 429, "retry_after": 0.2}.
@@ -48,11 +48,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-if str(Path(__file__).resolve().parent) not in sys.path:  # imported as tests.llm_server, or run from elsewhere
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+if not __package__:  # run by path, as a server: its imports name the tests package of this checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from llm_cache import PromptCache
-from llm_replies import (
+from tests.support.llm_cache import PromptCache
+from tests.support.llm_replies import (
     Call,
     Frame,
     Gate,

@@ -17,7 +17,7 @@ the RFC 7523 jwt-bearer grant with a workload JWT signed by WORKLOAD_KEY for thi
 Three ways to run it, all yielding an `OAuthServer`:
 - `serve(**options)`: in this process, uvicorn in a thread (fixtures; `.provider` can be changed directly);
 - `spawn(folder, *argv)`: a subprocess with the command-line options below (e.g. for kernels' tests);
-- `python tests/oauth_server.py [--port PORT] [options]`: by hand; prints the URL once it listens.
+- `python tests/support/oauth_server.py [--port PORT] [options]`: by hand; prints the URL once it listens.
 `follow(link)` and `redirect_of(link)` do what a browser does with a sign-in link; `nowhere()` is an
 origin where nothing listens, for `issuer`.
 """
@@ -49,7 +49,6 @@ import jwt
 import uvicorn
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
-from local_servers import free_port
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -67,6 +66,11 @@ from pydantic import AnyUrl
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+if not __package__:  # run by path, as a server: its imports name the tests package of this checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.support.local_servers import free_port
 
 SCOPE = "notes"
 WORKLOAD_KEY = ec.generate_private_key(ec.SECP256R1())
@@ -310,7 +314,7 @@ def serve(*, dpop: bool = False, dpop_nonce: str | None = None, **options: Any) 
 
 @contextmanager
 def spawn(folder: Path, *argv: str) -> Iterator[OAuthServer]:
-    """`python tests/oauth_server.py --port 0 *argv` in a subprocess, its stderr in a log under `folder`;
+    """`python tests/support/oauth_server.py --port 0 *argv` in a subprocess, its stderr in a log under `folder`;
     ready once it printed its URL (it listens by then), killed when the block ends."""
     log = folder / f"oauth-server-{secrets.token_hex(4)}.log"
     with log.open("wb") as sink:
@@ -355,7 +359,7 @@ def redirect_of(link: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python tests/oauth_server.py", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python tests/support/oauth_server.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0, the default: any free one)")
     parser.add_argument("--access-ttl", type=int, default=3600, help="access-token lifetime in seconds")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-TOOLS = Path(__file__).resolve().parents[1] / ".tools"
+TOOLS = Path(__file__).resolve().parents[2] / ".tools"
 _REFERENCE = TOOLS / "node_modules" / "@modelcontextprotocol"
 _APPS = TOOLS / "apps" / "node_modules" / "@modelcontextprotocol"
 

@@ -1,4 +1,4 @@
-"""Scripted replies for tests/llm_server.py and how each renders in the OpenAI and Anthropic wire formats.
+"""Scripted replies for tests/support/llm_server.py and how each renders in the OpenAI and Anthropic wire formats.
 
 Replies are wire-neutral; the server renders one per request in the format of the path called, as a list
 of SSE events, each flagged when it carries answer content (where `.gated()` and `.cut()` act by default).

@@ -1,9 +1,9 @@
 """The demo server plus the misbehaving tools the tests drive (kept out of the wheel, which ships the shop alone).
 
-    python tests/tools_server.py                      # stdio: the shop plus the test tools
-    python tests/tools_server.py --http --port 8765   # streamable HTTP on 127.0.0.1:8765/mcp
-    python tests/tools_server.py --sse --port 8765    # SSE on 127.0.0.1:8765/sse
-    python tests/tools_server.py --legacy             # stdio in the 2025 handshake era only
+    python tests/support/tools_server.py                      # stdio: the shop plus the test tools
+    python tests/support/tools_server.py --http --port 8765   # streamable HTTP on 127.0.0.1:8765/mcp
+    python tests/support/tools_server.py --sse --port 8765    # SSE on 127.0.0.1:8765/sse
+    python tests/support/tools_server.py --legacy             # stdio in the 2025 handshake era only
 
 Test tools: echo, sleep, progress, cancellations, fail, crash, garbage, image, large, env, add_tool, and those
 that talk back while a call waits (progress_held, question, sign_in; `fire` releases them: waiting_tools.py).
@@ -28,10 +28,13 @@ import anyio
 import mcp.types as mt
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
-from waiting_tools import add_waiting_tools, serve_legacy_stdio  # tests/ is on sys.path (pytest; run as a script)
+
+if not __package__:  # run by path, as a server: its imports name the tests package of this checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from synapse_nb.mcp_client import demo_server
 from synapse_nb.mcp_client.demo_server import NAME, serve
+from tests.support.waiting_tools import add_waiting_tools, serve_legacy_stdio
 
 __all__ = ["ARGS", "COMMAND", "PATH", "add_test_tools", "build_server", "main"]
 
@@ -167,7 +170,7 @@ def add_test_tools(server: MCPServer, wire_fd: int) -> None:
 
 
 def main() -> None:
-    serve(build_server, prog="python tests/tools_server.py", doc=__doc__, legacy=serve_legacy_stdio)
+    serve(build_server, prog="python tests/support/tools_server.py", doc=__doc__, legacy=serve_legacy_stdio)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ Tools:
 
 The Views use the official View half of `@modelcontextprotocol/ext-apps` (its `app-with-deps.js`, from
 js/node_modules after `make widget-js`, or the file SYNAPSE_APPS_VIEW_LIB names), inlined into each HTML
-document as Views ship in practice. Run: `python tests/servers/apps_server.py`.
+document as Views ship in practice. Run: `python tests/support/apps_server.py`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,218 @@
+"""ToolBatch: the tool calls of one model reply, approved (or refused), then run concurrently, each reported."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import SynapseError
+from ..events import Event, ToolCallFinished, ToolCallProgress, ToolCallStarted, utcnow
+from ..types import Message, ToolCall, ToolResult, ToolSpec
+from .tools import ToolRegistry, error_line
+from .turn import TurnOptions
+
+__all__ = ["CANCEL_GRACE", "INTERRUPTS", "ToolBatch"]
+
+logger = logging.getLogger("synapse_nb.agent")
+
+INTERRUPTS = (asyncio.CancelledError, KeyboardInterrupt)
+"""What ends a turn as cancelled: the task was cancelled, or Ctrl-C landed inside the loop's code."""
+CANCEL_GRACE = 5.0
+"""Seconds to wait for tool calls to acknowledge cancellation before leaving them behind."""
+
+AddMessage = Callable[[Message, ToolResult], None]
+"""Adds a tool message to the session's transcript, with the full result it bounds (the Agent's)."""
+
+
+@dataclass(slots=True)
+class _Call:
+    """One requested tool call on its way through approval and execution."""
+
+    call: ToolCall
+    spec: ToolSpec | None
+    approval: str = "auto"
+    refusal: str | None = None  # the error text when the call will not run
+    started: bool = False
+    started_at: datetime.datetime | None = None
+    finished: ToolCallFinished | None = None
+
+    @property
+    def tool(self) -> str:
+        """The tool's own name (the server's, not the qualified one offered to the model)."""
+        if self.spec is not None:
+            return self.spec.original_name or self.spec.name
+        return self.call.name
+
+
+class ToolBatch:
+    """The tool calls of one reply (`reply_id`), as the turn's `opts` say: each approved or refused, then every
+    approved one run concurrently; ToolCallStarted and ToolCallFinished for each, in the order asked; and,
+    however the batch ends (an interrupt cancels the calls still running), one tool message per call given
+    to `add`, so the next request of the session is valid."""
+
+    def __init__(
+        self, session_id: str, tools: ToolRegistry | None, opts: TurnOptions, emit: Callable[[Event], Event],
+        add: AddMessage,
+    ) -> None:
+        self.session_id = session_id
+        self.tools = tools
+        self.opts = opts
+        self.emit = emit
+        self.add = add
+
+    async def run(self, reply: Message, reply_id: str, specs: Sequence[ToolSpec]) -> None:
+        """Approve, then run every approved call of `reply` concurrently; one tool message per call."""
+        offered = {s.name: s for s in specs}
+        calls = [_Call(call, offered.get(call.name)) for call in reply.tool_calls]
+        tasks: dict[asyncio.Task[tuple[ToolResult | None, str | None, float]], _Call] = {}
+        batch_started = time.perf_counter()
+
+        def finish(c: _Call, result: ToolResult | None, error: str | None, duration_ms: float) -> None:
+            c.finished = ToolCallFinished(
+                session_id=self.session_id, call=c.call, server=c.spec.server if c.spec else None,
+                tool=c.tool, approval=c.approval, started_at=c.started_at or utcnow(),
+                duration_ms=duration_ms, result=result, error=error, message_id=reply_id,
+            )
+            self.emit(c.finished)
+
+        try:
+            for c in calls:
+                if c.spec is None:
+                    c.refusal = _unknown_tool(c.call.name, offered)
+                elif self.opts.tool_answer is not None:
+                    c.approval = "replayed"  # the cassette answers as it was decided then: no one is asked
+                else:
+                    c.approval, c.refusal = await self._approve(c.spec, c.call)
+            for c in calls:
+                c.started, c.started_at = True, utcnow()
+                self.emit(ToolCallStarted(
+                    session_id=self.session_id, call=c.call, server=c.spec.server if c.spec else None,
+                    tool=c.tool, approval=c.approval, message_id=reply_id, at=c.started_at,
+                ))
+                if c.refusal is not None:
+                    finish(c, ToolResult.error(c.refusal) if c.spec else None, None if c.spec else c.refusal, 0.0)
+                else:
+                    tasks[asyncio.create_task(self._call_tool(c.call), name=f"tool {c.call.name}")] = c
+            pending = set(tasks)
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in sorted(done, key=lambda t: calls.index(tasks[t])):
+                    c = tasks[task]
+                    if task.cancelled():
+                        finish(c, None, "cancelled", (time.perf_counter() - batch_started) * 1000)
+                    else:
+                        finish(c, *task.result())
+        except INTERRUPTS as interrupt:
+            await _cancel(tasks, wait=isinstance(interrupt, asyncio.CancelledError))
+            for task, c in tasks.items():
+                if c.finished is None and task.done() and not task.cancelled():
+                    finish(c, *task.result())  # it finished while the others were being cancelled
+            for c in calls:
+                if c.finished is None and c.started:
+                    finish(c, None, "cancelled", (time.perf_counter() - batch_started) * 1000)
+            raise
+        finally:
+            # Whatever happened, every tool call of the reply gets its tool message, so the next request is valid.
+            for c in calls:
+                self._add_tool_message(c)
+
+    async def _call_tool(self, call: ToolCall) -> tuple[ToolResult | None, str | None, float]:
+        """(result, error, duration ms) of one call; errors are data for the model, never raised.
+
+        The tool's progress notifications become ToolCallProgress events of this call."""
+        assert self.tools is not None
+        opts = self.opts
+
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            self.emit(ToolCallProgress(
+                session_id=self.session_id, call_id=call.id, progress=done, total=total, message=message,
+            ))
+
+        t0 = time.perf_counter()
+        if opts.tool_answer is not None:
+            answered = await opts.tool_answer(call)
+            if answered is not None:
+                return answered
+        scope = opts.tool_scope(call.id) if opts.tool_scope is not None else contextlib.nullcontext()
+        try:
+            with scope:
+                result = await self.tools.call(
+                    call.name, call.arguments, timeout=opts.tool_timeout, on_progress=progress)
+        except SynapseError as exc:
+            return None, error_line(exc), (time.perf_counter() - t0) * 1000
+        except Exception as exc:  # a failing tool is reported to the model; it never ends the loop
+            logger.warning("tool %s raised", call.name, exc_info=True)
+            return None, error_line(exc), (time.perf_counter() - t0) * 1000
+        return result, None, result.duration_ms or (time.perf_counter() - t0) * 1000
+
+    async def _approve(self, spec: ToolSpec, call: ToolCall) -> tuple[str, str | None]:
+        """(approval as recorded, refusal text or None) for one call, asking the user when the policy says so."""
+        opts = self.opts
+        mode = opts.approval.decide(spec)
+        if mode == "auto":
+            return "auto", None
+        if mode == "deny":
+            return "denied", f"denied by policy: {spec.name} may not run (approve=deny)"
+        if opts.ask is None:
+            return "denied", f"denied: {spec.name} needs approval and there is no one to ask"
+        try:
+            answer = str(await opts.ask(spec, call.arguments)).strip().lower()
+        except Exception:  # an approval prompt that fails counts as a refusal
+            logger.exception("asking approval for %s failed", spec.name)
+            return "denied", "denied: asking the user for approval failed"
+        if answer in ("always", "a"):
+            opts.approval.remember_always(spec.name)
+            return "always", None
+        if answer in ("yes", "y"):
+            return "approved", None
+        return "denied", "denied by user"
+
+    def _add_tool_message(self, c: _Call) -> None:
+        fin = c.finished
+        result: ToolResult
+        if fin is not None and fin.result is not None:
+            result = fin.result
+            content = _bound(result.text, self.opts.max_result_chars)
+        else:
+            text = fin.error if fin is not None and fin.error else "cancelled"
+            result = ToolResult.error(text, duration_ms=fin.duration_ms if fin else 0.0)
+            content = text
+        self.add(Message.tool(c.call.id, content, name=c.call.name, is_error=result.is_error, images=result.images),
+                 result)
+
+
+async def _cancel(tasks: Mapping[asyncio.Task[Any], _Call], *, wait: bool = True) -> None:
+    running = [t for t in tasks if not t.done()]
+    for task in running:
+        task.cancel()
+    if running and wait:
+        try:
+            _, late = await asyncio.wait(running, timeout=CANCEL_GRACE)
+        except asyncio.CancelledError:  # cancelled again while cleaning up: do not wait any longer
+            return
+        if late:
+            logger.warning("%d tool call(s) did not stop within %.0f s of cancellation", len(late), CANCEL_GRACE)
+
+
+def _unknown_tool(name: str, offered: Mapping[str, ToolSpec]) -> str:
+    names = sorted(offered)
+    listed = ", ".join(names[:30]) + (", ..." if len(names) > 30 else "")
+    return f"UnknownToolError: no tool named {name!r} is available" + (
+        f"; available tools: {listed}" if names else "; no tools are available in this turn"
+    )
+
+
+def _bound(text: str, limit: int | None) -> str:
+    """What the model sees of a tool result: at most `limit` characters (None or 0: all), saying so."""
+    if limit is None or limit <= 0 or len(text) <= limit:
+        return text
+    return (
+        f"{text[:limit]}\n\n[truncated: the tool returned {len(text):,} characters; only the first "
+        f"{limit:,} are shown. The full result is recorded.]"
+    )
