@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 from IPython.core.error import UsageError
-from npm_servers import EVERYTHING, node_for
+
+from tests.support.npm_servers import EVERYTHING, node_for
 
 pytestmark = [pytest.mark.process, pytest.mark.node]
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pypi_servers import motherduck
+
+from tests.support.pypi_servers import motherduck
 
 
 def _database(python: Path, path: Path) -> None:

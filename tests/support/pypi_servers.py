@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-TOOLS = Path(__file__).resolve().parents[1] / ".tools"
+TOOLS = Path(__file__).resolve().parents[2] / ".tools"
 MOTHERDUCK_VENV = TOOLS / "motherduck"
 
 
