@@ -28,7 +28,8 @@ from typing import Any
 
 from ._html import STYLE
 
-__all__ = ["SNAPSHOT_CLASS", "SWAP_STYLE", "Snapshot", "inline_styles"]
+__all__ = ["SNAPSHOT_CLASS", "SWAP_STYLE", "WIDGET_MIME", "Snapshot", "inline_styles", "snapshot_id",
+           "snapshot_outputs"]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
@@ -65,6 +66,21 @@ SWAP_STYLE = (
 )
 
 
+def snapshot_id(display_id: str) -> str:
+    """The display id of a widget's snapshot output, beside the display id of its view's output."""
+    return f"{display_id}-snapshot"
+
+
+def snapshot_outputs(view: dict[str, Any], html: str, text: str) -> list[dict[str, Any]]:
+    """A widget shown as two outputs (see the module docstring): its snapshot (`html`, placed in the
+    snapshot element, and `text`), then its view (`view`'s widget MIME type alone). A bundle without a
+    widget view (nothing to swap) is returned as it is."""
+    if WIDGET_MIME not in view:
+        return [view]
+    snapshot = {"text/html": f'{SWAP_STYLE}{STYLE}<div class="{SNAPSHOT_CLASS}">{html}</div>', "text/plain": text}
+    return [snapshot, {WIDGET_MIME: view[WIDGET_MIME], "text/plain": ""}]
+
+
 class Snapshot:
     """Mixin for a widget: `snapshot()` returns (html, text); displayed, the widget is its snapshot's output
     and its view's (see the module docstring); `_repr_mimebundle_` holds both in one bundle, for callers
@@ -92,7 +108,7 @@ class Snapshot:
         from IPython.display import display
 
         view: dict[str, Any] | None = super()._repr_mimebundle_()  # type: ignore[misc]
-        self._snapshot_id = uuid.uuid4().hex
+        self._snapshot_id = snapshot_id(uuid.uuid4().hex)
         display(self.mime_bundle(), raw=True, display_id=self._snapshot_id)  # type: ignore[no-untyped-call]
         if view is not None and WIDGET_MIME in view:
             display({WIDGET_MIME: view[WIDGET_MIME], "text/plain": ""}, raw=True)  # type: ignore[no-untyped-call]
