@@ -627,3 +627,13 @@ def test_dollar_signs_in_an_answer_are_published_as_text_not_math() -> None:
     assert "`echo $HOME`" in published  # code keeps its dollar signs as written
     assert "export A=$B" in published
     assert render(view)["text/plain"].startswith("Revenue was $12,400 in Q1 and $15,100 in Q2.")
+
+
+def test_a_figure_shows_under_the_closed_tool_block_not_inside_it() -> None:
+    chart = ToolResult((ContentBlock("text", text="drew a chart"), ContentBlock("image", data="iVBORw0KGgo=",
+                                                                              mime_type="image/png")))
+    block = _finished_call(TurnView(model="m"), chart, name="kernel__run_python")
+    details_end = block.index("</details>")
+    assert "<details class=\"snb-turn-tool\"><summary>" in block  # the block stays closed
+    assert block.index('<img src="data:image/png;base64,iVBORw0KGgo="/>') > details_end  # the figure below it
+    assert block.count("<img") == 1

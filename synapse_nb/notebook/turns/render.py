@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...types import ToolResult
 from ..output.live import Bundle
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
@@ -190,14 +191,18 @@ def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Re
     elif call.error:
         body.append(f'<div style="{LABEL};color:{RED}">error</div>'
                     f'<pre style="{PRE};{ON_RED}">{_one_line(call.error)}</pre>')
-    elif call.result is not None:
-        body.append(_result_html(call, rest))
     is_open = " open" if opened or (call.status == "running" and call.progress is not None) else ""
+    # a figure (a chart drawn by kernel__run_python) shows under the closed block, not inside it: the answer
+    # that speaks of "the chart above" finds it there
+    figures = "" if is_open or call.result is None else _images_html(call.result)
+    if call.result is not None and not call.error:
+        body.append(_result_html(call, rest, images=not figures))
+    below = f'<div class="snb-tool-figures">{figures}</div>' if figures else ""
     return (
         f'<div class="snb-turn-tool snb-call-{call.status}" style="margin:4px 0 14px 0">'
         f'<details class="snb-turn-tool"{is_open}><summary>{summary}</summary>'
         f'<div class="snb-tool-body" style="{BOX.format(accent=colour)}">{"".join(body)}</div></details>'
-        f"</div>"
+        f"{below}</div>"
     )
 
 
@@ -229,7 +234,7 @@ def progress_text(progress: float, total: float | None, message: str | None) -> 
     return f"{bar}{amount}" + (f" {message}" if message else "")
 
 
-def _result_html(call: ToolCallView, rest: Rest) -> str:
+def _result_html(call: ToolCallView, rest: Rest, *, images: bool = True) -> str:
     assert call.result is not None
     text = call.result_text
     label = "result (error)" if call.status == "error" else "result"
@@ -245,10 +250,15 @@ def _result_html(call: ToolCallView, rest: Rest) -> str:
             out.append(f'<div style="color:{MUTED};font-size:12px">{len(several)} tables: {_esc(names)} '
                        f"(a DataFrame of one: <code>{_esc(_pick_one(rest))}</code>)</div>")
         out.append(capped_text(text, rest, colour=colour))
-    for image in call.result.images:
-        if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES:
-            out.append(f'<img src="data:{image.mime_type or "image/png"};base64,{image.data}"/>')
+    if images:
+        out.append(_images_html(call.result))
     return "".join(out)
+
+
+def _images_html(result: ToolResult) -> str:
+    """The result's images small enough to show inline (the rest are in the history)."""
+    return "".join(f'<img src="data:{_esc(image.mime_type or "image/png")};base64,{image.data}"/>'
+                   for image in result.images if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES)
 
 
 def _pick_one(rest: Rest) -> str:
