@@ -65,13 +65,14 @@ CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conforman
 # driver compile their bundles once per machine, not once per process.
 export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 
-.PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser clean help
+.PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser postgres clean help
 .PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts
 
 # The MCP Apps View widget's browser half (synapse_nb/notebook/apps/static/app_view.js, committed so that
 # the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
-# js/package-lock.json. `make widget-js` rebuilds it; the View fixtures of the tests read the View half of
-# ext-apps from the same js/node_modules.
+# js/package-lock.json, with the bundled packages' notices beside it (THIRD_PARTY_NOTICES.txt,
+# app_view.js.LEGAL.txt). `make widget-js` rebuilds them (js/build.mjs); the View fixtures of the tests read
+# the View half of ext-apps from the same js/node_modules.
 WIDGET_JS_DEPS := js/node_modules/.package-lock.json
 # The official MCP Apps example servers, pinned, into a folder of their own under .tools/.
 APPS_EXAMPLES_VERSION := 2.0.3
@@ -158,8 +159,19 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "Chromium is missing: run 'sudo apt-get install chromium' (or set CHROMIUM=/path/to/chromium), then rerun make test" >&2; exit 1; fi; }
 
-lint: venv
+# Debian's PostgreSQL for the lake's catalog in the tests and bench row 13 (tests/lake_services.py starts a
+# cluster of its own on a free 127.0.0.1 port and removes it after; moto's S3 server comes from the test extra).
+# Not in SETUP: its apt-get would race the browser's for dpkg's lock; `pytest` runs it once Chromium is in.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	  else echo "PostgreSQL is missing: run 'sudo apt-get install postgresql', then rerun make test" >&2; exit 1; fi; }
+
+# ruff over the Python; tsc (pinned in js/package.json) over the View's JavaScript, typed with // @ts-check and
+# JSDoc (js/tsconfig.json). The js deps are a prerequisite, so a fresh clone's `make test` installs them first.
+lint: venv $(WIDGET_JS_DEPS)
 	$(BIN)/ruff check synapse_nb tests bench scripts
+	cd js && npm run --silent typecheck
 
 typecheck: venv
 	$(BIN)/mypy
@@ -174,7 +186,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanit
 # the time, the longest files go first (tests/support/file_order.py; --no-loadscope-reorder keeps that order
 # where xdist would start with the files that hold the most tests), so no worker is left alone on one at the end.
 WORKERS ?= 3
-pytest: venv tools browser bench-tools fonts
+pytest: venv tools browser bench-tools fonts postgres
 	SYNAPSE_CHROMIUM=$(CHROMIUM) $(WRITE_BYTECODE) $(PY) -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder $(NBVAL) tests notebooks
 
 # matplotlib lists the machine's fonts (it runs `fc-list`) and caches the list on its first import, once per
@@ -199,7 +211,7 @@ quick: venv fonts
 demo: venv
 	$(WRITE_BYTECODE) $(PY) scripts/demo.py
 
-bench: venv tools bench-tools
+bench: venv tools bench-tools postgres
 	$(WRITE_BYTECODE) $(PY) bench/run.py
 
 bench-tools: $(JUPYTER_AI) $(LANGCHAIN_MCP)

@@ -4,7 +4,8 @@
     ├── ConfigError                 bad config file or setting (path, line, column)
     ├── HistoryError                the history file cannot be used
     │   ├── MigrationError          a migration failed (version, name); nothing of it applied
-    │   └── SchemaTooNewError       the file was written by a newer synapse_nb
+    │   ├── SchemaTooNewError       the file was written by a newer synapse_nb
+    │   └── LakeError               the lake (its catalog or its storage) cannot be used (lake)
     ├── McpError                    anything about MCP servers (server)
     │   ├── ServerStartError        a server failed to start (reason, stderr_tail)
     │   │   └── OAuthError          signing in did not work: denied, bad client, unreachable, timeout (kind)
@@ -40,6 +41,7 @@ __all__ = [
     "CassetteError",
     "ConfigError",
     "HistoryError",
+    "LakeError",
     "MaxIterationsError",
     "McpError",
     "MigrationError",
@@ -85,6 +87,15 @@ class HistoryError(SynapseError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class LakeError(HistoryError):
+    """The Iceberg lake cannot be used: a bad lake spec, its catalog or its storage unreachable or full, a
+    publish that kept losing the race; `lake` names it (secrets masked). Nothing was half written."""
+
+    def __init__(self, message: str, *, lake: str | None = None) -> None:
+        super().__init__(message, path=lake)
+        self.lake = lake
 
 
 class MigrationError(HistoryError):

@@ -1,4 +1,4 @@
-"""OAuthSettings: the `oauth` key of an MCP server entry (DESIGN.md section 10), parsed and checked.
+"""OAuthSettings: the `oauth` key of an MCP server entry (DESIGN.md section 10), nested in ServerConfig (pydantic).
 
     "linear": {"url": "https://mcp.linear.app/mcp",
                "oauth": {"client_id": "abc", "client_secret": "${env:LINEAR_SECRET}", "scopes": ["read"]}}
@@ -9,35 +9,72 @@ The key is for what cannot be discovered: a pre-registered client, the client-cr
 service account or CI job (client secret or private-key JWT), the identity-assertion grant of
 enterprise-managed (cross-app) access, the jwt-bearer grant of workload identity federation, DPoP-bound
 tokens, scopes to ask for, the loopback port and the sign-in wait.
-Secret values (`client_secret`, `private_key`, `idp_id_token`, `assertion`) never show in a repr.
+
+Pydantic checks each key (the fields are the table: a `Literal` lists the choices, a description says what a
+value must be) and `_consistency` the combinations; `problems()` turns its errors into one-line problems,
+each naming its key and the fix. The secret values (`client_secret`, `private_key`, `idp_id_token`,
+`assertion`) are `SecretStr`: no repr, str, dump or error message shows them; `revealed()` hands one to
+the SDK that sends it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from .envvars import expand_vars
 from .errors import ConfigError
-from .masking import MASK
 
-__all__ = ["DEFAULT_SIGN_IN_TIMEOUT", "GRANTS", "OAUTH_KEYS", "TOKEN_AUTH_METHODS", "OAuthSettings", "parse_oauth"]
+__all__ = [
+    "DEFAULT_SIGN_IN_TIMEOUT",
+    "GRANTS",
+    "OAUTH_KEYS",
+    "TOKEN_AUTH_METHODS",
+    "Grant",
+    "OAuthSettings",
+    "TokenAuthMethod",
+    "expand_oauth",
+    "problems",
+    "revealed",
+]
 
 Grant = Literal["authorization_code", "client_credentials", "identity_assertion", "jwt_bearer"]
 TokenAuthMethod = Literal["client_secret_basic", "client_secret_post", "none", "private_key_jwt"]
 
-GRANTS: tuple[Grant, ...] = ("authorization_code", "client_credentials", "identity_assertion", "jwt_bearer")
-TOKEN_AUTH_METHODS: tuple[TokenAuthMethod, ...] = ("client_secret_basic", "client_secret_post", "none",
-                                                    "private_key_jwt")
+GRANTS: tuple[Grant, ...] = get_args(Grant)
+TOKEN_AUTH_METHODS: tuple[TokenAuthMethod, ...] = get_args(TokenAuthMethod)
+_CHOICES: dict[str, tuple[str, ...]] = {"grant": GRANTS, "token_endpoint_auth_method": TOKEN_AUTH_METHODS}
 DEFAULT_SIGN_IN_TIMEOUT = 300.0
 """Seconds a connect waits for the user to sign in before it gives up."""
-_SECRET_FIELDS = frozenset({"client_secret", "private_key", "idp_id_token", "assertion"})
+_EXAMPLE = '{"client_id": "...", "scopes": ["read"]}'
 
 
-@dataclass(frozen=True, slots=True, repr=False)
-class OAuthSettings:
+def _text(value: object) -> object:
+    """A non-empty string, stripped (a SecretStr given as such is taken as it is)."""
+    if isinstance(value, SecretStr):
+        value = value.get_secret_value()
+    if not isinstance(value, str) or not value.strip():
+        raise PydanticCustomError("text", "not a non-empty string")
+    return value.strip()
+
+
+def _scopes(value: object) -> object:
+    """A list of strings (blank ones left out); a single string is a mistake, not one scope."""
+    if isinstance(value, str) or not isinstance(value, list | tuple) or not all(isinstance(s, str) for s in value):
+        raise PydanticCustomError("scopes", "not a list of strings")
+    return tuple(s for s in value if s.strip())
+
+
+_Text = Annotated[str, BeforeValidator(_text)]
+_Secret = Annotated[SecretStr, BeforeValidator(_text)]
+_TEXT = "a non-empty string"
+
+
+class OAuthSettings(BaseModel):
     """How to authorise with one MCP server. Every field is optional; see the module docstring.
 
     `grant`: "authorization_code" (a user signs in in the browser), "client_credentials" (a service
@@ -57,40 +94,44 @@ class OAuthSettings:
     loopback port (None: a free one, kept once registered). `sign_in_timeout`: seconds to wait.
     """
 
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     grant: Grant = "authorization_code"
-    client_id: str | None = None
-    client_secret: str | None = None
-    scopes: tuple[str, ...] | None = None
+    client_id: _Text | None = Field(default=None, description=_TEXT)
+    client_secret: _Secret | None = Field(default=None, description=_TEXT)
+    scopes: Annotated[tuple[str, ...], BeforeValidator(_scopes)] | None = Field(
+        default=None, description='a list of strings, e.g. ["read", "write"]')
     token_endpoint_auth_method: TokenAuthMethod | None = None
-    private_key: str | None = None
-    private_key_file: str | None = None
-    signing_algorithm: str = "RS256"
-    issuer: str | None = None
-    client_metadata_url: str | None = None
-    redirect_port: int | None = None
-    sign_in_timeout: float = DEFAULT_SIGN_IN_TIMEOUT
-    idp_token_endpoint: str | None = None
-    idp_client_id: str | None = None
-    idp_id_token: str | None = None
-    assertion: str | None = None
-    assertion_file: str | None = None
-    dpop: bool = False
+    private_key: _Secret | None = Field(default=None, description=_TEXT)
+    private_key_file: _Text | None = Field(default=None, description=_TEXT)
+    signing_algorithm: _Text = Field(default="RS256", description=_TEXT)
+    issuer: _Text | None = Field(default=None, description=_TEXT)
+    client_metadata_url: _Text | None = Field(default=None, description=_TEXT)
+    redirect_port: Annotated[int, Field(ge=0, le=65535, strict=True)] | None = Field(
+        default=None, description="a port number (0 or leave it out for a free one)")
+    sign_in_timeout: Annotated[float, Field(gt=0, strict=True)] = Field(
+        default=DEFAULT_SIGN_IN_TIMEOUT, description="a positive number of seconds")
+    idp_token_endpoint: _Text | None = Field(default=None, description=_TEXT)
+    idp_client_id: _Text | None = Field(default=None, description=_TEXT)
+    idp_id_token: _Secret | None = Field(default=None, description=_TEXT)
+    assertion: _Secret | None = Field(default=None, description=_TEXT)
+    assertion_file: _Text | None = Field(default=None, description=_TEXT)
+    dpop: Annotated[bool, Field(strict=True)] = Field(default=False, description="true or false")
 
-    def __repr__(self) -> str:
-        shown = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is None or value == f.default:
-                continue
-            shown.append(f"{f.name}={MASK if f.name in _SECRET_FIELDS else repr(value)}")
-        return f"OAuthSettings({', '.join(shown)})"
-
-    __str__ = __repr__
+    @model_validator(mode="after")
+    def _consistent(self) -> OAuthSettings:
+        found = _consistency(self)
+        if self.redirect_port == 0:  # 0 says "a free one", as leaving it out does
+            object.__setattr__(self, "redirect_port", None)
+        if found:
+            raise PydanticCustomError("oauth_consistency", "{problems}", {"problems": "; ".join(found)})
+        return self
 
     @property
     def secrets(self) -> tuple[str, ...]:
         """The secret values set here, for masking."""
-        return tuple(v for v in (self.client_secret, self.private_key, self.idp_id_token, self.assertion) if v)
+        return tuple(s.get_secret_value() for s in (self.client_secret, self.private_key, self.idp_id_token,
+                                                    self.assertion) if s is not None)
 
     @property
     def auth_method(self) -> TokenAuthMethod:
@@ -109,118 +150,99 @@ class OAuthSettings:
     @classmethod
     def from_mapping(cls, raw: Mapping[str, Any], *, environ: Mapping[str, str] | None = None) -> OAuthSettings:
         """Parse an `oauth` object (as in the config file; `${env:VAR}` expanded); raises ConfigError."""
-        env = os.environ if environ is None else environ
         missing: list[str] = []
-        settings, problems = parse_oauth(raw, lambda key, value: expand_vars(value, env, missing, key))
+        found: list[str] = []
+        settings: OAuthSettings | None = None
+        try:
+            settings = cls.model_validate(expand_oauth(raw, os.environ if environ is None else environ, missing))
+        except ValidationError as exc:
+            found = problems(exc.errors())
         if missing:
-            problems.append("environment variable(s) not set: " + ", ".join(dict.fromkeys(missing)))
-        if problems or settings is None:
-            raise ConfigError("; ".join(problems or ["oauth must be an object"]))
+            found.append("environment variable(s) not set: " + ", ".join(dict.fromkeys(missing)))
+        if found or settings is None:
+            raise ConfigError("; ".join(found or [f"oauth must be an object, e.g. {_EXAMPLE}"]))
         return settings
 
 
-OAUTH_KEYS = frozenset(f.name for f in fields(OAuthSettings))
+OAUTH_KEYS = frozenset(OAuthSettings.model_fields)
 """The keys an `oauth` object may have."""
 
 
-def parse_oauth(raw: Any, expand: Callable[[str, str], str]) -> tuple[OAuthSettings | None, list[str]]:
-    """Check an `oauth` object. Returns the settings (None when unusable) and one-line problems, each
-    naming its key and the fix. `expand(key, value)` expands `${env:VAR}` in string values.
-    Unknown keys are problems too: a mistyped `client_secret` must not silently sign in without it.
-    """
+def revealed(secret: SecretStr | None) -> str | None:
+    """The value of a secret setting, for the one place that sends it (the SDK's OAuth providers)."""
+    return secret.get_secret_value() if secret is not None else None
+
+
+def expand_oauth(raw: object, environ: Mapping[str, str], missing: list[str]) -> object:
+    """`raw` (an `oauth` object) with `${env:VAR}` expanded in its string values; a value that expands to
+    nothing is left out (the unset variable is reported once, in `missing`). Anything else is returned as is."""
     if not isinstance(raw, Mapping):
-        return None, ["oauth must be an object, e.g. {\"client_id\": \"...\", \"scopes\": [\"read\"]}"]
-    problems: list[str] = []
-    for key in raw:
-        if key not in OAUTH_KEYS:
-            problems.append(f"oauth.{key} is not a known key (known: {', '.join(sorted(OAUTH_KEYS))})")
+        return raw
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, str) and value.strip():
+            value = expand_vars(value, environ, missing, f"oauth.{key}")
+            if not value.strip():
+                continue
+        out[key] = value
+    return out
 
-    def text(key: str) -> str | None:
-        value = raw.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, str) or not value.strip():
-            problems.append(f"oauth.{key} must be a non-empty string")
-            return None
-        return expand(f"oauth.{key}", value).strip() or None
 
-    def choice(key: str, allowed: tuple[str, ...]) -> Any:
-        value = raw.get(key)
-        if value is not None and value not in allowed:
-            problems.append(f"oauth.{key} must be one of {', '.join(allowed)} (got {value!r})")
-            return None
-        return value
-
-    grant: Grant = choice("grant", GRANTS) or "authorization_code"
-    method = choice("token_endpoint_auth_method", TOKEN_AUTH_METHODS)
-    scopes: tuple[str, ...] | None = None
-    if raw.get("scopes") is not None:
-        value = raw["scopes"]
-        if isinstance(value, str) or not isinstance(value, list) or not all(isinstance(s, str) for s in value):
-            problems.append("oauth.scopes must be a list of strings, e.g. [\"read\", \"write\"]")
+def problems(errors: Sequence[ErrorDetails]) -> list[str]:
+    """One line per bad key of pydantic's errors about an `oauth` object (their `loc` relative to it), each
+    naming the key and the fix. Never shows a value (it may be a secret under the wrong key)."""
+    lines: dict[str, None] = {}
+    for error in errors:
+        loc, kind = error["loc"], error["type"]
+        if kind in ("model_type", "model_attributes_type", "dict_type"):
+            lines[f"oauth must be an object, e.g. {_EXAMPLE}"] = None
+        elif not loc:  # the combination of keys (_consistency), already worded
+            lines[error["msg"]] = None
+        elif kind == "extra_forbidden":
+            lines[f"oauth.{loc[0]} is not a known key (known: {', '.join(sorted(OAUTH_KEYS))})"] = None
+        elif str(loc[0]) in _CHOICES:  # the value not echoed: a secret pasted under the wrong key stays hidden
+            lines[f"oauth.{loc[0]} must be one of {', '.join(_CHOICES[str(loc[0])])}"] = None
         else:
-            scopes = tuple(s for s in value if s.strip())
-    port = raw.get("redirect_port")
-    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535):
-        problems.append("oauth.redirect_port must be a port number (0 or leave it out for a free one)")
-        port = None
-    wait = raw.get("sign_in_timeout", DEFAULT_SIGN_IN_TIMEOUT)
-    if isinstance(wait, bool) or not isinstance(wait, int | float) or wait <= 0:
-        problems.append("oauth.sign_in_timeout must be a positive number of seconds")
-        wait = DEFAULT_SIGN_IN_TIMEOUT
-    dpop = raw.get("dpop", False)
-    if not isinstance(dpop, bool):
-        problems.append("oauth.dpop must be true or false")
-        dpop = False
-    settings = OAuthSettings(
-        grant=grant, client_id=text("client_id"), client_secret=text("client_secret"), scopes=scopes,
-        token_endpoint_auth_method=method, private_key=text("private_key"),
-        private_key_file=text("private_key_file"), signing_algorithm=text("signing_algorithm") or "RS256",
-        issuer=text("issuer"), client_metadata_url=text("client_metadata_url"), redirect_port=port or None,
-        sign_in_timeout=float(wait), idp_token_endpoint=text("idp_token_endpoint"),
-        idp_client_id=text("idp_client_id"), idp_id_token=text("idp_id_token"), assertion=text("assertion"),
-        assertion_file=text("assertion_file"), dpop=dpop,
-    )
-    problems.extend(_consistency(settings))
-    return (None if problems else settings), problems
+            description = OAuthSettings.model_fields[str(loc[0])].description or "valid"
+            lines[f"oauth.{loc[0]} must be {description}"] = None
+    return list(lines)
 
 
 def _consistency(s: OAuthSettings) -> list[str]:
     """What the combination of keys cannot do, each with the fix."""
-    problems: list[str] = []
+    found: list[str] = []
     has_key = bool(s.private_key or s.private_key_file)
     if s.private_key and s.private_key_file:
-        problems.append("oauth: give private_key or private_key_file, not both")
+        found.append("oauth: give private_key or private_key_file, not both")
     if s.client_secret and not s.client_id:
-        problems.append("oauth.client_secret needs oauth.client_id (the client it belongs to)")
+        found.append("oauth.client_secret needs oauth.client_id (the client it belongs to)")
     if s.client_metadata_url and not s.client_metadata_url.startswith("https://"):
-        problems.append("oauth.client_metadata_url must be an https URL of your client ID metadata document")
+        found.append("oauth.client_metadata_url must be an https URL of your client ID metadata document")
     method = s.auth_method
     if method in ("client_secret_basic", "client_secret_post") and not s.client_secret:
-        problems.append(f"oauth.token_endpoint_auth_method {method} needs oauth.client_secret")
+        found.append(f"oauth.token_endpoint_auth_method {method} needs oauth.client_secret")
     if method == "private_key_jwt" and (not has_key or s.grant != "client_credentials"):
-        problems.append("oauth.token_endpoint_auth_method private_key_jwt needs grant client_credentials and "
-                        "private_key or private_key_file")
+        found.append("oauth.token_endpoint_auth_method private_key_jwt needs grant client_credentials and "
+                     "private_key or private_key_file")
     if s.grant == "client_credentials" and (not s.client_id or not (s.client_secret or has_key)):
-        problems.append("oauth.grant client_credentials needs client_id and client_secret (or private_key_file "
-                        "for private_key_jwt)")
+        found.append("oauth.grant client_credentials needs client_id and client_secret (or private_key_file "
+                     "for private_key_jwt)")
     if s.grant == "identity_assertion":
         needed = [k for k in ("client_id", "client_secret", "idp_token_endpoint", "idp_client_id", "idp_id_token")
                   if not getattr(s, k)]
         if needed:
-            problems.append(f"oauth.grant identity_assertion needs {', '.join('oauth.' + k for k in needed)}")
+            found.append(f"oauth.grant identity_assertion needs {', '.join('oauth.' + k for k in needed)}")
         if method not in ("client_secret_basic", "client_secret_post"):
-            problems.append("oauth.grant identity_assertion authenticates with client_secret_basic or "
-                            "client_secret_post")
+            found.append("oauth.grant identity_assertion authenticates with client_secret_basic or "
+                         "client_secret_post")
     if s.grant == "jwt_bearer":
         if not s.client_id or not (s.assertion or s.assertion_file):
-            problems.append("oauth.grant jwt_bearer needs client_id and assertion (or assertion_file)")
+            found.append("oauth.grant jwt_bearer needs client_id and assertion (or assertion_file)")
         if s.assertion and s.assertion_file:
-            problems.append("oauth: give assertion or assertion_file, not both")
+            found.append("oauth: give assertion or assertion_file, not both")
         if method == "private_key_jwt":
-            problems.append("oauth.grant jwt_bearer authenticates with none, client_secret_basic or "
-                            "client_secret_post")
+            found.append("oauth.grant jwt_bearer authenticates with none, client_secret_basic or "
+                         "client_secret_post")
     elif s.assertion or s.assertion_file:
-        problems.append("oauth.assertion and oauth.assertion_file are for grant jwt_bearer")
-    return problems
-
+        found.append("oauth.assertion and oauth.assertion_file are for grant jwt_bearer")
+    return found

@@ -17,13 +17,15 @@ import os
 import shlex
 import warnings
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, InstanceOf, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 from .envvars import expand_vars
 from .masking import MASK, mask_url
-from .oauth_settings import OAuthSettings, parse_oauth
+from .oauth_settings import OAuthSettings, expand_oauth
+from .oauth_settings import problems as oauth_problems
 
 __all__ = [
     "APPROVE_MODES",
@@ -49,11 +51,13 @@ SamplingMode = Literal["ask", "auto", "deny"]
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 ApprovePolicy = str | Mapping[str, str]
 
-TRANSPORTS: tuple[str, ...] = get_args(Transport)
-APPROVE_MODES: tuple[str, ...] = get_args(ApproveMode)
-ELICITATION_MODES: tuple[str, ...] = get_args(ElicitationMode)
-SAMPLING_MODES: tuple[str, ...] = get_args(SamplingMode)
-LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
+TRANSPORTS: tuple[Transport, ...] = get_args(Transport)
+APPROVE_MODES: tuple[ApproveMode, ...] = get_args(ApproveMode)
+ELICITATION_MODES: tuple[ElicitationMode, ...] = get_args(ElicitationMode)
+SAMPLING_MODES: tuple[SamplingMode, ...] = get_args(SamplingMode)
+LOG_LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
+"""Each enum of a server's settings is written once, as a Literal above: the parser, `%mcp connect`'s choices
+and help, and other layers (the approval policy, the log ring) take it from here."""
 _TRANSPORT_ALIASES: dict[str, str] = {"streamable-http": "http", "streamableHttp": "http"}
 """Other editors' names of a transport (the `type` key of Cursor and VS Code entries)."""
 
@@ -96,7 +100,7 @@ class ServerConfig(BaseModel):
     sampling: SamplingMode | None = None
     roots: _Strings | None = Field(None, description="a list of paths")
     log_level: LogLevel | None = None
-    oauth: InstanceOf[OAuthSettings] | None = None
+    oauth: OAuthSettings | None = None
     source: str | None = None
     problem: str | None = None
     display: str = ""
@@ -204,14 +208,7 @@ def parse_server(
             data[key] = [os.fspath(v) if isinstance(v, os.PathLike) else v for v in value]
     if environ is not None:
         data = _expanded(data, environ, missing)
-    oauth = data.pop("oauth", None)
-    if oauth is not None and not isinstance(oauth, OAuthSettings):
-        oauth, oauth_problems = parse_oauth(oauth, lambda key, value: expand_vars(value, environ, missing, key)
-                                            if environ is not None else value)
-        problems.extend(oauth_problems)
     config = _validated(name, data, problems, label, source=source, in_process=in_process)
-    if oauth is not None:
-        config = config.model_copy(update={"oauth": oauth})
     if environ is not None or in_process is not None:  # as written, before expansion
         display = (f"in-process {type(in_process).__name__}" if in_process is not None
                    else _written_display(config.transport, written))
@@ -232,13 +229,23 @@ def _validated(name: str, data: dict[str, Any], problems: list[str], label: str,
         try:
             return ServerConfig(**fixed, **data)
         except ValidationError as exc:
-            bad = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+            errors = exc.errors()
+            bad = {str(error["loc"][0]) for error in errors if error["loc"]}
             bad &= set(data)
-            if not bad:  # nothing left to drop: should not happen; say it rather than loop
-                problems.append(str(exc).splitlines()[0])
+            if not bad:  # nothing left to drop: should not happen; say it (no value: it may be a secret) not loop
+                problems.append(f"invalid settings ({', '.join(sorted({e['type'] for e in errors}))})")
                 return ServerConfig(name=fixed["name"], source=source)
             for key in sorted(bad, key=list(data).index):
-                problems.append(_must(key, data.pop(key), label))
+                if key == "oauth":
+                    data.pop(key)
+                    problems.extend(oauth_problems(_inside("oauth", errors)))
+                else:
+                    problems.append(_must(key, data.pop(key), label))
+
+
+def _inside(key: str, errors: list[ErrorDetails]) -> list[ErrorDetails]:
+    """The errors about `key`'s nested model, their `loc` relative to it."""
+    return [cast(ErrorDetails, {**e, "loc": e["loc"][1:]}) for e in errors if e["loc"] and e["loc"][0] == key]
 
 
 def _must(key: str, value: Any, label: str) -> str:
@@ -291,6 +298,8 @@ def _expanded(data: dict[str, Any], environ: Mapping[str, str], missing: list[st
     for key in ("env", "headers"):
         if isinstance(out.get(key), dict):
             out[key] = {k: one(f"{key}.{k}", v) for k, v in out[key].items()}
+    if "oauth" in out:
+        out["oauth"] = expand_oauth(out["oauth"], environ, missing)
     return out
 
 

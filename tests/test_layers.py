@@ -20,6 +20,7 @@ OWNER = {
     "IPython": "notebook", "ipywidgets": "notebook", "traitlets": "notebook", "nest_asyncio2": "notebook",
     "anywidget": "notebook", "duckdb": "history", "httpx": "providers", "mcp": "mcp_client",
     "mcp_types": "mcp_client", "httpx2": "mcp_client", "opentelemetry": "telemetry",
+    "pyiceberg": "history", "sqlalchemy": "history",  # the Iceberg lake (history/lake*.py)
 }
 
 

@@ -1,10 +1,33 @@
+// @ts-check
 // The browser half of synapse_nb's AppView widget: an MCP Apps View in a sandboxed iframe, spoken to by the
 // official host bridge (AppBridge from @modelcontextprotocol/ext-apps). Every request the View makes goes to
 // the kernel through the widget's comm, tagged with this view's id so that the answer reaches the View that
 // asked; links open here, in the browser; the frame follows the View's size and JupyterLab's theme.
 import { AppBridge, PostMessageTransport, buildAllowAttribute } from "@modelcontextprotocol/ext-apps/app-bridge";
 
-const HOST_INFO = { name: "synapse_nb", version: "0.1" };
+/**
+ * The AppView widget's synced traits (synapse_nb/notebook/apps/view.py), as the browser reads them.
+ * @typedef {{
+ *   server: string, tool: Partial<Tool>, resource_uri: string, html: string,
+ *   page: string, bundle: string, csp: Record<string, string[]>, csp_policy: string,
+ *   permissions: Record<string, {}>, prefers_border: boolean, tool_input: Record<string, unknown> | null,
+ *   tool_input_partial: Record<string, unknown>, tool_result: Partial<ToolResult>, tool_cancelled: string,
+ *   theme: string, display_mode: "inline" | "fullscreen" | "pip", height: number, host_version: string,
+ * }} ViewTraits
+ * @typedef {import("@anywidget/types").AnyModel<ViewTraits>} ViewModel
+ * @typedef {import("@modelcontextprotocol/ext-apps/app-bridge").McpUiHostContext} HostContext
+ * @typedef {import("@modelcontextprotocol/ext-apps/app-bridge").McpUiStyles} Styles
+ * @typedef {Parameters<AppBridge["sendToolResult"]>[0]} ToolResult
+ * @typedef {NonNullable<HostContext["toolInfo"]>["tool"]} Tool
+ * @typedef {{ resolve: (result: any) => void, reject: (error: Error) => void }} Waiter
+ * @typedef {{ type: string, view?: string, id?: number, result?: any, error?: { message?: string } }} KernelMessage
+ * @typedef {{ park: () => void, unpark: () => void }} Parking
+ * @typedef {{ type: string }} LuminoMessage
+ * @typedef {{ processMessage: (msg: LuminoMessage) => void, synapseDetach?: Parking }} LuminoWidget
+ * @typedef {{ luminoWidget?: LuminoWidget, pWidget?: LuminoWidget }} WidgetView
+ * @typedef {HTMLElement & { moveBefore?: (node: Node, child: Node | null) => void }} MovableParent
+ */
+
 const TEARDOWN_MS = 1000;
 const DEFAULT_HEIGHT = 120;
 const LINK_SCHEMES = ["http:", "https:", "mailto:"];
@@ -28,6 +51,7 @@ const STYLE_VARIABLES = {
   "--border-radius-sm": "--jp-border-radius",
 };
 
+/** @param {ViewModel} model @returns {"light" | "dark"} */
 function pageTheme(model) {
   const forced = model.get("theme");
   if (forced === "light" || forced === "dark") return forced;
@@ -38,16 +62,19 @@ function pageTheme(model) {
   return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
 }
 
+/** @returns {{ variables: Styles }} */
 function pageStyles() {
   const computed = getComputedStyle(document.body);
+  /** @type {Record<string, string>} */
   const variables = {};
   for (const [name, source] of Object.entries(STYLE_VARIABLES)) {
     const value = computed.getPropertyValue(source).trim();
     if (value) variables[name] = value;
   }
-  return { variables };
+  return { variables: /** @type {Styles} */ (variables) };  // the spec lets a host give any subset
 }
 
+/** @param {ViewModel} model @param {HTMLElement} el @returns {HostContext} */
 function hostContext(model, el) {
   const tool = model.get("tool");
   return {
@@ -60,16 +87,17 @@ function hostContext(model, el) {
     timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
     userAgent: "synapse_nb",
     platform: "web",
-    ...(tool && tool.name ? { toolInfo: { tool } } : {}),
+    ...(tool && tool.name ? { toolInfo: { tool: /** @type {Tool} */ (tool) } } : {}),  // a named tool is whole
   };
 }
 
 // The resource's HTML: in the page model shared by every View of the same HTML (AppViewPage), or, in a
 // notebook saved by an older synapse_nb, in the View's own `html`.
+/** @param {ViewModel} model @returns {Promise<string>} */
 async function resourceHtml(model) {
   const ref = model.get("page");
   if (typeof ref === "string" && ref.startsWith("IPY_MODEL_")) {
-    const page = await model.widget_manager.get_model(ref.slice("IPY_MODEL_".length));
+    const page = await model.widget_manager.get_model(/** @type {string} */ (ref).slice("IPY_MODEL_".length));
     return page.get("html") || "";
   }
   return model.get("html") || "";
@@ -77,18 +105,21 @@ async function resourceHtml(model) {
 
 // The resource's HTML with the host's Content-Security-Policy as its first element (after a doctype, which
 // must stay first), so that it governs everything the document loads.
+/** @param {string} html @param {string} policy @returns {string} */
 function withPolicy(html, policy) {
   const meta = `<meta http-equiv="Content-Security-Policy" content="${policy.replace(/"/g, "&quot;")}">`;
   const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
   return doctype ? doctype[0] + meta + html.slice(doctype[0].length) : meta + html;
 }
 
+/** @returns {string} */
 function viewId() {
   if (window.crypto && typeof window.crypto.randomUUID === "function") return window.crypto.randomUUID();
   return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 }
 
 // Resolves once `el` is in the page (JupyterLab lays outputs out lazily); an iframe has no window before.
+/** @param {HTMLElement} el @param {() => boolean} alive @returns {Promise<void>} */
 function whenConnected(el, alive) {
   return new Promise((resolve) => {
     const check = () => {
@@ -105,23 +136,26 @@ function whenConnected(el, alive) {
 // "after-attach" when it comes back: a cell moved, a panel re-docked), so the frame is parked outside the
 // output then and put back after, and the cleanup finds it alive to send ui/resource-teardown. The view
 // object is the context anywidget gives the model's listeners (`this` of a "msg:custom" handler).
+/** @param {WidgetView | undefined} view @param {() => void} park @param {() => void} unpark @returns {boolean} */
 function watchDetach(view, park, unpark) {
   const lumino = view && (view.luminoWidget || view.pWidget);
   if (!lumino || typeof lumino.processMessage !== "function") return false;
   if (!lumino.synapseDetach) {  // wrapped once; a render of the same view again replaces the frame's handlers
     const original = lumino.processMessage.bind(lumino);
     lumino.processMessage = (msg) => {
-      if (msg.type === "before-detach") lumino.synapseDetach.park();
+      if (msg.type === "before-detach") lumino.synapseDetach?.park();
       original(msg);
-      if (msg.type === "after-attach") lumino.synapseDetach.unpark();
+      if (msg.type === "after-attach") lumino.synapseDetach?.unpark();
     };
   }
   lumino.synapseDetach = { park, unpark };
   return true;
 }
 
+/** @param {{ model: ViewModel, el: HTMLElement }} props @returns {() => void} the cleanup */
 function render({ model, el }) {
   const id = viewId();
+  /** @type {Map<number, Waiter>} */
   const pending = new Map();
   let seq = 0;
   let alive = true;
@@ -138,6 +172,7 @@ function render({ model, el }) {
   frame.style.display = "block";
   frame.style.height = `${model.get("height") || DEFAULT_HEIGHT}px`;
 
+  /** @param {Record<string, unknown>} content */
   const send = (content) => {
     try {
       model.send({ ...content, view: id });
@@ -146,6 +181,7 @@ function render({ model, el }) {
     }
   };
   // A request to the kernel; it stays pending while a cell runs (the kernel answers when it is free).
+  /** @param {string} method @param {object} [params] @returns {Promise<any>} */
   const ask = (method, params) =>
     new Promise((resolve, reject) => {
       const n = ++seq;
@@ -153,28 +189,30 @@ function render({ model, el }) {
       send({ type: "request", id: n, method, params: params || {} });
     });
   // Parked outside the output while its widget is detached (see watchDetach); moveBefore keeps the document.
+  /** @type {MovableParent | null} */
   let parking = null;
   const park = () => {
-    if (!frame.isConnected || typeof document.body.moveBefore !== "function") return;
+    if (!frame.isConnected || typeof /** @type {MovableParent} */ (document.body).moveBefore !== "function") return;
     if (!parking) {
       parking = document.createElement("div");
       parking.style.cssText = "position:fixed;left:-10000px;top:0;width:1px;height:1px;overflow:hidden";
       document.body.appendChild(parking);
     }
-    if (frame.parentNode !== parking) parking.moveBefore(frame, null);
+    if (frame.parentNode !== parking) parking.moveBefore?.(frame, null);
   };
   const unpark = () => {
     if (!alive || !parking || frame.parentNode !== parking || !el.isConnected) return;
-    el.moveBefore(frame, null);
+    /** @type {MovableParent} */ (el).moveBefore?.(frame, null);
   };
+  /** @this {WidgetView | undefined} @param {KernelMessage | null} msg */
   const onMessage = function (msg) {
     if (msg && msg.view === id && msg.type === "hello") {
       if (watchDetach(this, park, unpark)) el.dataset.watched = "true";
       return;
     }
     if (!msg || msg.view !== id || msg.type !== "response") return;
-    const waiter = pending.get(msg.id);
-    if (!waiter) return;
+    const waiter = msg.id === undefined ? undefined : pending.get(msg.id);
+    if (!waiter || msg.id === undefined) return;
     pending.delete(msg.id);
     if (msg.error) waiter.reject(new Error(msg.error.message || "the kernel refused the request"));
     else waiter.resolve(msg.result || {});
@@ -184,7 +222,8 @@ function render({ model, el }) {
 
   const bridge = new AppBridge(
     null,
-    HOST_INFO,
+    // the version is written once, in synapse_nb/_version.py; the kernel side sends it as a trait
+    { name: "synapse_nb", version: model.get("host_version") || "unknown" },
     {
       openLinks: {},
       serverTools: {},
@@ -242,7 +281,7 @@ function render({ model, el }) {
     const cancelled = model.get("tool_cancelled");
     const result = model.get("tool_result");
     if (cancelled) bridge.sendToolCancelled({ reason: cancelled });
-    else if (result && Array.isArray(result.content)) bridge.sendToolResult(result);
+    else if (result && Array.isArray(result.content)) bridge.sendToolResult(/** @type {ToolResult} */ (result));
   };
   // Every (re)load of the frame's document initializes again (a cell moved in the page reloads its iframe).
   bridge.oninitialized = () => {
@@ -272,7 +311,8 @@ function render({ model, el }) {
   whenConnected(el, () => alive).then(async () => {
     // connect before the document loads, so the View's first ui/initialize is heard (the frame's
     // WindowProxy outlives the navigation to the srcdoc document)
-    await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+    const view = /** @type {Window} */ (frame.contentWindow);  // a connected iframe has its window
+    await bridge.connect(new PostMessageTransport(view, view));
     frame.srcdoc = withPolicy(await resourceHtml(model), model.get("csp_policy"));
   });
 
@@ -302,6 +342,7 @@ function render({ model, el }) {
     // (moveBefore moves an iframe without reloading it) until it has answered ui/resource-teardown, as the
     // spec asks.
     park();
+    /** @param {boolean} answered */
     const done = (answered) => {
       console.info(`synapse_nb app view: ${uri} ${answered ? "answered" : "did not answer"} ui/resource-teardown`);
       bridge.close().catch(() => {});

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
-from typing import Literal
 
 from ..errors import ConfigError
+from ..server_config import APPROVE_MODES, ApproveMode
 from ..types import ToolSpec
 
 __all__ = ["MODES", "ApprovalMode", "ApprovalPolicy"]
 
-ApprovalMode = Literal["auto", "ask", "deny"]
-MODES: tuple[ApprovalMode, ...] = ("auto", "ask", "deny")
+ApprovalMode = ApproveMode
+MODES: tuple[ApprovalMode, ...] = APPROVE_MODES
 _STRICTNESS = {"auto": 0, "ask": 1, "deny": 2}
 
 
 def _mode(value: object, where: str) -> ApprovalMode:
     text = str(value).strip().lower() if isinstance(value, str) else value
     if text not in MODES:
-        raise ConfigError(f"approval mode {value!r} for {where} is not one of auto, ask, deny")
+        raise ConfigError(f"approval mode {value!r} for {where} is not one of {', '.join(MODES)}")
     return text
 
 

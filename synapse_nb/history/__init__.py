@@ -1,7 +1,8 @@
 """The history layer: HistoryStore (store.py) records events; History (reader.py) reads them back.
 
-`History.publish(DIR)` appends a history file to a shared Parquet lake (lake.py); `history(DIR)` of
-such a lake returns a read-only Lake (lake_reader.py) with the same methods.
+`History.publish(LAKE)` appends a history file to the team's Iceberg lake (lake.py; LAKE: a folder, an
+s3:// warehouse with a catalog, a lake config .json: lake_spec.py); `history(LAKE)` returns a read-only
+Lake (lake_reader.py) with the same methods.
 
 `synapse_nb.history(path)` is the public reader function, but `synapse_nb.history` is also the name
 of this package, and once any of its modules is imported Python binds that name to the package. So
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .lake_spec import LakeSpec
     from .reader import History, history
     from .store import HistoryStore
 
@@ -24,7 +26,7 @@ __all__ = ["History", "HistoryStore", "history"]
 
 
 class _CallablePackage(types.ModuleType):
-    def __call__(self, path: str | Path | None = None) -> History:
+    def __call__(self, path: str | Path | LakeSpec | None = None) -> History:
         from .reader import history
 
         return history(path)

@@ -1,10 +1,10 @@
-"""Publishing a store's history to a lake from a daemon thread after each turn: `LakePublisher` (`publish_to`).
+"""Publishing a store's history to the lake from a daemon thread after each turn: `LakePublisher` (`publish_to`).
 
 `request()` only sets an event (safe on the kernel's loop); the thread then ingests the store's spool
 and publishes (lake.py) with no part of it on the caller's thread. Requests made while a publish runs
 are coalesced into one more publish, so a burst of turns costs at most two. A failure is said once, as
 one WARNING line on the `synapse_nb.history` logger, until a publish succeeds again; nothing is lost
-meanwhile (the watermark stays where it was, and the next publish takes everything since).
+meanwhile (the lake's marks stay where they were, and the next publish takes everything since).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import logging
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .lake_spec import LakeSpec, lake_spec
 
 if TYPE_CHECKING:
     from .lake import Published
@@ -26,11 +28,13 @@ FLUSH_TIMEOUT = 10.0  # seconds the thread waits for the store's own ingest befo
 
 
 class LakePublisher:
-    """Publishes `store`'s file into lake `dest` in the background whenever asked; see the module docstring."""
+    """Publishes `store`'s file into lake `dest` in the background whenever asked; see the module docstring.
 
-    def __init__(self, store: HistoryStore, dest: str | Path) -> None:
+    A `dest` that names no lake (lake_spec.py) raises LakeError here, at once, not on the thread."""
+
+    def __init__(self, store: HistoryStore, dest: str | Path | LakeSpec) -> None:
         self.store = store
-        self.dest = Path(dest).expanduser().absolute()
+        self.dest = lake_spec(dest)
         self.last: Published | None = None  # what the latest successful publish added
         self.problem: str | None = None  # why the latest publish failed (None after a success)
         self._requested = 0  # requests so far
@@ -40,7 +44,7 @@ class LakePublisher:
         self._thread: threading.Thread | None = None
 
     def __repr__(self) -> str:
-        return f"<LakePublisher {self.store.path} -> {self.dest}>"
+        return f"<LakePublisher {self.store.path} -> {self.dest.name}>"
 
     def request(self) -> None:
         """Ask for a publish soon (returns at once; starts the thread on first use)."""
@@ -49,7 +53,7 @@ class LakePublisher:
                 return
             self._requested += 1
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=f"synapse-lake:{self.dest.name}", daemon=True)
+                self._thread = threading.Thread(target=self._run, name="synapse-lake-publisher", daemon=True)
                 self._thread.start()
             self._cond.notify_all()
 
@@ -89,7 +93,7 @@ class LakePublisher:
         except Exception as exc:  # the thread's wrapper: a publish must never break a cell; say it once
             text = " ".join(str(exc).split()) or type(exc).__name__
             if self.problem is None:
-                logger.warning("history was not published to %s: %s", self.dest, text)
+                logger.warning("history was not published to %s: %s", self.dest.name, text)
             self.problem = text
             return
         self.problem = None

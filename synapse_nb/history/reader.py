@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from .lake import Published
+    from .lake_spec import LakeSpec
 
 __all__ = ["History", "history"]
 
@@ -51,15 +52,16 @@ READ_TIMEOUT = 30.0  # seconds a read waits for writers before it says the file 
 INGEST_ON_READ = 256 * 1024  # a read that finds this much spooled ingests it first rather than merging it
 INGEST_ON_READ_SECONDS = 5.0  # at most this long; the merge covers whatever is left
 
-def history(path: str | Path | None = None) -> History:
+def history(path: str | Path | LakeSpec | None = None) -> History:
     """The recorded history in `path` (default: the file `SYNAPSE_DB` names, see config.history_path).
 
-    A lake directory (written by `History.publish`) opens read-only as a `Lake`, with the same methods.
+    A lake (a folder, an s3:// warehouse, a catalog URI or a lake config .json: see lake_spec.py) opens
+    read-only as a `Lake`, with the same methods; any other path is a history file.
     """
     if path is not None:
-        from .lake_dir import is_lake
+        from .lake_spec import LakeSpec, is_lake_target
 
-        if is_lake(Path(path).expanduser()):
+        if isinstance(path, LakeSpec) or is_lake_target(path):
             from .lake_reader import Lake
 
             return Lake(path)
@@ -192,11 +194,13 @@ class History:
                 written.append(target)
         return written
 
-    def publish(self, dest: str | Path) -> Published:
-        """Append everything not yet published to the shared Parquet lake `dest` (a directory); see lake.py.
+    def publish(self, dest: str | Path | LakeSpec) -> Published:
+        """Append everything not yet published to the Iceberg lake `dest`; see lake.py.
 
-        Exactly once, safe with many kernels and users publishing into `dest` at the same time; returns
-        the rows added per relation. Open the lake with `synapse_nb.history(dest)`.
+        `dest`: a folder (zero set-up: a SQLite catalog beside its warehouse), s3://bucket/prefix with
+        SYNAPSE_LAKE_CATALOG set, a catalog URI, or a lake config .json (lake_spec.py). Exactly once, safe
+        with many kernels on many machines publishing into it at the same time; returns the rows added per
+        relation. Open the lake with `synapse_nb.history(dest)`.
         """
         from .lake import publish
 

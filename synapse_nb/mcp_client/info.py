@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..server_config import Transport
 from ..types import Message
 
 __all__ = [
@@ -38,7 +39,7 @@ EVENT_OF: Mapping[ServerState, str] = {
 }
 """The ServerEvent name of a move into each state."""
 
-ServerTransport = Literal["stdio", "http", "sse", "memory"]
+ServerTransport = Transport | Literal["memory"]
 """How the hub talks to the server; "memory" is an in-process server object (tests, embedded servers)."""
 
 

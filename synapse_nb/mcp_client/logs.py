@@ -6,15 +6,15 @@ import datetime as _dt
 import json
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
 from ..errors import McpError
 from ..events import utcnow
+from ..server_config import LOG_LEVELS, LogLevel
 
 __all__ = ["LEVELS", "LogEntry", "LogLevel", "LogRing", "check_level", "level_at_least"]
 
-LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
+LEVELS: tuple[LogLevel, ...] = LOG_LEVELS
 """The syslog levels of MCP logging, least severe first."""
 
 RING_SIZE = 1000

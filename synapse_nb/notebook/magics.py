@@ -51,6 +51,7 @@ __all__ = ["MCP_SUBCOMMANDS", "SYNAPSE_SUBCOMMANDS", "Pending", "SynapseMagics"]
 
 SYNAPSE_SUBCOMMANDS = (
     "status", "model", "session", "history", "sql", "inspect", "reset", "ask", "help", "record", "replay", "cost",
+    "publish", "lake",
 )
 MCP_SUBCOMMANDS = (
     "connect", "list", "tools", "resources", "call", "disconnect", "restart", "inspect", "read", "prompt", "logs",
@@ -87,7 +88,8 @@ class SynapseMagics(Magics):
     ).tag(config=True)
 
     publish_to = Unicode(
-        "", help="A lake directory to publish the history to in the background after each turn; empty: off"
+        "", help="A lake to publish the history to in the background after each turn (a folder, s3://bucket/prefix "
+        "with SYNAPSE_LAKE_CATALOG, a catalog URI or a lake config .json); empty: off"
     ).tag(config=True)
 
     otel = Bool(
@@ -110,8 +112,17 @@ class SynapseMagics(Magics):
     @validate("publish_to")
     def _valid_publish_to(self, proposal: Mapping[str, Any]) -> str:
         value = str(proposal["value"]).strip()
-        if value and Path(value).expanduser().is_file():
-            raise TraitError(f"SynapseMagics.publish_to must be a directory (a lake), not the file {value!r}")
+        if value and Path(value).expanduser().is_file() and not value.endswith(".json"):
+            raise TraitError(f"SynapseMagics.publish_to must be a lake (a folder, a URI or a lake config .json), "
+                             f"not the file {value!r}")
+        if value:
+            from ..errors import SynapseError
+            from ..history.lake_spec import lake_spec
+
+            try:
+                lake_spec(value)
+            except SynapseError as exc:
+                raise TraitError(f"SynapseMagics.publish_to: {exc}") from None
         return value
 
     @observe("publish_to")
@@ -132,7 +143,7 @@ class SynapseMagics(Magics):
     def _valid_approve(self, proposal: Mapping[str, Any]) -> str:
         value = str(proposal["value"]).strip()
         if value and value not in APPROVE_MODES:
-            raise TraitError(f"SynapseMagics.approve must be auto, ask, deny or empty, not {value!r}")
+            raise TraitError(f"SynapseMagics.approve must be {', '.join(APPROVE_MODES)} or empty, not {value!r}")
         return value
 
     @validate("oauth_redirect")
@@ -292,6 +303,10 @@ class SynapseMagics(Magics):
             from .commands.cost import cost
 
             return cost(state, words)
+        if sub == "publish":
+            return lake_cmd.publish(state, words)
+        if sub == "lake":
+            return lake_cmd.lake(state, words)
         if sub == "inspect":
             _at_most(words, 0, "%synapse inspect")
             return session_cmd.inspect(state)
@@ -322,13 +337,13 @@ class SynapseMagics(Magics):
     @no_var_expand
     @cell_magic
     def synapse_sql(self, line: str, cell: str) -> Any:
-        """`%%synapse_sql [--out NAME] [--lake DIR]` + SQL over the history file (or a lake): a DataFrame."""
+        """`%%synapse_sql [--out NAME] [--lake LAKE]` + SQL over the history file (or a lake): a DataFrame."""
         words = split(line, "%%synapse_sql")
         options: dict[str, str] = {}
         while words:
             option, value = words[0], words[1] if len(words) > 1 else ""
             if option not in ("--out", "--lake") or not value or (option == "--out" and not value.isidentifier()):
-                raise UsageError("%%synapse_sql: options are --out NAME and --lake DIR, e.g. %%synapse_sql --out df")
+                raise UsageError("%%synapse_sql: options are --out NAME and --lake LAKE, e.g. %%synapse_sql --out df")
             options[option] = value
             words = words[2:]
         out, lake = options.get("--out"), options.get("--lake")

@@ -1,34 +1,39 @@
-"""The Parquet lake: publish appends exactly once (also across crashes), and the lake reads like a history file."""
+"""The Iceberg lake in a folder (the zero-setup case): publish exactly once, read like a history file, evolve,
+compact, expire, and migrate a Parquet lake of the retired format. The team case (PostgreSQL + S3, several
+processes, faults) is test_lake_team.py."""
 
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 import synapse_nb
-from synapse_nb.errors import HistoryError, SchemaTooNewError
+from synapse_nb.errors import HistoryError, LakeError, SchemaTooNewError
 from synapse_nb.history.catalog import known_version, load_migrations
-from synapse_nb.history.lake_dir import MARKER, ensure_lake, parse_part, relation_files
+from synapse_nb.history.lake import publish
+from synapse_nb.history.lake_care import compact, expire
+from synapse_nb.history.lake_catalog import LakeTables
+from synapse_nb.history.lake_commit import MARK_PREFIX
+from synapse_nb.history.lake_migrate import migrate_lake
 from synapse_nb.history.lake_reader import Lake
+from synapse_nb.history.lake_spec import lake_spec
 from synapse_nb.history.reader import History
 from synapse_nb.history.schema import COLUMNS, RELATIONS
 from synapse_nb.history.store import HistoryStore
-from tests.history.history_events import conversation, raw, tool_call
+from tests.history.history_events import conversation, tool_call
 
 DAY = dt.datetime(2026, 11, 22, 23, 0, 0)
 
 
-def _fill(db: Path, tag: str, first: int, last: int, *, conversation_too: bool = False) -> set[str]:
+def _fill(db: Path, tag: str, first: int, last: int, *, conversation_too: bool = False,
+          migrations: Path | None = None) -> set[str]:
     """Record tool calls first..last-1 of session `tag` (even ones on one date, odd ones on the next)."""
-    with HistoryStore.open(db, strict=True) as store:
+    with HistoryStore.open(db, strict=True, migrations=migrations) as store:
         if conversation_too:
             for event in conversation(tag):
                 store.record(event)
@@ -37,29 +42,12 @@ def _fill(db: Path, tag: str, first: int, last: int, *, conversation_too: bool =
     return {f"{tag}-c{i}" for i in range(first, last)}
 
 
-def _lake_ids(lake: Path) -> list[str]:
-    """Every tool call id in the lake's parts, read by DuckDB straight from the files (duplicates kept)."""
-    if not relation_files(lake, "tool_calls"):
+def _ids(lake: Path | str, relation: str = "tool_calls") -> list[str]:
+    """Every tool call id in the lake's current snapshot, straight from pyiceberg (duplicates kept)."""
+    table = LakeTables(lake_spec(lake)).load(relation)
+    if table is None:
         return []
-    with duckdb.connect() as con:
-        rows = con.execute(
-            f"SELECT tool_call_id FROM read_parquet('{lake}/relation=tool_calls/**/*.parquet', "
-            "hive_partitioning = true, union_by_name = true)"
-        ).fetchall()
-    return [r[0] for r in rows]
-
-
-def _watermarks(db: Path) -> dict[str, tuple[int, int | None]]:
-    return {r: (p, q) for r, p, q in raw(db, "SELECT relation, published, pending FROM _lake_published")}
-
-
-def _crash(repo_root: Path, db: Path, lake: Path, point: str) -> None:
-    env = dict(os.environ, PYTHONPATH=str(repo_root), PYTHONWARNINGS="error")
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.history.lake_proc", "crash", str(db), str(lake), point],
-        env=env, capture_output=True, text=True, timeout=120,
-    )
-    assert done.returncode == 17, done.stderr  # died at the crash point, not before or after
+    return [str(i) for i in table.scan(selected_fields=("tool_call_id",)).to_arrow().column(0).to_pylist()]
 
 
 # ---- publishing ---------------------------------------------------------------------------------
@@ -67,64 +55,45 @@ def _crash(repo_root: Path, db: Path, lake: Path, point: str) -> None:
 
 def test_publish_appends_every_relation_once_and_again_only_what_is_new(db_path: Path, tmp_path: Path) -> None:
     lake = tmp_path / "lake"
-    ids = _fill(db_path, "s1", 0, 6, conversation_too=True)
+    ids = _fill(db_path, "s1", 0, 6, conversation_too=True) | {"call_1"}
     first = synapse_nb.history(db_path).publish(lake)
 
     assert first.rows == {"sessions": 1, "messages": 4, "tool_calls": 7, "llm_calls": 2, "turns": 3,
                           "server_events": 2}
-    assert first.total == 19
-    assert "published 19 rows" in repr(first)
-    assert sorted(_lake_ids(lake)) == sorted(ids | {"call_1"})
-    files = relation_files(lake, "tool_calls")
-    assert first.files == len({f for r in RELATIONS for f in relation_files(lake, r)})
-    # tool calls on three dates: the conversation's day, and the two days the numbered calls alternate over
-    assert sorted(f.parent.name for f in files) == ["date=2025-03-01", "date=2026-11-22", "date=2026-11-23"]
-    assert all(f.parent.parent.name == "relation=tool_calls" for f in files)
-    _source, lo, hi = parse_part(files[0].name)  # type: ignore[misc]
-    assert lo == 0
-    assert hi > 0
-    assert len({parse_part(f.name) for f in files}) == 1
+    assert repr(first) == (f"published 19 rows to {lake} (6 commits): sessions 1, messages 4, tool_calls 7, "
+                           "llm_calls 2, turns 3, server_events 2")
+    assert sorted(p.name for p in lake.iterdir()) == ["catalog.db", "warehouse"]  # SQLite catalog beside it
+    assert sorted(_ids(lake)) == sorted(ids)
+    table = LakeTables(lake_spec(lake)).load("tool_calls")
+    assert table is not None
+    assert [f.transform.__class__.__name__ for f in table.spec().fields] == ["DayTransform"]
+    assert len({task.file.partition[0] for task in table.scan().plan_files()}) == 3  # three days
+    summary = table.current_snapshot().summary.additional_properties  # type: ignore[union-attr]
+    marks = {k: v for k, v in summary.items() if k.startswith(MARK_PREFIX)}
+    assert len(marks) == 1  # this history file's high-water _seq, kept in the table's snapshot
 
     again = synapse_nb.history(db_path).publish(lake)
     assert again.total == 0
-    assert again.files == 0
     assert repr(again) == f"nothing new to publish to {lake}"
-    assert sorted(_lake_ids(lake)) == sorted(ids | {"call_1"})
 
     more = _fill(db_path, "s1", 6, 9)
     third = synapse_nb.history(db_path).publish(lake)
     assert third.rows == {**dict.fromkeys(RELATIONS, 0), "tool_calls": 3}
-    assert sorted(_lake_ids(lake)) == sorted(ids | more | {"call_1"})
-    assert {r: p for r, (p, _q) in _watermarks(db_path).items()}["tool_calls"] == max(
-        r[0] for r in raw(db_path, "SELECT _seq FROM tool_calls")
-    )
-    assert all(q is None for _p, q in _watermarks(db_path).values())
-    assert not [p for p in lake.rglob("*") if p.name.endswith(".tmp")]
+    assert sorted(_ids(lake)) == sorted(ids | more)
 
 
-def test_publish_includes_events_still_in_the_spool(db_path: Path, tmp_path: Path) -> None:
+def test_publish_includes_events_still_in_the_spool_and_chunks_big_backlogs(db_path: Path, tmp_path: Path) -> None:
     store = HistoryStore.open(db_path, strict=True)
     try:
-        store.record(tool_call("live", 0))
-        store.record(tool_call("live", 1))
+        for i in range(25):
+            store.record(tool_call("live", i))
         assert store.pending_bytes > 0  # not ingested yet
-        published = store.history().publish(tmp_path / "lake")
+        done = publish(db_path, tmp_path / "lake", chunk_rows=10)
     finally:
         store.close()
-    assert published.rows["tool_calls"] == 2
-    assert sorted(_lake_ids(tmp_path / "lake")) == ["live-c0", "live-c1"]
-
-
-def test_big_backlogs_go_out_in_chunks_of_bounded_size(db_path: Path, tmp_path: Path) -> None:
-    from synapse_nb.history.lake import publish
-
-    ids = _fill(db_path, "big", 0, 25)
-    done = publish(db_path, tmp_path / "lake", chunk_rows=10)
     assert done.rows["tool_calls"] == 25
-    ranges = sorted({parse_part(f.name)[1:] for f in relation_files(tmp_path / "lake", "tool_calls")})  # type: ignore[index]
-    assert [hi - lo for lo, hi in ranges] == [10, 10, 5]  # _seq numbers are dense within one ingest
-    assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))  # contiguous, no overlap
-    assert sorted(_lake_ids(tmp_path / "lake")) == sorted(ids)
+    assert done.commits == 3  # 10 + 10 + 5: one commit per chunk
+    assert sorted(_ids(tmp_path / "lake")) == sorted(f"live-c{i}" for i in range(25))
 
 
 def test_a_file_of_an_older_schema_is_migrated_and_its_old_rows_published(db_path: Path, tmp_path: Path) -> None:
@@ -133,81 +102,69 @@ def test_a_file_of_an_older_schema_is_migrated_and_its_old_rows_published(db_pat
     for m in load_migrations():
         if m.version < 7:
             (older / m.path.name).write_text(m.sql)
-    with HistoryStore.open(db_path, strict=True, migrations=older) as store:
-        for i in range(3):
-            store.record(tool_call("old", i))
-    assert "_lake_published" not in {r[0] for r in raw(db_path, "SELECT table_name FROM duckdb_tables()")}
+    _fill(db_path, "old", 0, 3, migrations=older)
     published = History(db_path).publish(tmp_path / "lake")
     assert published.rows["tool_calls"] == 3
-    assert max(r[0] for r in raw(db_path, "SELECT version FROM schema_migrations")) == known_version()
-    assert sorted(_lake_ids(tmp_path / "lake")) == ["old-c0", "old-c1", "old-c2"]
+    assert sorted(_ids(tmp_path / "lake")) == ["old-c0", "old-c1", "old-c2"]
 
 
 def test_nothing_recorded_publishes_nothing_and_creates_no_history_file(db_path: Path, tmp_path: Path) -> None:
-    published = History(db_path).publish(tmp_path / "lake")
-    assert published.total == 0
+    assert History(db_path).publish(tmp_path / "lake").total == 0
     assert not db_path.exists()
 
 
-def test_bad_destinations_are_refused_with_one_line(db_path: Path, tmp_path: Path) -> None:
+def test_s3_without_a_catalog_is_refused_and_never_becomes_a_local_folder(clean_env: Path, db_path: Path) -> None:
+    """The defect: publish("s3://team/lake") wrote a folder named `s3:` in the working directory, and
+    history("s3://team/lake") read it back."""
+    _fill(db_path, "s", 0, 2)
+    work = Path.cwd()
+    with pytest.raises(LakeError, match=r"lake s3://team/lake has no catalog: set SYNAPSE_LAKE_CATALOG"):
+        History(db_path).publish("s3://team/lake")
+    with pytest.raises(LakeError, match="has no catalog"):
+        synapse_nb.history("s3://team/lake").tool_calls()
+    assert not (work / "s3:").exists()
+    assert list(work.iterdir()) == []
+
+
+def test_bad_lakes_are_refused_with_one_line(db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _fill(db_path, "s", 0, 1)
     a_file = tmp_path / "file.txt"
     a_file.write_text("x")
-    with pytest.raises(HistoryError, match="it is a file; name a directory"):
+    with pytest.raises(LakeError, match="is a file: name a folder"):
         History(db_path).publish(a_file)
-    other = tmp_path / "photos"
-    other.mkdir()
-    (other / "cat.jpg").write_bytes(b"\xff")
-    with pytest.raises(HistoryError, match="holds other files; name an empty directory or an existing lake"):
-        History(db_path).publish(other)
-    assert sorted(p.name for p in other.iterdir()) == ["cat.jpg"]  # nothing half written
-    newer = tmp_path / "newer-lake"
-    newer.mkdir()
-    (newer / MARKER).write_text(json.dumps({"format": "synapse_nb-lake", "version": 99, "lake_id": "x"}))
-    with pytest.raises(HistoryError, match="layout version 99, newer than the 1"):
-        History(db_path).publish(newer)
-    assert isinstance(synapse_nb.history(ensure_lake(tmp_path / "l2").path), Lake)
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    (photos / "cat.jpg").write_bytes(b"\xff")
+    with pytest.raises(LakeError, match=r"holds other files \(cat.jpg, ...\): name an empty folder or a lake"):
+        History(db_path).publish(photos)
+    assert sorted(p.name for p in photos.iterdir()) == ["cat.jpg"]  # nothing half written
+    with pytest.raises(LakeError, match="unsupported scheme 'gs'"):
+        History(db_path).publish("gs://bucket/lake")
+    config = tmp_path / "team.json"
+    config.write_text(json.dumps({"catalog": "postgresql+psycopg://u:hunter2@db/lake", "warehouse": "s3://b/p",
+                                  "s3": {"secret_access_key": "${env:LAKE_SECRET}"}}))
+    with pytest.raises(LakeError, match=r"environment variable\(s\) not set: LAKE_SECRET \(in s3.secret_access_key\)"):
+        lake_spec(config)
+    monkeypatch.setenv("LAKE_SECRET", "s3cr3t-value")
+    spec = lake_spec(config)
+    assert spec.storage["s3.secret-access-key"] == "s3cr3t-value"
+    assert "s3cr3t" not in repr(spec)
+    assert "hunter2" not in repr(spec)
+    assert "hunter2" not in spec.name
+    (tmp_path / "bad.json").write_text('{"catalog": "sqlite:///x", "bucket": 1}')
+    with pytest.raises(LakeError, match="unknown key"):
+        lake_spec(tmp_path / "bad.json")
+    lake = tmp_path / "lake"
+    History(db_path).publish(lake)
     with pytest.raises(HistoryError, match="is a lake, opened read-only"):
-        synapse_nb.history(tmp_path / "l2").publish(tmp_path / "l3")
+        synapse_nb.history(lake).publish(tmp_path / "l3")
 
 
 def test_a_history_file_too_new_is_not_published(db_path: Path, tmp_path: Path, newer: Path) -> None:
-    with HistoryStore.open(db_path, strict=True, migrations=newer) as store:
-        store.record(tool_call("n", 0))
+    _fill(db_path, "n", 0, 1, migrations=newer)
     with pytest.raises(SchemaTooNewError, match="upgrade synapse_nb"):
         History(db_path).publish(tmp_path / "lake")
-    assert relation_files(tmp_path / "lake", "tool_calls") == []
-
-
-# ---- crashes ------------------------------------------------------------------------------------
-
-
-@pytest.mark.process
-@pytest.mark.parametrize("point", ["claimed", "written", "placed-one", "placed"])
-def test_a_publish_that_died_is_redone_by_the_next_with_nothing_lost_or_doubled(
-    point: str, repo_root: Path, db_path: Path, tmp_path: Path
-) -> None:
-    lake = tmp_path / "lake"
-    ids = _fill(db_path, "c", 0, 10)  # two dates: two parts for the range
-    _crash(repo_root, db_path, lake, point)
-
-    marks = _watermarks(db_path)
-    assert marks["tool_calls"][0] == 0
-    assert marks["tool_calls"][1] is not None
-    on_disk = sorted(_lake_ids(lake))
-    expected_on_disk = {"claimed": 0, "written": 0, "placed-one": 5, "placed": 10}[point]
-    assert len(on_disk) == expected_on_disk
-    assert len(set(on_disk)) == len(on_disk)
-    if point == "written":  # the temporary parts stay behind under names no reader reads
-        assert len([p for p in lake.rglob(".part-*.tmp")]) == 2
-
-    later = _fill(db_path, "c", 10, 13)  # rows recorded after the crash go in a later range
-    redone = History(db_path).publish(lake)
-    assert redone.rows["tool_calls"] == 13
-    assert sorted(_lake_ids(lake)) == sorted(ids | later)  # exact: none lost, none twice
-    assert all(q is None for _p, q in _watermarks(db_path).values())
-    assert History(db_path).publish(lake).total == 0
-    assert sorted(synapse_nb.history(lake).tool_calls().tool_call_id) == sorted(ids | later)
+    assert _ids(tmp_path / "lake") == []
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -215,34 +172,33 @@ def test_a_publish_that_died_is_redone_by_the_next_with_nothing_lost_or_doubled(
 
 def test_the_lake_reads_with_the_history_api(db_path: Path, tmp_path: Path) -> None:
     lake = tmp_path / "lake"
-    other = tmp_path / "colleague.duckdb"
     _fill(db_path, "mine", 0, 4, conversation_too=True)
-    _fill(other, "theirs", 0, 3, conversation_too=True)
+    _fill(tmp_path / "colleague.duckdb", "theirs", 0, 3, conversation_too=True)
     History(db_path).publish(lake)
-    History(other).publish(lake)
+    History(tmp_path / "colleague.duckdb").publish(lake)
 
     team = synapse_nb.history(lake)
     assert isinstance(team, Lake)
     assert repr(team) == f"<Lake {lake}>"
     sessions = team.sessions()
     assert sorted(sessions.session_id) == ["mine", "theirs"]
-    assert list(sessions.columns[: len(COLUMNS["sessions"])]) == list(COLUMNS["sessions"])
-    assert {"_source", "_schema", "_seq", "date"} <= set(sessions.columns)
-    assert "relation" not in sessions.columns
+    assert list(sessions.columns) == [*COLUMNS["sessions"], "_schema", "_source", "_seq"]
     assert sessions._source.nunique() == 2
     assert set(sessions._schema) == {known_version()}
     calls = team.tool_calls(session_id="theirs")
     assert sorted(calls.tool_call_id) == ["call_1", "theirs-c0", "theirs-c1", "theirs-c2"]
     assert calls.started_at.is_monotonic_increasing
     assert list(team.tool_calls(limit=1).tool_call_id) == ["mine-c3"]  # the latest start
+    assert sorted(team.tool_calls(since=DAY.date() + dt.timedelta(days=1)).tool_call_id) == ["mine-c1", "mine-c3",
+                                                                                             "theirs-c1"]
     assert len(team.messages()) == 8
     assert len(team.turns()) == 6
-    assert len(team.llm_calls()) == 4
     assert len(team.server_events(server="demo")) == 4
     by_tool = team.sql(
         "SELECT tool, count(*) AS n, sum((arguments->>'i')::INT) AS i FROM tool_calls GROUP BY tool ORDER BY tool"
     )
     assert by_tool.to_dict("records") == [{"tool": "echo", "n": 7, "i": 9}, {"tool": "query", "n": 2, "i": None}]
+    assert team.sql("SELECT count(*) AS n FROM llm_calls").n[0] == 4
     assert team.find_session("theirs") == "theirs"
     messages, next_seq = team.transcript("mine")
     assert next_seq == 4
@@ -252,90 +208,143 @@ def test_the_lake_reads_with_the_history_api(db_path: Path, tmp_path: Path) -> N
 
     _fill(db_path, "mine", 4, 6)
     History(db_path).publish(lake)
-    assert len(team.tool_calls(session_id="mine")) == 7  # the same reader sees parts published since
+    assert len(team.tool_calls(session_id="mine")) == 7  # the same reader sees commits made since
+
+
+def test_filters_go_down_to_the_iceberg_scan(db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyiceberg.table import DataScan
+
+    lake = tmp_path / "lake"
+    _fill(db_path, "f", 0, 6)
+    History(db_path).publish(lake)
+    scans: list[tuple[str, tuple[str, ...], int]] = []
+    real = DataScan.to_arrow
+
+    def spy(self: DataScan) -> pa.Table:
+        rows = real(self)
+        scans.append((str(self.row_filter), tuple(self.selected_fields), len(list(self.plan_files()))))
+        return rows
+
+    monkeypatch.setattr(DataScan, "to_arrow", spy)
+    team = synapse_nb.history(lake)
+    assert len(team.tool_calls(since=DAY + dt.timedelta(hours=1))) == 3
+    row_filter, _fields, files = scans[-1]
+    assert "started_at" in row_filter
+    assert files == 1  # one day's file of the two: the other day was pruned
+    assert team.sql("SELECT tool, count(*) AS n FROM tool_calls GROUP BY tool").n[0] == 6
+    assert scans[-1][1] == ("tool",)  # only the column the query names
+    assert team.sql("SELECT count(*) AS n FROM tool_calls").n[0] == 6
+    assert scans[-1][1] == ("started_at",)
 
 
 def test_an_empty_lake_reads_as_empty_relations_with_their_columns(tmp_path: Path) -> None:
-    team = synapse_nb.history(ensure_lake(tmp_path / "lake").path)
+    (tmp_path / "lake").mkdir()
+    team = synapse_nb.history(tmp_path / "lake")
     for relation in RELATIONS:
         frame = getattr(team, relation)()
         assert frame.empty
         assert list(frame.columns) == list(COLUMNS[relation])
 
 
-def test_older_and_newer_parts_read_together(db_path: Path, tmp_path: Path) -> None:
-    """A part of an older synapse_nb (fewer columns, no `_seq`), one of a newer (an extra column), and ours."""
+def test_the_tables_are_read_by_duckdb_and_pyarrow_through_pyiceberg(db_path: Path, tmp_path: Path) -> None:
+    """What the README shows: any engine reads the tables; here DuckDB over a pyiceberg scan, and Arrow."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
     lake = tmp_path / "lake"
-    _fill(db_path, "now", 0, 2)
+    ids = _fill(db_path, "a", 0, 20)
     History(db_path).publish(lake)
-    old_dir = lake / "relation=tool_calls" / "date=2025-01-01"
-    old_dir.mkdir(parents=True)
+    catalog = SqlCatalog("synapse", uri=f"sqlite:///{lake}/catalog.db", warehouse=str(lake / "warehouse"))
+    calls = catalog.load_table("synapse.tool_calls").scan(row_filter="session_id == 'a'").to_arrow()
+    assert sorted(calls.column("tool_call_id").to_pylist()) == sorted(ids)
+    assert json.loads(calls.column("arguments").to_pylist()[0])  # JSON as plain text
+    assert calls.schema.field("started_at").type == pa.timestamp("us")
     with duckdb.connect() as con:
-        con.execute(
-            f"COPY (SELECT 'old-1' AS tool_call_id, 'o' AS session_id, 'demo' AS server, 'echo' AS tool, "
-            f"'{{\"a\": 1}}' AS arguments, TIMESTAMP '2025-01-01 10:00:00' AS started_at, 3::INTEGER AS _schema, "
-            f"'0ld' AS _source) TO '{old_dir}/part-0ld-0-1.parquet' (FORMAT parquet)"
-        )
-        con.execute(
-            f"COPY (SELECT 'new-1' AS tool_call_id, 'n' AS session_id, 'demo' AS server, 'echo' AS tool, "
-            f"TIMESTAMP '2025-01-01 11:00:00' AS started_at, 0.25::DOUBLE AS cost_usd, "
-            f"{known_version() + 1}::INTEGER AS _schema, 'new' AS _source, 5::BIGINT AS _seq) "
-            f"TO '{old_dir}/part-new-4-5.parquet' (FORMAT parquet)"
-        )
-    calls = synapse_nb.history(lake).tool_calls()
-    assert sorted(calls.tool_call_id) == ["new-1", "now-c0", "now-c1", "old-1"]
-    by_id = calls.set_index("tool_call_id")
-    assert by_id.loc["old-1", "arguments"] == '{"a": 1}'
-    assert by_id.isna().loc["old-1", "approval"]
-    assert by_id.loc["new-1", "cost_usd"] == 0.25
-    assert by_id.isna().loc["now-c0", "cost_usd"]
-    assert by_id.loc["now-c0", "approval"] == "auto"
-    assert sorted(calls._schema.unique()) == [3, known_version(), known_version() + 1]
-    assert synapse_nb.history(lake).sql(
-        "SELECT count(*) AS n FROM tool_calls WHERE arguments->>'a' = '1'"
-    ).n[0] == 1  # JSON functions work on old parts too
+        assert con.sql("SELECT count(DISTINCT tool_call_id) FROM calls").fetchall() == [(20,)]
 
 
-def test_the_lake_is_read_by_duckdb_pyarrow_and_polars(db_path: Path, tmp_path: Path) -> None:
-    import polars as pl
-    import pyarrow.dataset as ds
+# ---- evolution and care --------------------------------------------------------------------------
 
+
+def test_a_newer_schema_adds_its_columns_and_older_rows_read_null(db_path: Path, tmp_path: Path, newer: Path) -> None:
     lake = tmp_path / "lake"
-    ids = _fill(db_path, "a", 0, 20, conversation_too=True) | _fill(tmp_path / "b.duckdb", "b", 0, 15)
+    _fill(db_path, "old", 0, 2)
     History(db_path).publish(lake)
-    History(tmp_path / "b.duckdb").publish(lake)
-    ids |= {"call_1"}
-
-    assert sorted(_lake_ids(lake)) == sorted(ids)
-    table = ds.dataset(lake / "relation=tool_calls", format="parquet", partitioning="hive").to_table()
-    assert sorted(table.column("tool_call_id").to_pylist()) == sorted(ids)
-    assert set(table.column("date").to_pylist()) == {"2025-03-01", "2026-11-22", "2026-11-23"}
-    assert json.loads(table.column("arguments").to_pylist()[0])  # JSON as plain text
-    frame = pl.scan_parquet(lake / "relation=tool_calls" / "**" / "*.parquet", hive_partitioning=True).collect()
-    assert sorted(frame["tool_call_id"].to_list()) == sorted(ids)
-    assert frame.schema["arguments"] == pl.String
-    assert frame.schema["started_at"] == pl.Datetime("us")
-    per_session = dict(frame.group_by("session_id").len().iter_rows())
-    assert per_session == {"a": 21, "b": 15}
+    newer_db = tmp_path / "newer.duckdb"
+    _fill(newer_db, "new", 0, 2, migrations=newer)  # a newer synapse_nb: tool_calls has a `cost` column
+    History(newer_db, migrations=newer).publish(lake)
+    table = LakeTables(lake_spec(lake)).load("tool_calls")
+    assert table is not None
+    assert "cost" in [f.name for f in table.schema().fields]  # an Iceberg schema update, not a new table
+    calls = synapse_nb.history(lake).tool_calls().set_index("tool_call_id")
+    assert calls.cost.isna().all()  # the old rows have none; the newer writer recorded none either
+    assert sorted(calls.index) == ["new-c0", "new-c1", "old-c0", "old-c1"]
+    _fill(db_path, "old", 2, 3)
+    assert History(db_path).publish(lake).rows["tool_calls"] == 1  # an older writer still publishes
 
 
-def test_every_relation_numbers_its_rows_for_the_lake(db_path: Path) -> None:
-    """Guards later migrations: a table rebuilt without `_seq DEFAULT nextval('_lake_seq')` could not be published."""
-    HistoryStore.open(db_path, strict=True).close()
-    defaults = dict(raw(db_path, "SELECT table_name, column_default FROM duckdb_columns() WHERE column_name = '_seq'"))
-    assert set(defaults) == set(RELATIONS)
-    assert all("nextval('_lake_seq')" in str(d) for d in defaults.values()), defaults
+def test_compact_and_expire_keep_every_row_once(db_path: Path, tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    ids: set[str] = set()
+    for r in range(3):  # three publishes: three files for each of the two days
+        ids |= _fill(db_path, "c", r * 4, r * 4 + 4)
+        History(db_path).publish(lake)
+    tables = LakeTables(lake_spec(lake))
+
+    done = compact(lake)
+    assert done.files["tool_calls"] == (6, 2)
+    assert "tool_calls 6 -> 2" in repr(done)
+    assert sorted(_ids(lake)) == sorted(ids)
+    assert repr(compact(lake)) == f"nothing to compact in {lake}: every day is one file"
+    _fill(db_path, "c", 12, 14)
+    assert History(db_path).publish(lake).rows["tool_calls"] == 2  # the marks survived the rewrite
+    assert History(db_path).publish(lake).total == 0
+    assert sorted(_ids(lake)) == sorted(ids | {"c-c12", "c-c13"})
+
+    before = len(tables.load("tool_calls").metadata.snapshots)  # type: ignore[union-attr]
+    gone = expire(lake, older_than=dt.timedelta(0))
+    table = tables.load("tool_calls")
+    assert table is not None
+    assert len(table.metadata.snapshots) == 1 < before
+    assert gone.snapshots["tool_calls"] == before - 1
+    assert gone.files["tool_calls"] == 6  # the small files compaction replaced
+    assert sorted(_ids(lake)) == sorted(ids | {"c-c12", "c-c13"})
+    assert History(db_path).publish(lake).total == 0
 
 
-def test_who_asked_for_each_tool_call_is_published_and_read_back(db_path: Path, tmp_path: Path) -> None:
-    """tool_calls.origin (migration 0009) travels to the lake: the agent's, a hand call, an MCP Apps View's."""
-    from dataclasses import replace
+def _old_lake(folder: Path, db: Path, tag: str, n: int) -> None:
+    """A Parquet lake as the retired rename protocol wrote it: a marker, relation=/date= folders, parts
+    named by source and _seq range, with the _schema/_source/_seq columns."""
+    _fill(db, tag, 0, n)
+    (folder / "_lake.json").parent.mkdir(parents=True, exist_ok=True)
+    (folder / "_lake.json").write_text(json.dumps({"format": "synapse_nb-lake", "version": 1, "lake_id": "x"}))
+    with duckdb.connect(str(db)) as con:
+        source = con.sql("SELECT source_id FROM _lake_source").fetchall()[0][0]
+        for day in con.sql("SELECT DISTINCT CAST(started_at AS DATE) FROM tool_calls").fetchall():
+            part = folder / "relation=tool_calls" / f"date={day[0]}"
+            part.mkdir(parents=True)
+            con.sql(f"COPY (SELECT * EXCLUDE (arguments, result), CAST(arguments AS VARCHAR) AS arguments, "
+                    f"CAST(result AS VARCHAR) AS result, {known_version()}::INTEGER AS _schema, '{source}' AS _source "
+                    f"FROM tool_calls WHERE CAST(started_at AS DATE) = DATE '{day[0]}') "
+                    f"TO '{part}/part-{source}-0-{n}.parquet' (FORMAT parquet)")
 
-    with HistoryStore.open(db_path, strict=True) as store:
-        store.record(tool_call("o", 0))
-        store.record(replace(tool_call("o", 1), approval="manual", origin="manual"))
-        store.record(replace(tool_call("o", 2), approval="manual", origin="app:apps"))
-    History(db_path).publish(tmp_path / "lake")
-    team = synapse_nb.history(tmp_path / "lake")
-    rows = team.sql("SELECT tool_call_id, origin FROM tool_calls ORDER BY tool_call_id")
-    assert rows.values.tolist() == [["o-c0", "agent"], ["o-c1", "manual"], ["o-c2", "app:apps"]]
+
+def test_a_parquet_lake_of_the_retired_format_migrates_once(db_path: Path, tmp_path: Path) -> None:
+    old, new = tmp_path / "old-lake", tmp_path / "new-lake"
+    _old_lake(old, db_path, "m", 6)
+    with pytest.raises(LakeError, match=r"Parquet lake of the retired format: .*%synapse lake migrate"):
+        History(db_path).publish(old)
+
+    moved = migrate_lake(old, new)
+    assert moved.rows["tool_calls"] == 6
+    assert moved.sources == 1
+    assert repr(moved).startswith(f"moved 6 rows of 1 history files from {old} into {new}: tool_calls 6;")
+    assert sorted(_ids(new)) == sorted(f"m-c{i}" for i in range(6))
+    assert migrate_lake(old, new).total == 0  # twice: nothing doubled
+    assert History(db_path).publish(new).rows["tool_calls"] == 0  # its history file goes on where the old lake was
+    _fill(db_path, "m", 6, 8)
+    published = History(db_path).publish(new)
+    assert published.rows["tool_calls"] == 2
+    assert sum(published.rows.values()) == 2
+    assert sorted(_ids(new)) == sorted(f"m-c{i}" for i in range(8))
+    with pytest.raises(LakeError, match="not a Parquet lake of the retired format"):
+        migrate_lake(tmp_path / "nothing", new)

@@ -1,4 +1,5 @@
-"""An installed wheel carries its migrations and applies them, from outside the source tree."""
+"""An installed wheel carries its migrations and applies them, from outside the source tree; the wheel and the sdist
+carry the version written once, the LICENSE and the notices of the bundled JavaScript."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
 
+from synapse_nb._version import __version__
 from synapse_nb.history.catalog import load_migrations
 
 pytestmark = pytest.mark.process
@@ -38,12 +42,22 @@ def test_the_installed_wheel_applies_its_migrations(repo_root: Path, tmp_path: P
     dist, site, work = tmp_path / "dist", tmp_path / "site", tmp_path / "elsewhere"
     work.mkdir()
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(repo_root)],
+        [sys.executable, "-m", "build", "--sdist", "--wheel", "--no-isolation", "--outdir", str(dist), str(repo_root)],
         check=True,
         capture_output=True,
         cwd=tmp_path,
     )
     (wheel,) = dist.glob("synapse_nb-*.whl")
+    (sdist,) = dist.glob("synapse_nb-*.tar.gz")
+    assert wheel.name.startswith(f"synapse_nb-{__version__}-")
+    assert sdist.name == f"synapse_nb-{__version__}.tar.gz"
+    with zipfile.ZipFile(wheel) as zipped:
+        names = set(zipped.namelist())
+    assert f"synapse_nb-{__version__}.dist-info/licenses/LICENSE" in names
+    for notices in ("app_view.js.LEGAL.txt", "THIRD_PARTY_NOTICES.txt"):
+        assert f"synapse_nb/notebook/apps/static/{notices}" in names
+    with tarfile.open(sdist) as tarred:
+        assert f"synapse_nb-{__version__}/LICENSE" in tarred.getnames()
     subprocess.run(
         [
             sys.executable,

@@ -137,7 +137,7 @@ def start_web(kind: str, log: Path) -> Iterator[WebServer]:
             stdout=subprocess.DEVNULL, stderr=sink,
         )
     try:
-        if not wait_listening(proc, port, 20):
+        if not wait_listening(proc, port, cpu=20):
             raise RuntimeError(f"the demo server did not listen on port {port}")
         yield WebServer(f"http://127.0.0.1:{port}/{'mcp' if kind == 'http' else 'sse'}", proc, log)
     finally:

@@ -121,7 +121,9 @@ async def test_a_refused_workload_jwt_is_one_line_and_not_retried(store: TokenSt
 def test_the_new_oauth_options_parse_and_say_what_is_wrong() -> None:
     s = OAuthSettings.from_mapping({"grant": "jwt_bearer", "client_id": "ci", "assertion": "${env:JWT}",
                                     "dpop": True}, environ={"JWT": "eyJ.secret.jwt"})
-    assert (s.grant, s.assertion, s.dpop, s.auth_method) == ("jwt_bearer", "eyJ.secret.jwt", True, "none")
+    assert s.assertion is not None
+    assert (s.grant, s.assertion.get_secret_value(), s.dpop, s.auth_method) == ("jwt_bearer", "eyJ.secret.jwt", True,
+                                                                              "none")
     assert "eyJ.secret.jwt" not in repr(s)
     assert "eyJ.secret.jwt" in s.secrets
     for raw, says in [({"grant": "jwt_bearer", "client_id": "ci"}, "needs client_id and assertion"),

@@ -24,11 +24,12 @@ def test_a_pre_registered_client_with_its_secret_from_the_environment() -> None:
     assert config.problem is None
     oauth = config.oauth
     assert oauth is not None
-    assert (oauth.client_id, oauth.client_secret, oauth.scope) == ("abc", secret, "read write")
+    assert oauth.client_secret is not None
+    assert (oauth.client_id, oauth.client_secret.get_secret_value(), oauth.scope) == ("abc", secret, "read write")
     assert (oauth.grant, oauth.auth_method) == ("authorization_code", "client_secret_basic")
     assert secret not in repr(config)
     assert secret not in repr(oauth)
-    assert "client_secret=[REDACTED]" in repr(oauth)
+    assert "client_secret=SecretStr('**********')" in repr(oauth)
 
 
 def test_no_oauth_key_means_discovery_and_registration() -> None:

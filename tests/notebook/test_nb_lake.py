@@ -1,4 +1,5 @@
-"""The lake in the notebook: `publish_to` publishes after each turn off the loop; `%synapse sql --lake` reads it."""
+"""The lake in the notebook: `publish_to` publishes after each turn off the loop, `%synapse publish` now;
+`%synapse sql --lake` reads it; `%synapse lake compact|expire|migrate` look after it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ import pytest
 from IPython.core.error import UsageError
 
 import synapse_nb
-from synapse_nb.history.lake_dir import relation_files
+
+
+def _turn_ids(lake: Path) -> list[str]:
+    return sorted(synapse_nb.history(lake).sql("SELECT turn_id FROM turns").turn_id)
 
 Script = Callable[[Any], str]
 WAIT = 60.0
@@ -25,7 +29,7 @@ def test_publish_to_publishes_each_turn_in_the_background(ip: Any, script: Scrip
     ip.run(f"%config SynapseMagics.publish_to = {str(lake)!r}")
     publisher = ip.state.lake_publisher
     assert publisher is not None
-    assert publisher.dest == lake
+    assert publisher.dest.folder == lake
 
     ip.cell(f"synapse --model {model}", "first question")
     assert publisher.wait(WAIT)
@@ -49,9 +53,18 @@ def test_publish_to_publishes_each_turn_in_the_background(ip: Any, script: Scrip
 
     ip.run("%config SynapseMagics.publish_to = ''")
     assert ip.state.lake_publisher is None
-    files = relation_files(lake, "turns")
+    published = _turn_ids(lake)
     ip.cell(f"synapse --model {script(['third'])}", "third question")
-    assert relation_files(lake, "turns") == files  # off: nothing published any more
+    assert _turn_ids(lake) == published  # off: nothing published any more
+    now = ip.line("synapse", f"publish '{lake}'")  # by hand: the third turn, once
+    assert now.rows["turns"] == 1
+    assert len(_turn_ids(lake)) == 3
+    assert ip.line("synapse", f"publish '{lake}'").total == 0
+    compacted = ip.line("synapse", f"lake compact '{lake}'")
+    assert compacted.files["turns"][1] <= compacted.files["turns"][0]
+    expired = ip.line("synapse", f"lake expire '{lake}' --older-than 0s")
+    assert expired.snapshots["turns"] >= 2
+    assert len(_turn_ids(lake)) == 3
 
 
 def test_a_failing_publish_is_one_warning_and_never_breaks_a_cell(
@@ -81,15 +94,28 @@ def test_bad_lake_options_are_one_line(ip: Any, tmp_path: Path, caplog: pytest.L
     a_file = tmp_path / "notes.txt"
     a_file.write_text("x")
     ip.run(f"%config SynapseMagics.publish_to = {str(a_file)!r}")
-    assert "publish_to must be a directory (a lake), not the file" in caplog.text
+    assert "publish_to must be a lake (a folder, a URI or a lake config .json), not the file" in caplog.text
     assert ip.state.lake_publisher is None
-    with pytest.raises(UsageError, match=r"is not a history lake .* publish into it first"):
-        ip.line("synapse", f"sql --lake {tmp_path} SELECT 1")
-    with pytest.raises(UsageError, match="--lake needs a directory"):
+    ip.run("%config SynapseMagics.publish_to = 's3://team/lake'")
+    assert "has no catalog: set SYNAPSE_LAKE_CATALOG" in caplog.text
+    assert ip.state.lake_publisher is None
+    with pytest.raises(UsageError, match=r"is not a lake .* publish into one first"):
+        ip.line("synapse", f"sql --lake {a_file} SELECT 1")
+    with pytest.raises(UsageError, match="has no catalog: set SYNAPSE_LAKE_CATALOG"):
+        ip.line("synapse", "publish s3://team/lake")
+    with pytest.raises(UsageError, match="no lake named: give one"):
+        ip.line("synapse", "publish")
+    with pytest.raises(UsageError, match="unknown action 'shrink'"):
+        ip.line("synapse", "lake shrink")
+    with pytest.raises(UsageError, match="--older-than takes an age like 7d"):
+        ip.line("synapse", f"lake expire {tmp_path} --older-than soon")
+    with pytest.raises(UsageError, match="not a Parquet lake of the retired format"):
+        ip.line("synapse", f"lake migrate {tmp_path / 'nothing'} {tmp_path / 'new'}")
+    with pytest.raises(UsageError, match="--lake needs a lake"):
         ip.line("synapse", "sql --lake")
     with pytest.raises(UsageError, match="missing query"):
         ip.line("synapse", f"sql --lake {tmp_path}")
-    with pytest.raises(UsageError, match="options are --out NAME and --lake DIR"):
+    with pytest.raises(UsageError, match="options are --out NAME and --lake LAKE"):
         ip.cell("synapse_sql --lake", "SELECT 1")
 
 
@@ -103,4 +129,4 @@ def test_publish_to_from_the_config_applies_at_load(ip: Any, tmp_path: Path) -> 
     state = get_state(ip.shell)
     assert state is not None
     assert state.lake_publisher is not None
-    assert state.lake_publisher.dest == lake
+    assert state.lake_publisher.dest.folder == lake

@@ -127,7 +127,7 @@ def test_bad_subcommands(ip: Any, line: str, needle: str) -> None:
 
 
 def test_synapse_sql_option_errors(ip: Any) -> None:
-    with pytest.raises(UsageError, match="options are --out NAME and --lake DIR"):
+    with pytest.raises(UsageError, match="options are --out NAME and --lake LAKE"):
         ip.cell("synapse_sql --limit 3", "SELECT 1")
 
 

@@ -15,7 +15,6 @@ import re
 import secrets
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections import deque
@@ -28,7 +27,7 @@ from typing import Any
 import pytest
 
 from tests.support import tools_server
-from tests.support.local_servers import free_port, stop
+from tests.support.local_servers import free_port, stop, wait_started
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "e2e" / "artifacts"  # beside the browser tests
@@ -38,7 +37,7 @@ CHROMIUM_ARGS = [
 ]
 SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY", "MCP_URL", "SYNAPSE_MODEL",
                "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "DEEPSEEK_BASE_URL", "OLLAMA_BASE_URL")
-START_TIMEOUT = 90.0  # seconds for JupyterLab to answer
+START_CPU = 60.0  # seconds of CPU JupyterLab may use before it must answer (local_servers.wait_started)
 KERNEL_TIMEOUT_MS = 120_000  # a kernel start on a loaded machine
 CELL_TIMEOUT_MS = 60_000
 CONSOLE_LINES = 20  # the page's console lines a failure message shows
@@ -88,24 +87,22 @@ class Lab:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
 
-def _wait_until_up(lab: Lab, timeout: float) -> None:
-    """Poll the status endpoint (each try bounded) until it answers, the process dies, or time runs out."""
-    deadline = time.monotonic() + timeout
+def _wait_until_up(lab: Lab) -> None:
+    """Poll the status endpoint (each try bounded) until it answers, the process dies, or it used START_CPU."""
     request = urllib.request.Request(f"{lab.url}/api/status", headers={"Authorization": f"token {lab.token}"})
-    while time.monotonic() < deadline:
-        if lab.proc.poll() is not None:
-            pytest.fail(f"JupyterLab exited with {lab.proc.returncode}:\n{lab.log_tail()}")
+
+    def up() -> bool:
         try:
             with urllib.request.urlopen(request, timeout=2) as response:
-                if response.status == 200:
-                    return
+                return bool(response.status == 200)
         except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        try:
-            lab.proc.wait(timeout=0.25)  # doubles as the pause between tries, and notices a crash at once
-        except subprocess.TimeoutExpired:
-            pass
-    pytest.fail(f"JupyterLab did not answer within {timeout:.0f} s:\n{lab.log_tail()}")
+            return False
+
+    if wait_started(lab.proc, up, START_CPU):
+        return
+    if lab.proc.poll() is not None:
+        pytest.fail(f"JupyterLab exited with {lab.proc.returncode}:\n{lab.log_tail()}")
+    pytest.fail(f"JupyterLab did not answer after {START_CPU:g} s of CPU:\n{lab.log_tail()}")
 
 
 def _write_settings(settings: Path, extra: Mapping[str, Mapping[str, Any]] | None = None) -> None:
@@ -170,7 +167,7 @@ def start_lab(
         proc = subprocess.Popen(cmd, cwd=dirs["root"], env=env, stdout=out, stderr=subprocess.STDOUT)
     lab = Lab(f"http://127.0.0.1:{port}", token, dirs["root"], log, proc)
     try:
-        _wait_until_up(lab, START_TIMEOUT)
+        _wait_until_up(lab)
         yield lab
     finally:
         stop(proc, timeout=20)

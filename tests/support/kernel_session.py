@@ -13,6 +13,10 @@ from typing import Any
 
 from jupyter_client.manager import KernelManager
 
+from tests.support.local_servers import wait_started
+
+START_CPU = 60.0  # seconds of CPU a kernel may use before it must answer (local_servers.wait_started)
+
 SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OLLAMA_API_KEY", "MCP_URL", "SYNAPSE_MODEL",
                "SYNAPSE_MCP_CONFIG", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
 
@@ -85,7 +89,18 @@ class Kernel:
         self.km.start_kernel(cwd=str(cwd), env=dict(env))
         self.kc = self.km.client()
         self.kc.start_channels()
-        self.kc.wait_for_ready(timeout=60)
+        process = getattr(self.km.provisioner, "process", None)  # the local provisioner's Popen
+        if process is None:
+            self.kc.wait_for_ready(timeout=START_CPU)
+        elif not wait_started(process, self._ready, START_CPU):
+            raise RuntimeError(f"the kernel did not answer after {START_CPU:g} s of CPU (exit status {process.poll()})")
+
+    def _ready(self) -> bool:
+        try:
+            self.kc.wait_for_ready(timeout=1)
+        except RuntimeError:  # not yet (or it died: wait_started sees that)
+            return False
+        return True
 
     def close(self) -> None:
         self.kc.stop_channels()

@@ -126,7 +126,7 @@ def everything_http() -> Iterator[str]:
     proc = subprocess.Popen([node, str(EVERYTHING), "streamableHttp"], env={**os.environ, "PORT": str(port)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        if not wait_listening(proc, port, 30):
+        if not wait_listening(proc, port, cpu=30):
             pytest.fail("server-everything did not listen over streamable HTTP")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:

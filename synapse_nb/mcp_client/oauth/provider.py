@@ -37,7 +37,7 @@ from pydantic import AnyUrl
 
 from ..._version import __version__
 from ...errors import OAuthError
-from ...oauth_settings import OAuthSettings
+from ...oauth_settings import OAuthSettings, revealed
 from .identity import discover_issuer, id_jag_exchange
 from .jwt_bearer import JwtBearerOAuthProvider
 from .masking import install_log_masking, oauth_mask
@@ -93,7 +93,7 @@ class OAuthSession:
         if s.grant == "client_credentials":
             provider = await self._client_credentials(storage)
         elif s.grant == "identity_assertion":
-            # parse_oauth made sure all of them are set
+            # OAuthSettings' checks made sure all of them are set
             assert s.client_id is not None
             assert s.client_secret is not None
             assert s.idp_token_endpoint is not None
@@ -101,9 +101,11 @@ class OAuthSession:
             assert s.idp_id_token is not None
             issuer = s.issuer or await discover_issuer(self.name, self.url)
             provider = IdentityAssertionOAuthProvider(
-                server_url=self.url, storage=storage, client_id=s.client_id, client_secret=s.client_secret,
-                issuer=issuer, scope=s.scope, token_endpoint_auth_method=_secret_method(s),
-                assertion_provider=id_jag_exchange(self.name, s.idp_token_endpoint, s.idp_client_id, s.idp_id_token),
+                server_url=self.url, storage=storage, client_id=s.client_id,
+                client_secret=s.client_secret.get_secret_value(), issuer=issuer, scope=s.scope,
+                token_endpoint_auth_method=_secret_method(s),
+                assertion_provider=id_jag_exchange(self.name, s.idp_token_endpoint, s.idp_client_id,
+                                                   s.idp_id_token.get_secret_value()),
             )
         elif s.grant == "jwt_bearer":
             provider = self._jwt_bearer(storage)
@@ -138,7 +140,7 @@ class OAuthSession:
         method = s.auth_method
         if s.client_id:
             storage.configured = OAuthClientInformationFull(
-                client_id=s.client_id, client_secret=s.client_secret, redirect_uris=[redirect],
+                client_id=s.client_id, client_secret=revealed(s.client_secret), redirect_uris=[redirect],
                 token_endpoint_auth_method=method, grant_types=["authorization_code", "refresh_token"],
                 scope=s.scope, issuer=s.issuer,
             )
@@ -170,9 +172,8 @@ class OAuthSession:
             # configuration's documented meaning (set oauth.issuer to pin it), not something to shout about.
             warnings.filterwarnings("ignore", message="Omitting `issuer` is deprecated")
             if s.auth_method == "private_key_jwt":
-                key = s.private_key if s.private_key else await asyncio.to_thread(_read_file, self.name,
-                                                                                   "private_key_file",
-                                                                                   s.private_key_file or "")
+                key = (s.private_key.get_secret_value() if s.private_key else
+                       await asyncio.to_thread(_read_file, self.name, "private_key_file", s.private_key_file or ""))
                 oauth_mask().add_secret(key)
                 jwt = SignedJWTParameters(issuer=s.client_id, subject=s.client_id, signing_key=key,
                                           signing_algorithm=s.signing_algorithm)
@@ -181,22 +182,23 @@ class OAuthSession:
                                                   issuer=s.issuer)
             assert s.client_secret is not None
             return ClientCredentialsOAuthProvider(server_url=self.url, storage=storage, client_id=s.client_id,
-                                                  client_secret=s.client_secret,
+                                                  client_secret=s.client_secret.get_secret_value(),
                                                   token_endpoint_auth_method=_secret_method(s),
                                                   scope=s.scope, issuer=s.issuer)
 
     def _jwt_bearer(self, storage: _MaskingStorage) -> JwtBearerOAuthProvider:
         s = self.settings
-        assert s.client_id is not None  # parse_oauth made sure
+        assert s.client_id is not None  # OAuthSettings' checks made sure
 
         async def assertion() -> str:
-            jwt = s.assertion or (await asyncio.to_thread(_read_file, self.name, "assertion_file",
-                                                          s.assertion_file or "")).strip()
+            jwt = revealed(s.assertion) or (await asyncio.to_thread(_read_file, self.name, "assertion_file",
+                                                                    s.assertion_file or "")).strip()
             oauth_mask().add_secret(jwt)
             return jwt
 
         method = s.auth_method
-        return JwtBearerOAuthProvider(self.url, storage, s.client_id, assertion, client_secret=s.client_secret,
+        return JwtBearerOAuthProvider(self.url, storage, s.client_id, assertion,
+                                      client_secret=revealed(s.client_secret),
                                       token_endpoint_auth_method="none" if method == "private_key_jwt" else method,
                                       scope=s.scope)
 

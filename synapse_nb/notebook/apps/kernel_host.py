@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import SynapseError
 from ...events import ServerEvent
+from ...server_config import LOG_LEVELS
 from ...types import ContentBlock, ToolSpec
 from .ui import callable_from_view, wire_result
 
@@ -33,7 +34,7 @@ logger = logging.getLogger("synapse_nb.notebook")
 MessageTurn = Callable[[str], Awaitable[bool]]
 """Starts a turn of the agent with the View's message as the prompt; False when it could not start."""
 
-_LEVELS = frozenset({"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"})
+_LEVELS = frozenset(LOG_LEVELS)
 
 
 def _refused(text: str) -> dict[str, Any]:

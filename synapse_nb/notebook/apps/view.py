@@ -27,6 +27,7 @@ import anywidget
 import traitlets as t
 from ipywidgets import widget_serialization
 
+from ..._version import __version__
 from ..turns.render import Rest
 from ..widgets._threads import call_on, current_loop, kernel_loop
 from ..widgets.facade import RunnerLike
@@ -69,6 +70,7 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
     theme = t.Unicode("auto").tag(sync=True)  # auto (follow the frontend), light or dark
     display_mode = t.Unicode("inline").tag(sync=True)
     height = t.Int(0).tag(sync=True)  # the View's last reported height in px (0: not known yet)
+    host_version = t.Unicode(__version__).tag(sync=True)  # the hostInfo the View is told (written once, in Python)
 
     def __init__(
         self,

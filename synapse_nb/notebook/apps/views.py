@@ -12,12 +12,12 @@ import asyncio
 import logging
 import weakref
 from collections.abc import Mapping
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ...errors import SynapseError
 from ...types import ToolResult, ToolSpec
 from ..output.live import Publisher
+from ..output.markup import Html
 from ..turns.render import Rest
 from ..widgets._snapshot import snapshot_id, snapshot_outputs
 from .context import ModelContexts
@@ -48,7 +48,7 @@ class OpenedView:
         swaps them while the widget lives)."""
         found = dict(self.companion._repr_mimebundle_() or {})
         text = str(found.get("text/plain", ""))
-        return snapshot_outputs(found, f'<pre class="snb-pre snb-view-fallback">{escape(text)}</pre>', text)
+        return snapshot_outputs(found, Html('<pre class="snb-pre snb-view-fallback">{}</pre>').format(text), text)
 
     def publish(self, publish: Publisher, display_id: str | None = None, *, update: bool = False) -> None:
         """Show it as new outputs through `publish` (the kernel port's, or a turn's); with `display_id`,
@@ -124,7 +124,7 @@ class AppViews:
         if settings is None:
             return False
         companion.publish({"text/plain": f"message from the view: {text}",
-                           "text/markdown": f"> *message from the view:* {_quote(text)}"}, None, False)
+                           "text/markdown": Html("> *message from the view:* {}").format(_quote(text))}, None, False)
         try:
             task = view_turn(self.state, settings, session, text, model=model, publish=companion.publish,
                              ask=companion.ask)
@@ -163,7 +163,5 @@ def _resource_meta(resource: Any) -> dict[str, Any]:
     return meta
 
 
-def _quote(text: str) -> str:
-    import html
-
-    return html.escape(" ".join(text.split()))
+def _quote(text: str) -> Html:
+    return Html.escape(" ".join(text.split()))

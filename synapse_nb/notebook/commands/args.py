@@ -14,6 +14,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from ...server_config import APPROVE_MODES, ServerConfig, choices, parse_server
+from ..turns.view import FORMATS
 from .options import Option, OptionSet
 
 __all__ = [
@@ -33,7 +34,6 @@ __all__ = [
     "split",
 ]
 
-FORMATS = ("markdown", "text", "json", "code")
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 
 

@@ -38,7 +38,15 @@ SYNAPSE_HELP = """\
                              day; W: 7d, 24h, today, 2026-11-01. --by server: which server's tool results
                              cost the most (their tokens in every later prompt)
   sql QUERY                  SQL over the history (DataFrame); multi-line: %%synapse_sql
-  sql --lake DIR QUERY       the same over a shared lake (SynapseMagics.publish_to publishes to one)
+  sql --lake LAKE QUERY      the same over the team's Iceberg lake (LAKE: a folder, s3://bucket/prefix
+                             with SYNAPSE_LAKE_CATALOG, a catalog URI or a lake config .json)
+  publish [LAKE]             publish this kernel's history into LAKE now, exactly once (default: the
+                             SynapseMagics.publish_to lake, else SYNAPSE_LAKE; publish_to does it after each turn)
+  lake compact [LAKE]        rewrite each day's small files as one file
+  lake expire [LAKE] [--older-than 7d]
+                             drop older snapshots and the data files only they used
+  lake migrate OLD_DIR NEW_LAKE
+                             move a Parquet lake of the retired format into an Iceberg lake
   inspect                    trace widget of the current session
   reset                      forget the current conversation (the next cell starts a new session)
   record PATH | off          write every model exchange and tool result to a cassette (JSON lines)

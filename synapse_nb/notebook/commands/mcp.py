@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import html
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from ...server_config import ServerConfig
 from ...types import ToolResult, ToolSpec, ToolUi
 from ..output.calls import CallProgress, call_bundle, call_text
 from ..output.live import LiveOutput
+from ..output.markup import Html
 from ..turns.display import ticking
 from ..turns.view import GLYPH, duration
 from ..usage import usage_error
@@ -84,7 +84,7 @@ class ConnectReport:
         if not self.results:
             return repr(self)
         lines = ["| server | result |", "|---|---|"]
-        lines += [f"| {html.escape(name)} | {html.escape(text)} |" for name, text in self._rows()]
+        lines += [Html("| {} | {} |").format(name, text) for name, text in self._rows()]
         if self.waited_ms is not None:
             lines += ["", f"<sub>{self._waited()}</sub>"]
         return "\n".join(lines)
@@ -131,7 +131,7 @@ async def _load_client() -> float:
 
 
 def _progress(text: str) -> dict[str, Any]:
-    return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
+    return {"text/plain": text, "text/markdown": Html("*{}*").format(text)}
 
 
 async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
@@ -275,8 +275,8 @@ def _stderr_bundle(name: str, tail: str) -> dict[str, Any]:
     text = f"{name} stderr (last lines):\n{tail}"
     return {
         "text/plain": text,
-        "text/markdown": f"<details open><summary>{html.escape(name)} stderr (last lines)</summary>"
-        f"<pre>{html.escape(tail).replace(chr(10), '&#10;')}</pre></details>",
+        "text/markdown": Html("<details open><summary>{} stderr (last lines)</summary><pre>{}</pre></details>").format(
+            name, Html.escape(tail).replace("\n", Html("&#10;"))),
     }
 
 

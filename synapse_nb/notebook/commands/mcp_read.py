@@ -3,7 +3,6 @@ resources, resource templates and prompts by hand."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from ...errors import SynapseError
 from ...mcp_client import uri_template
 from ...types import ContentBlock
 from ..output.calls import read_bundle, read_text, resource_parts
+from ..output.markup import Html, join
 from ..turns.view import size_text
 from ..usage import usage_error
 from .args import parse_pairs
@@ -87,10 +87,10 @@ class PromptOutput:
         return f"{head}\n{self.text}"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        parts = [f"<div><code>{html.escape(self.server)}.{html.escape(self.name)}</code></div>"]
+        parts = [Html("<div><code>{}.{}</code></div>").format(self.server, self.name)]
         for message in self.result.messages:
-            parts.append(f"<div><b>{html.escape(message.role)}</b><pre>{html.escape(message.content)}</pre></div>")
-        return {"text/plain": repr(self), "text/html": "".join(parts)}
+            parts.append(Html("<div><b>{}</b><pre>{}</pre></div>").format(message.role, message.content))
+        return {"text/plain": repr(self), "text/html": join(parts)}
 
 
 async def resources_async(state: SynapseState, server: str | None = None) -> pd.DataFrame:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +9,7 @@ from IPython.core.error import UsageError
 
 from ...errors import SynapseError
 from ...pricing import usd
+from ..output.markup import Html
 from ..settings import Settings
 from ..usage import usage_error
 
@@ -81,7 +81,7 @@ class Status:
         return "\n".join(f"{k.ljust(width)}  {v}" for k, v in self._items())
 
     def _repr_markdown_(self) -> str:
-        rows = "\n".join(f"| **{html.escape(k)}** | {html.escape(v)} |" for k, v in self._items())
+        rows = "\n".join(Html("| **{}** | {} |").format(k, v) for k, v in self._items())
         return "| synapse | |\n|---|---|\n" + rows
 
 

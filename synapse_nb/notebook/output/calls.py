@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import html
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from ..turns.render import (
 )
 from ..turns.view import ToolCallView, duration, size_text
 from .live import Bundle
+from .markup import Html, join
 from .palette import colour
 from .tabular import meta_items, table_of, tables_of
 
@@ -68,10 +68,10 @@ class CallProgress:
     def bundle(self, elapsed: str) -> Bundle:
         line = f"calling {self.name} … {elapsed}"
         if self.progress is None:
-            return {"text/plain": line, "text/markdown": f"*{html.escape(line)}*"}
+            return {"text/plain": line, "text/markdown": Html("*{}*").format(line)}
         return {
             "text/plain": f"{line}\n{progress_text(self.progress, self.total, self.message)}",
-            "text/markdown": f"*{html.escape(line)}*\n\n{progress_html(self.progress, self.total, self.message)}",
+            "text/markdown": Html("*{}*\n\n{}").format(line, progress_html(self.progress, self.total, self.message)),
         }
 
 
@@ -87,9 +87,9 @@ def call_bundle(name: str, arguments: Mapping[str, Any], result: ToolResult) -> 
     parts = [STYLE, tool_block(view, 0.0, opened=True, rest=CALL_REST)]
     structured = _structured_beside(result)
     if structured is not None:
-        parts.append(f'<details class="snb-structured"><summary style="{MUTED}">structured content</summary>'
-                     f"{capped_text(structured, CALL_REST)}</details>")
-    bundle: Bundle = {"text/plain": call_text(name, result), "text/html": "".join(parts)}
+        parts.append(Html('<details class="snb-structured"><summary style="{}">structured content</summary>{}'
+                          "</details>").format(MUTED, capped_text(structured, CALL_REST)))
+    bundle: Bundle = {"text/plain": call_text(name, result), "text/html": join(parts)}
     images = [i for i in result.images if len(i.data or "") <= IMAGE_PREVIEW_BYTES]
     if len(images) == 1 and len(result.images) == 1:  # frontends without HTML show the image itself
         bundle[images[0].mime_type or "image/png"] = images[0].data
@@ -212,24 +212,23 @@ def read_bundle(server: str, uri: str, contents: Sequence[ContentBlock], used_by
     """What `%mcp read` shows: per content item, its URI, MIME type and size, then what it is: an MCP Apps
     View as one line (which tool shows it, and how), text capped with "show all", an image, other bytes by
     size alone. The whole text is in the value's `.text`, the bytes of blobs in `.blobs`."""
-    parts = [STYLE, f"<div><code>{html.escape(server)}</code> <code>{html.escape(uri)}</code></div>"]
+    parts = [STYLE, Html("<div><code>{}</code> <code>{}</code></div>").format(server, uri)]
     for part in resource_parts(contents, uri):
         facts = f"{part.mime_type} · {size_text(part.size)}"
-        parts.append(f'<div style="{MUTED};font-size:12px">'
-                     + (f"<code>{html.escape(part.uri)}</code> · " if part.uri != uri else "")
-                     + f"{html.escape(facts)}</div>")
+        other = Html("<code>{}</code> · ").format(part.uri) if part.uri != uri else ""
+        parts.append(Html('<div style="{};font-size:12px">{}{}</div>').format(MUTED, other, facts))
         if part.kind == "app":
             use, command = _view_use(server, used_by)
-            how = f": <code>{html.escape(command)}</code>" if command else ""
-            parts.append(f'<div class="snb-app-resource">an MCP App View ({html.escape(size_text(part.size))} of HTML, '
-                         f"in .text): {html.escape(use)}{how}</div>")
+            how = Html(": <code>{}</code>").format(command) if command else ""
+            parts.append(Html('<div class="snb-app-resource">an MCP App View ({} of HTML, in .text): {}{}</div>'
+                              ).format(size_text(part.size), use, how))
         elif part.kind == "text":
             parts.append(capped_text(part.text or "", READ_REST))
         elif part.kind == "image" and part.encoded and len(part.encoded) <= IMAGE_PREVIEW_BYTES:
-            parts.append(f'<img src="data:{html.escape(part.mime_type)};base64,{part.encoded}"/>')
+            parts.append(Html('<img src="data:{};base64,{}"/>').format(part.mime_type, part.encoded))
         else:
-            parts.append(f'<div style="{MUTED}">{part.kind} data, not shown (its bytes: .blobs)</div>')
-    return {"text/plain": read_text(server, uri, contents, used_by), "text/html": "".join(parts)}
+            parts.append(Html('<div style="{}">{} data, not shown (its bytes: .blobs)</div>').format(MUTED, part.kind))
+    return {"text/plain": read_text(server, uri, contents, used_by), "text/html": join(parts)}
 
 
 def read_text(server: str, uri: str, contents: Sequence[ContentBlock], used_by: Sequence[str] = ()) -> str:

@@ -14,11 +14,13 @@ from typing import Any
 
 import pandas as pd
 
+from .markup import Html
+
 __all__ = ["CELL_CHARS", "Listing", "QueryFrame"]
 
 CELL_CHARS = 2_000  # a query's cell is shown up to this many characters (pandas' default cut them at 50)
 
-_WRAP = (
+_WRAP = Html(
     "<style>.snb-listing td{white-space:pre-wrap;text-align:left;vertical-align:top;max-width:60ch;"
     "overflow-wrap:break-word}</style>"
 )
@@ -36,11 +38,12 @@ class Listing(pd.DataFrame):  # type: ignore[misc]  # pandas has no type stubs h
         frame = pd.DataFrame(self)
         return frame.astype(object).where(frame.notna(), "")
 
-    def _repr_html_(self) -> str | None:
+    def _repr_html_(self) -> Html | None:
         with pd.option_context("display.max_rows", None, "display.max_colwidth", None,
                                "display.max_columns", None):
             html = self._shown()._repr_html_()
-        return None if html is None else f'<div class="snb-listing">{_WRAP}{html}</div>'
+        # pandas escapes the cells of the table it writes: its HTML goes in as it is
+        return None if html is None else Html('<div class="snb-listing">{}{}</div>').format(_WRAP, Html(html))
 
     def __repr__(self) -> str:
         with pd.option_context("display.max_rows", None, "display.max_colwidth", None,
@@ -56,10 +59,11 @@ class QueryFrame(pd.DataFrame):  # type: ignore[misc]  # pandas has no type stub
     def _constructor(self) -> Any:
         return pd.DataFrame
 
-    def _repr_html_(self) -> str | None:
+    def _repr_html_(self) -> Html | None:
         with pd.option_context("display.max_colwidth", CELL_CHARS):
             html = pd.DataFrame(self)._repr_html_()
-        return None if html is None else f'<div class="snb-listing">{_WRAP}{html}</div>'
+        # pandas escapes the cells of the table it writes: its HTML goes in as it is
+        return None if html is None else Html('<div class="snb-listing">{}{}</div>').format(_WRAP, Html(html))
 
     def __repr__(self) -> str:
         with pd.option_context("display.max_colwidth", CELL_CHARS, "display.width", 10_000):

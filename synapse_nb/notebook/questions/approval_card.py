@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from ...types import ToolSpec
 from ..output.live import Bundle
+from ..output.markup import Html, join
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
 
@@ -45,28 +45,29 @@ def _arguments(arguments: Mapping[str, Any]) -> str:
 
 def approval_card(spec: ToolSpec, arguments: Mapping[str, Any]) -> Bundle:
     """The card shown above the input box (HTML, and plain text for frontends without HTML)."""
-    esc = html.escape
     destructive = spec.destructive
     accent = "#cf222e" if destructive else "#bf8700"
-    badge = (
-        f' <span class="snb-badge-destructive" style="{_BADGE};background:#ffebe9;color:#a40e26;'
-        f'border:1px solid #ffcecb" title="the tool says it may delete or overwrite data">destructive</span>'
-        if destructive else ""
-    )
-    server = f' <span style="color:{_MUTED}">on server <b>{esc(spec.server)}</b></span>' if spec.server else ""
+    badge = Html(
+        ' <span class="snb-badge-destructive" style="{};background:#ffebe9;color:#a40e26;'
+        'border:1px solid #ffcecb" title="the tool says it may delete or overwrite data">destructive</span>'
+    ).format(_BADGE) if destructive else ""
+    server = (Html(' <span style="color:{}">on server <b>{}</b></span>').format(_MUTED, spec.server) if spec.server
+              else "")
     description = spec.description.strip().split("\n", 1)[0][:200]
-    answers = "".join(
-        f"<li><code>{key}</code> {word}: {esc(meaning)}</li>" for key, word, meaning in ANSWERS
+    answers = join(
+        Html("<li><code>{}</code> {}: {}</li>").format(key, word, meaning) for key, word, meaning in ANSWERS
     )
-    card = (
-        f'{DARK_STYLE}<div class="snb-approval-card" style="{_BOX.format(accent=accent)}">'
-        f"<div><b>Approve this tool call?</b> <code>{esc(spec.name)}</code>{server}{badge}</div>"
-        + (f'<div style="color:{_MUTED};font-size:12px">{esc(description)}</div>' if description else "")
-        + f'<div style="font-size:11px;font-weight:600;color:{_MUTED};margin-top:4px">ARGUMENTS</div>'
-        f'<pre style="{_PRE}">{esc(_arguments(arguments))}</pre>'
-        f'<ul style="margin:4px 0 0 0;padding-left:18px;font-size:12px">{answers}</ul>'
-        f"<div style=\"color:{_MUTED};font-size:12px\">Answer in the box below.</div></div>"
-    )
+    described = (Html('<div style="color:{};font-size:12px">{}</div>').format(_MUTED, description) if description
+                 else "")
+    card = Html(
+        '{}<div class="snb-approval-card" style="{}">'
+        "<div><b>Approve this tool call?</b> <code>{}</code>{}{}</div>{}"
+        '<div style="font-size:11px;font-weight:600;color:{};margin-top:4px">ARGUMENTS</div>'
+        '<pre style="{}">{}</pre>'
+        '<ul style="margin:4px 0 0 0;padding-left:18px;font-size:12px">{}</ul>'
+        '<div style="color:{};font-size:12px">Answer in the box below.</div></div>'
+    ).format(Html(DARK_STYLE), _BOX.format(accent=accent), spec.name, server, badge, described, _MUTED, _PRE,
+             _arguments(arguments), answers, _MUTED)
     where = f" on server {spec.server}" if spec.server else ""
     text = "\n".join([
         f"Approve this tool call? {spec.name}{where}" + (" [destructive]" if destructive else ""),
@@ -83,6 +84,6 @@ def answered_card(spec: ToolSpec, answer: str) -> Bundle:
     mark = "✓" if answer in ("yes", "always") else "⊘"
     return {
         "text/plain": f"{mark} {spec.name}: {word}",
-        "text/html": f'{DARK_STYLE}<div class="snb-approval-card snb-answered" style="color:{colour}">{mark} '
-                     f"<code>{html.escape(spec.name)}</code> {html.escape(word)}</div>",
+        "text/html": Html('{}<div class="snb-approval-card snb-answered" style="color:{}">{} <code>{}</code> {}</div>'
+                          ).format(Html(DARK_STYLE), colour, mark, spec.name, word),
     }

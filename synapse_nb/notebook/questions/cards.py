@@ -6,11 +6,10 @@ is open, then replaced by the decision so a saved notebook reads as what happene
 
 from __future__ import annotations
 
-import html
-
 from ...mcp_client.elicitation import ElicitationField, ElicitationForm, UrlElicitation
 from ...mcp_client.sampling import SamplingRequest
 from ..output.live import Bundle
+from ..output.markup import Html, join
 from ..output.palette import link_style
 from .approval_card import _BOX, _PRE
 
@@ -58,56 +57,55 @@ def field_prompt(f: ElicitationField) -> str:
     return f"{f.name}{title} ({', '.join(details)}){default}: "
 
 
-def _card(title: str, body: str, text: str) -> Bundle:
+def _card(title: Html, body: Html, text: str) -> Bundle:
     return {
         "text/plain": text,
-        "text/html": f'<div class="snb-elicit-card" style="{_BOX.format(accent=_ACCENT)}"><div><b>{title}</b></div>'
-                     f"{body}<div style=\"{_MUTED}\">Answer in the box below.</div></div>",
+        "text/html": Html('<div class="snb-elicit-card" style="{}"><div><b>{}</b></div>{}<div style="{}">Answer in the '
+                          "box below.</div></div>").format(_BOX.format(accent=_ACCENT), title, body, _MUTED),
     }
 
 
 def form_card(form: ElicitationForm) -> Bundle:
     """The server's message and every field with its type, default and choices."""
-    esc = html.escape
-    items = "".join(
-        f"<li><code>{esc(f.name)}</code> {esc(field_line(f))}"
-        + (f' <span style="{_MUTED}">{esc(f.description)}</span>' if f.description else "") + "</li>"
+    items = join(
+        Html("<li><code>{}</code> {}{}</li>").format(
+            f.name, field_line(f),
+            Html(' <span style="{}">{}</span>').format(_MUTED, f.description) if f.description else "")
         for f in form.fields
     )
-    body = (f'<pre style="{_PRE}">{esc(form.message)}</pre>'
-            f'<ul style="margin:4px 0 0 0;padding-left:18px;font-size:12px">{items}</ul>'
-            f'<div style="{_MUTED}">a = fill in the form (Enter takes a default), d = decline, c = cancel</div>')
+    body = Html('<pre style="{}">{}</pre><ul style="margin:4px 0 0 0;padding-left:18px;font-size:12px">{}</ul>'
+                '<div style="{}">a = fill in the form (Enter takes a default), d = decline, c = cancel</div>'
+                ).format(_PRE, form.message, items, _MUTED)
     text = "\n".join([f"MCP server {form.server} asks for input:", f"  {form.message}",
                       *(f"  - {f.name}: {field_line(f)}" for f in form.fields),
                       "  a = fill in the form (Enter takes a default), d = decline, c = cancel"])
-    return _card(f"MCP server <code>{esc(form.server)}</code> asks for input", body, text)
+    return _card(Html("MCP server <code>{}</code> asks for input").format(form.server), body, text)
 
 
 def url_card(request: UrlElicitation) -> Bundle:
     """The server's message and a link to open (http(s) only: any other scheme is shown as text, never
     made clickable); the user confirms once done there."""
-    esc = html.escape
-    link = (f'<a href="{esc(request.url, quote=True)}" target="_blank" rel="noopener noreferrer" '
-            f'style="{link_style()}">{esc(request.url)}</a>'
-            if request.url.lower().startswith(("https://", "http://")) else f"<code>{esc(request.url)}</code>")
-    body = (f'<pre style="{_PRE}">{esc(request.message)}</pre><div>{link}</div>'
-            f'<div style="{_MUTED}">Open the link; press Enter here when done, n to decline, c to cancel.</div>')
+    link = (Html('<a href="{}" target="_blank" rel="noopener noreferrer" style="{}">{}</a>').format(
+                request.url, link_style(), request.url)
+            if request.url.lower().startswith(("https://", "http://")) else Html("<code>{}</code>").format(request.url))
+    body = Html('<pre style="{}">{}</pre><div>{}</div>'
+                '<div style="{}">Open the link; press Enter here when done, n to decline, c to cancel.</div>'
+                ).format(_PRE, request.message, link, _MUTED)
     text = (f"MCP server {request.server} asks you to open a URL:\n  {request.message}\n  {request.url}\n"
             "  press Enter when done, n to decline, c to cancel")
-    return _card(f"MCP server <code>{esc(request.server)}</code> asks you to open a link", body, text)
+    return _card(Html("MCP server <code>{}</code> asks you to open a link").format(request.server), body, text)
 
 
 def sampling_card(request: SamplingRequest, model: str) -> Bundle:
     """What the server wants the model to answer: its messages, system prompt and token limit."""
-    esc = html.escape
     convo = "\n".join(f"{m.role}: {m.content}" for m in request.messages)[:4000]
     system = f"system: {request.system_prompt}\n" if request.system_prompt else ""
-    body = (f'<div style="{_MUTED}">model {esc(model)}, at most {request.max_tokens} tokens</div>'
-            f'<pre style="{_PRE}">{esc(system + convo)}</pre>'
-            f'<div style="{_MUTED}">y = let the model answer, n = refuse</div>')
+    body = Html('<div style="{}">model {}, at most {} tokens</div><pre style="{}">{}</pre>'
+                '<div style="{}">y = let the model answer, n = refuse</div>'
+                ).format(_MUTED, model, request.max_tokens, _PRE, system + convo, _MUTED)
     text = (f"MCP server {request.server} asks model {model} to answer (max {request.max_tokens} tokens):\n"
             + "\n".join("  " + line for line in (system + convo).splitlines()) + "\n  y = answer, n = refuse")
-    return _card(f"MCP server <code>{esc(request.server)}</code> asks to use the model", body, text)
+    return _card(Html("MCP server <code>{}</code> asks to use the model").format(request.server), body, text)
 
 
 def answered(what: str, server: str, outcome: str, *, ok: bool, detail: str = "") -> Bundle:
@@ -117,7 +115,7 @@ def answered(what: str, server: str, outcome: str, *, ok: bool, detail: str = ""
     tail = f": {detail}" if detail else ""
     return {
         "text/plain": f"{mark} {what} from {server}: {outcome}{tail}",
-        "text/html": f'<div class="snb-elicit-card snb-answered" style="color:{colour}">{mark} {html.escape(what)} '
-                     f"from <code>{html.escape(server)}</code>: {html.escape(outcome)}"
-                     + (f'<pre style="{_PRE}">{html.escape(detail)}</pre>' if detail else "") + "</div>",
+        "text/html": Html('<div class="snb-elicit-card snb-answered" style="color:{}">{} {} from <code>{}</code>: {}{}'
+                          "</div>").format(colour, mark, what, server, outcome,
+                                           Html('<pre style="{}">{}</pre>').format(_PRE, detail) if detail else ""),
     }

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import logging
 import os
 import uuid
@@ -39,6 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 from ...events import ServerEvent
 from ..kernel.port import NobodyCanAnswer
 from ..output.live import Bundle
+from ..output.markup import Html
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
 from .approval_card import _BOX
@@ -75,14 +75,14 @@ def sign_in_card(server: str, url: str, *, paste: bool) -> Bundle:
             "the box below." if paste else "This cell goes on by itself once you have signed in.")
     origin = _origin(url)
     text = f"Sign in to {server}: {url}\nThe sign-in page is at {origin}.\n{hint}"
-    link = (f'<a href="{html.escape(url, quote=True)}" target="_blank" rel="noopener noreferrer" '
-            f'style="color:{_colour("info")};text-decoration:underline">Sign in to {html.escape(server)}</a>')
-    at = f' <span class="snb-origin" style="{_MUTED}">at <b>{html.escape(origin)}</b></span>'
+    link = Html('<a href="{}" target="_blank" rel="noopener noreferrer" style="color:{};text-decoration:underline">'
+                "Sign in to {}</a>").format(url, _colour("info"), server)
+    at = Html(' <span class="snb-origin" style="{}">at <b>{}</b></span>').format(_MUTED, origin)
     box = _BOX.format(accent=_ACCENT)
     return {
         "text/plain": text,
-        "text/html": f'{DARK_STYLE}<div class="snb-sign-in" style="{box}"><div><b>{link}</b>{at}</div>'
-                     f'<div style="{_MUTED}">{html.escape(hint)}</div></div>',
+        "text/html": Html('{}<div class="snb-sign-in" style="{}"><div><b>{}</b>{}</div><div style="{}">{}</div></div>'
+                          ).format(Html(DARK_STYLE), box, link, at, _MUTED, hint),
     }
 
 
@@ -92,19 +92,19 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rsplit('@', 1)[-1]}" if parts.scheme and parts.netloc else url
 
 
-def sign_in_link_html(request: SignInRequest) -> str:
+def sign_in_link_html(request: SignInRequest) -> Html:
     """The inspector panel's line for an open sign-in."""
-    return (f'<div class="snb-sign-in">🔑 <a href="{html.escape(request.url, quote=True)}" target="_blank" '
-            f'rel="noopener noreferrer">Sign in to {html.escape(request.server)}</a> '
-            f'<span style="{_MUTED}">(the connecting cell goes on once you have)</span></div>')
+    return Html('<div class="snb-sign-in">🔑 <a href="{}" target="_blank" rel="noopener noreferrer">Sign in to {}</a> '
+                '<span style="{}">(the connecting cell goes on once you have)</span></div>'
+                ).format(request.url, request.server, _MUTED)
 
 
 def _outcome(server: str, text: str, *, ok: bool) -> Bundle:
     mark, colour = ("✓", _colour("ok")) if ok else ("⊘", _colour("faint"))
     return {
         "text/plain": f"{mark} {server}: {text}",
-        "text/html": f'{DARK_STYLE}<div class="snb-sign-in snb-answered" style="color:{colour}">{mark} '
-                     f"<code>{html.escape(server)}</code>: {html.escape(text)}</div>",
+        "text/html": Html('{}<div class="snb-sign-in snb-answered" style="color:{}">{} <code>{}</code>: {}</div>'
+                          ).format(Html(DARK_STYLE), colour, mark, server, text),
     }
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -25,6 +24,7 @@ from ...events import (
     TurnFinished,
 )
 from ..output.live import Bundle, LiveOutput
+from ..output.markup import Html
 from .render import render
 from .view import Format, ToolCallView, TurnView, duration
 
@@ -225,7 +225,7 @@ async def ticking(
         text = shown.get("text/plain", "") if isinstance(shown, dict) else shown
         if since is not None:
             text = f"{text} · waiting for your answer · {duration((clock() - since) * 1000)}"
-        return {"text/plain": text, "text/markdown": f"*{html.escape(text)}*"}
+        return {"text/plain": text, "text/markdown": Html("*{}*").format(text)}
 
     def refresh() -> None:
         output.update(bundle())

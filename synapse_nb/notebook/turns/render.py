@@ -8,7 +8,6 @@ Icons are inline SVG or glyphs DejaVu Sans has; nothing needs an emoji font.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Any
 
 from ...types import ToolResult
 from ..output.live import Bundle
+from ..output.markup import Html, join
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
 from ..output.tabular import Table, meta_items, table_of, tables_of
@@ -71,7 +71,7 @@ CELL = f"border:1px solid {LINE};padding:2px 6px;text-align:left;vertical-align:
 LABEL = f"font-size:11px;font-weight:600;text-transform:uppercase;letter-spacing:.04em;color:{MUTED};margin-top:4px"
 
 # One line (a Markdown HTML block must not contain a blank line).
-STYLE = (
+STYLE = Html(
     DARK_STYLE + "<style>"
     ".snb-turn-tool>summary{cursor:pointer}"
     ".snb-all>summary,.snb-raw>summary{cursor:pointer;font-size:11px;display:inline-block;"
@@ -89,13 +89,13 @@ STYLE = (
 )
 
 # A wrench drawn with strokes (no icon font, no emoji).
-WRENCH = (
+WRENCH = Html(
     '<svg width="13" height="13" viewBox="0 0 16 16" aria-hidden="true" style="vertical-align:-2px">'
     '<path d="M10.5 1.5a4 4 0 0 0-3.8 5.3L1.8 11.7a1.4 1.4 0 0 0 2 2l4.9-4.9a4 4 0 0 0 5.3-3.8l-2.3 2.3'
     '-2.1-.6-.6-2.1 2.3-2.3a4 4 0 0 0-.8-.1z" fill="none" stroke="currentColor" stroke-width="1.4" '
     'stroke-linejoin="round"/></svg>'
 )
-SPINNER = '<span class="snb-spin" aria-label="running"></span>'
+SPINNER = Html('<span class="snb-spin" aria-label="running"></span>')
 
 
 def render(view: TurnView) -> Bundle:
@@ -128,15 +128,18 @@ def markdown(view: TurnView) -> str:
         return "\n\n".join(blocks)
     activity = view.activity
     if activity:
-        blocks.append(f'<div class="snb-activity" style="color:{MUTED}">{SPINNER} {_money(activity)}</div>')
-    blocks.extend(f"> {_money(note)}" for note in view.notes)  # budget notes name amounts in dollars
+        blocks.append(Html('<div class="snb-activity" style="color:{}">{} {}</div>').format(MUTED, SPINNER,
+                                                                                              _money(activity)))
+    blocks.extend(Html("> {}").format(_money(note)) for note in view.notes)  # budget notes name amounts
     if view.shown_error:
         colour = COLOURS["budget_exceeded"] if view.status == "budget_exceeded" else RED
-        blocks.append(f'<pre style="{PRE};color:{colour}">{text_dollars(_one_line(view.shown_error))}</pre>')
+        error = Html(text_dollars(_one_line(view.shown_error)))
+        blocks.append(Html('<pre style="{};color:{}">{}</pre>').format(PRE, colour, error))
     colour = COLOURS.get(view.tone, MUTED)
     if view.footer_elsewhere:
         return "\n\n".join(blocks)
-    blocks.append(f'<sub class="snb-footer snb-{view.tone}" style="color:{colour}">{_money(view.footer)}</sub>')
+    blocks.append(Html('<sub class="snb-footer snb-{}" style="color:{}">{}</sub>').format(view.tone, colour,
+                                                                                        _money(view.footer)))
     return "\n\n".join(blocks)
 
 
@@ -154,75 +157,76 @@ def _capped_answer(text: str) -> list[str]:
         return [text]
     return [
         _show_all(text.count("\n") + 1, "lines"),
-        '<div class="snb-cap snb-answer-cap" style="max-height:36em;overflow:auto">',
-        _close_fence(text),  # an open code fence would swallow the closing tag
-        "</div>",
+        Html('<div class="snb-cap snb-answer-cap" style="max-height:36em;overflow:auto">'),
+        _close_fence(text),  # Markdown, not HTML (an open code fence would swallow the closing tag)
+        Html("</div>"),
     ]
 
 
-def _show_all(count: int, unit: str) -> str:
-    return (
+def _show_all(count: int, unit: str) -> Html:
+    return Html(
         '<details class="snb-all"><summary><span class="snb-more">show all '
-        f'({count:,} {unit})</span><span class="snb-less" style="display:none">show less</span></summary></details>'
-    )
+        '({:,} {})</span><span class="snb-less" style="display:none">show less</span></summary></details>'
+    ).format(count, unit)
 
 
-def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Rest = TURN_REST) -> str:
+def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Rest = TURN_REST) -> Html:
     """One tool call: a one-line summary; expanded (`opened`, or while it reports progress), its arguments and
     result in a bordered, tinted box. `rest` says where the parts of a capped result are."""
     colour = COLOURS[call.status]
     icon = SPINNER if call.status in ("running", "streaming") else WRENCH
-    where = f' <span style="color:{MUTED}">on {_esc(call.server)}</span>' if call.server else ""
-    summary = (
-        f'{icon} <code>{_esc(call.call_line)}</code>{where} '
-        f'<span class="snb-outcome snb-{call.status}" style="color:{colour};font-weight:600;white-space:nowrap">'
-        f"{_esc(call.outcome(now))}</span>"
-    )
-    body: list[str] = [f'<div style="{LABEL}">arguments</div>']
+    where = Html(' <span style="color:{}">on {}</span>').format(MUTED, call.server) if call.server else ""
+    summary = Html(
+        '{} <code>{}</code>{} '
+        '<span class="snb-outcome snb-{}" style="color:{};font-weight:600;white-space:nowrap">{}</span>'
+    ).format(icon, call.call_line, where, call.status, colour, call.outcome(now))
+    body: list[Html] = [Html('<div style="{}">arguments</div>').format(LABEL)]
     if call.status == "streaming":
-        body.append(f'<pre style="{PRE};{CAPPED}">{_one_line(_capped_arguments(call.streamed or " ", rest))}</pre>')
+        streamed = _capped_arguments(call.streamed or " ", rest)
+        body.append(Html('<pre style="{};{}">{}</pre>').format(PRE, CAPPED, _one_line(streamed)))
     else:
-        shown = _capped_arguments(_arguments_text(call.arguments) or "(none)", rest)
-        body.append(f'<pre style="{PRE};{CAPPED}">{_one_line(shown)}</pre>')
+        arguments = _capped_arguments(_arguments_text(call.arguments) or "(none)", rest)
+        body.append(Html('<pre style="{};{}">{}</pre>').format(PRE, CAPPED, _one_line(arguments)))
     if call.status == "running" and call.progress is not None:
         body.append(_progress(call))
     if call.error and call.status == "cancelled":
-        body.append(f'<div style="{LABEL}">cancelled</div>')
+        body.append(Html('<div style="{}">cancelled</div>').format(LABEL))
     elif call.error:
-        body.append(f'<div style="{LABEL};color:{RED}">error</div>'
-                    f'<pre style="{PRE};{ON_RED}">{_one_line(call.error)}</pre>')
+        body.append(Html('<div style="{};color:{}">error</div><pre style="{};{}">{}</pre>').format(
+            LABEL, RED, PRE, ON_RED, _one_line(call.error)))
     is_open = " open" if opened or (call.status == "running" and call.progress is not None) else ""
     # a figure (a chart drawn by kernel__run_python) shows under the closed block, not inside it: the answer
     # that speaks of "the chart above" finds it there
-    figures = "" if is_open or call.result is None else _images_html(call.result)
+    figures = Html("") if is_open or call.result is None else _images_html(call.result)
     if call.result is not None and not call.error:
         body.append(_result_html(call, rest, images=not figures))
-    below = f'<div class="snb-tool-figures">{figures}</div>' if figures else ""
-    return (
-        f'<div class="snb-turn-tool snb-call-{call.status}" style="margin:4px 0 14px 0">'
-        f'<details class="snb-turn-tool"{is_open}><summary>{summary}</summary>'
-        f'<div class="snb-tool-body" style="{BOX.format(accent=colour)}">{"".join(body)}</div></details>'
-        f"{below}</div>"
-    )
+    below = Html('<div class="snb-tool-figures">{}</div>').format(figures) if figures else ""
+    return Html(
+        '<div class="snb-turn-tool snb-call-{}" style="margin:4px 0 14px 0">'
+        '<details class="snb-turn-tool"{}><summary>{}</summary>'
+        '<div class="snb-tool-body" style="{}">{}</div></details>{}</div>'
+    ).format(call.status, Html(is_open), summary, BOX.format(accent=colour), join(body), below)
 
 
-def _progress(call: ToolCallView) -> str:
+def _progress(call: ToolCallView) -> Html:
     assert call.progress is not None
     return progress_html(call.progress, call.total, call.progress_message)
 
 
-def progress_html(progress: float, total: float | None, message: str | None) -> str:
+def progress_html(progress: float, total: float | None, message: str | None) -> Html:
     """A running call's progress: a bar (indeterminate without a total), the amount and the server's message.
     Shared by the cell's tool blocks and the inspector's result area."""
     fraction = progress_fraction(progress, total)
     if fraction is not None:
-        bar = f'<progress value="{fraction:.3f}" max="1" style="width:240px;vertical-align:middle"></progress>'
+        bar = Html('<progress value="{:.3f}" max="1" style="width:240px;vertical-align:middle"></progress>'
+                   ).format(fraction)
         amount = f"{fraction * 100:.0f}%"
     else:
-        bar = '<progress style="width:240px;vertical-align:middle"></progress>'
+        bar = Html('<progress style="width:240px;vertical-align:middle"></progress>')
         amount = f"{progress:g}"
-    shown = f" {_esc(message)}" if message else ""
-    return f'<div class="snb-progress">{bar} <span style="color:{MUTED}">{_esc(amount)}{shown}</span></div>'
+    shown = f" {message}" if message else ""
+    return Html('<div class="snb-progress">{} <span style="color:{}">{}{}</span></div>').format(bar, MUTED, amount,
+                                                                                                shown)
 
 
 def progress_text(progress: float, total: float | None, message: str | None) -> str:
@@ -234,12 +238,12 @@ def progress_text(progress: float, total: float | None, message: str | None) -> 
     return f"{bar}{amount}" + (f" {message}" if message else "")
 
 
-def _result_html(call: ToolCallView, rest: Rest, *, images: bool = True) -> str:
+def _result_html(call: ToolCallView, rest: Rest, *, images: bool = True) -> Html:
     assert call.result is not None
     text = call.result_text
     label = "result (error)" if call.status == "error" else "result"
     colour = f";{ON_RED}" if call.status == "error" else ""
-    out = [f'<div style="{LABEL}{";color:" + RED if call.status == "error" else ""}">{label}</div>']
+    out = [Html('<div style="{}{}">{}</div>').format(LABEL, ";color:" + RED if call.status == "error" else "", label)]
     table = table_of(call.result) if call.status == "ok" else None
     if table is not None and table.columns:
         out.append(_table_html(table, text, rest))
@@ -247,25 +251,25 @@ def _result_html(call: ToolCallView, rest: Rest, *, images: bool = True) -> str:
         several = tables_of(call.result) if call.status == "ok" else []
         if len(several) > 1:
             names = ", ".join(t.path for t in several)
-            out.append(f'<div style="color:{MUTED};font-size:12px">{len(several)} tables: {_esc(names)} '
-                       f"(a DataFrame of one: <code>{_esc(_pick_one(rest))}</code>)</div>")
+            out.append(Html('<div style="color:{};font-size:12px">{} tables: {} (a DataFrame of one: <code>{}</code>)'
+                            "</div>").format(MUTED, len(several), names, _pick_one(rest)))
         out.append(capped_text(text, rest, colour=colour))
     if images:
         out.append(_images_html(call.result))
-    return "".join(out)
+    return join(out)
 
 
-def _images_html(result: ToolResult) -> str:
+def _images_html(result: ToolResult) -> Html:
     """The result's images small enough to show inline (the rest are in the history)."""
-    return "".join(f'<img src="data:{_esc(image.mime_type or "image/png")};base64,{image.data}"/>'
-                   for image in result.images if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES)
+    return join(Html('<img src="data:{};base64,{}"/>').format(image.mime_type or "image/png", image.data)
+                for image in result.images if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES)
 
 
 def _pick_one(rest: Rest) -> str:
     return "_synapse.tool_calls.result_df(i, table=NAME)" if rest is TURN_REST else ".df_of(NAME)"
 
 
-def capped_text(text: str, rest: Rest = TURN_REST, *, colour: str = "") -> str:
+def capped_text(text: str, rest: Rest = TURN_REST, *, colour: str = "") -> Html:
     """A text in a scroll box, "show all" above it when it is long: its first RESULT_PREVIEW characters
     (one-line JSON indented first, see `readable`), then a line saying how much more there is and where."""
     shown = readable(text)
@@ -273,7 +277,8 @@ def capped_text(text: str, rest: Rest = TURN_REST, *, colour: str = "") -> str:
         more = len(shown) - RESULT_PREVIEW
         shown = shown[:RESULT_PREVIEW] + f"\n… {more:,} more characters in {rest.text}"
     lines = shown.count("\n") + 1
-    box = f'<pre class="snb-cap" style="{PRE};{CAPPED}{colour}">{_one_line(shown or "(empty)")}</pre>'
+    box = Html('<pre class="snb-cap" style="{};{}{}">{}</pre>').format(PRE, CAPPED, colour,
+                                                                      _one_line(shown or "(empty)"))
     return (_show_all(lines, "lines") + box) if lines > CAP_LINES else box
 
 
@@ -290,44 +295,43 @@ def readable(text: str) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def _table_html(table: Table, raw: str, rest: Rest) -> str:
+def _table_html(table: Table, raw: str, rest: Rest) -> Html:
     rows = table.rows[:TABLE_ROWS]
-    head = "".join(f'<th style="{CELL}">{_esc(c)}</th>' for c in table.columns)
-    body = "".join(
-        "<tr>" + "".join(f'<td style="{CELL}">{_esc(_cell(v))}</td>' for v in row) + "</tr>" for row in rows
+    head = join(Html('<th style="{}">{}</th>').format(CELL, c) for c in table.columns)
+    body = join(
+        Html("<tr>{}</tr>").format(join(Html('<td style="{}">{}</td>').format(CELL, _cell(v)) for v in row))
+        for row in rows
     )
     more = len(table.rows) - len(rows)
-    note = f'<div style="color:{MUTED};font-size:11px">{more:,} more rows in {_esc(rest.rows)}</div>' if more else ""
+    note = (Html('<div style="color:{};font-size:11px">{:,} more rows in {}</div>').format(MUTED, more, rest.rows)
+            if more else "")
     count = f"{len(table.rows):,} row{'s' if len(table.rows) != 1 else ''} · {len(table.columns)} columns"
     capped = len(rows) > CAP_LINES
-    grid = (
-        f'<div class="snb-table-box"><div class="snb-cap" style="{CAPPED if capped else ""}">'
-        f'<table class="snb-tbl" style="border-collapse:collapse;font-size:12px"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div>{note}</div>"
-    )
+    grid = Html(
+        '<div class="snb-table-box"><div class="snb-cap" style="{}">'
+        '<table class="snb-tbl" style="border-collapse:collapse;font-size:12px"><thead><tr>{}</tr></thead>'
+        "<tbody>{}</tbody></table></div>{}</div>"
+    ).format(CAPPED if capped else "", head, body, note)
     raw = readable(raw)
     raw_text = raw if len(raw) <= RESULT_PREVIEW else raw[:RESULT_PREVIEW] + f"\n… the rest in {rest.text}"
-    toggle = (
-        f'<details class="snb-raw"><summary>raw</summary><pre style="{PRE};{CAPPED}">{_one_line(raw_text)}</pre>'
-        "</details>"
-    )
-    caption = f'<span style="color:{MUTED};font-size:11px">{_esc(count)}</span> '
+    toggle = Html('<details class="snb-raw"><summary>raw</summary><pre style="{};{}">{}</pre></details>').format(
+        PRE, CAPPED, _one_line(raw_text))
+    caption = Html('<span style="color:{};font-size:11px">{}</span> ').format(MUTED, count)
     show_all = _show_all(len(rows), "rows") if capped else ""
-    return f"{meta_html(table)}<div>{caption}{toggle}</div>{show_all}{grid}"
+    return Html("{}<div>{}{}</div>{}{}").format(meta_html(table), caption, toggle, show_all, grid)
 
 
-def meta_html(table: Table) -> str:
+def meta_html(table: Table) -> Html:
     """The fields found beside a table (a warning, `truncated`, a cursor ...), one line each above it,
     warnings in the warning colour: what the server said about its rows is read before the rows."""
     lines = []
     for name, text, warns in meta_items(table.meta):
-        colour = _colour("warn") if warns else MUTED
-        lines.append(f'<div class="snb-table-meta{" snb-table-warning" if warns else ""}" '
-                     f'style="font-size:12px;color:{colour}"><b>{_esc(name)}</b>: {_esc(text)}</div>')
+        lines.append(Html('<div class="snb-table-meta{}" style="font-size:12px;color:{}"><b>{}</b>: {}</div>').format(
+            Html(" snb-table-warning") if warns else "", _colour("warn") if warns else MUTED, name, text))
     if table.path:
-        lines.append(f'<div class="snb-table-meta" style="font-size:11px;color:{MUTED}">the table of '
-                     f"<code>{_esc(table.path)}</code></div>")
-    return "".join(lines)
+        lines.append(Html('<div class="snb-table-meta" style="font-size:11px;color:{}">the table of '
+                          "<code>{}</code></div>").format(MUTED, table.path))
+    return join(lines)
 
 
 def _cell(value: Any) -> str:
@@ -360,6 +364,11 @@ def _capped_arguments(text: str, rest: Rest) -> str:
     return f"{text[:ARGUMENTS_PREVIEW]}\n… {len(text) - ARGUMENTS_PREVIEW:,} more characters in {rest.arguments}"
 
 
+def _money(text: object) -> Html:
+    """Escaped, each `$` as text (a cost, a budget), never a math delimiter (dollars.py)."""
+    return Html(text_dollars(Html.escape(text)))
+
+
 def _json_block(text: str) -> str:
     value, ok = parse_json_answer(text)
     if not ok:
@@ -367,18 +376,9 @@ def _json_block(text: str) -> str:
     return "```json\n" + json.dumps(value, indent=2, ensure_ascii=False) + "\n```"
 
 
-def _esc(text: object) -> str:
-    return html.escape(str(text))
-
-
-def _money(text: object) -> str:
-    """Escaped, each `$` as text (a cost, a budget), never a math delimiter (dollars.py)."""
-    return text_dollars(html.escape(str(text)))
-
-
-def _one_line(text: str) -> str:
+def _one_line(text: str) -> Html:
     """Escaped, with newlines as entities: the HTML block stays one line, so Markdown keeps it whole."""
-    return html.escape(text).replace("\n", "&#10;")
+    return Html.escape(text).replace("\n", Html("&#10;"))
 
 
 def _close_fence(text: str) -> str:

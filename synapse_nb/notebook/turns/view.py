@@ -6,7 +6,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ...events import (
     Event,
@@ -24,10 +24,12 @@ from ...events import (
 from ...pricing import usd as format_usd
 from ...types import ToolResult, Usage
 
-__all__ = ["CallStatus", "Format", "Status", "ToolCallView", "TurnView", "duration", "money", "progress_fraction",
-           "size_text"]
+__all__ = ["FORMATS", "CallStatus", "Format", "Status", "ToolCallView", "TurnView", "duration", "money",
+           "progress_fraction", "size_text"]
 
 Format = Literal["markdown", "text", "json", "code"]
+FORMATS: tuple[Format, ...] = get_args(Format)
+"""How a turn's answer is shown; `--format`, `SynapseMagics.format` and their help take the choices from here."""
 Status = Literal["running", "finished", "failed", "cancelled", "budget_exceeded"]
 CallStatus = Literal["streaming", "running", "ok", "error", "denied", "cancelled"]
 

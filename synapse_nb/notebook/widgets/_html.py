@@ -1,19 +1,20 @@
-"""Shared look of the widgets: one stylesheet, escaping, badges, durations and JSON blocks as HTML strings."""
+"""Shared look of the widgets: one stylesheet, badges, durations and JSON blocks as Html (escaped by construction)."""
 
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import json
 import math
 from collections.abc import Mapping
 from string import Template
 from typing import Any
 
+from ..output.markup import Html, esc
 from ..output.palette import DARK_STYLE, LIGHT, colour
 
 __all__ = [
     "ANNOTATION_BADGES",
+    "Html",
     "STATE_COLOURS",
     "SPINNER",
     "STYLE",
@@ -121,9 +122,9 @@ _STYLE = Template("""<style>
   .snb-root .snb-tool-list,.snb-root .snb-tool-filter{width:100%!important;min-width:0!important}
 }
 </style>""")
-STYLE = DARK_STYLE + _STYLE.substitute({name.replace("-", "_"): colour(name) for name in LIGHT})
+STYLE = Html(DARK_STYLE + _STYLE.substitute({name.replace("-", "_"): colour(name) for name in LIGHT}))
 
-SPINNER = '<span class="snb-spin" aria-label="working"></span>'
+SPINNER = Html('<span class="snb-spin" aria-label="working"></span>')
 
 STATE_COLOURS: Mapping[str, str] = {
     "built in": "blue",
@@ -145,22 +146,15 @@ ANNOTATION_BADGES: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
-def esc(value: object) -> str:
-    """Text made safe for an HTML widget (which sets innerHTML unsanitised)."""
-    return html.escape("" if value is None else str(value), quote=True)
+def badge(text: str, colour: str = "grey", title: str = "") -> Html:
+    tip = Html(' title="{}"').format(title) if title else ""
+    return Html('<span class="snb-badge snb-b-{}"{}>{}</span>').format(colour, tip, text)
 
 
-def badge(text: str, colour: str = "grey", title: str = "") -> str:
-    tip = f' title="{esc(title)}"' if title else ""
-    return f'<span class="snb-badge snb-b-{colour}"{tip}>{esc(text)}</span>'
-
-
-def state_badge(state: str) -> str:
+def state_badge(state: str) -> Html:
     colour = STATE_COLOURS.get(state, "grey")
-    return (
-        f'<span class="snb-badge snb-b-{colour} snb-state-{esc(state).replace(" ", "-")}">'
-        f'<span class="snb-dot" style="background:{_DOT[colour]}"></span>{esc(state)}</span>'
-    )
+    return Html('<span class="snb-badge snb-b-{} snb-state-{}"><span class="snb-dot" style="background:{}"></span>'
+                '{}</span>').format(colour, state.replace(" ", "-"), _DOT[colour], state)
 
 
 def fmt_ms(ms: float | None) -> str:
@@ -174,17 +168,17 @@ def fmt_ms(ms: float | None) -> str:
     return f"{int(ms // 60_000)} min {int(ms % 60_000 / 1000)} s"
 
 
-def pre(text: str, *, error: bool = False, limit: int = 20_000) -> str:
+def pre(text: str, *, error: bool = False, limit: int = 20_000) -> Html:
     """A scrollable monospace block; long text is cut with a note saying how much was left out."""
-    note = ""
+    note = Html()
     if len(text) > limit:
-        note = f'<div class="snb-muted">showing the first {limit:,} of {len(text):,} characters</div>'
+        note = Html('<div class="snb-muted">showing the first {:,} of {:,} characters</div>').format(limit, len(text))
         text = text[:limit]
     cls = "snb-pre snb-err" if error else "snb-pre"
-    return f'<div class="{cls}">{esc(text)}</div>{note}'
+    return Html('<div class="{}">{}</div>{}').format(cls, text, note)
 
 
-def json_block(value: Any, *, error: bool = False) -> str:
+def json_block(value: Any, *, error: bool = False) -> Html:
     return pre(json.dumps(value, indent=2, ensure_ascii=False, default=str), error=error)
 
 

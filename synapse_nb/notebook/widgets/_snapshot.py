@@ -26,6 +26,7 @@ import logging
 import re
 from typing import Any
 
+from ..output.markup import Html
 from ._html import STYLE
 
 __all__ = ["SNAPSHOT_CLASS", "SWAP_STYLE", "WIDGET_MIME", "Snapshot", "inline_styles", "snapshot_id",
@@ -55,7 +56,7 @@ def _themed(style: str) -> str:
 # JupyterLab's (and Notebook 7's) output area: each output is a `.jp-OutputArea-child` holding its
 # `.jp-OutputArea-output`. The widget renderer adds the class `jupyter-widgets` to that node itself only
 # when it shows an error (its text alone); a live view is an element inside it. (`:has()` may not nest.)
-SWAP_STYLE = (
+SWAP_STYLE = Html(
     "<style>"
     f".jp-OutputArea-child:has(.{SNAPSHOT_CLASS})+.jp-OutputArea-child:has(>.jp-OutputArea-output.jupyter-widgets)"
     "{display:none}"
@@ -66,18 +67,23 @@ SWAP_STYLE = (
 )
 
 
+def _snapshot_html(html: Html) -> str:
+    """The snapshot's output: the swapping stylesheet, the widgets' stylesheet, `html` in the snapshot element."""
+    return str(Html('{}{}<div class="{}">{}</div>').format(SWAP_STYLE, STYLE, SNAPSHOT_CLASS, html))
+
+
 def snapshot_id(display_id: str) -> str:
     """The display id of a widget's snapshot output, beside the display id of its view's output."""
     return f"{display_id}-snapshot"
 
 
-def snapshot_outputs(view: dict[str, Any], html: str, text: str) -> list[dict[str, Any]]:
+def snapshot_outputs(view: dict[str, Any], html: Html, text: str) -> list[dict[str, Any]]:
     """A widget shown as two outputs (see the module docstring): its snapshot (`html`, placed in the
     snapshot element, and `text`), then its view (`view`'s widget MIME type alone). A bundle without a
     widget view (nothing to swap) is returned as it is."""
     if WIDGET_MIME not in view:
         return [view]
-    snapshot = {"text/html": f'{SWAP_STYLE}{STYLE}<div class="{SNAPSHOT_CLASS}">{html}</div>', "text/plain": text}
+    snapshot = {"text/html": _snapshot_html(html), "text/plain": text}
     return [snapshot, {WIDGET_MIME: view[WIDGET_MIME], "text/plain": ""}]
 
 
@@ -88,7 +94,7 @@ class Snapshot:
 
     _snapshot_id: str | None = None  # the display id of the snapshot output, once displayed
 
-    def snapshot(self) -> tuple[str, str]:
+    def snapshot(self) -> tuple[Html, str]:
         raise NotImplementedError
 
     def mime_bundle(self) -> dict[str, Any]:
@@ -98,8 +104,8 @@ class Snapshot:
             html = inline_styles(html)
         except Exception as exc:  # a display hook must not raise; say why there is no snapshot
             logger.exception("taking the snapshot of %s failed", type(self).__name__)
-            html, text = "", f"{type(self).__name__} (no snapshot: {exc})"
-        return {"text/html": f'{SWAP_STYLE}{STYLE}<div class="{SNAPSHOT_CLASS}">{html}</div>', "text/plain": text}
+            html, text = Html(), f"{type(self).__name__} (no snapshot: {exc})"
+        return {"text/html": _snapshot_html(html), "text/plain": text}
 
     def _ipython_display_(self) -> None:
         """Display the snapshot, then the widget view, as two outputs (IPython's display() and a cell's value)."""
@@ -129,10 +135,11 @@ class Snapshot:
         return {**data, **self.mime_bundle()}
 
 
-def inline_styles(html: str) -> str:
+def inline_styles(html: Html) -> Html:
     """`html` with the widgets' stylesheet inlined, theme variables resolved to their fallbacks."""
     import css_inline  # lazy: only a displayed widget needs it, and `import synapse_nb` must stay fast
 
     css = STYLE.removeprefix("<style>").removesuffix("</style>")
-    inlined: str = css_inline.inline_fragment(html, css, resolve_css_variables=True, load_remote_stylesheets=False)
-    return inlined
+    inlined: str = css_inline.inline_fragment(str(html), css, resolve_css_variables=True,
+                                              load_remote_stylesheets=False)
+    return Html(inlined)  # our Html with the stylesheet's rules moved into it: as safe as what went in

@@ -10,7 +10,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from ._html import clean, esc, fmt_ms
+from ..output.markup import Html, join
+from ._html import clean, fmt_ms
 from .facade import HistoryLike
 from .trace import row_status
 
@@ -27,10 +28,10 @@ def _sql_str(value: str) -> str:
 
 
 _STATUS_HTML = {
-    "ok": '<span class="snb-ok">ok</span>',
-    "error": '<span class="snb-err">error</span>',
-    "cancelled": '<span class="snb-muted">cancelled</span>',
-    "denied": '<span class="snb-muted">denied</span>',
+    "ok": Html('<span class="snb-ok">ok</span>'),
+    "error": Html('<span class="snb-err">error</span>'),
+    "cancelled": Html('<span class="snb-muted">cancelled</span>'),
+    "denied": Html('<span class="snb-muted">denied</span>'),
 }
 
 
@@ -44,11 +45,11 @@ def history_query(server: str, tools: Sequence[str], limit: int = LIMIT) -> str:
     )
 
 
-def latency_svg(rows: Sequence[dict[str, Any]], *, width: int = 320, height: int = 64) -> str:
+def latency_svg(rows: Sequence[dict[str, Any]], *, width: int = 320, height: int = 64) -> Html:
     """Bars of duration, oldest left, errors red; a plain inline SVG (no plotting library in widgets)."""
     calls = [r for r in reversed(rows) if isinstance(r.get("duration_ms"), int | float)]
     if not calls:
-        return ""
+        return Html()
     peak = max(float(r["duration_ms"]) for r in calls) or 1.0
     slot = width / max(len(calls), 10)
     bars = []
@@ -58,38 +59,31 @@ def latency_svg(rows: Sequence[dict[str, Any]], *, width: int = 320, height: int
         status = row_status(r)
         colour = {"ok": "#0969da", "error": "#cf222e"}.get(status, "#8c959f")  # cancelled, denied: grey
         tip = f"{fmt_ms(ms)}{'' if status == 'ok' else f' ({status})'}"
-        bars.append(
-            f'<rect x="{i * slot + 1:.1f}" y="{height - h:.1f}" width="{max(slot - 2, 1):.1f}" height="{h:.1f}" '
-            f'fill="{colour}" rx="1"><title>{esc(tip)}</title></rect>'
-        )
-    return (
-        f'<svg class="snb-latency" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-label="latency of the last {len(calls)} calls">'
-        f'<text x="0" y="10" font-size="10" fill="currentColor" opacity="0.7">max {esc(fmt_ms(peak))}</text>'
-        + "".join(bars)
-        + "</svg>"
-    )
+        bars.append(Html('<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" rx="1"><title>{}'
+                         "</title></rect>").format(i * slot + 1, height - h, max(slot - 2, 1), h, colour, tip))
+    return Html(
+        '<svg class="snb-latency" width="{}" height="{}" viewBox="0 0 {} {}" '
+        'role="img" aria-label="latency of the last {} calls">'
+        '<text x="0" y="10" font-size="10" fill="currentColor" opacity="0.7">max {}</text>{}</svg>'
+    ).format(width, height, width, height, len(calls), fmt_ms(peak), join(bars))
 
 
-def rows_html(rows: Sequence[dict[str, Any]]) -> str:
+def rows_html(rows: Sequence[dict[str, Any]]) -> Html:
     """The newest calls as a compact table: when, how long, ok/error, arguments."""
     lines = []
     for r in rows[:TABLE_ROWS]:
         at = r.get("started_at")
-        when = at.strftime("%Y-%m-%d %H:%M:%S") if isinstance(at, _dt.datetime) else esc(at)
+        when = at.strftime("%Y-%m-%d %H:%M:%S") if isinstance(at, _dt.datetime) else at
         detail = r.get("error") or r.get("result_text") or ""
         status = _STATUS_HTML[row_status(r)]
         args = _compact(r.get("arguments"))
-        lines.append(
-            f"<tr><td>{when}</td><td>{esc(fmt_ms(r.get('duration_ms')))}</td>"
-            f'<td title="{esc(str(detail)[:500])}">{status}</td>'
-            f'<td title="{esc(args)}"><code>{esc(args[:80])}{"…" if len(args) > 80 else ""}</code></td></tr>'
-        )
-    return (
+        lines.append(Html('<tr><td>{}</td><td>{}</td><td title="{}">{}</td><td title="{}"><code>{}{}</code></td></tr>'
+                          ).format(when, fmt_ms(r.get("duration_ms")), str(detail)[:500], status, args, args[:80],
+                                   "…" if len(args) > 80 else ""))
+    return Html(
         '<table class="snb-table"><tr><th>started (UTC)</th><th>duration</th><th>status</th><th>arguments</th></tr>'
-        + "".join(lines)
-        + "</table>"
-    )
+        "{}</table>"
+    ).format(join(lines))
 
 
 def _arguments_of(value: Any) -> dict[str, Any] | None:
@@ -171,7 +165,7 @@ class CallHistory(w.VBox):  # type: ignore[misc]
         except Exception as exc:  # a widget callback: show the problem, log it, keep the inspector alive
             logger.exception("reading the call history of %s failed", self.tools[0])
             self.rows = []
-            self.view.value = f'<span class="snb-err">Past calls cannot be read: {esc(exc)}</span>'
+            self.view.value = Html('<span class="snb-err">Past calls cannot be read: {}</span>').format(exc)
             return
         if not self.rows:
             self.view.value = (
@@ -183,8 +177,6 @@ class CallHistory(w.VBox):  # type: ignore[misc]
         errors = sum(1 for r in self.rows if row_status(r) == "error")  # a cancel or a refusal is no error
         mean = sum(durations) / len(durations) if durations else None
         calls = "last call" if len(self.rows) == 1 else f"last {len(self.rows)} calls"
-        summary = (
-            f'<div class="snb-muted">{calls} · mean {esc(fmt_ms(mean))} · '
-            f"{errors} error{'s' if errors != 1 else ''}</div>"
-        )
+        summary = Html('<div class="snb-muted">{} · mean {} · {} error{}</div>').format(
+            calls, fmt_ms(mean), errors, "s" if errors != 1 else "")
         self.view.value = summary + latency_svg(self.rows) + rows_html(self.rows)

@@ -10,7 +10,8 @@ import ipywidgets as w
 
 from ...errors import SynapseError
 from ...mcp_client import uri_template
-from ._html import SPINNER, esc, pre
+from ..output.markup import Html, join
+from ._html import SPINNER, pre
 
 __all__ = ["PromptBrowser", "ResourceBrowser", "blocks_html", "prompt_html"]
 
@@ -23,10 +24,10 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
-def blocks_html(blocks: Sequence[Any]) -> str:
+def blocks_html(blocks: Sequence[Any]) -> Html:
     """What a resource read returned: text as text, other content named by its kind and type."""
     if not blocks:
-        return '<span class="snb-muted">(empty)</span>'
+        return Html('<span class="snb-muted">(empty)</span>')
     parts = []
     for block in blocks:
         text = _get(block, "text")
@@ -36,20 +37,21 @@ def blocks_html(blocks: Sequence[Any]) -> str:
             kind, mime = _get(block, "kind", "content"), _get(block, "mime_type") or ""
             size = len(_get(block, "data") or "")
             length = f", {size:,} base64 characters" if size else ""
-            parts.append(f'<div class="snb-muted">[{esc(kind)} {esc(mime)}{length}]</div>')
-    return "".join(parts)
+            parts.append(Html('<div class="snb-muted">[{} {}{}]</div>').format(kind, mime, length))
+    return join(parts)
 
 
-def prompt_html(result: Any) -> str:
+def prompt_html(result: Any) -> Html:
     """A rendered prompt: its description, then each message with its role."""
     out = []
     description = _get(result, "description")
     if description:
-        out.append(f'<div class="snb-muted">{esc(description)}</div>')
+        out.append(Html('<div class="snb-muted">{}</div>').format(description))
     for message in _get(result, "messages") or ():
         role = _get(message, "role", "?")
-        out.append(f'<div class="snb-muted"><b>{esc(role)}</b></div>{pre(str(_get(message, "content") or ""))}')
-    return "".join(out) or '<span class="snb-muted">(no messages)</span>'
+        out.append(Html('<div class="snb-muted"><b>{}</b></div>{}').format(role,
+                                                                          pre(str(_get(message, "content") or ""))))
+    return join(out) or Html('<span class="snb-muted">(no messages)</span>')
 
 
 class _Browser(w.VBox):  # type: ignore[misc]
@@ -73,15 +75,15 @@ class _Browser(w.VBox):  # type: ignore[misc]
     def _clicked(self) -> None:
         raise NotImplementedError
 
-    async def _show(self, what: str, action: Callable[[], Any], render: Callable[[Any], str]) -> None:
-        self.output.value = f'<span class="snb-muted">{SPINNER} {esc(what)} …</span>'
+    async def _show(self, what: str, action: Callable[[], Any], render: Callable[[Any], Html]) -> None:
+        self.output.value = Html('<span class="snb-muted">{} {} …</span>').format(SPINNER, what)
         try:
             result = await action()
         except SynapseError as exc:
-            self.output.value = f'<span class="snb-err">{esc(exc)}</span>'
+            self.output.value = Html('<span class="snb-err">{}</span>').format(exc)
         except Exception as exc:  # a background widget task: show and log
             logger.exception("%s failed", what)
-            self.output.value = f'<span class="snb-err">{esc(type(exc).__name__)}: {esc(exc)}</span>'
+            self.output.value = Html('<span class="snb-err">{}: {}</span>').format(type(exc).__name__, exc)
         else:
             self.output.value = render(result)
 
@@ -122,7 +124,7 @@ class ResourceBrowser(_Browser):
         names = self._variables(uri)
         self.variables = {n: w.Text(placeholder=n, layout=w.Layout(width="320px")) for n in names}
         self.variable_box.children = tuple(
-            w.HBox([w.HTML(f"<b>{esc(n)}</b>", layout=w.Layout(width="150px")), box])
+            w.HBox([w.HTML(Html("<b>{}</b>").format(n), layout=w.Layout(width="150px")), box])
             for n, box in self.variables.items()
         )
         self.subscribe_button.disabled = bool(names)  # a template is no resource to watch until filled
@@ -141,10 +143,10 @@ class ResourceBrowser(_Browser):
         if not uris and not self.subscribed:
             self.updates.value = ""
             return
-        watching = ", ".join(f"<code>{esc(u)}</code>" for u in sorted(self.subscribed)) or "nothing"
-        head = f'<div class="snb-muted">subscribed to {watching} · {len(uris)} update{"s" if len(uris) != 1 else ""}'
-        lines = "".join(f"<div>⟳ <code>{esc(u)}</code> updated</div>" for u in uris[-20:])
-        self.updates.value = f"{head}</div>{lines}"
+        watching = join((Html("<code>{}</code>").format(u) for u in sorted(self.subscribed)), ", ") or "nothing"
+        lines = join(Html("<div>⟳ <code>{}</code> updated</div>").format(u) for u in uris[-20:])
+        self.updates.value = Html('<div class="snb-muted">subscribed to {} · {} update{}</div>{}').format(
+            watching, len(uris), "s" if len(uris) != 1 else "", lines)
 
     def _clicked(self) -> None:
         uri = str(self.choice.value or "")
@@ -155,7 +157,7 @@ class ResourceBrowser(_Browser):
             try:
                 uri = uri_template.expand(uri, values)
             except SynapseError as exc:  # a variable left empty: say which, send nothing
-                self.output.value = f'<span class="snb-err">{esc(exc)}</span>'
+                self.output.value = Html('<span class="snb-err">{}</span>').format(exc)
                 return
         self.spawn(self._show(f"reading {uri}", lambda: self.hub.read_resource(self.server, uri), blocks_html))
 
@@ -173,22 +175,22 @@ class ResourceBrowser(_Browser):
     async def _toggle_subscription(self, uri: str) -> None:
         on = uri not in self.subscribed
         verb = "subscribing to" if on else "unsubscribing from"
-        self.output.value = f'<span class="snb-muted">{SPINNER} {verb} {esc(uri)} …</span>'
+        self.output.value = Html('<span class="snb-muted">{} {} {} …</span>').format(SPINNER, verb, uri)
         try:
             await (self.hub.subscribe if on else self.hub.unsubscribe)(self.server, uri)
         except SynapseError as exc:
-            self.output.value = f'<span class="snb-err">{esc(exc)}</span>'
+            self.output.value = Html('<span class="snb-err">{}</span>').format(exc)
         except Exception as exc:  # a background widget task: show and log
             logger.exception("%s %s failed", verb, uri)
-            self.output.value = f'<span class="snb-err">{esc(type(exc).__name__)}: {esc(exc)}</span>'
+            self.output.value = Html('<span class="snb-err">{}: {}</span>').format(type(exc).__name__, exc)
         else:
             if on:
                 self.subscribed.add(uri)
-                done = f"✓ subscribed to <code>{esc(uri)}</code>; its updates show above"
+                done = Html("✓ subscribed to <code>{}</code>; its updates show above").format(uri)
             else:
                 self.subscribed.discard(uri)
-                done = f"✓ unsubscribed from <code>{esc(uri)}</code>"
-            self.output.value = f'<span class="snb-ok">{done}</span>'
+                done = Html("✓ unsubscribed from <code>{}</code>").format(uri)
+            self.output.value = Html('<span class="snb-ok">{}</span>').format(done)
         finally:
             self.subscribe_button.disabled = False
             self._label_subscribe()
@@ -219,8 +221,9 @@ class PromptBrowser(_Browser):
             name = str(_get(arg, "name"))
             box = w.Text(placeholder=str(_get(arg, "description") or ""), layout=w.Layout(width="320px"))
             self.arguments[name] = box
-            star = ' <span class="snb-req">*</span>' if _get(arg, "required") else ""
-            rows.append(w.HBox([w.HTML(f"<b>{esc(name)}</b>{star}", layout=w.Layout(width="150px")), box]))
+            star = Html(' <span class="snb-req">*</span>') if _get(arg, "required") else ""
+            label = Html("<b>{}</b>{}").format(name, star)
+            rows.append(w.HBox([w.HTML(label, layout=w.Layout(width="150px")), box]))
         self.argument_box.children = tuple(rows)
 
     def _clicked(self) -> None:
@@ -231,7 +234,7 @@ class PromptBrowser(_Browser):
         required = {str(_get(a, "name")) for a in (_get(prompt, "arguments") or ()) if _get(a, "required")}
         missing = [n for n in sorted(required) if not self.arguments.get(n, w.Text()).value]
         if missing:
-            self.output.value = f'<span class="snb-err">required: {esc(", ".join(missing))}</span>'
+            self.output.value = Html('<span class="snb-err">required: {}</span>').format(", ".join(missing))
             return
         args = {k: box.value for k, box in self.arguments.items() if box.value}
         self.spawn(self._show(f"fetching {name}", lambda: self.hub.get_prompt(self.server, name, args), prompt_html))

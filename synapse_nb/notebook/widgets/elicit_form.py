@@ -20,8 +20,9 @@ import ipywidgets as w
 from ...mcp_client.elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation
 from ...mcp_client.handlers import Withdrawal
 from ...mcp_client.sampling import SamplingRequest
+from ..output.markup import Html
 from ..output.palette import link_style
-from ._html import STYLE, esc, pre
+from ._html import STYLE, pre
 from ._threads import call_on
 from .form import ToolForm
 
@@ -51,19 +52,18 @@ class ElicitationWidget(w.VBox):  # type: ignore[misc]
         sampling = isinstance(request, SamplingRequest)
         what = "asks to use the model" if sampling else "asks you to open a link" if is_url else "asks for input"
         message = "" if isinstance(request, SamplingRequest) else request.message
-        title = w.HTML(f'<div class="snb-title">{esc(request.server)} {what}</div>'
-                       + (f'<div class="snb-tool-description">{esc(message)}</div>' if message else ""))
+        described = Html('<div class="snb-tool-description">{}</div>').format(message) if message else ""
+        title = w.HTML(Html('<div class="snb-title">{} {}</div>{}').format(request.server, what, described))
         body: list[w.Widget] = [title]
         if isinstance(request, SamplingRequest):
             system = f"system: {request.system_prompt}\n" if request.system_prompt else ""
             convo = "\n".join(f"{m.role}: {m.content}" for m in request.messages)[:4000]
-            body.append(w.HTML(f'<div class="snb-muted">model {esc(model)}, at most {request.max_tokens} tokens</div>'
-                               + pre(system + convo)))
+            body.append(w.HTML(Html('<div class="snb-muted">model {}, at most {} tokens</div>{}').format(
+                model, request.max_tokens, pre(system + convo))))
         elif isinstance(request, UrlElicitation):
             clickable = request.url.lower().startswith(("https://", "http://"))  # never javascript: and the like
-            body.append(w.HTML(f'<a href="{esc(request.url)}" target="_blank" rel="noopener noreferrer" '
-                               f'style="{link_style()}">'
-                               f"{esc(request.url)}</a>" if clickable else f"<code>{esc(request.url)}</code>"))
+            body.append(w.HTML(Html('<a href="{}" target="_blank" rel="noopener noreferrer" style="{}">{}</a>').format(
+                request.url, link_style(), request.url) if clickable else Html("<code>{}</code>").format(request.url)))
         else:
             self.form = ToolForm(request.schema)
             body.append(self.form)
@@ -112,7 +112,7 @@ class ElicitationWidget(w.VBox):  # type: ignore[misc]
         try:
             answer = self.request.answer(values)
         except ElicitationError as exc:
-            self.status.value = f'<span class="snb-err">{esc(exc)}</span>'
+            self.status.value = Html('<span class="snb-err">{}</span>').format(exc)
             return
         self._finish(answer)
 
@@ -129,7 +129,7 @@ class ElicitationWidget(w.VBox):  # type: ignore[misc]
             detail = ", ".join(f"{k}={v}" for k, v in (answer.content or {}).items())
             outcome = (_SAMPLING_OUTCOME if isinstance(self.request, SamplingRequest) else _OUTCOME)[answer.action]
             text = outcome + (f": {detail}" if detail else "") + (f" ({note})" if note else "")
-        self.status.value = f'<span class="{css}">{esc(text)}</span>'
+        self.status.value = Html('<span class="{}">{}</span>').format(css, text)
 
     def _on_loop(self, fn: Callable[..., None], *args: Any) -> None:
         call_on(self.loop, fn, *args)

@@ -9,8 +9,8 @@ from typing import Any
 
 import ipywidgets as w
 
+from ..output.markup import Html, esc
 from . import schema_form as sf
-from ._html import esc
 
 __all__ = ["ToolForm"]
 
@@ -64,12 +64,13 @@ class ToolForm(w.VBox):  # type: ignore[misc]
     # --- building -------------------------------------------------------------------------------
 
     def _row(self, f: sf.Field) -> w.Widget:
-        star = '<span class="snb-req" title="required">*</span>' if f.required else ""
+        star = Html('<span class="snb-req" title="required">*</span>') if f.required else ""
         kind = _TYPE_LABEL.get(f.kind, f.kind if f.kind != "array" else f"list of {f.item_kind}")
         # the whole key, wrapped where it must (never cut); the title too when it says more than the key
-        title = f'<div class="snb-field-title">{esc(f.title)}</div>' if _says_more(f.title, f.name) else ""
+        title = Html('<div class="snb-field-title">{}</div>').format(f.title) if _says_more(f.title, f.name) else ""
         label = w.HTML(
-            f'<b title="{esc(f.description)}">{esc(f.name)}</b>{star}{title}<div class="snb-muted">{esc(kind)}</div>',
+            Html('<b title="{}">{}</b>{}{}<div class="snb-muted">{}</div>').format(f.description, f.name, star, title,
+                                                                                 kind),
             layout=w.Layout(width="150px", min_width="150px"),
         )
         label.add_class("snb-field-label")
@@ -204,14 +205,14 @@ class ToolForm(w.VBox):  # type: ignore[misc]
         self.errors = dict(errors)
         for path, label in self.error_labels.items():
             message = errors.get(path, "")
-            label.value = f"⚠ {esc(message)}" if message else ""
+            label.value = Html("⚠ {}").format(message) if message else ""
             control = self.inputs[path]
             if message:
                 control.add_class("snb-invalid")
             else:
                 control.remove_class("snb-invalid")
         doc = errors.get((), "")
-        self.raw_error.value = f"⚠ {esc(doc)}" if doc else ""
+        self.raw_error.value = Html("⚠ {}").format(doc) if doc else ""
 
 
 def _says_more(title: str, key: str) -> bool:

@@ -12,7 +12,8 @@ import ipywidgets as w
 from ...errors import UnknownServerError
 from ...events import Event, ServerEvent
 from ...types import ToolSpec
-from ._html import STYLE, esc
+from ..output.markup import Html
+from ._html import STYLE
 from ._snapshot import Snapshot
 from ._threads import call_on, kernel_loop
 from .facade import HistoryLike, StateLike, listed_tools
@@ -71,7 +72,7 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
         self.body = w.VBox(layout=w.Layout(width="100%"))
         title = "MCP inspector" if server is None else f"MCP inspector · {server}"
         header = w.HBox(
-            [w.HTML(f'<div class="snb-title">{esc(title)}</div>'), self.summary, self.refresh_button],
+            [w.HTML(Html('<div class="snb-title">{}</div>').format(title)), self.summary, self.refresh_button],
             layout=w.Layout(justify_content="space-between", align_items="center", width="100%"),
         )
         super().__init__([w.HTML(STYLE), header, self.body], layout=w.Layout(width="100%"))
@@ -106,7 +107,7 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
             self._unsubscribe = None
         super().close()
 
-    def snapshot(self) -> tuple[str, str]:
+    def snapshot(self) -> tuple[Html, str]:
         return inspector_snapshot(self.state, self.only, self.history())
 
     def history(self) -> HistoryLike | None:
@@ -127,7 +128,7 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
                 tools += group[1]
         except Exception as exc:  # a widget callback: the hub may be closing; say so instead of raising
             logger.exception("reading the MCP hub failed")
-            self.summary.value = f'<span class="snb-err">{esc(exc)}</span>'
+            self.summary.value = Html('<span class="snb-err">{}</span>').format(exc)
             return
         seen = {info.name for info in infos}
         panels = dict(self.panels)
@@ -147,9 +148,8 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
         self.panels = panels
         self._read_again_if_behind(hub, infos)
         total = sum(len(_tools_of(tools, name)) for name in seen)
-        self.summary.value = (
-            f'<span class="snb-muted">{len(seen)} server{"s" if len(seen) != 1 else ""} · {total} tools</span>'
-        )
+        self.summary.value = Html('<span class="snb-muted">{} server{} · {} tools</span>').format(
+            len(seen), "s" if len(seen) != 1 else "", total)
         self._layout()
         try:
             self.refresh_snapshot()  # a reopened notebook shows the servers as they were last seen

@@ -7,7 +7,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ._html import clean, esc, fmt_ms
+from ..output.markup import Html, join
+from ._html import clean, fmt_ms
 from .facade import HistoryLike, StateLike, listed_tools
 from .kernel_group import KERNEL, BuiltinInfo, kernel_group
 from .server_panel import card_html
@@ -28,7 +29,7 @@ def recent_calls_query(servers: Sequence[str], limit: int = RECENT) -> str:
     )
 
 
-def inspector_snapshot(state: StateLike, only: str | None, history: HistoryLike | None) -> tuple[str, str]:
+def inspector_snapshot(state: StateLike, only: str | None, history: HistoryLike | None) -> tuple[Html, str]:
     """(html, text) of what the inspector shows now."""
     hub = state.hub
     infos: list[Any] = [s for s in hub.servers if only is None or s.name == only]
@@ -39,50 +40,51 @@ def inspector_snapshot(state: StateLike, only: str | None, history: HistoryLike 
         tools += group[1]
     if not infos:
         message = "No MCP servers are connected (%mcp connect NAME -- COMMAND)."
-        return f'<div class="snb-root snb-inspector snb-card snb-muted">{esc(message)}</div>', message
-    html = ['<div class="snb-root snb-inspector"><div class="snb-title">MCP inspector</div>']
+        return Html('<div class="snb-root snb-inspector snb-card snb-muted">{}</div>').format(message), message
+    html = [Html('<div class="snb-root snb-inspector"><div class="snb-title">MCP inspector</div>')]
     text = ["MCP inspector"]
     for info in infos:
         name = str(info.name)
         mine = [t for t in tools if t.server == name]
-        html.append(f'<div class="snb-card" style="margin:6px 0">{card_html(name, info)}')
+        html.append(Html('<div class="snb-card" style="margin:6px 0">{}').format(card_html(name, info)))
         state_word = info.note if isinstance(info, BuiltinInfo) else str(getattr(info, "state", "?"))
         line = f"{name}: {state_word}, {len(mine)} tools"
         if state_word in ("failed", "down"):
             line += f" — %mcp restart {name} to retry"
         text.append(line)
         if mine:
-            rows = "".join(
-                f"<tr><td><code>{esc(t.original_name or t.name)}</code> {annotation_badges(t.annotations)}"
-                f"{ui_badge(t)}</td>"
-                f"<td>{esc(_first_line(t.description))}</td></tr>"
+            rows = join(
+                Html("<tr><td><code>{}</code> {}{}</td><td>{}</td></tr>").format(
+                    t.original_name or t.name, annotation_badges(t.annotations), ui_badge(t),
+                    _first_line(t.description))
                 for t in mine
             )
-            html.append(f'<table class="snb-table"><tr><th>tool</th><th>description</th></tr>{rows}</table>')
+            html.append(Html('<table class="snb-table"><tr><th>tool</th><th>description</th></tr>{}</table>'
+                             ).format(rows))
             text.extend(f"  {t.original_name or t.name}{f' [{ui_mark(t)}]' if t.ui else ''}: "
                         f"{_first_line(t.description)}" for t in mine)
-        html.append("</div>")
+        html.append(Html("</div>"))
     calls = _recent(history, [str(i.name) for i in infos])
     if calls:
-        html.append('<div class="snb-muted" style="margin-top:6px"><b>Recent calls</b></div>')
-        rows = "".join(
-            f"<tr><td>{esc(_when(r.get('started_at')))}</td><td><code>{esc(r.get('server'))}.{esc(r.get('tool'))}"
-            f"</code></td><td>{esc(fmt_ms(r.get('duration_ms')))}</td><td>{_status_html(r)}</td>"
-            f"<td>{esc(r.get('approval') or '')}</td></tr>"
+        html.append(Html('<div class="snb-muted" style="margin-top:6px"><b>Recent calls</b></div>'))
+        rows = join(
+            Html("<tr><td>{}</td><td><code>{}.{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>").format(
+                _when(r.get("started_at")), r.get("server"), r.get("tool"), fmt_ms(r.get("duration_ms")),
+                _status_html(r), r.get("approval") or "")
             for r in calls
         )
-        html.append(
+        html.append(Html(
             '<table class="snb-table"><tr><th>started (UTC)</th><th>tool</th><th>duration</th><th>status</th>'
-            f"<th>approval</th></tr>{rows}</table>"
-        )
+            "<th>approval</th></tr>{}</table>"
+        ).format(rows))
         text.append("recent calls:")
         text.extend(
             f"  {_when(r.get('started_at'))} {r.get('server')}.{r.get('tool')} {fmt_ms(r.get('duration_ms'))} "
             f"{_status(r)}"
             for r in calls
         )
-    html.append("</div>")
-    return "".join(html), "\n".join(text)
+    html.append(Html("</div>"))
+    return join(html), "\n".join(text)
 
 
 def _recent(history: HistoryLike | None, servers: list[str]) -> list[dict[str, Any]]:
@@ -104,10 +106,10 @@ def _status(row: dict[str, Any]) -> str:
     return "error" if row.get("is_error") or row.get("error") else "ok"
 
 
-def _status_html(row: dict[str, Any]) -> str:
+def _status_html(row: dict[str, Any]) -> Html:
     status = _status(row)
     cls = {"ok": "snb-ok", "error": "snb-err"}.get(status, "snb-muted")
-    return f'<span class="{cls}">{status}</span>'
+    return Html('<span class="{}">{}</span>').format(cls, status)
 
 
 def _when(value: Any) -> str:

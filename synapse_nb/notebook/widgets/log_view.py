@@ -10,7 +10,7 @@ import ipywidgets as w
 
 from ...errors import SynapseError
 from ...mcp_client.logs import LEVELS
-from ._html import esc
+from ..output.markup import Html, join
 
 __all__ = ["SHOWN", "LogView", "logs_html"]
 
@@ -22,16 +22,16 @@ SHOWN = 200
 _COLOURS = {"warning": "snb-warn", **dict.fromkeys(("error", "critical", "alert", "emergency"), "snb-err")}
 
 
-def logs_html(name: str, entries: Sequence[Any], level: str) -> str:
+def logs_html(name: str, entries: Sequence[Any], level: str) -> Html:
     """The entries as lines (time, level, logger, text), newest last; a hint when there are none."""
     if not entries:
-        return (f'<span class="snb-muted">No log messages from {esc(name)} at {esc(level)} or above; ask for more '
-                f"with <code>%mcp connect {esc(name)} --log-level debug ...</code></span>")
+        return Html('<span class="snb-muted">No log messages from {} at {} or above; ask for more '
+                    "with <code>%mcp connect {} --log-level debug ...</code></span>").format(name, level, name)
     lines = []
     for entry in entries:
         css = _COLOURS.get(str(entry.level), "")
-        lines.append(f'<span class="{css}">{esc(str(entry))}</span>' if css else esc(str(entry)))
-    return f'<div class="snb-pre">{"<br>".join(lines)}</div>'
+        lines.append(Html('<span class="{}">{}</span>').format(css, str(entry)) if css else str(entry))
+    return Html('<div class="snb-pre">{}</div>').format(join(lines, "<br>"))
 
 
 class LogView(w.VBox):  # type: ignore[misc]
@@ -65,12 +65,12 @@ class LogView(w.VBox):  # type: ignore[misc]
             entries = list(self.read(SHOWN, level))
         except SynapseError as exc:  # disconnected: say so, keep the widget usable
             self.count = 0
-            self.view.value = f'<span class="snb-muted">No logs: {esc(exc)}</span>'
+            self.view.value = Html('<span class="snb-muted">No logs: {}</span>').format(exc)
             return
         except Exception as exc:  # a widget callback: show the problem and log it
             logger.exception("reading the logs of %s failed", self.name)
             self.count = 0
-            self.view.value = f'<span class="snb-err">Reading logs failed: {esc(exc)}</span>'
+            self.view.value = Html('<span class="snb-err">Reading logs failed: {}</span>').format(exc)
             return
         self.count = len(entries)
         self.view.value = logs_html(self.name, entries, level)

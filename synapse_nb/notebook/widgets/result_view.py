@@ -10,16 +10,17 @@ from typing import Any
 import ipywidgets as w
 
 from ...types import ToolResult
+from ..output.markup import Html, join
 from ..output.tabular import Table, table_of
 from ..turns.render import meta_html, progress_html
-from ._html import SPINNER, badge, esc, fmt_ms, json_block, pre
+from ._html import SPINNER, badge, fmt_ms, json_block, pre
 
 __all__ = ["ResultView", "png_size", "result_html", "table_html"]
 
 MIN_IMAGE_WIDTH = 128
 
 
-def result_html(result: ToolResult, *, elapsed_ms: float | None = None, note: str | None = None) -> str:
+def result_html(result: ToolResult, *, elapsed_ms: float | None = None, note: str | None = None) -> Html:
     """Everything but the images: a status line, the text blocks, the structured content, resource links.
 
     The status line's time is `elapsed_ms` (the whole call, as recorded) when given, else the server's own;
@@ -27,15 +28,15 @@ def result_html(result: ToolResult, *, elapsed_ms: float | None = None, note: st
     duration = elapsed_ms if elapsed_ms is not None else result.duration_ms
     status = badge("error", "red") if result.is_error else badge("ok", "green")
     took = fmt_ms(duration) + (f", {note}" if note else "")
-    parts = [f'<div class="snb-result-status">{status}<span class="snb-muted">{esc(took)}</span></div>']
+    parts = [Html('<div class="snb-result-status">{}<span class="snb-muted">{}</span></div>').format(status, took)]
     table = None if result.is_error else table_of(result)
     if table is not None and table.columns:
         parts.append(meta_html(table) + table_html(table))
-        raw = "".join(_text(b.text, error=False) for b in result.content if b.text is not None)
+        raw = join(_text(b.text, error=False) for b in result.content if b.text is not None)
         if result.structured_content is not None:
             raw += json_block(dict(result.structured_content))
-        parts.append(f'<details class="snb-raw"><summary class="snb-muted">raw</summary>{raw}</details>')
-        return "".join(parts)
+        parts.append(Html('<details class="snb-raw"><summary class="snb-muted">raw</summary>{}</details>').format(raw))
+        return join(parts)
     structured = dict(result.structured_content) if result.structured_content is not None else None
     shown_text = False
     for block in result.content:
@@ -45,33 +46,34 @@ def result_html(result: ToolResult, *, elapsed_ms: float | None = None, note: st
             parts.append(_text(block.text, error=result.is_error))
             shown_text = True
         elif block.kind == "resource_link":
-            parts.append(f'<div>↗ {esc(block.name or "")} <code>{esc(block.uri or "")}</code></div>')
+            parts.append(Html("<div>↗ {} <code>{}</code></div>").format(block.name or "", block.uri or ""))
         elif block.kind == "image":
             continue  # rendered as Image widgets
         else:
-            parts.append(f'<div class="snb-muted">[{esc(block.kind)} {esc(block.mime_type or "")}]</div>')
+            parts.append(Html('<div class="snb-muted">[{} {}]</div>').format(block.kind, block.mime_type or ""))
     if structured is not None:
         # beside a text rendering, the structured form is one click away; alone, it is the result
         pretty = json_block(structured, error=result.is_error)
         opened = "" if shown_text else " open"
-        parts.append(f'<details class="snb-structured"{opened}><summary class="snb-muted">structured content</summary>'
-                     f"{pretty}</details>")
+        parts.append(Html('<details class="snb-structured"{}><summary class="snb-muted">structured content</summary>'
+                          "{}</details>").format(opened, pretty))
     if len(parts) == 1 and not result.images:
-        parts.append('<div class="snb-muted">(empty result)</div>')
-    return "".join(parts)
+        parts.append(Html('<div class="snb-muted">(empty result)</div>'))
+    return join(parts)
 
 
-def table_html(table: Table, limit: int = 200) -> str:
+def table_html(table: Table, limit: int = 200) -> Html:
     """A tabular result as a table (the first `limit` rows), in a scroll box."""
-    head = "".join(f"<th>{esc(c)}</th>" for c in table.columns)
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{esc(_cell(v))}</td>" for v in row) + "</tr>" for row in table.rows[:limit]
+    head = join(Html("<th>{}</th>").format(c) for c in table.columns)
+    rows = join(
+        Html("<tr>{}</tr>").format(join(Html("<td>{}</td>").format(_cell(v)) for v in row))
+        for row in table.rows[:limit]
     )
     more = len(table.rows) - limit
-    note = f'<div class="snb-muted">{more:,} more rows not shown</div>' if more > 0 else ""
-    count = f'<div class="snb-muted">{len(table.rows):,} rows · {len(table.columns)} columns</div>'
-    return (f'{count}<div style="max-height:320px;overflow:auto"><table class="snb-table snb-result-table">'
-            f"<tr>{head}</tr>{rows}</table></div>{note}")
+    note = Html('<div class="snb-muted">{:,} more rows not shown</div>').format(more) if more > 0 else ""
+    count = Html('<div class="snb-muted">{:,} rows · {} columns</div>').format(len(table.rows), len(table.columns))
+    return Html('{}<div style="max-height:320px;overflow:auto"><table class="snb-table snb-result-table">'
+                "<tr>{}</tr>{}</table></div>{}").format(count, head, rows, note)
 
 
 def _cell(value: Any) -> str:
@@ -80,7 +82,7 @@ def _cell(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _text(text: str, *, error: bool) -> str:
+def _text(text: str, *, error: bool) -> Html:
     """Text that is a JSON document is shown indented; anything else as it came."""
     stripped = text.strip()
     if stripped[:1] in ("{", "[") and len(stripped) < 200_000:
@@ -115,23 +117,23 @@ class ResultView(w.VBox):  # type: ignore[misc]
         self.add_class("snb-result")
 
     def show_pending(self, label: str) -> None:
-        self.children = (w.HTML(f'<span class="snb-muted">{SPINNER} {esc(label)}</span>'),)
+        self.children = (w.HTML(Html('<span class="snb-muted">{} {}</span>').format(SPINNER, label)),)
 
     def show_progress(self, label: str, progress: float, total: float | None, message: str | None) -> None:
         """A running call that reports progress: its label, then the bar and message a cell's tool block shows."""
-        self.children = (w.HTML(f'<span class="snb-muted">{SPINNER} {esc(label)}</span>'
-                                + progress_html(progress, total, message)),)
+        self.children = (w.HTML(Html('<span class="snb-muted">{} {}</span>{}').format(
+            SPINNER, label, progress_html(progress, total, message))),)
 
     def show_cancelled(self, *, elapsed_ms: float | None = None, note: str | None = None) -> None:
         """A call the user stopped: neutral, not an error."""
         took = fmt_ms(elapsed_ms) + (f", {note}" if note else "")
-        self.children = (w.HTML(f'<div>{badge("cancelled", "grey")}<span class="snb-muted">after '
-                                f"{esc(took)}</span></div>"),)
+        self.children = (w.HTML(Html('<div>{}<span class="snb-muted">after {}</span></div>').format(
+            badge("cancelled", "grey"), took)),)
 
     def show_error(self, message: str, *, elapsed_ms: float | None = None, note: str | None = None) -> None:
         took = fmt_ms(elapsed_ms) + (f", {note}" if note else "")
-        status = f'{badge("failed", "red")}<span class="snb-muted">{esc(took)}</span>'
-        self.children = (w.HTML(f"<div>{status}</div>{pre(message, error=True)}"),)
+        self.children = (w.HTML(Html('<div>{}<span class="snb-muted">{}</span></div>{}').format(
+            badge("failed", "red"), took, pre(message, error=True))),)
 
     def show(self, result: ToolResult, *, elapsed_ms: float | None = None, note: str | None = None) -> None:
         children: list[w.Widget] = [w.HTML(result_html(result, elapsed_ms=elapsed_ms, note=note))]
@@ -150,7 +152,7 @@ class ResultView(w.VBox):  # type: ignore[misc]
             image = w.Image(value=data, format=fmt, layout=layout)
             image.add_class("snb-image")
             caption = f"{block.mime_type or 'image'}" + (f" · {size[0]} x {size[1]} px" if size else "")
-            children += [image, w.HTML(f'<span class="snb-muted">{esc(caption)}</span>')]
+            children += [image, w.HTML(Html('<span class="snb-muted">{}</span>').format(caption))]
         self.children = tuple(children)
 
     def clear(self) -> None:

@@ -22,7 +22,8 @@ from ...events import (
     TurnStarted,
 )
 from ...types import ToolSpec
-from ._html import SPINNER, STYLE, badge, esc, fmt_ms, json_block
+from ..output.markup import Html
+from ._html import SPINNER, STYLE, badge, fmt_ms, json_block
 from ._snapshot import Snapshot
 from ._threads import call_on, current_loop
 from .tool_panel import annotation_badges
@@ -98,9 +99,9 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
         self.status = status
         self.detail = detail
         colour = _STATUS_COLOUR.get(status.split(":")[0], "grey")
-        icon = f"{SPINNER} " if status in ("running", "stopping") else ""
-        extra = f' <span class="snb-muted">{esc(detail)}</span>' if detail else ""
-        self.status_label.value = f"{icon}{badge(status, colour)}{extra}"
+        icon = SPINNER + " " if status in ("running", "stopping") else ""
+        extra = Html(' <span class="snb-muted">{}</span>').format(detail) if detail else ""
+        self.status_label.value = Html("{}{}{}").format(icon, badge(status, colour), extra)
 
     def finish(self, status: str, detail: str = "") -> None:
         """The run ended (finished / failed / cancelled): no more Stop, pending requests are denied."""
@@ -126,14 +127,15 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
 
         display(self)  # type: ignore[no-untyped-call]
 
-    def snapshot(self) -> tuple[str, str]:
-        html = f'<div class="snb-root snb-run-controls">{self.status_label.value}'
+    def snapshot(self) -> tuple[Html, str]:
+        # the labels' values are Html this widget built (a trait may hand them back as plain str)
+        html = Html('<div class="snb-root snb-run-controls">{}').format(Html(self.status_label.value))
         text = f"background run: {self.status}" + (f" · {self.detail}" if self.detail else "")
         if self.pending:
             request = self.pending[0]
-            html += f'<div class="snb-card snb-approval">{self.request_view.value}</div>'
+            html += Html('<div class="snb-card snb-approval">{}</div>').format(Html(self.request_view.value))
             text += f"\nwaiting for approval: {request.spec.name} {dict(request.arguments)}"
-        return html + "</div>", text
+        return html + Html("</div>"), text
 
     def on_event(self, event: Event) -> None:
         """An EventSink: keep the status line current as the agent works (quick, never raises)."""
@@ -223,13 +225,14 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
         request = self.pending[0]
         spec = request.spec
         where = f" on {spec.server}" if spec.server else ""
-        self.request_view.value = (
-            f"<div><b>Approve this tool call?</b> <code>{esc(spec.original_name or spec.name)}</code>"
-            f'<span class="snb-muted">{esc(where)}</span> {annotation_badges(spec.annotations)}</div>'
-            f'<div class="snb-muted">{esc(spec.description.strip()[:200])}</div>{json_block(dict(request.arguments))}'
-        )
+        self.request_view.value = Html(
+            "<div><b>Approve this tool call?</b> <code>{}</code>"
+            '<span class="snb-muted">{}</span> {}</div><div class="snb-muted">{}</div>{}'
+        ).format(spec.original_name or spec.name, where, annotation_badges(spec.annotations),
+                 spec.description.strip()[:200], json_block(dict(request.arguments)))
         waiting = len(self.pending) - 1
-        self.queue_label.value = f'<span class="snb-muted">&nbsp;{waiting} more waiting</span>' if waiting else ""
+        self.queue_label.value = (Html('<span class="snb-muted">&nbsp;{} more waiting</span>').format(waiting)
+                                  if waiting else "")
         self.children = (self.children[0], top, self.approval_box)
 
 

@@ -11,8 +11,9 @@ import ipywidgets as w
 
 from ...errors import SynapseError
 from ...types import ToolSpec
+from ..output.markup import Html, join
 from ..questions.sign_in import sign_in_link_html
-from ._html import SPINNER, esc, state_badge
+from ._html import SPINNER, state_badge
 from ._threads import call_on, kernel_loop
 from .catalogue import PromptBrowser, ResourceBrowser
 from .facade import HistoryLike, StateLike
@@ -32,103 +33,97 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
-def card_html(name: str, info: Any | None) -> str:
+def card_html(name: str, info: Any | None) -> Html:
     """The status line of a server: state (colour-coded), transport, pid, tool count, last error."""
     if info is None:
-        return (
-            f'<div class="snb-title">{esc(name)} {state_badge("stopped")}</div>'
-            '<div class="snb-muted">disconnected: no longer in the hub</div>'
-        )
+        return Html('<div class="snb-title">{} {}</div><div class="snb-muted">disconnected: no longer in the hub'
+                    "</div>").format(name, state_badge("stopped"))
     if isinstance(info, BuiltinInfo):
         return builtin_card_html(info)
     state = str(_get(info, "state", "unknown"))
-    facts = [f"transport <b>{esc(_get(info, 'transport', '?'))}</b>"]
+    facts = [Html("transport <b>{}</b>").format(_get(info, "transport", "?"))]
     protocol = _get(info, "protocol")
     if protocol:
-        facts.append(f"protocol <b>{esc(protocol)}</b>")
+        facts.append(Html("protocol <b>{}</b>").format(protocol))
     server_name = _get(info, "server_name")
     if server_name:
-        facts.insert(0, f"{esc(server_name)} {esc(_get(info, 'server_version') or '')}".strip())
+        facts.insert(0, Html("{} {}").format(server_name, _get(info, "server_version") or "").strip())
     pid = _get(info, "pid")
     if pid is not None:
-        facts.append(f"pid <b>{esc(pid)}</b>")
-    facts.append(f"<b>{esc(_get(info, 'tool_count', 0))}</b> tools")
+        facts.append(Html("pid <b>{}</b>").format(pid))
+    facts.append(Html("<b>{}</b> tools").format(_get(info, "tool_count", 0)))
     restarts = _get(info, "restarts") or 0
     if restarts:
-        facts.append(f"{esc(restarts)} restart{'s' if restarts != 1 else ''}")
+        facts.append(Html("{} restart{}").format(restarts, "s" if restarts != 1 else ""))
     where = _get(info, "command") or _get(info, "url")
     if where:
-        facts.append(f"<code>{esc(where)}</code>")
-    out = (
-        f'<div class="snb-title">{esc(name)} {state_badge(state)}</div>'
-        f'<div class="snb-muted">{" · ".join(facts)}</div>'
-    )
+        facts.append(Html("<code>{}</code>").format(where))
+    out = Html('<div class="snb-title">{} {}</div><div class="snb-muted">{}</div>').format(
+        name, state_badge(state), join(facts, " · "))
     last_error = _get(info, "last_error")
     if last_error:
-        out += f'<div class="snb-err">last error: {esc(last_error)}</div>'
+        out += Html('<div class="snb-err">last error: {}</div>').format(last_error)
     hint = retry_hint(name, state, str(_get(info, "transport") or "stdio"))
     if hint:
-        out += f'<div class="snb-retry">{hint}</div>'
+        out += Html('<div class="snb-retry">{}</div>').format(hint)
     return out
 
 
-def builtin_card_html(info: BuiltinInfo) -> str:
+def builtin_card_html(info: BuiltinInfo) -> Html:
     """The card of a built-in group: served in process, whether cells offer it, how to turn it on."""
     offered = (
-        "offered to the model in every <code>%%synapse</code> cell"
+        Html("offered to the model in every <code>%%synapse</code> cell")
         if info.enabled
-        else f"<b>off</b> for the model — {esc(OFF_HINT.removeprefix('off: '))}"
+        else Html("<b>off</b> for the model — {}").format(OFF_HINT.removeprefix("off: "))
     )
-    return (
-        f'<div class="snb-title">{esc(info.name)} {state_badge(info.state)}</div>'
-        f'<div class="snb-muted">transport <b>{esc(info.transport)}</b> · <b>{info.tool_count}</b> tools · '
-        f"{offered}</div>"
+    return Html(
+        '<div class="snb-title">{} {}</div>'
+        '<div class="snb-muted">transport <b>{}</b> · <b>{}</b> tools · {}</div>'
         '<div class="snb-muted">Call runs a tool in this kernel as your own action (recorded as a manual '
         "call), the way the agent's <code>run_python</code> runs after you approve it.</div>"
-    )
+    ).format(info.name, state_badge(info.state), info.transport, info.tool_count, offered)
 
 
-def retry_hint(name: str, state: str, transport: str = "stdio") -> str:
+def retry_hint(name: str, state: str, transport: str = "stdio") -> Html:
     """What to do about a server that is not running (HTML), or "" for a usable one; a crashed HTTP server is
     reconnected to by the next call (a client cannot restart a remote server)."""
-    command = f"<code>%mcp restart {esc(name)}</code>"
+    command = Html("<code>%mcp restart {}</code>").format(name)
     if state in ("failed", "down"):
-        return f'<b class="snb-err">{esc(state)}</b> — {command} to retry'
+        return Html('<b class="snb-err">{}</b> — {} to retry').format(state, command)
     if state == "crashed":
         again = "restarts it" if transport in ("stdio", "memory") else "reconnects"
-        return f'<b class="snb-err">crashed</b> — the next call {again}, or {command}'
-    return ""
+        return Html('<b class="snb-err">crashed</b> — the next call {}, or {}').format(again, command)
+    return Html()
 
 
-def resources_html(resources: Sequence[Any]) -> str:
+def resources_html(resources: Sequence[Any]) -> Html:
     if not resources:
-        return '<span class="snb-muted">This server offers no resources.</span>'
-    rows = "".join(
-        f"<tr><td><b>{esc(_get(r, 'name', ''))}</b>"
-        + (' <span class="snb-muted">template</span>' if _get(r, "uri_template") else "")
-        + f"</td><td><code>{esc(_get(r, 'uri') or _get(r, 'uri_template') or '')}</code></td>"
-        f"<td>{esc(_get(r, 'mime_type') or _get(r, 'mimeType') or '')}</td>"
-        f"<td>{esc(_get(r, 'description') or '')}</td></tr>"
+        return Html('<span class="snb-muted">This server offers no resources.</span>')
+    rows = join(
+        Html("<tr><td><b>{}</b>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>").format(
+            _get(r, "name", ""), Html(' <span class="snb-muted">template</span>') if _get(r, "uri_template") else "",
+            _get(r, "uri") or _get(r, "uri_template") or "", _get(r, "mime_type") or _get(r, "mimeType") or "",
+            _get(r, "description") or "")
         for r in resources
     )
-    return f'<table class="snb-table"><tr><th>name</th><th>URI</th><th>type</th><th>description</th></tr>{rows}</table>'
+    return Html('<table class="snb-table"><tr><th>name</th><th>URI</th><th>type</th><th>description</th></tr>{}'
+                "</table>").format(rows)
 
 
-def prompts_html(prompts: Sequence[Any]) -> str:
+def prompts_html(prompts: Sequence[Any]) -> Html:
     if not prompts:
-        return '<span class="snb-muted">This server offers no prompts.</span>'
+        return Html('<span class="snb-muted">This server offers no prompts.</span>')
     rows = []
     for p in prompts:
         args = []
         for a in _get(p, "arguments") or ():
-            star = '<span class="snb-req">*</span>' if _get(a, "required") else ""
-            args.append(f'<span title="{esc(_get(a, "description") or "")}">{esc(_get(a, "name", ""))}{star}</span>')
-        rows.append(
-            f"<tr><td><b>{esc(_get(p, 'name', ''))}</b></td><td>{', '.join(args)}</td>"
-            f"<td>{esc(_get(p, 'description') or '')}</td></tr>"
-        )
-    head = "<tr><th>name</th><th>arguments</th><th>description</th></tr>"
-    return f'<table class="snb-table">{head}{"".join(rows)}</table>'
+            star = Html('<span class="snb-req">*</span>') if _get(a, "required") else ""
+            args.append(Html('<span title="{}">{}{}</span>').format(_get(a, "description") or "",
+                                                                    _get(a, "name", ""), star))
+        rows.append(Html("<tr><td><b>{}</b></td><td>{}</td><td>{}</td></tr>").format(
+            _get(p, "name", ""), join(args, ", "), _get(p, "description") or ""))
+    head = Html("<tr><th>name</th><th>arguments</th><th>description</th></tr>")
+    return Html('<table class="snb-table">{}{}</table>').format(head, join(rows))
 
 
 class ServerPanel(w.VBox):  # type: ignore[misc]
@@ -202,7 +197,8 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         for hidden in (self.restart_button, self.disconnect_button, self.stderr, self.logs):
             hidden.layout.display = "none"
         for view, kind in ((self.resources, "resources"), (self.prompts, "prompts")):
-            view.value = f'<span class="snb-muted">The built-in {esc(self.name)} group offers no {kind}.</span>'
+            view.value = Html('<span class="snb-muted">The built-in {} group offers no {}.</span>').format(
+                self.name, kind)
 
     # --- snapshot -> widgets --------------------------------------------------------------------
 
@@ -219,7 +215,8 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         lines = tail.count("\n") + 1 if tail.strip() else 0
         self.stderr.titles = (f"stderr ({lines} line{'s' if lines != 1 else ''})",)
         self.stderr_view.value = (
-            f'<div class="snb-pre">{esc(tail)}</div>' if lines else '<span class="snb-muted">(nothing on stderr)</span>'
+            Html('<div class="snb-pre">{}</div>').format(tail) if lines
+            else Html('<span class="snb-muted">(nothing on stderr)</span>')
         )
         if not self.builtin:
             self._refresh_logs()
@@ -251,7 +248,7 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
             message = "This server has no tools." if not self.tools else (
                 "No tool matches the filter." if self.tool_filter.value.strip() else "Choose a tool."
             )
-            self.tool_detail.children = (w.HTML(f'<span class="snb-muted">{message}</span>'),)
+            self.tool_detail.children = (w.HTML(Html('<span class="snb-muted">{}</span>').format(message)),)
             return
         panel = self.tool_panels.get(spec.name)
         if panel is None or panel.spec != spec:
@@ -274,10 +271,10 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         state = None if self.info is None else str(_get(self.info, "state", ""))
         if state != "connected":
             why = "disconnected" if state is None else state
-            note = (f'<span class="snb-muted">{esc(self.name)} is {esc(why)}: its {{}} are listed once it runs '
-                    f"again (<code>%mcp restart {esc(self.name)}</code>).</span>")
-            self.resources.value = note.format("resources")
-            self.prompts.value = note.format("prompts")
+            note = Html('<span class="snb-muted">{} is {}: its {} are listed once it runs again '
+                        "(<code>%mcp restart {}</code>).</span>")
+            self.resources.value = note.format(self.name, why, "resources", self.name)
+            self.prompts.value = note.format(self.name, why, "prompts", self.name)
             return
         self.catalogued = True
         self._spawn(self._catalogue())
@@ -294,10 +291,10 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
             try:
                 items = await listing(self.name)
             except SynapseError as exc:
-                view.value = f'<span class="snb-muted">No {kind}: {esc(exc)}</span>'
+                view.value = Html('<span class="snb-muted">No {}: {}</span>').format(kind, exc)
             except Exception as exc:  # a background widget task: show the problem and log it
                 logger.exception("listing the %s of %s failed", kind, self.name)
-                view.value = f'<span class="snb-err">Listing {kind} failed: {esc(exc)}</span>'
+                view.value = Html('<span class="snb-err">Listing {} failed: {}</span>').format(kind, exc)
             else:
                 listed = list(items or ())
                 view.value = render(listed)
@@ -308,11 +305,11 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         try:
             self.restart_button.disabled = True
             self.disconnect_button.disabled = True
-            self.action_status.value = f'<span class="snb-muted">{SPINNER} {verb} …</span>'
+            self.action_status.value = Html('<span class="snb-muted">{} {} …</span>').format(SPINNER, verb)
             self._spawn(self._run_action(verb))
         except Exception as exc:  # a widget callback
             logger.exception("%s of %s failed", verb, self.name)
-            self.action_status.value = f'<span class="snb-err">{esc(exc)}</span>'
+            self.action_status.value = Html('<span class="snb-err">{}</span>').format(exc)
 
     async def _run_action(self, verb: str) -> None:
         hub = self.state.hub
@@ -320,16 +317,16 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         try:
             await action(self.name)
         except asyncio.CancelledError:
-            self.action_status.value = f'<span class="snb-muted">{verb} cancelled</span>'
+            self.action_status.value = Html('<span class="snb-muted">{} cancelled</span>').format(verb)
             raise
         except SynapseError as exc:
-            self.action_status.value = f'<span class="snb-err">{verb} failed: {esc(exc)}</span>'
+            self.action_status.value = Html('<span class="snb-err">{} failed: {}</span>').format(verb, exc)
         except Exception as exc:  # a background widget task
             logger.exception("%s of %s failed", verb, self.name)
-            self.action_status.value = f'<span class="snb-err">{verb} failed: {esc(exc)}</span>'
+            self.action_status.value = Html('<span class="snb-err">{} failed: {}</span>').format(verb, exc)
         else:
             done = "restarted" if verb == "restart" else "disconnected"
-            self.action_status.value = f'<span class="snb-ok">{done}</span>'
+            self.action_status.value = Html('<span class="snb-ok">{}</span>').format(done)
         finally:
             self.restart_button.disabled = False
             if verb == "restart":

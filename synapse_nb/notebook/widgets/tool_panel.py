@@ -13,7 +13,8 @@ import ipywidgets as w
 
 from ...errors import SynapseError
 from ...types import ToolResult, ToolSpec
-from ._html import ANNOTATION_BADGES, badge, esc
+from ..output.markup import Html, join
+from ._html import ANNOTATION_BADGES, badge
 from ._threads import call_on, kernel_loop
 from .call_history import CallHistory
 from .facade import HistoryLike, StateLike
@@ -25,9 +26,9 @@ __all__ = ["ToolPanel", "annotation_badges", "mcp_call_line", "ui_badge", "ui_ma
 logger = logging.getLogger("synapse_nb.notebook")
 
 
-def annotation_badges(annotations: Mapping[str, Any]) -> str:
+def annotation_badges(annotations: Mapping[str, Any]) -> Html:
     """A badge per MCP hint that is true (read-only, destructive, idempotent, open-world)."""
-    return "".join(
+    return join(
         badge(text, colour, tip) for key, text, colour, tip in ANNOTATION_BADGES if annotations.get(key) is True
     )
 
@@ -40,11 +41,11 @@ def ui_mark(spec: ToolSpec) -> str:
     return "UI" if spec.ui.for_model else "UI, app only"
 
 
-def ui_badge(spec: ToolSpec) -> str:
+def ui_badge(spec: ToolSpec) -> Html:
     """The badge of a tool with an MCP Apps View (or an app-only one); empty for other tools."""
     mark = ui_mark(spec)
     if not mark:
-        return ""
+        return Html()
     tip = ("only its server's View calls it; never offered to the model" if not spec.for_model
            else f"has an interactive view ({spec.ui.resource_uri})" if spec.ui and spec.ui.resource_uri else "")
     return badge(mark, "blue", tip)
@@ -78,14 +79,12 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
         self.task: Any = None
         shown = spec.original_name or spec.name
         title = spec.annotations.get("title")
-        header = (
-            f'<div class="snb-title">{esc(shown)} {annotation_badges(spec.annotations)}{ui_badge(spec)}</div>'
-            f'<div class="snb-muted">{esc(title) + " · " if isinstance(title, str) and title else ""}'
-            f"called as <code>{esc(spec.name)}</code></div>"
-        )
+        header = Html('<div class="snb-title">{} {}{}</div><div class="snb-muted">{}called as <code>{}</code></div>'
+                      ).format(shown, annotation_badges(spec.annotations), ui_badge(spec),
+                               title + " · " if isinstance(title, str) and title else "", spec.name)
         description = spec.description.strip() or "(no description)"
         self.header = w.HTML(header)
-        self.description = w.HTML(f'<div class="snb-tool-description">{esc(description)}</div>')
+        self.description = w.HTML(Html('<div class="snb-tool-description">{}</div>').format(description))
         self.form = ToolForm(spec.input_schema)
         self.call_button = w.Button(
             description="Call",
@@ -145,7 +144,7 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
             reader = self.get_history()
         except Exception as exc:  # the facade should not raise; if it does, say so where the calls would be
             logger.exception("opening the history failed")
-            self.history.view.value = f'<span class="snb-err">The history cannot be opened: {esc(exc)}</span>'
+            self.history.view.value = Html('<span class="snb-err">The history cannot be opened: {}</span>').format(exc)
             return
         self.history.load(reader)
 
@@ -236,13 +235,13 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
                 self.copy_line.value = '<span class="snb-err">Fix the marked fields first.</span>'
                 return
             line = mcp_call_line(self.spec, arguments)
-            self.copy_line.value = (
+            self.copy_line.value = Html(
                 '<div class="snb-muted">Run this in a cell to make the same call (click it to select it):</div>'
-                f'<pre class="snb-pre" style="user-select:all">{esc(line)}</pre>'
-            )
+                '<pre class="snb-pre" style="user-select:all">{}</pre>'
+            ).format(line)
         except Exception as exc:  # a widget callback
             logger.exception("building the %%mcp call line of %s failed", self.spec.name)
-            self.copy_line.value = f'<span class="snb-err">{esc(exc)}</span>'
+            self.copy_line.value = Html('<span class="snb-err">{}</span>').format(exc)
 
     def _refill(self, arguments: Mapping[str, Any]) -> None:
         """Put a recent call's arguments back into the form."""
@@ -250,4 +249,4 @@ class ToolPanel(w.VBox):  # type: ignore[misc]
         if self.form.mode.value != "Form":
             self.form.raw.value = json.dumps(dict(arguments), indent=2)
         note = f" (not in the form: {', '.join(unknown)})" if unknown else ""
-        self.call_status.value = f'<span class="snb-muted">arguments of a recent call loaded{esc(note)}</span>'
+        self.call_status.value = Html('<span class="snb-muted">arguments of a recent call loaded{}</span>').format(note)

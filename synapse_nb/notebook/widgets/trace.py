@@ -11,7 +11,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from ._html import STYLE, badge, clean, esc, fmt_ms, json_block, pre
+from ..output.markup import Html, join
+from ._html import STYLE, badge, clean, fmt_ms, json_block, pre
 from ._snapshot import Snapshot
 from ._threads import call_on, current_loop
 
@@ -171,14 +172,14 @@ def read_trace(history: Any, session_id: str) -> TraceData:
     return TraceData(session_id, sessions[0] if sessions else None, llm_rows, tool_rows, groups)
 
 
-def trace_html(history: Any, session_id: str, data: TraceData | None = None) -> str:
+def trace_html(history: Any, session_id: str, data: TraceData | None = None) -> Html:
     """The whole trace as HTML (rows are <details>: click one to see its arguments and result)."""
     data = data or read_trace(history, session_id)
     head = _header(session_id, data.session, data.llm_rows, data.tool_rows)
     if not data.groups:
-        return head + '<div class="snb-muted">No LLM or tool calls are recorded for this session yet.</div>'
+        return head + Html('<div class="snb-muted">No LLM or tool calls are recorded for this session yet.</div>')
     numbers = _turn_numbers(data.groups)
-    return head + "".join(_group_html(g, n) for g, n in zip(data.groups, numbers, strict=True))
+    return head + join(_group_html(g, n) for g, n in zip(data.groups, numbers, strict=True))
 
 
 def _turn_numbers(groups: list[TurnGroup]) -> list[int]:
@@ -223,7 +224,7 @@ def trace_text(data: TraceData) -> str:
 
 def _header(
     session_id: str, session: dict[str, Any] | None, llm: list[dict[str, Any]], tools: list[dict[str, Any]]
-) -> str:
+) -> Html:
     tokens_in = sum(int(r.get("input_tokens") or 0) for r in llm)
     tokens_out = sum(int(r.get("output_tokens") or 0) for r in llm)
     errors = sum(1 for r in [*llm, *tools] if row_status(r) == "error")
@@ -232,24 +233,22 @@ def _header(
     name = (session or {}).get("name") or session_id
     model = (session or {}).get("model")
     facts = [
-        f"{len(llm)} LLM call{'s' if len(llm) != 1 else ''} ({esc(fmt_ms(llm_ms))})",
-        f"{len(tools)} tool call{'s' if len(tools) != 1 else ''} ({esc(fmt_ms(tool_ms))})",
+        f"{len(llm)} LLM call{'s' if len(llm) != 1 else ''} ({fmt_ms(llm_ms)})",
+        f"{len(tools)} tool call{'s' if len(tools) != 1 else ''} ({fmt_ms(tool_ms)})",
         f"{tokens_in:,} → {tokens_out:,} tokens",
     ]
-    err = f" {badge(f'{errors} error' + ('s' if errors != 1 else ''), 'red')}" if errors else ""
-    legend = (
-        f'<span class="snb-muted"><span class="snb-dot" style="background:{LLM_COLOUR}"></span>LLM '
-        f'<span class="snb-dot" style="background:{TOOL_COLOUR}"></span>tool '
-        f'<span class="snb-dot" style="background:{ERROR_COLOUR}"></span>error</span>'
-    )
-    return (
-        f'<div class="snb-title">Session {esc(name)}{err}</div>'
-        f'<div class="snb-muted">{esc(model) + " · " if model else ""}{" · ".join(facts)} · '
-        f"<code>{esc(session_id)}</code></div><div>{legend}</div>"
-    )
+    err = Html(" {}").format(badge(f"{errors} error" + ("s" if errors != 1 else ""), "red")) if errors else ""
+    legend = Html(
+        '<span class="snb-muted"><span class="snb-dot" style="background:{}"></span>LLM '
+        '<span class="snb-dot" style="background:{}"></span>tool '
+        '<span class="snb-dot" style="background:{}"></span>error</span>'
+    ).format(LLM_COLOUR, TOOL_COLOUR, ERROR_COLOUR)
+    return Html(
+        '<div class="snb-title">Session {}{}</div><div class="snb-muted">{}{} · <code>{}</code></div><div>{}</div>'
+    ).format(name, err, model + " · " if model else "", " · ".join(facts), session_id, legend)
 
 
-def _group_html(group: TurnGroup, n: int) -> str:
+def _group_html(group: TurnGroup, n: int) -> Html:
     start, end = group.start, group.end
     span_ms = max((end - start).total_seconds() * 1000, 1.0) if start and end else 1.0
     turn = group.turn
@@ -257,20 +256,20 @@ def _group_html(group: TurnGroup, n: int) -> str:
         status = str(turn.get("status") or "")
         colour = {"finished": "green", "failed": "red"}.get(status, "grey")  # cancelled is neutral
         prompt = str(turn.get("prompt") or "")
-        title = (
-            f'<div class="snb-turn">Turn {n} {badge(status or "?", colour)} '
-            f'<span class="snb-muted">{esc(fmt_ms(turn.get("duration_ms")))}</span> '
-            f'<span title="{esc(prompt)}">{esc(prompt[:120])}{"…" if len(prompt) > 120 else ""}</span></div>'
-        )
+        title = Html(
+            '<div class="snb-turn">Turn {} {} <span class="snb-muted">{}</span> <span title="{}">{}{}</span></div>'
+        ).format(n, badge(status or "?", colour), fmt_ms(turn.get("duration_ms")), prompt, prompt[:120],
+                 "…" if len(prompt) > 120 else "")
         if turn.get("error"):
-            title += f'<div class="snb-err">{esc(turn["error"])}</div>'
+            title += Html('<div class="snb-err">{}</div>').format(turn["error"])
     else:
-        title = f'<div class="snb-turn snb-group-{esc(group.label.split()[0].lower())}">{esc(group.label)}</div>'
-    rows = "".join(_span_html(s, start, span_ms) for s in group.spans) if start else ""
-    return title + (rows or '<div class="snb-muted">no calls in this turn</div>')
+        title = Html('<div class="snb-turn snb-group-{}">{}</div>').format(group.label.split()[0].lower(),
+                                                                           group.label)
+    rows = join(_span_html(s, start, span_ms) for s in group.spans) if start else ""
+    return title + (rows or Html('<div class="snb-muted">no calls in this turn</div>'))
 
 
-def _span_html(span: Span, origin: _dt.datetime, scale_ms: float) -> str:
+def _span_html(span: Span, origin: _dt.datetime, scale_ms: float) -> Html:
     left = max(0.0, (span.start - origin).total_seconds() * 1000 / scale_ms * 100)
     width = min(max(span.duration_ms / scale_ms * 100, 0.4), 100 - min(left, 99.6))
     colour = {"error": ERROR_COLOUR, "denied": DENIED_COLOUR, "cancelled": CANCELLED_COLOUR}.get(
@@ -287,60 +286,56 @@ def _span_html(span: Span, origin: _dt.datetime, scale_ms: float) -> str:
         tokens = "" if not r.get("approval") or r.get("approval") == "auto" else str(r.get("approval"))
         body = _tool_body(span)
     tip = f"{label} · {fmt_ms(span.duration_ms)}"
-    bar = (
-        f'<div class="snb-track"><div class="snb-bar" title="{esc(tip)}" '
-        f'style="left:{left:.2f}%;width:{width:.2f}%;background:{colour}"></div></div>'
-    )
-    flag = {"error": f" {badge('error', 'red')}", "denied": f" {badge('denied', 'grey')}",
-            "cancelled": f" {badge('cancelled', 'grey')}"}.get(span.status, "")
+    bar = Html('<div class="snb-track"><div class="snb-bar" title="{}" style="left:{:.2f}%;width:{:.2f}%;'
+               'background:{}"></div></div>').format(tip, left, width, colour)
+    flags = {"error": ("error", "red"), "denied": ("denied", "grey"), "cancelled": ("cancelled", "grey")}
+    flag = Html(" {}").format(badge(*flags[span.status])) if span.status in flags else ""
     kind_colour = LLM_COLOUR if span.kind == "llm" else TOOL_COLOUR
-    kind = f'<span class="snb-kind" style="background:{kind_colour}">{"LLM" if span.kind == "llm" else "tool"}</span>'
-    return (
-        f'<details class="snb-span snb-span-{span.kind}"><summary>'
-        f'<span class="snb-label" title="{esc(label)}">{kind}<span class="snb-name">{esc(label)}</span>{flag}</span>'
-        f"{bar}"
-        f'<span class="snb-num">{esc(fmt_ms(span.duration_ms))}'
-        f'{" · " + esc(tokens) if tokens else ""}</span></summary><div class="snb-body">{body}</div></details>'
-    )
+    kind = Html('<span class="snb-kind" style="background:{}">{}</span>').format(
+        kind_colour, "LLM" if span.kind == "llm" else "tool")
+    return Html(
+        '<details class="snb-span snb-span-{}"><summary>'
+        '<span class="snb-label" title="{}">{}<span class="snb-name">{}</span>{}</span>{}'
+        '<span class="snb-num">{}{}</span></summary><div class="snb-body">{}</div></details>'
+    ).format(span.kind, label, kind, label, flag, bar, fmt_ms(span.duration_ms), " · " + tokens if tokens else "",
+             body)
 
 
-def _llm_body(span: Span) -> str:
+def _llm_body(span: Span) -> Html:
     r = span.row
     facts = [
-        f"started {esc(span.start.strftime('%H:%M:%S.%f')[:-3])} UTC",
-        f"time to first token {esc(fmt_ms(r.get('ttft_ms')))}",
+        f"started {span.start.strftime('%H:%M:%S.%f')[:-3]} UTC",
+        f"time to first token {fmt_ms(r.get('ttft_ms'))}",
         f"{int(r.get('input_tokens') or 0):,} input / {int(r.get('output_tokens') or 0):,} output tokens",
-        f"stop reason {esc(r.get('stop_reason') or '-')}",
+        f"stop reason {r.get('stop_reason') or '-'}",
     ]
-    out = f'<div class="snb-muted">{" · ".join(facts)}</div>'
+    out = Html('<div class="snb-muted">{}</div>').format(" · ".join(facts))
     if span.error:
         out += pre(span.error, error=True)
     for m in span.reply:
         if m.get("content"):
-            out += '<div class="snb-muted">reply</div>' + pre(str(m["content"]))
+            out += Html('<div class="snb-muted">reply</div>') + pre(str(m["content"]))
         calls = _json_value(m.get("tool_calls"))
         if calls:
-            out += '<div class="snb-muted">asked for tools</div>' + json_block(calls)
+            out += Html('<div class="snb-muted">asked for tools</div>') + json_block(calls)
     return out
 
 
-def _tool_body(span: Span) -> str:
+def _tool_body(span: Span) -> Html:
     r = span.row
-    out = (
-        f'<div class="snb-muted">started {esc(span.start.strftime("%H:%M:%S.%f")[:-3])} UTC · '
-        f"approval {esc(r.get('approval') or '-')} · id <code>{esc(r.get('tool_call_id') or '')}</code></div>"
-    )
-    out += '<div class="snb-muted">arguments</div>' + json_block(_json_value(r.get("arguments")) or {})
+    out = Html('<div class="snb-muted">started {} UTC · approval {} · id <code>{}</code></div>').format(
+        span.start.strftime("%H:%M:%S.%f")[:-3], r.get("approval") or "-", r.get("tool_call_id") or "")
+    out += Html('<div class="snb-muted">arguments</div>') + json_block(_json_value(r.get("arguments")) or {})
     if r.get("error"):
-        out += '<div class="snb-muted">error</div>' + pre(str(r["error"]), error=True)
+        out += Html('<div class="snb-muted">error</div>') + pre(str(r["error"]), error=True)
     result = _json_value(r.get("result"))
     structured = result.get("structured_content") if isinstance(result, dict) else None
     if r.get("result_text"):
-        out += '<div class="snb-muted">result</div>' + pre(str(r["result_text"]), error=bool(r.get("is_error")))
+        out += Html('<div class="snb-muted">result</div>') + pre(str(r["result_text"]), error=bool(r.get("is_error")))
     if structured:
         opened = "" if r.get("result_text") else " open"  # beside the text, one click away
-        out += (f'<details{opened}><summary class="snb-muted">structured content</summary>'
-                f"{json_block(structured)}</details>")
+        out += Html('<details{}><summary class="snb-muted">structured content</summary>{}</details>').format(
+            opened, json_block(structured))
     return out
 
 
@@ -379,11 +374,12 @@ class SessionTrace(Snapshot, w.VBox):  # type: ignore[misc]
             self.text = trace_text(data)
         except Exception as exc:  # a widget callback: show the problem, log it
             logger.exception("reading the trace of session %s failed", self.session_id)
-            self.view.value = f'<span class="snb-err">The trace cannot be read: {esc(exc)}</span>'
+            self.view.value = Html('<span class="snb-err">The trace cannot be read: {}</span>').format(exc)
             self.text = f"The trace cannot be read: {exc}"
 
-    def snapshot(self) -> tuple[str, str]:
-        return f'<div class="snb-root snb-trace">{self.view.value}</div>', self.text
+    def snapshot(self) -> tuple[Html, str]:
+        # the view's value is Html this widget built (a trait may hand it back as a plain str)
+        return Html('<div class="snb-root snb-trace">{}</div>').format(Html(self.view.value)), self.text
 
 
 def session_trace(history: Any, session_id: str) -> SessionTrace:

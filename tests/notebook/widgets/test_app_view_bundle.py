@@ -18,6 +18,8 @@ JS = REPO / "js"
 STATIC = REPO / "synapse_nb" / "notebook" / "apps" / "static"
 BUNDLE = STATIC / "app_view.js"
 LOADER = STATIC / "app_view_loader.js"
+NOTICES = STATIC / "THIRD_PARTY_NOTICES.txt"
+LEGAL = STATIC / "app_view.js.LEGAL.txt"
 
 
 def test_rebuilding_the_bundle_gives_the_committed_file(tmp_path: Path) -> None:
@@ -30,7 +32,7 @@ def test_rebuilding_the_bundle_gives_the_committed_file(tmp_path: Path) -> None:
     assert lock["packages"]["node_modules/@modelcontextprotocol/ext-apps"]["version"] == "2.0.4"
     subprocess.run([npm, "run", "--silent", "build", "--", f"--outdir={tmp_path}"], cwd=JS, check=True,
                    capture_output=True, timeout=120)
-    for committed in (BUNDLE, LOADER):
+    for committed in (BUNDLE, LOADER, NOTICES, LEGAL):
         built = tmp_path / committed.name
         assert built.read_bytes() == committed.read_bytes(), (
             f"static/{committed.name} is stale: run `make widget-js` and commit it")
@@ -45,3 +47,16 @@ def test_the_wheel_carries_the_bundle() -> None:
     assert AppView._esm.default_value == LOADER.read_text(encoding="utf-8")
     assert _read_code() == BUNDLE.read_text(encoding="utf-8")
     assert "ui/initialize" in BUNDLE.read_text(encoding="utf-8")
+
+
+def test_the_notices_name_every_bundled_package() -> None:
+    """The bundle's third-party notices ship beside it: each package of js/package-lock.json that the bundle
+    contains, with its version, license and license text; esbuild's lifted license comments too."""
+    lock = json.loads((JS / "package-lock.json").read_text())["packages"]
+    notices = NOTICES.read_text(encoding="utf-8")
+    for name in ("@modelcontextprotocol/ext-apps", "zod"):
+        entry = next(v for k, v in lock.items() if k.endswith(f"node_modules/{name}"))
+        assert f"  {name} {entry['version']} ({entry['license']})" in notices
+    assert "Permission is hereby granted" in notices  # the MIT text itself, not only its name
+    assert "Apache License" in notices
+    assert "Copyright" in LEGAL.read_text(encoding="utf-8")

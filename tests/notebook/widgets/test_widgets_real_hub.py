@@ -176,7 +176,7 @@ def test_the_inspector_lists_mcp_apps_tools_with_a_ui_badge_app_only_ones_includ
     model), yet listed here so a person can see and call it."""
     from pathlib import Path
 
-    server = str(Path(tools_server.__file__).resolve().parent / "servers" / "apps_server.py")
+    server = str(Path(tools_server.__file__).resolve().with_name("apps_server.py"))
     with private_runner() as runner, connected(runner, McpHub(), "apps", command=sys.executable,
                                                args=[server]) as hub:
         ins = inspector(State(hub, runner))
