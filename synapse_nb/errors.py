@@ -14,6 +14,9 @@
     │   ├── ServerCrashedError      the server died (during a call)
     │   ├── ServerDownError         too many restarts; the server stays down
     │   ├── UiResourceError         a tool's View is not an MCP Apps resource (uri, mime_type)
+    │   ├── TaskError               an MCP task ended without a result: failed or cancelled (task_id, status)
+    │   │   └── TaskLostError       the server no longer knows the task: expired or forgotten (-32602)
+    │   ├── TaskDetachedError       the caller left a task running on the server (task_id)
     │   └── ToolCallTimeout         a call ran past its timeout
     ├── ProviderError               an LLM provider failed (provider, status)
     │   ├── MissingKeyError         no API key in the environment (variable)
@@ -58,6 +61,9 @@ __all__ = [
     "ServerStartError",
     "StreamError",
     "SynapseError",
+    "TaskDetachedError",
+    "TaskError",
+    "TaskLostError",
     "ToolCallTimeout",
     "UiResourceError",
     "UnknownServerError",
@@ -173,6 +179,27 @@ class UiResourceError(McpError):
         super().__init__(message, server=server)
         self.uri = uri
         self.mime_type = mime_type
+
+
+class TaskError(McpError):
+    """An MCP task ended without a result: the server says it `failed` (a JSON-RPC error) or was `cancelled`."""
+
+    def __init__(self, message: str, *, server: str | None = None, task_id: str, status: str) -> None:
+        super().__init__(message, server=server)
+        self.task_id = task_id
+        self.status = status
+
+
+class TaskLostError(TaskError):
+    """The server does not know the task (-32602): it expired, or the server restarted and forgot it."""
+
+
+class TaskDetachedError(McpError):
+    """The caller stopped waiting and left the task running on the server; `task_id` comes back to it."""
+
+    def __init__(self, message: str, *, server: str | None = None, task_id: str) -> None:
+        super().__init__(message, server=server)
+        self.task_id = task_id
 
 
 class ToolCallTimeout(McpError):

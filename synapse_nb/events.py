@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .task_state import TaskState
 from .types import Message, ToolCall, ToolResult, Usage
 
 __all__ = [
@@ -19,6 +20,8 @@ __all__ = [
     "MessageAdded",
     "ServerEvent",
     "SessionStarted",
+    "TaskCreated",
+    "TaskStatusChanged",
     "TextDelta",
     "ToolCallArgumentsDelta",
     "ToolCallFinished",
@@ -247,6 +250,33 @@ class ServerEvent:
     at: _dt.datetime = field(default_factory=utcnow)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskCreated:
+    """A server took a tool call as an MCP task (it runs on after the request that started it).
+
+    `arguments` are the call's (masked like tool call arguments when recorded); `session_id`, `cell` and
+    `tool_call_id` say who started it: the session and cell, and the tool call whose result the task's becomes.
+    """
+
+    task: TaskState
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    session_id: str | None = None
+    cell: str | None = None
+    tool_call_id: str | None = None
+    at: _dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskStatusChanged:
+    """A task's status or status message changed (seen on a poll or in a notification); a terminal status
+    ends it. `tool_call_id` links it to the tool call whose result it becomes (None for a task resumed
+    from the history, whose row carries it already)."""
+
+    task: TaskState
+    tool_call_id: str | None = None
+    at: _dt.datetime = field(default_factory=utcnow)
+
+
 Event = (
     SessionStarted
     | TurnStarted
@@ -261,5 +291,7 @@ Event = (
     | TurnFailed
     | TurnCancelled
     | ServerEvent
+    | TaskCreated
+    | TaskStatusChanged
 )
 """Any event the agent or the hub emits."""

@@ -6,10 +6,11 @@ Every path that could show or keep a secret masks through a `SecretMask`: the hi
 the same way everywhere, with the same marker, `[REDACTED]`.
 
 What is masked:
-- literal values registered with `add_secret` (header values, env values of server configs, API keys;
+- literal values registered with `add_secret` (header values, the secrets among a server's env values:
+  `config_secrets`; API keys;
   for `Scheme credentials` values such as `Bearer abc...` the credentials alone too), and the values of
-  environment variables named like *KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL* when the mask was
-  made. Values shorter than `MIN_SECRET_LENGTH` (6) are not masked literally: they would blank ordinary
+  environment variables named like *KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *PASS*, *AUTH*, *CREDENTIAL* when the
+  mask was made. Values shorter than `MIN_SECRET_LENGTH` (6) are not masked literally: they would blank ordinary
   text everywhere (`KEYBOARD=1` must not blank every "1");
 - API-key-like strings (`sk-...`, `sk-ant-...`, GitHub, AWS, Google, Slack, Hugging Face tokens, JWTs);
 - `Authorization: <scheme> <credentials>` (and `x-api-key:`, `api-key:`, `x-auth-token:`) headers and
@@ -17,6 +18,11 @@ What is masked:
 - secret-looking query parameters in URLs (`?api_key=...`, `&token=...`, `?key=...`) and the password of
   a URL's userinfo (`https://user:PASSWORD@host`);
 - `NAME=value` where NAME looks like a secret variable (`OPENAI_API_KEY=...`);
+- the value after a command-line flag named like a secret (`--api-token VALUE`, `--db-password=VALUE`,
+  `--*key`, `--*secret`): `mask_argv` and `command_line` mask a command line word by word (the one way a
+  server's command line is shown: `%mcp list`, the inspector, errors, events, spans), and the text rule
+  masks the same in free text (a value after a space only when it has a digit or 8+ characters, so help
+  text such as "the --api-key flag" stays readable);
 - string values under secret-looking keys in JSON text (`"api_key": "..."`, also JSON inside a JSON
   string); `is_secret_name` tells the same for the keys of a mapping.
 
@@ -27,14 +33,21 @@ lower-cased text finds one of their trigger words: masking a line costs microsec
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
+import math
 import os
 import re
+import shlex
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["MASK", "MIN_SECRET_LENGTH", "SecretMask", "is_secret_name", "mask_url", "secret_env_values"]
+__all__ = [
+    "MASK", "MIN_SECRET_LENGTH", "SecretMask", "command_line", "config_secrets", "is_secret_flag", "is_secret_name",
+    "looks_like_key", "mask_argv", "mask_url", "secret_env_values",
+]
 
 MASK = "[REDACTED]"
 """What a masked secret becomes, everywhere (history file, displays, error messages, logs)."""
@@ -42,13 +55,21 @@ MASK = "[REDACTED]"
 MIN_SECRET_LENGTH = 6
 """Literal secrets (registered or from the environment) shorter than this are not masked literally."""
 
-_SECRET_ENV_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_SECRET_ENV_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASS(?:WORD|WD|PHRASE)?(?![A-Z])|AUTH(?!OR)|CREDENTIAL|PRIVATE|COOKIE", re.IGNORECASE)
+# A value that looks like a key by itself, whatever its name: long, one word, letters and digits mixed, and
+# as varied as random text (a file name, a path, a word or a sentence is not)
+_KEY_LIKE = re.compile(r"^[A-Za-z0-9_\-+/=.:]{20,}$")
+_KEY_ENTROPY = 3.5  # bits per character; random base64 or hex of 20+ characters has more, words have less
+_URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:(?P<password>[^\s/@]+)@")
 _KEY_WORDS = (
     r"api[_-]?key|apikey|secret|client[_-]?secret|password|passwd|passphrase|token|access[_-]?token|"
     r"refresh[_-]?token|auth[_-]?token|id[_-]?token|session[_-]?token|authorization|proxy[_-]?authorization|"
     r"x[_-]api[_-]key|cookie|set[_-]cookie|private[_-]?key"
 )
 _SECRET_NAME = re.compile(rf"^(?:[\w.-]*[_.-])?(?:{_KEY_WORDS})$", re.IGNORECASE)
+_FLAG_WORDS = r"token|key|secret|password|passwd|passphrase|credentials?"
+_SECRET_FLAG = re.compile(rf"^--?[A-Za-z0-9_-]*(?:{_FLAG_WORDS})$", re.IGNORECASE)
 _SCHEME_VALUE = re.compile(r"^[A-Za-z][\w-]*\s+(\S+)$")  # "Bearer abc", "Basic abc", "token abc"
 # How every name of _KEY_WORDS ends, with the quote that closes a JSON key: `"input_tokens": 5` holds no
 # secret-looking key (`tokens"`), so counts of tokens do not run the JSON patterns.
@@ -75,6 +96,9 @@ _RULES: list[tuple[tuple[str, ...], re.Pattern[str]]] = [
      re.compile(rf"(?P<keep>[?&](?:[\w.-]*[_.-])?(?i:{_KEY_WORDS}|key)=)[^&#\s\"'\\]{{4,}}")),
     (("KEY", "TOKEN", "SECRET", "PASSW"),  # upper case: looked for in the text as written (the pattern is cased)
      re.compile(r"(?P<keep>\b[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)\s*=\s*)[^\s\"'\\,;]{4,}")),
+    (("--",),  # --api-token=VALUE, --api-token VALUE (after a space: a value with a digit or of 8+ characters)
+     re.compile(rf"(?P<keep>(?<![\w-])--?[A-Za-z0-9_-]*(?i:{_FLAG_WORDS})(?:=[\"']?|\s+[\"']?(?=[^\s\"'-]*\d|"
+                rf"[^\s\"'-]{{8,}})))(?!-)[^\s\"'\\]+")),
     (_KEY_ENDS,  # "api_key": "..." in JSON text
      re.compile(rf"(?P<keep>\"(?:[\w.-]*[_.-])?(?i:{_KEY_WORDS})\"\s*:\s*\")(?:[^\"\\]|\\.)+")),
     (tuple(e.replace('"', '\\"') for e in _KEY_ENDS),  # the same in JSON inside a JSON string
@@ -108,6 +132,79 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables whose names look secret (*KEY*, *TOKEN*, ...), long enough to mask."""
     env = os.environ if environ is None else environ
     return [v.strip() for k, v in env.items() if _SECRET_ENV_NAME.search(k) and len(v.strip()) >= MIN_SECRET_LENGTH]
+
+
+def is_secret_flag(word: str) -> bool:
+    """Whether a command-line flag names a secret value (`--api-token`, `--db-password`, `--key`): the word
+    after it, or after its `=`, is masked."""
+    return _SECRET_FLAG.match(word.partition("=")[0]) is not None
+
+
+def mask_argv(argv: Sequence[str], quote: bool = False) -> list[str]:
+    """A command line fit to show, word by word: the value after a flag named like a secret (`--api-token
+    VALUE` and `--api-token=VALUE`) becomes MASK, and each word is masked by the text rules (a URL's
+    password, `?token=`, `OPENAI_API_KEY=...`, key-like strings). `quote` shell-quotes the words as written
+    (before masking, so a masked word is not quoted for its brackets)."""
+    rules = _rules_only()
+    out: list[str] = []
+    after_flag = False
+    for word in argv:
+        shown = shlex.quote(word) if quote else word
+        if after_flag:
+            out.append(MASK)
+            after_flag = False
+        elif is_secret_flag(word):
+            name, eq, _ = word.partition("=")
+            if eq:
+                out.append(f"{shlex.quote(name) if quote else name}={MASK}")
+            else:
+                out.append(shown)
+                after_flag = True
+        else:
+            out.append(rules.mask(shown))
+    return out
+
+
+def command_line(command: str | None, args: Sequence[str] = ()) -> str:
+    """`command args...` as one shell-quoted line with its secrets masked (mask_argv); "" without a command."""
+    return " ".join(mask_argv([command, *args], quote=True)) if command else ""
+
+
+def looks_like_key(value: str) -> bool:
+    """Whether a value looks like a key or token by itself: a known prefix (`sk-`, `ghp_`, `xox…`, `AKIA…`, a
+    JWT...), or a long single word of mixed letters and digits as varied as random text (not a path, a URL, a
+    file name or an id made of words)."""
+    value = value.strip()
+    if _rules_only().mask(value) != value and MASK not in value:
+        return True
+    if not _KEY_LIKE.match(value) or "://" in value or value.startswith(("/", "~", ".")):
+        return False
+    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+        return False
+    counts = {c: value.count(c) for c in set(value)}
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    # random text switches between digits, lower and upper case all the time; names made of words
+    # (production-eu-west-1, MyReport2024) rarely do
+    kinds = [c.isdigit() + 2 * c.isupper() for c in value if c.isalnum()]
+    switches = sum(a != b for a, b in itertools.pairwise(kinds))
+    return entropy >= _KEY_ENTROPY and switches >= max(8, len(value) // 3)
+
+
+def config_secrets(env: Mapping[str, str], headers: Mapping[str, str] | None = None) -> list[str]:
+    """The secrets among a server's settings, to mask literally from then on: every header value (headers carry
+    credentials), and of the environment only what is secret: values of variables named like a secret (*TOKEN*,
+    *KEY*, *SECRET*, *PASSWORD*, *PASS*, *AUTH*, *CREDENTIAL*, *PRIVATE*, *COOKIE*), values that look like keys
+    (looks_like_key), and the password of a URL. Not every value: `DOCUMENT_ID=notebook.ipynb` is no secret, and
+    masking it would blank every later mention of notebook.ipynb."""
+    found = [v for v in (headers or {}).values() if v]
+    for name, value in env.items():
+        if not value:
+            continue
+        if (url := _URL_PASSWORD.match(value.strip())) is not None:
+            found.append(url.group("password"))  # the URL rule masks it in the URL; this, wherever else it appears
+        elif _SECRET_ENV_NAME.search(name) or looks_like_key(value):
+            found.append(value)
+    return found
 
 
 def mask_url(url: str) -> str:
@@ -189,3 +286,9 @@ class SecretMask:
         return text
 
     __call__ = mask
+
+
+@functools.cache
+def _rules_only() -> SecretMask:
+    """A mask of the rules alone (no literal secrets, not the environment's), made once."""
+    return SecretMask(environ={})

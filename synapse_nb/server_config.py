@@ -14,7 +14,6 @@ bad server never hides the others; connecting it fails with that line. A new key
 from __future__ import annotations
 
 import os
-import shlex
 import warnings
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, cast, get_args
@@ -23,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_core import ErrorDetails
 
 from .envvars import expand_vars
-from .masking import MASK, mask_url
+from .masking import MASK, command_line, mask_url
 from .oauth_settings import OAuthSettings, expand_oauth
 from .oauth_settings import problems as oauth_problems
 
@@ -31,8 +30,10 @@ __all__ = [
     "APPROVE_MODES",
     "CHOICES",
     "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_LOG_LEVEL",
     "ELICITATION_MODES",
     "LOG_LEVELS",
+    "PROTOCOLS",
     "SAMPLING_MODES",
     "TRANSPORTS",
     "ApproveMode",
@@ -48,6 +49,7 @@ Transport = Literal["stdio", "http", "sse"]
 ApproveMode = Literal["auto", "ask", "deny"]
 ElicitationMode = Literal["ask", "decline"]
 SamplingMode = Literal["ask", "auto", "deny"]
+Protocol = Literal["auto", "2026-07-28", "2025-11-25"]
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 ApprovePolicy = str | Mapping[str, str]
 
@@ -56,8 +58,18 @@ APPROVE_MODES: tuple[ApproveMode, ...] = get_args(ApproveMode)
 ELICITATION_MODES: tuple[ElicitationMode, ...] = get_args(ElicitationMode)
 SAMPLING_MODES: tuple[SamplingMode, ...] = get_args(SamplingMode)
 LOG_LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
+PROTOCOLS: tuple[Protocol, ...] = get_args(Protocol)
 """Each enum of a server's settings is written once, as a Literal above: the parser, `%mcp connect`'s choices
-and help, and other layers (the approval policy, the log ring) take it from here."""
+and help, and other layers (the approval policy, the log ring) take it from here. PROTOCOLS: the revisions a
+server can be pinned to: `auto` (the default) asks the server what it speaks (`server/discover`) and falls back
+to the 2025 `initialize` handshake; `2026-07-28` speaks that revision only; `2025-11-25` the handshake era only
+(what a server that asks the user the 2025 way needs)."""
+DEFAULT_LOG_LEVEL: LogLevel = "info"
+"""The level a server is asked to log at (and above) when its entry says none, on a 2026-07-28 connection (where
+a server sends log messages only when asked; a 2025-era server sends what it chooses until `logging/setLevel`).
+`info` and not `debug`: debug messages of a chatty server share the connection with the calls; not `warning`:
+the messages a user opens `%mcp logs` for (a server saying what it did, that it connected to its database)
+are info."""
 _TRANSPORT_ALIASES: dict[str, str] = {"streamable-http": "http", "streamableHttp": "http"}
 """Other editors' names of a transport (the `type` key of Cursor and VS Code entries)."""
 
@@ -100,6 +112,7 @@ class ServerConfig(BaseModel):
     sampling: SamplingMode | None = None
     roots: _Strings | None = Field(None, description="a list of paths")
     log_level: LogLevel | None = None
+    protocol: Protocol | None = Field(None, description="auto, 2026-07-28 or 2025-11-25")
     oauth: OAuthSettings | None = None
     source: str | None = None
     problem: str | None = None
@@ -114,7 +127,7 @@ class ServerConfig(BaseModel):
     @model_validator(mode="after")
     def _fill_display(self) -> ServerConfig:
         if not self.display:
-            shown = _command_line(self.command, self.args) if self.transport == "stdio" else mask_url(self.url or "")
+            shown = command_line(self.command, self.args) if self.transport == "stdio" else mask_url(self.url or "")
             object.__setattr__(self, "display", shown)
         return self
 
@@ -135,7 +148,7 @@ class ServerConfig(BaseModel):
         if self.cwd:
             parts.append(f"cwd={self.cwd!r}")
         for key in ("disabled", "timeout", "connect_timeout", "approve", "tools", "elicitation", "sampling", "roots",
-                    "log_level", "oauth", "problem"):
+                    "log_level", "protocol", "oauth", "problem"):
             value = getattr(self, key)
             if value not in (None, False):
                 parts.append(f"{key}={value!r}")
@@ -155,7 +168,7 @@ _KEYS = frozenset(ServerConfig.model_fields) - {"name", "source", "problem", "di
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "transport": TRANSPORTS, "approve": APPROVE_MODES, "elicitation": ELICITATION_MODES, "sampling": SAMPLING_MODES,
-    "log_level": LOG_LEVELS,
+    "log_level": LOG_LEVELS, "protocol": PROTOCOLS,
 }
 """The keys with a fixed set of values, in the order help and errors list them (the fields' Literals say the
 same as sets; typing's caches may reorder a Literal inside a union, so the order is taken from here)."""
@@ -309,8 +322,6 @@ def _written_display(transport: str, written: Mapping[str, Any]) -> str:
     args = written["args"]
     shown_args = tuple(str(a) for a in args) if isinstance(args, list | tuple) else ()
     command = written["command"]
-    return _command_line(str(command) if command else None, shown_args)
+    return command_line(str(command) if command else None, shown_args)
 
 
-def _command_line(command: str | None, args: tuple[str, ...]) -> str:
-    return shlex.join([command or "", *args]) if command else ""

@@ -264,10 +264,24 @@ class ToolSpec:
         return self.task_support == "required"
 
     @property
+    def destructive_hint(self) -> bool | None:
+        """What the tool says about side effects: False when it says it only reads (`readOnlyHint`) or
+        that its changes are not destructive (`destructiveHint: false`), True when it says destructive,
+        None when an MCP tool says nothing. A native tool (no server) that says nothing is False: it is
+        the user's own function in the kernel, not a server's."""
+        if self.annotations.get("readOnlyHint", False):
+            return False
+        hint = self.annotations.get("destructiveHint")
+        if hint is None:
+            return None if self.server is not None else False
+        return bool(hint)
+
+    @property
     def destructive(self) -> bool:
-        return bool(self.annotations.get("destructiveHint", False)) and not self.annotations.get(
-            "readOnlyHint", False
-        )
+        """The tool may delete or overwrite data: it says so, or it is an MCP tool that says nothing (MCP's
+        ToolAnnotations default `destructiveHint` to true when `readOnlyHint` is false), so the approval
+        policy asks before it runs."""
+        return self.destructive_hint is not False
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,18 @@ import pytest
 from synapse_nb.config import ServerConfig
 from synapse_nb.errors import AuthenticationError
 from synapse_nb.history.redact import Redactor
-from synapse_nb.masking import MASK, MIN_SECRET_LENGTH, SecretMask, is_secret_name, mask_url, secret_env_values
+from synapse_nb.masking import (
+    MASK,
+    MIN_SECRET_LENGTH,
+    SecretMask,
+    command_line,
+    config_secrets,
+    is_secret_name,
+    looks_like_key,
+    mask_argv,
+    mask_url,
+    secret_env_values,
+)
 from synapse_nb.mcp_client.failure import Scrubber
 from synapse_nb.notebook.commands.mcp import _mask as display_mask
 from synapse_nb.notebook.state import SynapseState
@@ -52,7 +63,7 @@ def _history(text: str) -> str:
 
 
 def _mcp_error(text: str) -> str:
-    config = ServerConfig("demo", command="demo-server", env={"SRV": ENV_VALUE, "KEY": API_KEY},
+    config = ServerConfig("demo", command="demo-server", env={"SRV_TOKEN": ENV_VALUE, "OTHER": API_KEY},
                           headers={"Authorization": HEADER})
     return Scrubber(config)(text)
 
@@ -163,3 +174,33 @@ def test_names_env_values_and_urls() -> None:
     assert not is_secret_name("max_tokens")
     assert secret_env_values({"A_KEY": " abcdefgh ", "B_TOKEN": "abc", "HOME": "/root/home"}) == ["abcdefgh"]
     assert mask_url("https://ada:pw@host.example/mcp?token=t&x=1#f") == f"https://host.example/mcp?token={MASK}&x={MASK}#f"
+
+
+def test_a_command_line_is_shown_with_its_url_password_and_secret_flags_masked() -> None:
+    argv = ["node", "index.js", "postgresql://reader:readerpw@127.0.0.1:5432/shop", "--api-token", "tok_1",
+            "--db-password=hunter22", "--verbose", "--name", "a b"]
+    assert command_line(argv[0], argv[1:]) == (
+        f"node index.js postgresql://reader:{MASK}@127.0.0.1:5432/shop --api-token {MASK} --db-password={MASK} "
+        "--verbose --name 'a b'"
+    )
+    assert mask_argv(["--key", "k", "--secret=s", "--keyboard", "us"]) == ["--key", MASK, f"--secret={MASK}",
+                                                                         "--keyboard", "us"]
+    assert command_line(None) == ""
+
+
+def test_secret_flags_in_free_text_are_masked_but_help_text_stays() -> None:
+    mask = SecretMask(environ={})
+    assert mask("started with --api-token tok_abc123 --port 80") == f"started with --api-token {MASK} --port 80"
+    assert mask("node srv.js --client-secret=s3") == f"node srv.js --client-secret={MASK}"
+    assert mask("pass your key with the --api-key flag") == "pass your key with the --api-key flag"
+
+
+def test_a_servers_env_values_are_secrets_when_they_say_or_look_so() -> None:
+    env = {"DOCUMENT_ID": "notebook.ipynb", "REGION": "production-eu-west-1", "API_TOKEN": "plain words",
+           "PGPASSWORD": "hunter22", "AUTHOR": "Ada Lovelace", "RANDOM": "a9F3kQ7zL2mX8vB4nR6t",
+           "OPENAI": "sk-abcdefghijklmnopqrstuv", "DB": "postgresql://reader:pw4db55@db/shop"}
+    assert config_secrets(env, {"X-Trace": "abc"}) == ["abc", "plain words", "hunter22", "a9F3kQ7zL2mX8vB4nR6t",
+                                                       "sk-abcdefghijklmnopqrstuv", "pw4db55"]
+    assert looks_like_key("Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==")
+    assert not looks_like_key("MyQuarterlyReport2024")
+    assert not looks_like_key("/home/ada/data/run-20240101")

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import SynapseError
 from ..events import Event, ToolCallFinished, ToolCallProgress, ToolCallStarted, utcnow
+from ..task_state import TASK_ORIGIN, TaskOrigin
 from ..types import Message, ToolCall, ToolResult, ToolSpec
 from .tools import ToolRegistry, error_line
 from .turn import TurnOptions
@@ -140,6 +141,9 @@ class ToolBatch:
             if answered is not None:
                 return answered
         scope = opts.tool_scope(call.id) if opts.tool_scope is not None else contextlib.nullcontext()
+        # a call the server runs as an MCP task records this turn's session, this call and the cell as its origin
+        outer = TASK_ORIGIN.get()
+        origin = TASK_ORIGIN.set(TaskOrigin(self.session_id, call.id, outer.cell if outer is not None else None))
         try:
             with scope:
                 result = await self.tools.call(
@@ -149,6 +153,8 @@ class ToolBatch:
         except Exception as exc:  # a failing tool is reported to the model; it never ends the loop
             logger.warning("tool %s raised", call.name, exc_info=True)
             return None, error_line(exc), (time.perf_counter() - t0) * 1000
+        finally:
+            TASK_ORIGIN.reset(origin)
         return result, None, result.duration_ms or (time.perf_counter() - t0) * 1000
 
     async def _approve(self, spec: ToolSpec, call: ToolCall) -> tuple[str, str | None]:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
     from pyiceberg.expressions import BooleanExpression
+    from pyiceberg.table import Table
 
     from .lake import Published
     from .lake_catalog import LakeTables
@@ -86,11 +87,14 @@ class Lake(History):
              row_filter: BooleanExpression | str | None = None) -> pa.Table:
         """The rows of `relation` as Arrow, straight from pyiceberg: only `columns` (default all), only rows
         matching `row_filter` (a pyiceberg expression or its string form, e.g. "started_at >= '2026-11-01'")."""
+        return self._scan(relation, self.tables().load(relation), columns, row_filter)
+
+    def _scan(self, relation: str, table: Table | None, columns: Sequence[str] | None,
+              row_filter: BooleanExpression | str | None) -> pa.Table:
         from pyiceberg.expressions import AlwaysTrue
 
         from .lake_catalog import lake_errors
 
-        table = self.tables().load(relation)
         if table is None:
             return _empty_arrow(relation)
         present = [f.name for f in table.schema().fields]
@@ -104,15 +108,17 @@ class Lake(History):
         the relations and columns QUERY names are read). HistoryError with DuckDB's reason if it fails."""
         import pandas as pd
 
-        with self._views(_wanted(query, RELATIONS)) as con:
-            table = self._run(con, query, params).to_arrow_table()
+        with self._views(_wanted(query, RELATIONS)) as con, self._failed():
+            rel = con.sql(query, params=params)
+            table = rel.to_arrow_table() if rel is not None else None
         return table.to_pandas() if table is not None else pd.DataFrame()
 
     def rows(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None, *,
              relations: Collection[str] = RELATIONS) -> list[tuple[Any, ...]]:
         """`sql` as a list of tuples."""
-        with self._views(_wanted(query, relations)) as con:
-            return self._run(con, query, params).fetchall()
+        with self._views(_wanted(query, relations)) as con, self._failed():
+            rel = con.sql(query, params=params)
+            return rel.fetchall() if rel is not None else []
 
     @contextmanager
     def connection(self, relations: Collection[str] = RELATIONS) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -124,8 +130,8 @@ class Lake(History):
                 session_id: str | None = None, server: str | None = None) -> pd.DataFrame:
         query = select(relation, since=since, until=until, limit=limit, session_id=session_id, server=server)
         want = {relation: (None, _row_filter(relation, since, until, session_id, server))}
-        with self._views(want) as con:
-            return self._run(con, query.sql, query.params).to_arrow_table().to_pandas()
+        with self._views(want) as con, self._failed():
+            return con.sql(query.sql, params=query.params).to_arrow_table().to_pandas()
 
     def close(self) -> None:
         """Free the in-memory DuckDB and the kept scans (reads reopen what they need)."""
@@ -164,19 +170,17 @@ class Lake(History):
         kept = self._scans.get(relation)
         if kept is not None and kept[0] == key:
             return kept[1]
-        rows = self.scan(relation, columns, row_filter)
+        rows = self._scan(relation, table, columns, row_filter)
         self._scans[relation] = (key, rows)
         return rows
 
-    def _run(self, con: duckdb.DuckDBPyConnection, query: str,
-             params: Sequence[Any] | Mapping[str, Any] | None) -> duckdb.DuckDBPyRelation:
+    @contextmanager
+    def _failed(self) -> Iterator[None]:
+        """A query DuckDB rejects (when planned or run) as HistoryError with DuckDB's one-line reason."""
         try:
-            rel = con.sql(query, params=params)
+            yield
         except duckdb.Error as exc:
             raise HistoryError(f"history query failed: {str(exc).splitlines()[0]}", path=self.spec.name) from exc
-        if rel is None:
-            return con.sql(f"SELECT {empty_relation('sessions')}")  # a statement with no rows
-        return rel
 
 
 def _wanted(query: str, relations: Collection[str]) -> dict[str, _Want]:

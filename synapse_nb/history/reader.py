@@ -34,7 +34,7 @@ from .db import describe_error, file_lock, is_lock_conflict, retry_locked, run
 from .ingest import ingest, insert_lines, pending_bytes, pending_lines, read_offsets
 from .migrate import check_version
 from .queries import FIND_SESSION, When, empty_relation, known_columns, quote_path, select
-from .schema import COLUMNS, RELATIONS, SQL_TYPE
+from .schema import COLUMNS, RELATIONS, SQL_TYPE, TASKS_VIEW
 from .spool import spool_dir
 from .transcript import messages_from_rows
 
@@ -142,6 +142,27 @@ class History:
         """MCP server events (connected, crashed, restarted, ...) by time; `server` filters one server."""
         return self._select("server_events", server=server, since=since, until=until, limit=limit)
 
+    def task_events(self, server: str | None = None, since: When = None, until: When = None,
+                    *, limit: int | None = None) -> pd.DataFrame:
+        """What happened to MCP tasks by time: each one's creation, then each change of status (`tasks()` folds
+        them into one row per task)."""
+        return self._select("task_events", server=server, since=since, until=until, limit=limit)
+
+    def tasks(self, server: str | None = None, *, open_only: bool = False) -> pd.DataFrame:
+        """MCP tasks, one row each (the `tasks` view over `task_events`) by creation time: tool, arguments, latest
+        status, the session, cell and tool call that started it, and its duration by the server's clock.
+        `open_only`: those not yet completed, failed or cancelled (as far as this history knows)."""
+        where = []
+        params: list[Any] = []
+        if server is not None:
+            where.append("server = ?")
+            params.append(server)
+        if open_only:
+            where.append("status NOT IN ('completed', 'failed', 'cancelled')")
+        cond = f" WHERE {' AND '.join(where)}" if where else ""
+        # the view's query itself, not the view's name: a lake (lake_reader.py) reads the relations a query names
+        return self.sql(f"SELECT * FROM ({TASKS_VIEW}) AS tasks{cond} ORDER BY created_at, first_seen_at", params)
+
     def _select(self, relation: str, *, since: When, until: When, limit: int | None,
                 session_id: str | None = None, server: str | None = None) -> pd.DataFrame:
         query = select(relation, since=since, until=until, limit=limit, session_id=session_id, server=server,
@@ -155,7 +176,8 @@ class History:
     # ---- SQL and export ------------------------------------------------------------------------
 
     def sql(self, query: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> pd.DataFrame:
-        """Any SQL over sessions, messages, tool_calls, llm_calls, turns, server_events, schema_migrations.
+        """Any SQL over sessions, messages, tool_calls, llm_calls, turns, server_events, task_events, tasks,
+        schema_migrations.
 
         JSON columns work with DuckDB's JSON functions, e.g. `arguments->>'table'`. A query DuckDB
         rejects raises HistoryError with DuckDB's one-line reason.
@@ -275,6 +297,7 @@ class History:
             for rel in RELATIONS:
                 extra = f" UNION ALL BY NAME SELECT * FROM temp.main._pending_{rel}" if pending else ""
                 run(con, f"CREATE OR REPLACE VIEW {rel} AS SELECT * FROM _file_{rel}{extra}")
+            run(con, f"CREATE OR REPLACE VIEW tasks AS {TASKS_VIEW}")
             self._union = pending
 
     def _release(self, con: duckdb.DuckDBPyConnection) -> None:

@@ -1,7 +1,8 @@
 """Maps each agent / hub event to the row it becomes in one history relation (pure; no I/O).
 
 - SessionStarted -> sessions; MessageAdded -> messages; LlmCallFinished -> llm_calls;
-  ToolCallFinished -> tool_calls; ServerEvent -> server_events;
+  ToolCallFinished -> tool_calls; ServerEvent -> server_events; TaskCreated and TaskStatusChanged ->
+  task_events (event `created` / `status`; the `tasks` view folds them into one row per task);
   TurnFinished / TurnFailed / TurnCancelled -> turns (one row per ended turn, written at its end;
   status finished | failed | cancelled | budget_exceeded).
 - TurnStarted writes nothing itself: `Recorder` remembers its prompt, model and start time until the
@@ -28,12 +29,15 @@ from ..events import (
     MessageAdded,
     ServerEvent,
     SessionStarted,
+    TaskCreated,
+    TaskStatusChanged,
     ToolCallFinished,
     TurnCancelled,
     TurnFailed,
     TurnFinished,
     TurnStarted,
 )
+from ..task_state import TaskState
 from ..types import ContentBlock, ToolResult, Usage
 
 __all__ = ["Recorder", "Row", "timestamp"]
@@ -174,6 +178,33 @@ def _server_event_row(e: ServerEvent) -> dict[str, Any]:
     return {"server": e.server, "event": e.event, "detail": detail, "at": timestamp(e.at)}
 
 
+def _task_created_row(e: TaskCreated) -> dict[str, Any]:
+    row = _task_row(e.task, "created", e.at, e.tool_call_id)
+    row.update(arguments=dict(e.arguments), session_id=e.session_id or None, cell=e.cell)
+    return row
+
+
+def _task_status_row(e: TaskStatusChanged) -> dict[str, Any]:
+    return _task_row(e.task, "status", e.at, e.tool_call_id)
+
+
+def _task_row(task: TaskState, event: str, at: _dt.datetime, tool_call_id: str | None) -> dict[str, Any]:
+    return {
+        "task_id": task.task_id,
+        "event": event,
+        "server": task.server,
+        "tool": task.tool or None,  # a task resumed by id before its tool was known
+        "form": task.form,
+        "status": task.status,
+        "status_message": task.status_message,
+        "tool_call_id": tool_call_id,
+        "created_at": timestamp(task.created_at),
+        "updated_at": timestamp(task.updated_at),
+        "poll_interval_ms": task.poll_interval_ms,
+        "at": timestamp(at),
+    }
+
+
 def _turn_row(e: TurnFinished | TurnFailed | TurnCancelled, start: TurnStarted | None) -> dict[str, Any]:
     if isinstance(e, TurnFinished):
         status, error, error_type = "finished", None, None
@@ -210,6 +241,8 @@ _PLAIN: dict[type, tuple[str, Callable[[Any], dict[str, Any]]]] = {
     LlmCallFinished: ("llm_calls", _llm_call_row),
     SessionStarted: ("sessions", _session_row),
     ServerEvent: ("server_events", _server_event_row),
+    TaskCreated: ("task_events", _task_created_row),
+    TaskStatusChanged: ("task_events", _task_status_row),
 }
 """The events that each become one row of their own."""
 _TURN_ENDS = (TurnFinished, TurnFailed, TurnCancelled)

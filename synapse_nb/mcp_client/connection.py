@@ -43,7 +43,8 @@ from ..errors import McpError, OAuthError
 from ..events import utcnow
 from ..request_trace import McpRequestTrace, RequestTracer
 from ..types import ToolResult
-from . import features
+from . import features, task_calls
+from .asyncwork import validation_ready
 from .connection_state import MAX_RESTARTS, RESTART_WINDOW, ConnectionState, Emit
 from .convert import RawTool
 from .exit_status import describe_exit
@@ -53,7 +54,9 @@ from .inflight import Request, Session
 from .oauth.failure import auth_error
 from .oauth.provider import OAuthSession
 from .process import StderrPipe, final_tail, find_child, kill_tree
-from .tasks import validation_ready
+from .task_extension import TasksExtension
+from .task_run import TaskCall, TaskSink
+from .task_watch import TaskWatch
 from .tool_discovery import list_tools, listen, refresh_tools
 from .transport import open_transport, preflight
 from .ui import UiCache, ui_extension
@@ -83,7 +86,7 @@ class ServerConnection:
     def __init__(
         self, config: ServerConfig, *, emit: Emit, on_tools: Callable[[ServerConnection], None],
         server: object | None = None, hooks: ServerHooks | None = None, oauth: OAuthSession | None = None,
-        tracer: Callable[[], RequestTracer | None] | None = None,
+        tracer: Callable[[], RequestTracer | None] | None = None, task_sink: TaskSink | None = None,
     ) -> None:
         self.config = config
         self._tracer = tracer  # the client spans of requests, while tracing is on (request_trace.py)
@@ -104,6 +107,8 @@ class ServerConnection:
         self._tools_dirty: asyncio.Event | None = None
         self._stopper: asyncio.Task[None] | None = None
         self.ui_cache = UiCache()  # the Views read on this connection; cleared when it (re)starts
+        self.tasks = TasksExtension(config.name, task_sink or _no_sink)  # MCP tasks (task_extension.py)
+        self.serves_tasks = False  # the server runs tool calls as tasks (known once connected)
         self._emit = emit
 
     @property
@@ -215,16 +220,45 @@ class ServerConnection:
 
     async def call_tool(
         self, tool: str, arguments: Mapping[str, Any], *, timeout: float, max_total: float,
-        on_progress: features.OnProgress | None = None,
+        on_progress: features.OnProgress | None = None, watch: TaskWatch | None = None,
+        task_support: str | None = None,
     ) -> ToolResult:
         """Call a tool by its name on the server; ToolCallTimeout after `timeout` s without progress
-        (at most `max_total` s in all), and the call is cancelled on the server."""
+        (at most `max_total` s in all), and the call is cancelled on the server.
+
+        On a server that serves MCP tasks, a tool whose `task_support` is required or optional (2025-11-25), or
+        any tool the server decides to run as a task (2026-07-28), is followed to its result as a task, seen and
+        steered through `watch`; from the task's creation on, each answer of the server is a sign of life, and
+        `max_total` no longer bounds the whole."""
         if self.state.validates(tool):
             await validation_ready()
         req = Request(f"tool {tool!r}", self.name, timeout, max_total)
-        return await self._send(req, lambda client: features.call_tool(
-            client, tool, dict(arguments), alive=req.alive, on_progress=on_progress,
-            on_url_required=self.hooks.url_required), method=("tools/call", tool))
+        call = self._task_call(req, tool, arguments, watch)
+
+        async def run(client: Client) -> ToolResult:
+            if task_support in ("required", "optional") and task_calls.form_of(client) == "2025-11-25" \
+                    and task_calls.serves_tasks(client):
+                return await task_calls.run_as_task(client, self.tasks, call)
+            return await task_calls.with_task_call(call, features.call_tool(
+                client, tool, dict(arguments), alive=req.alive, on_progress=on_progress,
+                on_url_required=self.hooks.url_required))
+
+        return await self._send(req, run, method=("tools/call", tool))
+
+    async def task_request(
+        self, run: Callable[[Client, TaskCall], Awaitable[T]], label: str, timeout: float | None, *,
+        tool: str = "", watch: TaskWatch | None = None,
+    ) -> T:
+        """Run `run(client, call)` about a task known by its id: `timeout` s per answer of the server, no cap."""
+        req = Request(label, self.name, timeout, math.inf)
+        call = self._task_call(req, tool, {}, watch)
+        return await self._send(req, lambda client: run(client, call))
+
+    def _task_call(self, req: Request, tool: str, arguments: Mapping[str, Any], watch: TaskWatch | None) -> TaskCall:
+        return TaskCall(server=self.name, tool=tool, arguments=dict(arguments),
+                        watch=watch if watch is not None else TaskWatch(), alive=req.alive, uncap=req.uncap,
+                        hold=req.hold,
+                        sink=self.tasks.sink, ending=lambda: req.ended is not None)
 
     async def request(
         self, fn: Callable[[Client], Awaitable[T]], label: str, timeout: float | None, *,
@@ -276,10 +310,10 @@ class ServerConnection:
                     client = await stack.enter_async_context(
                         Client(
                             await open_transport(cfg, stack, pipe, self.inproc, auth, self._tap),
-                            mode="auto",
+                            mode=_client_mode(cfg.protocol),
                             cache=None,
                             client_info=mt.Implementation(name="synapse_nb", version=__version__),
-                            extensions=[ui_extension()],
+                            extensions=[ui_extension(), self.tasks],
                             **self.hooks.client_kwargs(partial(self._on_message, gen)),
                         )
                     )
@@ -348,6 +382,7 @@ class ServerConnection:
     def _connected(self, client: Client, tools: tuple[RawTool, ...], connect_ms: float, discovery_ms: float) -> None:
         info = client.server_info
         self._protocol = client.protocol_version
+        self.serves_tasks = task_calls.serves_tasks(client)
         self.state.connected({
             "server_name": info.name if info is not None else None,
             "server_version": info.version if info is not None else None,
@@ -449,6 +484,19 @@ class ServerConnection:
         self.state.died(reason)
         if self._session is not None and self._session.gen == gen:
             self._session.stop.set()
+
+
+def _no_sink(event: object) -> None:
+    """Task events of a connection nobody records."""
+
+
+def _client_mode(protocol: str | None) -> str:
+    """The SDK Client's `mode` for a server's protocol pin: `auto` (server/discover, falling back to the 2025
+    initialize handshake), `legacy` for 2025-11-25 (the handshake only: the SDK offers its newest handshake
+    revision), or the 2026-era revision itself."""
+    if protocol is None or protocol == "auto":
+        return "auto"
+    return "legacy" if protocol not in MODERN_PROTOCOL_VERSIONS else protocol
 
 
 def _exit_code(pipe: StderrPipe | None) -> int | None:

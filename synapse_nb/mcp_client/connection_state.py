@@ -7,6 +7,7 @@ event loop: no tasks, no SDK.
 from __future__ import annotations
 
 import fnmatch
+import re
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -71,6 +72,7 @@ class ConnectionState:
             restarts=self.restarts,
             ever_connected=self.ever_connected,
             closing=self.closing,
+            protocol_pin=c.protocol if c.protocol not in (None, "auto") else None,
             **self._meta,
         )
 
@@ -146,16 +148,16 @@ class ConnectionState:
         """Starting did not work: "failed", or after an automatic restart "crashed"/"down" (tried again later).
 
         Returns the error to raise: `error` when it is more precise than a ServerStartError (an OAuthError)."""
-        self.last_error = reason
         tail = stderr_tail or self.ring.tail(2000)
+        said = last_meaningful_line(tail)
+        hint = f" (stderr: {said[:200]})" if said else ""
+        self.last_error = reason + hint  # what the server said about why: %mcp list and the inspector show it
         to: ServerState = "failed"
         if self.restart == "automatic":
             to = "down" if self.restart_budget_left() <= 0 else "crashed"
         self.move(to, {"reason": reason, "stderr_tail": tail})
         if error is not None:
             return error
-        last = tail.strip().splitlines()[-1:] if tail.strip() else []
-        hint = f" (stderr: {last[0][:200]})" if last else ""
         return ServerStartError(
             f"MCP server {self.name!r} failed to start: {reason}{hint}", server=self.name, reason=reason,
             stderr_tail=tail,
@@ -204,3 +206,16 @@ class ConnectionState:
             if self.current == "down" else f"the next call {self.info().comes_back}"
         )
         return ServerCrashedError(f"MCP server {self.name!r} crashed during {label}; {then}", server=self.name)
+
+
+_NOISE = re.compile(r"^(?:\s+at |\s*File \"|\s*\^[\^~ ]*$|Traceback \(|Node\.js v\d|\s*[~^]+\s*$|\s*\}?\s*$)")
+"""Lines of a stderr tail that say where, not why: stack frames (Node's `    at ...`, Python's `  File "..."`),
+carets under a line, Node's closing `Node.js v22...`, a lone brace."""
+
+
+def last_meaningful_line(tail: str) -> str | None:
+    """The last line of a stderr tail that says something (not a stack frame, a caret line or a blank)."""
+    for line in reversed(tail.splitlines()):
+        if line.strip() and not _NOISE.match(line):
+            return line.strip()
+    return None

@@ -33,6 +33,11 @@ class Deadline:
         if self._timeout is not None and not self._owner.asking_user:
             self.scope.deadline = min(anyio.current_time() + self._timeout, self._cap)
 
+    def uncap(self) -> None:
+        """No maximum any more (a call that became an MCP task lives as long as the server says it is alive)."""
+        self._cap = math.inf
+        self.push()
+
     def hold(self) -> None:
         if self._timeout is not None:
             self.scope.deadline = self._cap

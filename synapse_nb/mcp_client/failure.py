@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from ..config import ServerConfig
 from ..errors import McpError
-from ..masking import SecretMask
+from ..masking import SecretMask, config_secrets
 from .exit_status import describe_exit
 
 __all__ = ["Scrubber", "describe", "is_connection_lost", "quiet_sdk_parse_errors", "request_error", "start_reason"]
@@ -23,7 +23,7 @@ _LOST = (OSError, EOFError, anyio.BrokenResourceError, anyio.ClosedResourceError
 
 
 class Scrubber:
-    """Masks a server's configured secrets (env and header values, the raw URL) in any message.
+    """Masks a server's configured secrets (header values, the secret env values, the raw URL) in any message.
 
     The rules are synapse_nb.masking's (also the kernel environment's secret values and key-like patterns).
     """
@@ -31,7 +31,7 @@ class Scrubber:
     def __init__(self, config: ServerConfig) -> None:
         self._url = config.url if config.url and config.url != config.display else None
         self._display = config.display
-        self._mask = SecretMask((*config.env.values(), *config.headers.values()))
+        self._mask = SecretMask(config_secrets(config.env, config.headers))
 
     def __call__(self, text: str) -> str:
         if self._url:

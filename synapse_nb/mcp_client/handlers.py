@@ -32,6 +32,7 @@ from pydantic import FileUrl
 
 from ..config import ServerConfig
 from ..errors import SynapseError
+from ..server_config import DEFAULT_LOG_LEVEL
 from .deadline import Deadlines
 from .elicitation import ElicitationAnswer, ElicitationError, ElicitationForm, UrlElicitation, parse_form
 from .logs import LogEntry, LogLevel, LogRing, check_level, level_at_least
@@ -89,6 +90,7 @@ class ServerHooks:
         self.handlers = handlers
         self.log_ring = LogRing()
         self.log_level: LogLevel | None = check_level(config.log_level) if config.log_level else None
+        self.asked_level: LogLevel = self.log_level or DEFAULT_LOG_LEVEL  # what a 2026-07-28 connection asked
         base = Path.cwd() if cwd is None else cwd
         self.roots: tuple[Path, ...] = _paths(config.roots or (), base)
         self.offers_roots = bool(self.roots)  # fixed per connection: the capability is declared at initialize
@@ -111,13 +113,14 @@ class ServerHooks:
             await message_handler(message)
 
         self.closing = False  # a new session
+        self.asked_level = self.log_level or DEFAULT_LOG_LEVEL  # a 2026-07-28 server logs only what is asked
 
         return {
             "elicitation_callback": self._elicit,
             "sampling_callback": self._sample,
             "list_roots_callback": self._list_roots if self.offers_roots else None,
             "logging_callback": self._log,
-            "log_level": self.log_level,
+            "log_level": self.asked_level,  # read on 2026-07-28 connections only (the SDK's Client.log_level)
             "message_handler": on_message,
         }
 

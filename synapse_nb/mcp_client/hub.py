@@ -32,13 +32,14 @@ from mcp import Client
 
 from ..config import ApprovePolicy, ServerConfig, Transport, load_mcp_config
 from ..errors import McpError, ServerCrashedError, ServerStartError
-from ..events import ServerEvent
+from ..events import ServerEvent, TaskCreated, TaskStatusChanged
 from ..oauth_settings import OAuthSettings
 from ..protocols import EventSink, ProgressCallback
 from ..request_trace import RequestTracer
 from ..server_config import parse_server
+from ..task_state import TASK_ORIGIN, TaskState
 from ..types import ContentBlock, ToolResult, ToolSpec, UiResource
-from . import features, ui
+from . import features, task_calls, ui
 from .connection import ServerConnection
 from .exit_guard import ExitGuard
 from .handlers import ClientHandlers, ServerHooks
@@ -49,6 +50,7 @@ from .oauth.accounts import OAuthAccounts
 from .oauth.redirect import SignIn
 from .oauth.storage import TokenStore
 from .table import ConnectionTable
+from .task_watch import TaskWatch
 
 __all__ = ["McpHub", "PromptInfo", "PromptResult", "ResourceInfo", "ServerInfo"]
 
@@ -134,16 +136,24 @@ class McpHub:
     def tools(self) -> list[ToolSpec]:
         """The tools offered to the model, named `SERVER__TOOL` (see naming.py), allow-lists applied.
 
-        Left out: tools that only run as MCP tasks (this client cannot run tasks yet) and MCP Apps tools
-        whose `_meta.ui.visibility` lacks "model" (only their View may call them); `all_tools` has them.
+        Left out: MCP Apps tools whose `_meta.ui.visibility` lacks "model" (only their View may call them), and
+        tools that only run as MCP tasks on a server that serves none; `all_tools` has them.
         """
-        return [t for t in self._table.specs if not t.needs_task and t.for_model]
+        return [t for t in self._table.specs if t.for_model and (not t.needs_task or self._serves_tasks(t.server))]
 
     @property
     def all_tools(self) -> list[ToolSpec]:
         """Every listed tool, including those marked `needs_task` and app-only ones (for `%mcp tools` and the
         inspector)."""
         return self._table.specs
+
+    def serves_tasks(self, name: str) -> bool:
+        """The server runs tool calls as MCP tasks (2025-11-25 `tasks` capability or the 2026-07-28 extension)."""
+        return self._conn(name).serves_tasks
+
+    def _serves_tasks(self, name: str | None) -> bool:
+        conn = self._table.find(name) if name is not None else None
+        return conn is not None and conn.serves_tasks
 
     def tool(self, qualified_name: str) -> ToolSpec:
         """Any listed tool by qualified name, app-only ones included (a View or a hand call may use them)."""
@@ -170,6 +180,7 @@ class McpHub:
         sampling: str | None = None,
         roots: Sequence[str | Path] | None = None,
         log_level: str | None = None,
+        protocol: str | None = None,
         oauth: OAuthSettings | Mapping[str, Any] | None = None,
         sign_in: SignIn | None = None,
     ) -> ServerInfo:
@@ -179,13 +190,14 @@ class McpHub:
         configures it (OAuthSettings, or the config file's `oauth` object), `sign_in` is the user's step
         (default: the hub's). Stored tokens are used first and refreshed when they expire.
         A server already connected under `name` is replaced unless its configuration is the same.
+        `protocol` pins the MCP revision (server_config.PROTOCOLS; None: auto).
         Raises ServerStartError (the server stays listed as "failed", with its stderr tail), OAuthError
         when signing in did not work.
         """
         given = {"command": command, "args": args, "env": env, "cwd": cwd, "url": url, "headers": headers,
                  "transport": transport, "timeout": timeout, "approve": approve, "tools": tools,
                  "connect_timeout": connect_timeout, "elicitation": elicitation, "sampling": sampling,
-                 "roots": roots, "log_level": log_level,
+                 "roots": roots, "log_level": log_level, "protocol": protocol,
                  "oauth": OAuthSettings.from_mapping(oauth) if isinstance(oauth, Mapping) else oauth}
         config = parse_server(name, given)
         return await self._start(config, sign_in=sign_in)
@@ -240,27 +252,64 @@ class McpHub:
 
     async def call(
         self, qualified_name: str, arguments: Mapping[str, Any], timeout: float | None = None,
-        *, on_progress: ProgressCallback | None = None,
+        *, on_progress: ProgressCallback | None = None, task: TaskWatch | None = None,
     ) -> ToolResult:
         """Call a tool by qualified name. `is_error` results are returned; failures raise McpError subclasses.
 
         `on_progress(progress, total, message)` sees the server's progress reports; each report also
         pushes the timeout back (at most to `max_total_timeout` seconds in all).
+        A call the server runs as an MCP task (a 2025-11-25 tool whose `taskSupport` is required or optional, or
+        any call a 2026-07-28 server with the tasks extension decides to) is followed to its result: `task` (a
+        TaskWatch) sees its status changes and questions and can cancel it or detach from it; `timeout` then
+        bounds the wait for each answer of the server, not the task's life.
         Raises UnknownToolError, ToolCallTimeout (the call is cancelled on the server),
         ServerCrashedError (the server died; the next call restarts it, or reconnects to an HTTP one),
-        ServerDownError, and McpError for a tool that needs MCP tasks.
+        ServerDownError, TaskError (the task failed or was cancelled), TaskLostError (the server forgot it),
+        TaskDetachedError (the watch detached: the task runs on), and McpError for a tool that needs MCP tasks
+        on a server that serves none.
         """
         spec = self._table.tool(qualified_name)
         assert spec.server is not None
         assert spec.original_name is not None
         self._loop.check()
-        if spec.needs_task:
-            raise McpError(f"tool {qualified_name!r} needs MCP tasks, which this client does not support yet",
-                           server=spec.server)
         conn = await self._running(self._conn(spec.server))
+        if spec.needs_task and not conn.serves_tasks:
+            raise McpError(f"tool {qualified_name!r} runs only as an MCP task, and server {spec.server!r} serves no "
+                           "tasks", server=spec.server)
         limit = timeout if timeout is not None else (conn.config.timeout or self.default_timeout)
+        origin = TASK_ORIGIN.get() if task is None else None
+        if origin is not None:  # an agent's call: a task it becomes is the turn's, its status the call's progress
+            task = TaskWatch.for_origin(origin, on_progress)
         return await conn.call_tool(spec.original_name, arguments, timeout=limit, max_total=self.max_total_timeout,
-                                    on_progress=on_progress)
+                                    on_progress=on_progress, watch=task, task_support=spec.task_support)
+
+    # --- MCP tasks known by their id (started by an earlier call, maybe before a kernel restart) -------
+
+    async def follow_task(self, server: str, task_id: str, *, tool: str = "",
+                          task: TaskWatch | None = None) -> ToolResult:
+        """Wait for a task to end and return its result (its duration is the task's, by the server's clock).
+
+        Raises TaskError (failed or cancelled), TaskLostError (the server no longer knows it), TaskDetachedError."""
+        conn = await self._running(self._conn(server))
+        return await conn.task_request(partial(task_calls.follow, tasks=conn.tasks, task_id=task_id),
+                                       f"task {task_id}", conn.config.timeout or self.default_timeout,
+                                       tool=tool, watch=task)
+
+    async def task_state(self, server: str, task_id: str, *, tool: str = "") -> TaskState:
+        """The task's state now (`tasks/get`); TaskLostError when the server no longer knows it."""
+        conn = self._conn(server)
+        return await conn.task_request(partial(task_calls.look, tasks=conn.tasks, task_id=task_id),
+                                       f"task {task_id}", conn.config.timeout or self.default_timeout, tool=tool)
+
+    async def cancel_task(self, server: str, task_id: str) -> None:
+        """Ask the server to cancel the task (`tasks/cancel`); a task already ended stays as it ended."""
+        conn = self._conn(server)
+        await conn.task_request(partial(task_calls.cancel, tasks=conn.tasks, task_id=task_id),
+                                f"task {task_id}", conn.config.timeout or self.default_timeout)
+
+    async def list_tasks(self, server: str) -> list[TaskState]:
+        """The server's own list of its tasks (2025-11-25 `tasks/list`; the 2026-07-28 extension has none: [])."""
+        return await self._request(server, partial(task_calls.list_tasks, server=server), "tasks/list")
 
     async def _running(self, conn: ServerConnection) -> ServerConnection:
         """A crashed server is restarted here, on its next tool call; a down one raises ServerDownError."""
@@ -324,6 +373,15 @@ class McpHub:
     def logs(self, name: str, n: int | None = None, *, level: str = "debug") -> list[LogEntry]:
         """The server's last `n` log messages (all kept when None) at `level` or above, oldest first."""
         return self._conn(name).hooks.log_ring.tail(n, level)
+
+    def asked_log_level(self, name: str) -> str | None:
+        """The level the server was asked to send log messages at (and above): on a 2026-07-28 connection the
+        level its requests carry (its `log_level`, else server_config.DEFAULT_LOG_LEVEL); on a 2025-era one the
+        level `logging/setLevel` asked, None when it was never asked (it then sends what it chooses)."""
+        conn = self._conn(name)
+        if conn.state.info().stateless:
+            return conn.hooks.asked_level
+        return conn.hooks.log_level
 
     def add_log(self, name: str, entry: LogEntry) -> None:
         """Add a log message the server's MCP Apps View sent (`notifications/message`) to the server's ring."""
@@ -430,7 +488,7 @@ class McpHub:
                 config, emit=emit, on_tools=self._table.tools_changed, server=server,
                 hooks=ServerHooks(config, self.handlers, emit),
                 oauth=self._accounts.session(config, sign_in, turn=self._loop.lock(_SIGN_IN_TURN)),
-                tracer=self._request_tracer,
+                tracer=self._request_tracer, task_sink=self._task_event,
             )
             self._table.put(conn)
             self._exit.arm()
@@ -502,6 +560,11 @@ class McpHub:
 
     def _conn(self, name: str) -> ServerConnection:
         return self._table.get(name)
+
+    def _task_event(self, event: TaskCreated | TaskStatusChanged) -> None:
+        logger.info("MCP server %r: task %s %s", event.task.server, event.task.task_id, event.task.status)
+        if self._on_event is not None:
+            self._on_event(event)
 
     def _emit(self, server: str, event: str, detail: Mapping[str, Any]) -> None:
         logger.info("MCP server %r: %s %s", server, event, {k: v for k, v in detail.items() if k != "stderr_tail"})

@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 from mcp import Client
 
 from ..errors import McpError, ToolCallTimeout
+from .asyncwork import wait_through_cancel
 from .deadline import Deadline, Deadlines
-from .tasks import wait_through_cancel
 
 __all__ = ["DRAIN_TIMEOUT", "OnError", "Request", "Session"]
 
@@ -56,6 +56,16 @@ class Request:
         """A sign of life from the server (a progress report): the deadline moves back by `timeout`."""
         if self.deadline is not None:
             self.deadline.push()
+
+    def hold(self) -> None:
+        """The client itself waits (between two polls of an MCP task): the deadline stops until `alive()`."""
+        if self.deadline is not None:
+            self.deadline.hold()
+
+    def uncap(self) -> None:
+        """The request became an MCP task: `timeout` still bounds each wait for the server, `max_total` no more."""
+        if self.deadline is not None:
+            self.deadline.uncap()
 
     def end(self, error: McpError) -> None:
         """Cancel the SDK call (the SDK then sends notifications/cancelled); the caller gets `error`."""
@@ -115,6 +125,8 @@ class Session:
             if task.cancelling() > before:
                 raise  # the caller was cancelled as well: it gets its CancelledError
             raise req.ended from None
+        except McpError:
+            raise  # ours already (a task that failed, was lost or detached: task_run.py)
         except Exception as exc:  # the boundary for SDK and transport errors of one request
             raise self.on_error(exc, self.gen, req.label) from exc
         finally:

@@ -48,7 +48,9 @@ class ServerInfo:
     """A snapshot of one server. `command`/`url` are shown as configured, without credentials.
 
     `status` is the state in words for a listing, with what to do about it (e.g. "failed — `%mcp
-    restart demo` to retry"); `ever_connected` tells a server that never came up from one that did.
+    restart demo` to retry"; a remote server that went away is "unreachable", not "crashed"; a server stopped
+    before it ever came up "failed to start" with the reason); `ever_connected` tells a server that never came
+    up from one that did.
     """
 
     name: str
@@ -70,14 +72,17 @@ class ServerInfo:
     discovery_ms: float | None = None
     ever_connected: bool = False
     closing: bool = False  # stopping: its session or process has not ended yet (`pid` says which process)
+    protocol_pin: str | None = None  # the revision its config pins (`--protocol`, "protocol"); None: auto
 
     @property
     def protocol(self) -> str:
         """The negotiated protocol version in words: `2026-07-28 stateless` (each request carries it, no
-        session), `2025-11-25` (an initialize handshake, a session); "" before the first connection."""
+        session), `2025-11-25` (an initialize handshake, a session), with `(pinned)` when the config pins the
+        revision; "" before the first connection (`pinned 2025-11-25` when pinned)."""
+        pinned = " (pinned)" if self.protocol_pin else ""
         if self.protocol_version is None:
-            return ""
-        return f"{self.protocol_version} stateless" if self.stateless else self.protocol_version
+            return f"pinned {self.protocol_pin}" if self.protocol_pin else ""
+        return (f"{self.protocol_version} stateless" if self.stateless else self.protocol_version) + pinned
 
     @property
     def comes_back(self) -> str:
@@ -97,10 +102,13 @@ class ServerInfo:
         if self.closing:
             pid = f" pid {self.pid}" if self.pid else ""
             return f"stopping{pid}… (`%mcp disconnect {self.name}` waits for it)"
+        if self.state == "stopped" and not self.ever_connected and self.last_error:
+            return f"failed to start: {self.last_error} — {retry} to retry"
+        gone = "crashed" if self.transport in ("stdio", "memory") else "unreachable"  # a remote server went away
         return {
             "connecting": "connecting…",
             "connected": "connected",
-            "crashed": f"crashed — the next tool call {self.comes_back} (or {retry})",
+            "crashed": f"{gone} — the next tool call {self.comes_back} (or {retry})",
             "stopped": f"disconnected — {retry} to connect again",
             "failed": f"failed — {retry} to retry",
             "down": f"down (crashed too often) — {retry} to start it again",

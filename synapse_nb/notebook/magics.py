@@ -27,7 +27,7 @@ from .commands import ask as ask_cmd
 from .commands import help as help_text
 from .commands import lake as lake_cmd
 from .commands import mcp as mcp_cmd
-from .commands import mcp_auth, mcp_features, mcp_read
+from .commands import mcp_auth, mcp_features, mcp_read, mcp_tasks
 from .commands import session as session_cmd
 from .commands.args import (
     APPROVE_MODES,
@@ -37,7 +37,6 @@ from .commands.args import (
     ConfigFile,
     expand,
     parse_ask,
-    parse_call_arguments,
     parse_call_target,
     parse_connect,
     split,
@@ -54,8 +53,8 @@ SYNAPSE_SUBCOMMANDS = (
     "publish", "lake",
 )
 MCP_SUBCOMMANDS = (
-    "connect", "list", "tools", "resources", "call", "disconnect", "restart", "inspect", "read", "prompt", "logs",
-    "roots",
+    "connect", "list", "tools", "resources", "call", "tasks", "disconnect", "restart", "inspect", "read", "prompt",
+    "logs", "roots",
     "subscribe", "unsubscribe", "auth", "logout", "help",
 )
 
@@ -359,13 +358,17 @@ class SynapseMagics(Magics):
         rest = rest.strip()
         state = self.state
         if sub == "call":
+            detach = rest.startswith("--detach")
+            if detach:
+                rest = rest.removeprefix("--detach").strip()
             target_word, _, arguments = rest.partition(" ")
             if not target_word:
                 raise UsageError("%mcp call: name the tool, e.g. %mcp call demo.echo text=hi")
             if not arguments.lstrip().startswith("{"):
                 arguments = expand(arguments, self._ns)
             target = parse_call_target(target_word)
-            call = mcp_cmd.call_async(state, target, parse_call_arguments(arguments))
+            # typed by the tool's schema once it is found
+            call = mcp_cmd.call_async(state, target, arguments, detach=detach)
             cancelled = f"the call of {target.server}.{target.tool} was cancelled; the server stays connected"
             return Pending(call, cancelled)
         if sub == "read":  # a template's `{variables}` reach the server's URI as written, not as Python names
@@ -398,6 +401,15 @@ class SynapseMagics(Magics):
             return Pending(_nothing(mcp_cmd.restart_async(state, words[0])), f"restarting {words[0]} was cancelled")
         if sub in ("resources", "prompt"):
             return Pending(mcp_read.run(state, sub, words), f"%mcp {sub} was cancelled; the server stays connected")
+        if sub == "tasks":
+            action, task_id = mcp_tasks.parse(words)
+            if action in ("list", "all"):
+                return mcp_tasks.list_tasks(state, every=action == "all")
+            if action == "cancel" and task_id is not None:
+                return Pending(_printed(mcp_tasks.cancel_async(state, task_id)), "cancelling the task was interrupted")
+            assert task_id is not None
+            return Pending(mcp_tasks.result_async(state, task_id),
+                           f"stopped waiting for task {task_id}; it runs on (the server cancels it only when asked)")
         if sub == "inspect":
             _at_most(words, 1, "%mcp inspect [NAME]")
             return mcp_cmd.inspect(state, words[0] if words else None)
@@ -448,6 +460,11 @@ def _mcp_features(state: SynapseState, sub: str, words: list[str]) -> Any:
         uri = rest[0] if rest else None
         return Pending(mcp_features.subscribe_async(state, name, uri), "subscribing was cancelled")
     return Pending(mcp_features.unsubscribe_async(state, name, rest[0]), "unsubscribing was cancelled")
+
+
+async def _printed(coro: Coroutine[Any, Any, str]) -> None:
+    """Await a command that answers in one line, and print it."""
+    print(await coro)
 
 
 async def _nothing(coro: Coroutine[Any, Any, Any]) -> None:

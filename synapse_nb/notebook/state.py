@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ..errors import SynapseError
+from ..errors import SynapseError, TaskDetachedError
 from ..events import Event, ServerEvent, ToolCallFinished, utcnow
 from ..types import ToolCall, ToolResult
 from .apps.views import AppViews
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ..history.reader import History
     from ..history.store import HistoryStore
     from ..mcp_client.hub import McpHub
+    from ..mcp_client.task_watch import TaskWatch
     from ..protocols import EventSink, ProgressCallback, Provider
     from ..telemetry.export import Tracing
     from ..telemetry.spans import SpanSink
@@ -256,15 +257,19 @@ class SynapseState:
 
     async def call_tool(
         self, qualified_name: str, arguments: Mapping[str, Any], *, on_progress: ProgressCallback | None = None,
-        origin: str = "manual", on_recorded: Callable[[float], None] | None = None,
+        origin: str = "manual", on_recorded: Callable[[float], None] | None = None, task: TaskWatch | None = None,
     ) -> ToolResult:
         """Run one MCP tool by hand (`%mcp call`, the inspector's Call) and record it as the agent's calls
         are, with approval "manual", in the current session (or none before the first turn). A built-in
-        group's tool (`kernel__*`) runs in process through the registry. `on_progress` sees the server's
+        group's tool (`kernel__*`) and an `@synapse_nb.tool` function (`python.NAME`) run in process through the
+        registry. `on_progress` sees the server's
         progress reports (the inspector's bar); `origin` is recorded as who asked ("manual", or
         "app:SERVER" for an MCP Apps View's call); `on_recorded` gets the duration recorded (ms), so what shows
-        the call (the inspector's badge) says what its history row says."""
-        grouped = self.registry.group_of(qualified_name) is not None
+        the call (the inspector's badge) says what its history row says. A call the server runs as an MCP task is
+        seen through `task` (its status, its question); one detached from (TaskDetachedError) is recorded when its
+        result is fetched (commands/mcp_tasks.py), under the same tool call id."""
+        grouped = self.registry.group_of(qualified_name) is not None or any(  # runs in process: a group's
+            s.name == qualified_name for s in self.registry.native)  # tool, or an @synapse_nb.tool function
         spec = self.registry.spec(qualified_name) if grouped else self.hub.tool(qualified_name)
         call = ToolCall(uuid.uuid4().hex, qualified_name, dict(arguments))
         started_at, started = utcnow(), time.perf_counter()
@@ -274,26 +279,34 @@ class SynapseState:
         if spec.server is not None:
             self.router.call_started(
                 spec.server, agent.session_id if agent is not None and agent.messages else "", call.id)
+        if task is not None:
+            task.tool_call_id = call.id
+            task.session_id = agent.session_id if agent is not None and agent.messages else None
+        detached = False
         try:
             if grouped:
                 result = await self.registry.call(qualified_name, arguments, on_progress=on_progress)
             else:
-                result = await self.hub.call(qualified_name, arguments, on_progress=on_progress)
+                result = await self.hub.call(qualified_name, arguments, on_progress=on_progress, task=task)
             error = None
             return result
+        except TaskDetachedError:
+            detached = True
+            raise
         except SynapseError as exc:
             error = str(exc)
             raise
         finally:
-            agent = self.sessions.get(self.current)
-            took = (time.perf_counter() - started) * 1000
-            self.router.record(ToolCallFinished(
-                session_id=agent.session_id if agent is not None and agent.messages else "", call=call,
-                server=spec.server, tool=spec.original_name or qualified_name, approval="manual",
-                started_at=started_at, duration_ms=took, result=result, error=error, origin=origin,
-            ))
-            if on_recorded is not None:
-                on_recorded(took)
+            if not detached:  # a detached task's result is recorded when it is fetched (commands/mcp_tasks.py)
+                agent = self.sessions.get(self.current)
+                took = (time.perf_counter() - started) * 1000
+                self.router.record(ToolCallFinished(
+                    session_id=agent.session_id if agent is not None and agent.messages else "", call=call,
+                    server=spec.server, tool=spec.original_name or qualified_name, approval="manual",
+                    started_at=started_at, duration_ms=took, result=result, error=error, origin=origin,
+                ))
+                if on_recorded is not None:
+                    on_recorded(took)
 
     # -- models and sessions
 

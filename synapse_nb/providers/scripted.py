@@ -12,7 +12,10 @@ A script is a built-in name ("demo", "analyst"), a path to a JSON file, a JSON s
 The reply depends only on the conversation it is given. A rule applies when its regex matches the last
 user message (case-insensitive) and every tool it names is offered; its steps play in order within that
 user turn (a tool step, then the answer), the last step repeating. Otherwise turns play in order over
-the whole conversation (the n-th assistant reply plays turn n; the last one repeats), then the fallback.
+the whole conversation (the n-th assistant reply plays turn n; the last one repeats), then the fallback;
+a script written in the model id itself (`scripted:[...]`, JSON: one cell's script) counts from that cell's
+question instead, so a second such cell in a session plays its own first turn.
+Keys an entry does not know are an error (`"args"` for `"arguments"` would otherwise be dropped silently).
 Tool names resolve among the offered tools: exact, else by the `__NAME` suffix of a qualified MCP name
 (preferring the server `demo`), else as a glob; a name that resolves to nothing is sent as written.
 Templates fill `{prompt}`, `{result}` (the latest tool results), `{results}` (all this turn), `{tool}`,
@@ -88,6 +91,21 @@ class _Rule:
         return {name for step in self.steps for name, _ in step.calls}
 
 
+_TURN_KEYS = frozenset({"text", "tool_calls", "tool", "arguments"})
+_RULE_KEYS = _TURN_KEYS | {"match", "answer", "steps"}
+_CALL_KEYS = frozenset({"name", "arguments"})
+_INSTEAD = {"args": "arguments", "params": "arguments", "parameters": "arguments", "input": "arguments",
+            "function": "name", "tool_name": "name", "calls": "tool_calls", "reply": "text", "content": "text"}
+
+
+def _known(entry: Mapping[str, Any], keys: frozenset[str], where: str) -> None:
+    """A key the script format does not know is a ConfigError naming it (and the key meant, when clear)."""
+    unknown = sorted(str(k) for k in entry if k not in keys)
+    if unknown:
+        meant = [f"{k!r} (use {_INSTEAD[k]!r})" if k in _INSTEAD else repr(k) for k in unknown]
+        raise ConfigError(f"script {where}: unknown key {', '.join(meant)}; an entry takes {', '.join(sorted(keys))}")
+
+
 def _calls(entry: Mapping[str, Any], where: str) -> tuple[tuple[str, Mapping[str, Any]], ...]:
     raw: Any = entry.get("tool_calls", ())
     if "tool" in entry:
@@ -98,6 +116,7 @@ def _calls(entry: Mapping[str, Any], where: str) -> tuple[tuple[str, Mapping[str
     for call in raw:
         if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
             raise ConfigError(f"script {where}: each tool call needs a name, got {call!r}")
+        _known(call, _CALL_KEYS, where)
         arguments = call.get("arguments") or {}
         if not isinstance(arguments, Mapping):
             raise ConfigError(f"script {where}: arguments of {call['name']!r} must be an object")
@@ -109,6 +128,7 @@ def _step(entry: Any, where: str) -> _Step:
     if isinstance(entry, str):
         return _Step(entry, ())
     if isinstance(entry, Mapping):
+        _known(entry, _TURN_KEYS, where)
         text = entry.get("text", "")
         if not isinstance(text, str):
             raise ConfigError(f"script {where}: text must be a string")
@@ -117,6 +137,7 @@ def _step(entry: Any, where: str) -> _Step:
 
 
 def _rule(entry: Mapping[str, Any], where: str) -> _Rule:
+    _known(entry, _RULE_KEYS, where)
     try:
         pattern = re.compile(str(entry["match"]), re.IGNORECASE | re.DOTALL)
     except re.error as exc:
@@ -134,10 +155,13 @@ def _rule(entry: Mapping[str, Any], where: str) -> _Rule:
 
 
 class DataScript:
-    """A script given as data (JSON or Python lists and dicts): rules, turns in order, and a fallback."""
+    """A script given as data (JSON or Python lists and dicts): rules, turns in order, and a fallback.
 
-    def __init__(self, data: Any, *, model: str = "demo") -> None:
+    `per_cell`: the turns count from the last user message (a script written in one cell's model id)."""
+
+    def __init__(self, data: Any, *, model: str = "demo", per_cell: bool = False) -> None:
         self.model = model
+        self.per_cell = per_cell  # turns count from the last user message (a cell), not the whole conversation
         if isinstance(data, Mapping):
             unknown = set(data) - {"turns", "rules", "fallback"}
             if unknown:
@@ -176,7 +200,8 @@ class DataScript:
             step = rule.steps[min(conversation.step, len(rule.steps) - 1)]
             return step.render(conversation, {**values, **groups})
         if self.turns:
-            return self.turns[min(conversation.replies, len(self.turns) - 1)].render(conversation, values)
+            played = conversation.step if self.per_cell else conversation.replies
+            return self.turns[min(played, len(self.turns) - 1)].render(conversation, values)
         return self.fallback.render(conversation, values)
 
 
@@ -201,7 +226,7 @@ def load_script(script: str | Path | Sequence[Any] | Mapping[str, Any], *, model
             return _builtin(script)
         if script.lstrip().startswith(("[", "{", '"')):
             try:
-                return DataScript(json.loads(script), model=model)
+                return DataScript(json.loads(script), model=model, per_cell=True)  # a cell's own script
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"the script is not valid JSON: {exc}") from exc
         path = Path(script).expanduser()

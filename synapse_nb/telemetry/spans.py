@@ -6,6 +6,8 @@
   call recorded only when it finished, such as `%mcp call`, becomes a span of its own then).
 - LlmCallFinished becomes a `chat` span with its real start and duration, under the tool call that
   caused it (a server's sampling request) or else under its session's turn.
+- TaskCreated opens an MCP task's `mcp.task` span (task_spans.py), under the tool call that started it;
+  TaskStatusChanged adds its status events and, at a terminal status, ends it.
 
 `tool_scope(call_id)` makes a tool call's span the current span while the call runs (the agent enters
 it around each call): the MCP SDK then sends that span's W3C trace context in the request's `_meta`, so
@@ -30,6 +32,8 @@ from ..events import (
     Event,
     LlmCallFinished,
     SessionStarted,
+    TaskCreated,
+    TaskStatusChanged,
     ToolCallFinished,
     ToolCallStarted,
     TurnCancelled,
@@ -39,6 +43,7 @@ from ..events import (
 )
 from . import attributes as attr
 from .attributes import Content, Failure
+from .task_spans import TaskSpans
 
 __all__ = ["SpanSink", "ns"]
 
@@ -69,6 +74,7 @@ class SpanSink:
         self._turns: OrderedDict[str, Span] = OrderedDict()  # session id -> its open turn span
         self._tools: OrderedDict[str, Span] = OrderedDict()  # tool call id -> its open span
         self._names: OrderedDict[str, str] = OrderedDict()  # session id -> session name
+        self._tasks = TaskSpans(tracer, content.mask, self._tool_span, ns)
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, ToolCallStarted):
@@ -84,6 +90,10 @@ class SpanSink:
         elif isinstance(event, SessionStarted):
             with self._lock:
                 _remember(self._names, event.session_id, event.name)
+        elif isinstance(event, TaskCreated):
+            self._tasks.created(event)
+        elif isinstance(event, TaskStatusChanged):
+            self._tasks.changed(event)
 
     @contextmanager
     def tool_scope(self, call_id: str) -> Iterator[None]:
@@ -101,6 +111,7 @@ class SpanSink:
 
     def close(self) -> None:
         """End every span still open (their turns never ended: the kernel is closing)."""
+        self._tasks.close()
         with self._lock:
             spans = [*self._tools.values(), *self._turns.values()]
             self._tools.clear()
@@ -168,6 +179,10 @@ class SpanSink:
         )
         _fail(span, attr.llm_failure(e, self._content))
         span.end(end_time=_after(e.started_at, e.duration_ms))
+
+    def _tool_span(self, call_id: str) -> Span | None:
+        with self._lock:
+            return self._tools.get(call_id)
 
     def _parent(self, session_id: str) -> Context | None:
         """The context of the session's open turn; None (the current context) when it has none."""

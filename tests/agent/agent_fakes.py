@@ -30,7 +30,9 @@ class FakeSource:
         spec = ToolSpec(
             name=f"{server}__{tool}", description=description or f"{tool} of {server}",
             input_schema=schema or {"type": "object", "properties": {}}, server=server, original_name=tool,
-            annotations=dict(annotations or {}),
+            # a tool that says nothing is possibly destructive and asks (MCP's default): the fake's tools say
+            # they only read unless a test gives annotations
+            annotations=dict({"readOnlyHint": True} if annotations is None else annotations),
         )
         self.specs.append(spec)
         self.handlers[spec.name] = handler or (lambda args: text_result(f"{tool} ok"))

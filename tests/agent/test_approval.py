@@ -16,9 +16,9 @@ def spec(name: str, server: str | None = None, **annotations: Any) -> ToolSpec:
     return ToolSpec(name, "", {}, server=server, original_name=original, annotations=annotations)
 
 
-QUERY = spec("demo__query", "demo")
+QUERY = spec("demo__query", "demo", readOnlyHint=True)
 DROP = spec("demo__drop_table", "demo", destructiveHint=True)
-READ = spec("files__read", "files")
+READ = spec("files__read", "files", readOnlyHint=True)
 
 
 def test_the_default_mode_applies_when_nothing_else_does() -> None:
@@ -30,7 +30,7 @@ def test_the_default_mode_applies_when_nothing_else_does() -> None:
 def test_per_tool_rules_exact_before_glob() -> None:
     policy = ApprovalPolicy("auto", tools={"demo__*": "deny", "demo__query": "ask"})
     assert policy.decide(QUERY) == "ask"
-    assert policy.decide(spec("demo__list_tables", "demo")) == "deny"
+    assert policy.decide(spec("demo__list_tables", "demo", readOnlyHint=True)) == "deny"
     assert policy.decide(READ) == "auto"
 
 
@@ -64,6 +64,20 @@ def test_destructive_tools_ask_unless_a_rule_says_auto() -> None:
     assert ApprovalPolicy().decide(read_only) == "auto"
 
 
+def test_an_mcp_tool_that_says_nothing_is_possibly_destructive_and_asks() -> None:
+    # MCP's ToolAnnotations: destructiveHint defaults to true (meaningful when readOnlyHint is false)
+    silent = spec("redis__delete", "redis")
+    assert silent.destructive_hint is None
+    assert silent.destructive
+    assert ApprovalPolicy().decide(silent) == "ask"
+    assert ApprovalPolicy().decide(spec("redis__set", "redis", readOnlyHint=False)) == "ask"
+    assert ApprovalPolicy().decide(spec("memo__add", "memo", destructiveHint=False)) == "auto"
+    assert ApprovalPolicy(servers={"redis": "auto"}).decide(silent) == "auto"
+    native = spec("shout")  # the user's own @synapse_nb.tool function: not a server's tool
+    assert native.destructive_hint is False
+    assert ApprovalPolicy().decide(native) == "auto"
+
+
 def test_always_is_remembered_per_tool() -> None:
     policy = ApprovalPolicy("ask")
     policy.remember_always("demo__query")
@@ -93,7 +107,7 @@ def test_a_policy_from_the_servers_file() -> None:
     policy = ApprovalPolicy.from_servers(servers, "auto")
     assert policy.decide(QUERY) == "ask"
     assert policy.decide(READ) == "deny"
-    assert policy.decide(spec("plain__x", "plain")) == "auto"
+    assert policy.decide(spec("plain__x", "plain", readOnlyHint=True)) == "auto"
     assert ApprovalPolicy.from_servers({"demo": "deny"}).decide(QUERY) == "deny"
     with pytest.raises(ConfigError):
         ApprovalPolicy.from_servers({"demo": 3})

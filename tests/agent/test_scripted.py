@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,27 @@ async def test_turns_play_in_order_over_the_conversation_and_the_last_repeats() 
     assert completion(await collect(provider, history)).message.content == "second"
     history += [Message.assistant("second"), Message.user("c")]
     assert completion(await collect(provider, history)).message.content == "second"
+
+
+@pytest.mark.anyio
+async def test_a_script_written_in_the_model_id_plays_from_its_own_cell() -> None:
+    # a second `scripted:[...]` cell in one session played the turn after the session's earlier replies
+    inline = ScriptedProvider('[{"tool": "echo", "arguments": {"text": "hi"}}, "echoed"]')
+    history = [Message.user("a"), Message.assistant("from an earlier cell"), Message.user("b")]
+    reply = completion(await collect(inline, history, [spec("demo__echo")])).message
+    assert [c.name for c in reply.tool_calls] == ["demo__echo"]  # its first turn, not its second
+    call = reply.tool_calls[0]
+    history += [reply, Message.tool(call.id, "hi", name=call.name)]
+    assert completion(await collect(inline, history, [spec("demo__echo")])).message.content == "echoed"
+
+
+@pytest.mark.parametrize(("entry", "meant"), [('{"tool": "echo", "args": {"text": "hi"}}', "'args' (use 'arguments')"),
+                                              ('{"text": "x", "tool_calls": [{"name": "t", "input": {}}]}',
+                                               "'input' (use 'arguments')"),
+                                              ('{"match": "x", "reply": "y"}', "'reply' (use 'text')")])
+def test_a_key_the_script_does_not_know_is_an_error_not_dropped(entry: str, meant: str) -> None:
+    with pytest.raises(ConfigError, match=rf"unknown key {re.escape(meant)}"):
+        ScriptedProvider(f"[{entry}]")
 
 
 @pytest.mark.anyio

@@ -73,7 +73,7 @@ def test_server_state_and_the_inspector(lab: Lab, browser: Any) -> None:
         nb.run(2)
         lines = error_lines(nb.cell(2))
         assert len(lines) == 1, lines
-        assert lines[0].startswith("UsageError: %mcp connect: bad failed to start"), lines
+        assert lines[0].startswith("ServerStartError: %mcp connect: bad failed to start"), lines  # no usage error
         expect(nb.output(2)).to_contain_text("no config here")
 
         # connect: the wall time waited; the same config again: "already connected"

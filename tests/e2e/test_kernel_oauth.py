@@ -136,12 +136,14 @@ class Session:
 
 
 def one_line_error(run: Execution) -> str:
-    """The cell's error: IPython's one-line `UsageError: ...` on stderr, no traceback."""
+    """The cell's error: one line naming what it is (`OAuthError: ...`, not `UsageError: ...`: signing in that
+    did not work is no usage mistake), no traceback."""
     assert run.status == "error"
-    assert run.error is None, run.error  # no traceback message
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1, run.stderr
-    assert lines[0].startswith("UsageError: "), lines[0]
+    assert run.error is not None
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in run.error["traceback"]]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("OAuthError: "), lines[0]
+    assert not run.stderr.strip(), run.stderr
     return lines[0]
 
 

@@ -35,7 +35,7 @@ class Tools:
     def tools(self) -> Sequence[ToolSpec]:
         return [
             ToolSpec(name, f"{name} tool", {"type": "object", "properties": {}}, server=name.split("__")[0],
-                     original_name=name.split("__")[1])
+                     original_name=name.split("__")[1], annotations={"readOnlyHint": True})
             for name in self.answers
         ]
 

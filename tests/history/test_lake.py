@@ -25,7 +25,7 @@ from synapse_nb.history.lake_spec import lake_spec
 from synapse_nb.history.reader import History
 from synapse_nb.history.schema import COLUMNS, RELATIONS
 from synapse_nb.history.store import HistoryStore
-from tests.history.history_events import conversation, tool_call
+from tests.history.history_events import conversation, raw, tool_call
 
 DAY = dt.datetime(2026, 11, 22, 23, 0, 0)
 
@@ -59,7 +59,7 @@ def test_publish_appends_every_relation_once_and_again_only_what_is_new(db_path:
     first = synapse_nb.history(db_path).publish(lake)
 
     assert first.rows == {"sessions": 1, "messages": 4, "tool_calls": 7, "llm_calls": 2, "turns": 3,
-                          "server_events": 2}
+                          "server_events": 2, "task_events": 0}
     assert repr(first) == (f"published 19 rows to {lake} (6 commits): sessions 1, messages 4, tool_calls 7, "
                            "llm_calls 2, turns 3, server_events 2")
     assert sorted(p.name for p in lake.iterdir()) == ["catalog.db", "warehouse"]  # SQLite catalog beside it
@@ -348,3 +348,11 @@ def test_a_parquet_lake_of_the_retired_format_migrates_once(db_path: Path, tmp_p
     assert sorted(_ids(new)) == sorted(f"m-c{i}" for i in range(8))
     with pytest.raises(LakeError, match="not a Parquet lake of the retired format"):
         migrate_lake(tmp_path / "nothing", new)
+
+
+def test_every_relation_numbers_its_rows_for_the_lake(db_path: Path) -> None:
+    """Guards later migrations: a table rebuilt without `_seq DEFAULT nextval('_lake_seq')` could not be published."""
+    HistoryStore.open(db_path, strict=True).close()
+    defaults = dict(raw(db_path, "SELECT table_name, column_default FROM duckdb_columns() WHERE column_name = '_seq'"))
+    assert set(defaults) == set(RELATIONS)
+    assert all("nextval('_lake_seq')" in str(d) for d in defaults.values()), defaults

@@ -16,7 +16,7 @@ from synapse_nb.history.store import HistoryStore
 
 EXPECTED = [
     (1, "sessions_messages"), (2, "tool_columns"), (3, "turns"), (4, "llm_call_origin"), (5, "cost"), (6, "replay"),
-    (7, "lake"), (8, "tool_call_outcome"), (9, "tool_call_origin"),
+    (7, "lake"), (8, "tool_call_outcome"), (9, "tool_call_origin"), (10, "tasks"),
 ]
 LATEST = known_version()  # the newest migration in the source tree
 KNOWN = [m.version for m in load_migrations()]  # the versions in the source tree, in order

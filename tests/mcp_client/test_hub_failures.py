@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import sys
@@ -59,6 +60,27 @@ async def test_server_that_exits_at_once_reports_its_stderr(events: Events) -> N
         assert "boom" in info.stderr_tail
     assert events.names("quitter") == ["connecting", "failed", "disconnected"]
     assert "boom" in events.items[1].detail["stderr_tail"]  # type: ignore[index]
+
+
+NODE_LIKE_EXIT = (
+    "import sys; sys.stderr.write('Error: DATABASE_URL is not set\\n    at main (/srv/index.js:3:9)\\n"
+    "    at node:internal/main:1:1\\n\\nNode.js v20.1.0\\n'); sys.exit(1)"
+)
+
+
+@pytest.mark.process
+async def test_a_server_that_never_started_says_why_in_its_last_error_and_status() -> None:
+    # last_error lacked the stderr line that says why, and a server stopped before it ever came up read as
+    # "disconnected"
+    async with McpHub() as hub:
+        await _start_error(hub, "pg", command=sys.executable, args=["-c", NODE_LIKE_EXIT])
+        info = hub.server("pg")
+        assert info.last_error == ("the server exited with status 1 during the handshake "
+                                   "(stderr: Error: DATABASE_URL is not set)")
+    stopped = dataclasses.replace(info, state="stopped")  # e.g. its connect was interrupted: never came up
+    assert stopped.status == f"failed to start: {info.last_error} — `%mcp restart pg` to retry"
+    remote = ServerInfo("web", "http", "crashed", ever_connected=True)
+    assert remote.status == "unreachable — the next tool call reconnects (or `%mcp restart web`)"
 
 
 @pytest.mark.process

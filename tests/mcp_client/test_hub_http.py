@@ -49,7 +49,7 @@ async def test_http_server_dying_mid_call_is_a_crash(demo_http: WebServer, event
         with pytest.raises(ServerCrashedError, match=r"the next call reconnects$"):  # a remote server is not ours
             await asyncio.wait_for(call, 5)
         assert hub.server("web").state == "crashed"
-        assert hub.server("web").status.startswith("crashed — the next tool call reconnects (")
+        assert hub.server("web").status.startswith("unreachable — the next tool call reconnects (")  # went away
         await events.wait_for("crashed", "web")
         with pytest.raises(ServerCrashedError, match="did not reconnect"):  # nobody listens any more
             await hub.call("web__echo", {"text": "x"})

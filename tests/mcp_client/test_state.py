@@ -13,9 +13,9 @@ import psutil
 import pytest
 
 from synapse_nb.errors import McpError, ServerCrashedError, ServerStartError
+from synapse_nb.mcp_client.asyncwork import wait_through_cancel
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.info import TRANSITIONS
-from synapse_nb.mcp_client.tasks import wait_through_cancel
 from tests.mcp_client.mcp_helpers import DEMO_ARGS, Events, demo_stdio, gone, wait_until
 from tests.support import tools_server
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from synapse_nb.agent.result import TurnResult
 from synapse_nb.mcp_client.elicitation import ElicitationField, ElicitationForm, UrlElicitation
 from synapse_nb.mcp_client.logs import LogEntry
 from synapse_nb.mcp_client.sampling import SamplingRequest
@@ -20,6 +21,7 @@ from synapse_nb.notebook.questions.approval_card import answered_card, approval_
 from synapse_nb.notebook.questions.cards import answered, form_card, sampling_card, url_card
 from synapse_nb.notebook.questions.sign_in import SignInRequest, sign_in_card, sign_in_link_html
 from synapse_nb.notebook.turns.render import capped_text, markdown, progress_html, tool_block
+from synapse_nb.notebook.turns.result import SynapseResult
 from synapse_nb.notebook.turns.view import ToolCallView, TurnView
 from synapse_nb.notebook.widgets._html import badge, pre, state_badge
 from synapse_nb.notebook.widgets.call_history import latency_svg, rows_html
@@ -28,7 +30,7 @@ from synapse_nb.notebook.widgets.log_view import logs_html
 from synapse_nb.notebook.widgets.result_view import result_html
 from synapse_nb.notebook.widgets.server_panel import card_html, prompts_html, resources_html
 from synapse_nb.notebook.widgets.tool_panel import annotation_badges
-from synapse_nb.types import ContentBlock, Message, ToolResult, ToolSpec
+from synapse_nb.types import ContentBlock, Message, ToolResult, ToolSpec, Usage
 
 X = '<script>alert("x")</script>'
 ESCAPED = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"
@@ -84,6 +86,9 @@ PRODUCERS: dict[str, Callable[[], Any]] = {
     "answered": lambda: answered(X, X, X, ok=False, detail=X)["text/html"],
     "sign-in card": lambda: sign_in_card(X, "https://x.example/?q=" + X, paste=True)["text/html"],
     "sign-in link": lambda: sign_in_link_html(SignInRequest(X, "https://x.example/?q=" + X)),
+    "_synapse": lambda: SynapseResult(TurnResult(text="the answer", messages=(), tool_calls=(), session_id="s",
+                                                 turn_id="t", usage=Usage(), iterations=1, status="finished",
+                                                 duration_ms=1.0, model=X), session=X)._repr_markdown_(),
 }
 
 

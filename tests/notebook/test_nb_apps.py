@@ -264,6 +264,10 @@ def destructive_server() -> Any:
     def erase() -> str:
         return "erased"
 
+    @apps.tool(resource_uri="ui://danger/view.html", visibility=["app"], description="Empty the basket")
+    def empty() -> str:  # says nothing about side effects: possibly destructive (MCP's default)
+        return "emptied"
+
     apps.add_html_resource("ui://danger/view.html", "<!doctype html><p>danger</p>", name="danger view")
     return MCPServer("danger-fixture", extensions=[apps])
 
@@ -300,6 +304,32 @@ def test_a_destructive_tool_called_from_a_view_asks_first_under_the_default_poli
     erase(202)
     assert first_text(answer_of(202, "approve_button")) == "erased"
     assert origins(apps)[-1] == ("erase", "app:danger")
+
+
+def test_a_tool_that_says_nothing_about_side_effects_asks_when_a_view_calls_it(apps: Any) -> None:
+    apps.state.runner.run(apps.state.hub.connect_in_process("danger", destructive_server()), timeout=60)
+    apps.line("mcp", "call danger.show")
+    opened = apps.state.apps.last
+    assert apps.state.policy.decide(apps.state.hub.tool("danger__empty")) == "ask"
+    from_view(opened.view, {"type": "request", "view": "V", "id": 301, "method": "tools/call",
+                            "params": {"name": "empty", "arguments": {}}})
+
+    async def deny_when_asked() -> dict[str, Any]:
+        async with asyncio.timeout(ANSWER_TIMEOUT):
+            while opened.companion.controls is None or not opened.companion.controls.pending:  # noqa: ASYNC110
+                await asyncio.sleep(0.01)  # the controls are a widget: no event to wait on
+            assert opened.companion.controls.pending[0].spec.name == "danger__empty"
+            opened.companion.controls.deny_button.click()
+            while True:
+                for m in opened.view.comm.sent:
+                    content = m["data"].get("content") or {}
+                    if content.get("type") == "response" and content.get("id") == 301:
+                        return dict(content)
+                await asyncio.sleep(0.01)  # the comm is a list: no event to wait on
+
+    answer = apps.state.runner.run(deny_when_asked(), timeout=ANSWER_TIMEOUT + 5)
+    assert first_text(answer) == "the user did not approve danger__empty"
+    assert ("empty", "app:danger") not in origins(apps)
 
 
 def test_a_ui_tools_view_opens_while_its_arguments_stream_and_gets_them_growing_then_whole(

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
+import synapse_nb
 from synapse_nb.config import ServerConfig
 from synapse_nb.notebook.commands.args import (
     AskOptions,
@@ -136,6 +137,42 @@ def test_call_arguments_json_or_key_value() -> None:
     assert parse_call_arguments("") == {}
 
 
+SCHEMA = {"type": "object", "properties": {
+    "paper_id": {"type": "string"}, "message": {"type": "string"}, "limit": {"type": "integer"},
+    "ratio": {"type": "number"}, "exact": {"type": "boolean"}, "tags": {"type": "array", "items": {"type": "string"}},
+    "key": {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+    "where": {"type": "object"}, "mode": {"enum": ["fast", "slow"]}, "anything": {"description": "no type"},
+}}
+
+
+def test_call_words_follow_the_tools_input_schema() -> None:
+    # a string parameter gets the word as written: 1706.03762 is an arXiv id, not a number; 1.10 stays 1.10
+    words = "paper_id=1706.03762 message=1.10 limit=3 ratio=0.5 exact=true tags='[\"a\", \"b\"]' mode=fast"
+    assert parse_call_arguments(words, SCHEMA) == {
+        "paper_id": "1706.03762", "message": "1.10", "limit": 3, "ratio": 0.5, "exact": True, "tags": ["a", "b"],
+        "mode": "fast",
+    }
+    assert parse_call_arguments("key=123 message=true message2=7", SCHEMA) == {
+        "key": "123", "message": "true", "message2": 7,  # message2 is not in the schema: JSON when it parses
+    }
+    assert parse_call_arguments("key='[\"a\", \"b\"]' anything=1.10", SCHEMA) == {"key": ["a", "b"],
+                                                                                    "anything": 1.1}
+    assert parse_call_arguments('{"paper_id": 1706.03762}', SCHEMA) == {"paper_id": 1706.03762}  # JSON as written
+
+
+@pytest.mark.parametrize(
+    ("words", "needle"),
+    [("limit=many", "limit=many is not an integer (the tool's schema says integer); e.g. limit=3"),
+     ("limit=2.5", "is not an integer"), ("exact=yes", "is not a boolean"), ("tags=a,b", "e.g. tags='[\"a\""),
+     ("where=x", "is not an object")],
+)
+def test_a_word_that_does_not_fit_its_schema_is_one_line(words: str, needle: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        parse_call_arguments(words, SCHEMA)
+    assert needle in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [('{"text": "hi"', "malformed JSON"), ("[1, 2]", "not KEY=VALUE"), ('{"a": 1} x', "malformed JSON"),
@@ -197,3 +234,18 @@ def test_help_is_generated_from_the_declared_options() -> None:
 def test_a_mistyped_option_on_the_line_magic_says_which_was_meant(ip: Any) -> None:
     with pytest.raises(UsageError, match=r"unknown option --modle \(did you mean --model\?\)"):
         ip.line("synapse", "--modle x")
+
+
+def test_a_notebook_tool_listed_under_python_is_called_by_hand_as_python_name(ip: Any) -> None:
+    # %mcp tools lists @synapse_nb.tool functions under server `python`; %mcp call python.NAME said there was
+    # no MCP server named 'python'
+    ip.run("import synapse_nb\n@synapse_nb.tool\ndef shout(text: str, times: int = 1) -> str:\n"
+           "    '''Shout the text.'''\n    return text.upper() * times\n")
+    listing = ip.line("mcp", "tools")
+    assert ("python", "shout") in set(zip(listing.server, listing.tool, strict=True))
+    out = ip.line("mcp", "call python.shout text=1.10 times=2")  # typed by the function's schema too
+    assert out.text == "1.101.10"
+    calls = synapse_nb.history().tool_calls()
+    assert calls[["tool", "approval"]].values.tolist() == [["shout", "manual"]]
+    with pytest.raises(UsageError, match=r"no @synapse_nb.tool function 'nope' in the notebook; its functions: shout"):
+        ip.line("mcp", "call python.nope")

@@ -188,3 +188,19 @@ def test_help_lists_read_and_prompt(ip: Any, capsys: pytest.CaptureFixture[str])
     assert "read SERVER URI" in out
     assert "prompt SERVER NAME [k=v ...]" in out
     assert sys.executable  # the help shows {sys.executable} literally, for the user's kernel to expand
+
+
+@pytest.mark.process
+def test_an_env_value_that_is_no_secret_stays_readable_and_one_that_is_is_masked(ip: Any) -> None:
+    # --env DOCUMENT_ID=notebook.ipynb blanked every later mention of notebook.ipynb: every env value of six
+    # characters or more was a secret. Now secret names, key-like values and URL passwords are; the rest is not.
+    ip.run("import sys")
+    ip.line("mcp", "connect demo --env DOCUMENT_ID=notebook.ipynb --env API_TOKEN=plain-words-here "
+                   "--env RANDOM_ID=a9F3kQ7zL2mX8vB4nR6t "
+                   f"--env DATABASE_URL=postgresql://reader:pw4db55@db/shop -- {tools_server.COMMAND}")
+    text = "open notebook.ipynb with plain-words-here, a9F3kQ7zL2mX8vB4nR6t and pw4db55"
+    out = ip.line("mcp", f"call demo.echo text='{text}'")
+    assert out.text == text  # what the server answered, as it answered
+    frame = synapse_nb.history().tool_calls()
+    recorded = frame.result_text.iloc[-1] + json.dumps(frame.arguments.iloc[-1])
+    assert "open notebook.ipynb with [REDACTED], [REDACTED] and [REDACTED]" in recorded

@@ -6,7 +6,8 @@ Servers, in process or run as a process by path (`python tests/support/tools_ser
   tools_server (with waiting_tools)         the demo MCP server plus the misbehaving tools the tests drive
   oauth_server                              an MCP server behind a real OAuth authorization server
   apps_server                               an MCP Apps server with the fixture Views
-  local_servers, npm_servers                free ports and process shutdown; the npm reference servers
+  local_servers, npm_servers                free ports, waits for a start, stopping; the npm reference servers
+  lake_services                             PostgreSQL and moto's S3 server for the lake tests
 Drivers of the notebook side:
   nb_shell      an InteractiveShell with the extension loaded and a recording display
   kernel_session, browser_lab               a real kernel through jupyter_client; JupyterLab in Chromium

@@ -23,6 +23,10 @@ from pathlib import Path
 
 from mcp.server.apps import Apps, ResourceCsp
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+
+CHANGES_NOTHING = ToolAnnotations(readOnlyHint=True)
+"""The fixture's tools only compute: they say so (a tool that says nothing is possibly destructive and asks)."""
 
 REPO = Path(__file__).resolve().parents[2]
 VIEW_LIB = REPO / "js" / "node_modules" / "@modelcontextprotocol" / "ext-apps" / "dist" / "src" / "app-with-deps.js"
@@ -191,21 +195,22 @@ def build_server() -> MCPServer:
     apps = Apps()
 
     @apps.tool(resource_uri="ui://fixture/counter.html", visibility=["model", "app"],
-               description="Show a counter View starting at `start`")
+               description="Show a counter View starting at `start`", annotations=CHANGES_NOTHING)
     def counter(start: int = 0) -> str:
         return f"counter starts at {start}"
 
     @apps.tool(resource_uri="ui://fixture/counter.html", visibility=["app"],
-               description="Add one to `value` (for the counter View only)")
+               description="Add one to `value` (for the counter View only)", annotations=CHANGES_NOTHING)
     def bump(value: int) -> str:
         return f"bumped to {value + 1}"
 
     @apps.tool(resource_uri="ui://fixture/counter.html", visibility=["model"],
-               description="Summarise the counter (for the model only)")
+               description="Summarise the counter (for the model only)", annotations=CHANGES_NOTHING)
     def summary() -> str:
         return "the counter counts"
 
-    @apps.tool(resource_uri="ui://fixture/probe.html", description="Show the sandbox probe View")
+    @apps.tool(resource_uri="ui://fixture/probe.html", description="Show the sandbox probe View",
+               annotations=CHANGES_NOTHING)
     def probe() -> str:
         return "sandbox probe"
 

@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
 
 
 def _trace_to_collector() -> Any:
@@ -32,12 +33,12 @@ def _trace_to_collector() -> Any:
 def build() -> MCPServer:
     server = MCPServer("meta")
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=ToolAnnotations(readOnlyHint=True))
     def meta(ctx: Context) -> str:
         """The request's _meta, as JSON."""
         return json.dumps(dict(ctx.request_context.meta or {}), sort_keys=True, default=str)
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=ToolAnnotations(readOnlyHint=True))
     def count(n: int) -> str:
         """Count to n."""
         return " ".join(str(i) for i in range(1, n + 1))

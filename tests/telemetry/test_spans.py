@@ -314,3 +314,41 @@ async def test_a_cancelled_turn_ends_its_spans_as_cancelled_not_as_errors(traced
     assert span.parent is not None
     assert span.parent.span_id == turn.context.span_id
     assert (turn.status.status_code, span.status.status_code) == (StatusCode.UNSET, StatusCode.UNSET)
+
+
+def test_an_mcp_task_is_a_span_under_its_tool_call_from_creation_to_its_end_by_the_servers_clock(
+        traced_content: Traced) -> None:
+    """A task's span runs from the server's createdAt to its last update, with a status event per change; a
+    secret in a status message is masked."""
+    import datetime as dt
+
+    from synapse_nb.events import TaskCreated, TaskStatusChanged
+    from synapse_nb.task_state import TaskState
+
+    t0 = dt.datetime(2026, 11, 28, 9, 0, 0)
+
+    def state(status: str, seconds: float, message: str | None = None) -> TaskState:
+        return TaskState(task_id="t-9", server="fm", tool="slow", form="2026-07-28", status=status,  # type: ignore[arg-type]
+                         status_message=message, created_at=t0, updated_at=t0 + dt.timedelta(seconds=seconds))
+
+    call = ToolCall("call-9", "fm__slow", {"seconds": 20})
+    sink = traced_content.tracing.sink
+    sink(ToolCallStarted(session_id="", call=call, server="fm", tool="slow", approval="manual", at=t0))
+    sink(TaskCreated(task=state("working", 0), tool_call_id="call-9", at=t0 + dt.timedelta(milliseconds=5)))
+    sink(TaskStatusChanged(task=state("input_required", 4, f"asks for {SECRET}"), tool_call_id="call-9",
+                           at=t0 + dt.timedelta(seconds=5)))
+    sink(TaskStatusChanged(task=state("completed", 20), tool_call_id="call-9", at=t0 + dt.timedelta(seconds=90)))
+    sink(ToolCallFinished(
+        session_id="", call=call, server="fm", tool="slow", approval="manual", started_at=t0, duration_ms=21_000,
+        result=ToolResult(content=(ContentBlock("text", text="done"),)), origin="manual"))
+
+    [task] = traced_content.named("mcp.task slow")
+    [tool_span] = traced_content.named("execute_tool slow")
+    assert task.parent is not None
+    assert task.parent.span_id == tool_span.context.span_id
+    assert task.end_time - task.start_time == 20_000_000_000  # the task's life by the server's clock
+    assert attrs(task)["mcp.task.id"] == "t-9"
+    assert attrs(task)["synapse.mcp.task.status"] == "completed"
+    assert [e.attributes["synapse.mcp.task.status"] for e in task.events] == ["working", "input_required", "completed"]
+    assert SECRET not in values([task])
+    assert MASK in str(task.events[1].attributes)

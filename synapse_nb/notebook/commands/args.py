@@ -183,6 +183,8 @@ CONNECT_OPTIONS = OptionSet("%mcp connect", "%mcp help", (
            "folder); without it the server is offered no roots and uses its own folders", repeat=True),
     Option("--sampling", "MODE", "may the server use the kernel's model: {choices}", choices=choices("sampling")),
     Option("--elicitation", "MODE", "may the server ask you for input: {choices}", choices=choices("elicitation")),
+    Option("--protocol", "REV", "the MCP revision to speak: {choices} (default auto: the newest both speak; "
+           "2025-11-25 for a server whose questions are unavailable on 2026-07-28)", choices=choices("protocol")),
     Option("--config", "PATH", "connect every enabled server of PATH instead (no NAME)"),
 ), rest="command")
 """`%mcp connect`'s options; every word after `--` is the server's command line (options there are the server's)."""
@@ -209,11 +211,11 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
         per_server = [o for o, v in (("--timeout", ns.timeout), ("--approve", ns.approve), ("--tools", tools),
                                      ("--transport", ns.transport), ("--cwd", ns.cwd), ("--log-level", ns.log_level),
                                      ("--sampling", ns.sampling), ("--elicitation", ns.elicitation),
-                                     ("--roots", ns.roots)) if v is not None]
+                                     ("--roots", ns.roots), ("--protocol", ns.protocol)) if v is not None]
         if per_server:
             raise UsageError(
                 f"%mcp connect: {per_server[0]} applies to one server; for the config file's servers set "
-                '"timeout", "approve" or "tools" in their entries'
+                '"timeout", "approve", "tools" or "protocol" in their entries'
             )
         return ConfigFile(ns.config)
     if not re.match(r"^[A-Za-z0-9_-]{1,64}$", ns.name):
@@ -222,7 +224,8 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
         raise UsageError("%mcp connect: give either a URL or '-- COMMAND', not both")
     if not command and not ns.url:
         if headers or env or tools or any(v is not None for v in (
-                ns.timeout, ns.approve, ns.transport, ns.cwd, ns.log_level, ns.sampling, ns.elicitation, ns.roots)):
+                ns.timeout, ns.approve, ns.transport, ns.cwd, ns.log_level, ns.sampling, ns.elicitation, ns.roots,
+                ns.protocol)):
             raise UsageError(
                 f"%mcp connect {ns.name}: say how to reach it: '-- COMMAND [ARGS...]' (stdio) or a URL (HTTP); "
                 "a server of the config file takes its options from its entry"
@@ -240,7 +243,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
         "command": command[0] if command else None, "args": command[1:], "url": ns.url, "headers": headers,
         "env": env, "cwd": ns.cwd, "transport": ns.transport, "timeout": ns.timeout, "approve": ns.approve,
         "tools": tools, "log_level": ns.log_level, "sampling": ns.sampling, "elicitation": ns.elicitation,
-        "roots": ns.roots,
+        "roots": ns.roots, "protocol": ns.protocol,
     }
     config = parse_server(ns.name, entry)
     if config.problem is not None:
@@ -275,8 +278,10 @@ def parse_call_target(word: str) -> CallTarget:
     return CallTarget(server, tool)
 
 
-def parse_call_arguments(text: str) -> dict[str, Any]:
-    """A JSON object, or `key=value ...` words whose values are JSON when they parse (else strings)."""
+def parse_call_arguments(text: str, input_schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A JSON object, or `key=value ...` words typed by the tool's input schema (schema_words: a string
+    parameter gets the word as written); a parameter the schema does not describe (or no schema) gets JSON
+    when the word parses, else the word as a string."""
     text = text.strip()
     if not text:
         return {}
@@ -291,10 +296,7 @@ def parse_call_arguments(text: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise UsageError("%mcp call: the JSON arguments must be an object, e.g. {\"text\": \"hi\"}")
         return value
-    arguments: dict[str, Any] = {}
-    for key, raw in parse_pairs(split(text, "%mcp call"), "%mcp call", 'text=hi or {"text": "hi"}').items():
-        try:
-            arguments[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            arguments[key] = raw
-    return arguments
+    from .schema_words import typed_words
+
+    words = parse_pairs(split(text, "%mcp call"), "%mcp call", 'text=hi or {"text": "hi"}')
+    return typed_words(words, input_schema or {})

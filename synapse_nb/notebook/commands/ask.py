@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
+from ...task_state import TASK_ORIGIN, TaskOrigin
 from ...types import ToolSpec
 from ..apps.turn_views import AppTurnViews
 from ..output.live import LiveOutput, Publisher
@@ -325,6 +326,19 @@ async def ask_async(
     max iterations; the transcript so far is kept). A turn a budget stopped returns its result (status
     budget_exceeded); the display says which budget in one line.
     """
+    from .mcp_tasks import cell_label
+
+    origin = TASK_ORIGIN.set(TaskOrigin(cell=cell_label(state)))  # an MCP task a tool call becomes: this cell's
+    try:
+        return await _ask(state, settings, options, body, keep=keep)
+    finally:
+        TASK_ORIGIN.reset(origin)
+
+
+async def _ask(
+    state: SynapseState, settings: Settings, options: AskOptions, body: str,
+    *, keep: Callable[[SynapseResult | BackgroundRun], None] | None,
+) -> SynapseResult | BackgroundRun:
     if options.background:
         return background(state, settings, options, body, keep=keep)
     output = _placeholder(state, settings, options)

@@ -78,7 +78,11 @@ MCP_HELP = """\
   list                                  servers: transport, state, tools, pid
   tools [SERVER]                        tools as offered to the model (DataFrame)
   call SERVER.TOOL {"key": "value"}     call a tool by hand (JSON object,
-  call SERVER.TOOL key=value ...        or key=value words; values parse as JSON when they can)
+  call SERVER.TOOL key=value ...        or key=value words, typed by the tool's schema: a string
+                                        parameter gets the word as written; never asks for approval)
+  call --detach SERVER.TOOL ...         a call run as an MCP task: leave it running on the server
+  tasks [--all]                         this notebook's MCP tasks (--all: every notebook's): status, age, cell
+  tasks result ID | cancel ID           wait for a task's result | cancel it on its server
   disconnect NAME | --all               stop servers
   restart NAME                          restart a server (also one that crashed too often)
   inspect [NAME]                        inspector widget: servers, tools, forms to call them
@@ -98,8 +102,8 @@ MCP_HELP = """\
   help                                  this help
 
 Config file: SYNAPSE_MCP_CONFIG, else ./.synapse/mcp_servers.json, else ~/.config/synapse/mcp_servers.json
-({"mcpServers": {...}} as in Claude Desktop, or VS Code's {"servers": {...}}). Header and env values
-are secrets: they are never shown or recorded.
+({"mcpServers": {...}} as in Claude Desktop, or VS Code's {"servers": {...}}). Header values, and env values
+that are secret (named *TOKEN*, *KEY*, *SECRET*, *PASS*..., key-like, URL passwords), are never shown or recorded.
 When a server asks for input (a form, a link) or to use the model (sampling), a card shows in the running
 cell and the question is asked in the input box; where no one can answer (no stdin) it is declined.
 A server that asks for OAuth shows "Sign in to NAME" in the cell; the connect goes on once you signed in.

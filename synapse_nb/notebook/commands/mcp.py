@@ -10,23 +10,26 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from ...errors import OAuthError, ServerStartError, SynapseError, UnknownServerError
-from ...masking import SecretMask
+from ...errors import OAuthError, ServerStartError, SynapseError, TaskDetachedError, UnknownServerError
+from ...masking import SecretMask, config_secrets
+from ...mcp_client.task_watch import TaskWatch
 from ...server_config import ServerConfig
+from ...task_state import TaskState
 from ...types import ToolResult, ToolSpec, ToolUi
 from ..output.calls import CallProgress, call_bundle, call_text
 from ..output.live import LiveOutput
 from ..output.markup import Html
 from ..turns.display import ticking
 from ..turns.view import GLYPH, duration
-from ..usage import usage_error
-from .args import CONNECT_OPTIONS, CallTarget
+from ..usage import command_error, usage_error
+from .args import CONNECT_OPTIONS, CallTarget, parse_call_arguments
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ...mcp_client.info import ServerInfo
     from ..state import SynapseState
+    from .mcp_tasks import DetachedTask
 
 __all__ = [
     "CallOutput",
@@ -45,8 +48,9 @@ __all__ = [
 SERVER_COLUMNS = ("server", "transport", "protocol", "state", "tools", "pid", "restarts", "endpoint", "roots",
                   "last_error")
 TOOL_COLUMNS = ("name", "server", "tool", "description", "parameters", "read_only", "destructive", "ui")
-TASK_NOTE = "needs MCP tasks: not offered to the model, cannot be called by hand"
+TASK_NOTE = "runs as an MCP task"
 """The `note` of a tool that only runs as an MCP task (`execution.taskSupport: required`)."""
+NO_TASKS_NOTE = "needs MCP tasks, which its server does not serve: not offered to the model"
 STDERR_LINES = 15
 clock: Callable[[], float] = time.perf_counter
 """The wall clock `%mcp connect` reports the wait with (a test sets a fake one)."""
@@ -86,7 +90,7 @@ class ConnectReport:
         lines = ["| server | result |", "|---|---|"]
         lines += [Html("| {} | {} |").format(name, text) for name, text in self._rows()]
         if self.waited_ms is not None:
-            lines += ["", f"<sub>{self._waited()}</sub>"]
+            lines += ["", Html("<sub>{}</sub>").format(self._waited())]
         return "\n".join(lines)
 
 
@@ -137,16 +141,17 @@ def _progress(text: str) -> dict[str, Any]:
 async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     """`%mcp connect NAME -- COMMAND ...` / `NAME URL`: start one server and show its tools count.
 
-    Header and env values become secrets of the history store first, so they are never recorded or
-    shown. A server that does not start raises UsageError with the reason; its stderr tail is shown.
+    Header values and the secret env values (masking.config_secrets: secret names, key-like values, URL
+    passwords) become secrets of the history store first, so they are never recorded or shown. A server
+    that does not start raises UsageError with the reason; its stderr tail is shown.
     An HTTP server that asks for OAuth shows "Sign in to NAME" here (notebook/questions/sign_in.py) and connects
     once the user has signed in; a sign-in that does not work is one line (the OAuthError's message).
     """
     started = clock()
     before = _connected_at(state, spec.name)
-    for value in (*spec.headers.values(), *spec.env.values()):
+    for value in config_secrets(spec.env, spec.headers):
         state.add_secret(value)
-    shown = spec.url if spec.url else " ".join([spec.command or "", *spec.args])
+    shown = spec.display  # the command line or URL, its secrets masked (masking.command_line, mask_url)
     misplaced = _connect_options_after_command(spec.args)
     if misplaced:  # passed to the server as written: say so, as the server may be fine with them or not
         state.port.publish({"text/plain": (
@@ -159,14 +164,15 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
         info = await state.hub.connect_server(spec)
     except OAuthError as exc:
         out.finish(_progress(f"✗ {spec.name}: not signed in"))
-        raise UsageError(_mask(state, f"%mcp connect: {exc}")) from None
+        raise command_error(_mask(state, f"%mcp connect: {exc}"), type(exc).__name__) from None
     except ServerStartError as exc:
         tail = _tail(state, exc.stderr_tail)
         if tail:  # what the server said: more than the one-line error below
             out.finish(_stderr_bundle(spec.name, tail))
         else:  # the error below says it all: once
             out.clear()
-        raise UsageError(_mask(state, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}")) from None
+        raise command_error(_mask(state, f"%mcp connect: {spec.name} failed to start: {exc.reason or exc}"),
+                            type(exc).__name__) from None
     except SynapseError as exc:
         out.clear()  # the error says it: once
         raise usage_error(exc) from None
@@ -179,7 +185,22 @@ async def connect_async(state: SynapseState, spec: ServerConfig) -> ServerInfo:
     already = before is not None and info.connected_at == before
     line = _connected_line(info, waited, already=already, loading_ms=loading)
     out.finish(_progress(f"{GLYPH['ok']} {spec.name}: {line}"))
+    _follow_open_tasks(state, spec.name)
     return info
+
+
+def _follow_open_tasks(state: SynapseState, name: str) -> None:
+    """Tasks of `name` the history holds as open (started before a kernel restart) are followed again, in the
+    background: their results land in the history when they finish."""
+    from .mcp_tasks import resume_open
+
+    if not state.hub.serves_tasks(name):
+        return
+    ids = resume_open(state, name)
+    if ids:
+        state.port.publish({"text/plain": (
+            f"{name}: following {len(ids)} MCP task{'s' if len(ids) > 1 else ''} still open from before "
+            f"({', '.join(ids)}); their results land in the history; %mcp tasks shows them")}, None, False)
 
 
 def _connect_options_after_command(args: Sequence[str]) -> list[str]:
@@ -222,7 +243,7 @@ async def connect_config_async(state: SynapseState, path: str | None = None, *, 
             )
         configs = {name: configs[name].model_copy(update={"disabled": False})}
     for config in configs.values():
-        for value in (*config.env.values(), *config.headers.values()):
+        for value in config_secrets(config.env, config.headers):
             state.add_secret(value)
         if config.approve is not None and not config.disabled:
             state.policy.set_server(config.name, config.approve)
@@ -295,12 +316,13 @@ def list_servers(state: SynapseState) -> pd.DataFrame | None:
     if not servers:
         print("no MCP servers; connect one with %mcp connect NAME -- COMMAND (or NAME URL), see %mcp help")
         return None
+    mask = SecretMask(state.secrets).mask
     rows = [
         {
             "server": s.name, "transport": s.transport, "protocol": s.protocol,
             "state": state_words(s), "tools": s.tool_count, "pid": s.pid,
-            "restarts": s.restarts, "endpoint": s.command or s.url or "", "roots": _roots_cell(state, s.name),
-            "last_error": s.last_error or "",
+            "restarts": s.restarts, "endpoint": mask(s.command or s.url or ""), "roots": _roots_cell(state, s.name),
+            "last_error": mask(s.last_error or ""),
         }
         for s in servers
     ]
@@ -325,7 +347,9 @@ def state_words(info: ServerInfo) -> str:
 
 def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     """`%mcp tools [SERVER]`: every listed tool (qualified names) with its parameters, every row and the
-    whole description shown. `ui` says which have an MCP Apps View and who may call them (`ui_label`):
+    whole description shown. `destructive` is True or False as the tool says, `unknown` for an MCP tool that
+    says nothing (possibly destructive: it asks under the default policy).
+    `ui` says which have an MCP Apps View and who may call them (`ui_label`):
     app-only tools are listed, though never offered to the model. Tools that only run as MCP tasks are
     listed too, with a `note` column (there only when some listed tool has a note) saying why they are
     not offered to the model. The built-in `kernel__*` group is listed when it is on
@@ -346,7 +370,8 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
         {
             "name": s.name, "server": s.server or LOCAL_SERVER, "tool": s.original_name or s.name,
             "description": _first_paragraph(s.description), "parameters": _parameters(s),
-            "read_only": bool(s.annotations.get("readOnlyHint", False)), "destructive": s.destructive,
+            "read_only": bool(s.annotations.get("readOnlyHint", False)),
+            "destructive": "unknown" if s.destructive_hint is None else s.destructive_hint,
             "ui": ui_label(s.ui),
         }
         for s in specs
@@ -355,7 +380,7 @@ def tools(state: SynapseState, server: str | None = None) -> pd.DataFrame:
     if any(s.needs_task for s in specs):
         columns.append("note")
         for row, spec in zip(rows, specs, strict=True):
-            row["note"] = TASK_NOTE if spec.needs_task else ""
+            row["note"] = "" if not spec.needs_task else TASK_NOTE if _serves_tasks(state, spec) else NO_TASKS_NOTE
     return Listing(rows, columns=columns)
 
 
@@ -366,13 +391,15 @@ def _mcp_tools(state: SynapseState, *, every: bool = False) -> list[ToolSpec]:
     return list(state.hub.all_tools if every else state.hub.tools)
 
 
+def _serves_tasks(state: SynapseState, spec: ToolSpec) -> bool:
+    return spec.server is not None and state.has_hub and state.hub.serves_tasks(spec.server)
+
+
 def _task_refusal(server: str, tool: str) -> UsageError:
     """Why a tool that requires MCP tasks cannot be called, in one line."""
-    from importlib.metadata import version
-
     return UsageError(
-        f"%mcp call: {server}.{tool} needs MCP tasks (its execution.taskSupport is 'required'), which the "
-        f"mcp {version('mcp')} client does not implement yet; it is listed but not offered to the model"
+        f"%mcp call: {server}.{tool} needs MCP tasks (its execution.taskSupport is 'required'), and server "
+        f"{server!r} serves no tasks; it is listed but not offered to the model"
     )
 
 
@@ -454,15 +481,24 @@ class CallOutput:
 
 
 def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
-    """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one)."""
+    """The tool `SERVER.TOOL` names (by the server's own tool name, or the qualified one); `python.NAME` is an
+    `@synapse_nb.tool` function of the notebook (listed under server `python` by %mcp tools)."""
+    from ..turns.result import LOCAL_SERVER
+
     offered = [s for s in _mcp_tools(state, every=True) if s.server == target.server]
     group: list[ToolSpec] = []
-    if not offered:  # a built-in group (kernel), registered as `%mcp tools` does
+    if not offered:  # a built-in group (kernel), or the @synapse_nb.tool functions (`python`), as %mcp tools lists
         state.register_notebook_tools()
         group = [s for s in state.registry.grouped if s.server == target.server]
+        if target.server == LOCAL_SERVER:
+            group = state.registry.native
     for spec in offered or group:
         if target.tool in (spec.original_name, spec.name) or spec.name == f"{target.server}__{target.tool}":
             return spec
+    if not offered and target.server == LOCAL_SERVER:
+        names = ", ".join(s.name for s in group) or "none"
+        raise UsageError(f"%mcp call: no @synapse_nb.tool function {target.tool!r} in the notebook; its functions: "
+                         f"{names} (see %mcp tools)")
     offered = offered or group
     if not group:
         info = _server(state, target.server)  # an unknown server gets its own message (last: it costs a snapshot)
@@ -477,14 +513,26 @@ def find_tool(state: SynapseState, target: CallTarget) -> ToolSpec:
     )
 
 
-async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping[str, Any]) -> CallOutput:
-    """`%mcp call SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
+async def call_async(
+    state: SynapseState, target: CallTarget, arguments: Mapping[str, Any] | str, *, detach: bool = False,
+) -> CallOutput | DetachedTask:
+    """`%mcp call [--detach] SERVER.TOOL ARGS`: run one tool by hand (no model, no approval) and show the result.
 
-    While it runs, the cell shows the time waited and the server's progress reports. Cancelling it (an
-    interrupt) cancels the call: the server gets an MCP cancellation, the call is recorded as cancelled."""
+    `arguments` is the arguments, or the text of the cell after the tool (a JSON object or `key=value`
+    words, typed by the tool's input schema: args.parse_call_arguments).
+
+    While it runs, the cell shows the time waited and the server's progress reports; a call the server runs as
+    an MCP task shows the task (its id, status and message, and its question while it asks one). Cancelling it
+    (an interrupt) cancels the call: the server gets an MCP cancellation (`tasks/cancel` for a task), the call is
+    recorded as cancelled. `detach`: once the server has made the call a task, leave it running and say how to
+    come back to it (`%mcp tasks result ID`); a call that is no task just runs."""
+    from .mcp_tasks import DetachedTask, cell_label
+
     spec = find_tool(state, target)
-    if spec.needs_task:
+    if spec.needs_task and not _serves_tasks(state, spec):
         raise _task_refusal(target.server, spec.original_name or target.tool)
+    if isinstance(arguments, str):
+        arguments = parse_call_arguments(arguments, spec.input_schema)
     name = f"{target.server}.{spec.original_name or target.tool}"
     started = time.perf_counter()
     out = LiveOutput(live=state.port.live, publish=state.port.publish)
@@ -496,7 +544,16 @@ async def call_async(state: SynapseState, target: CallTarget, arguments: Mapping
                 progress.report(done, total, message)
                 refresh()
 
-            result = await state.call_tool(spec.name, dict(arguments), on_progress=report)
+            def seen(task: TaskState) -> None:
+                progress.task = task
+                refresh()
+                if detach:
+                    watch.detach()
+
+            watch = TaskWatch(seen, cell=cell_label(state))
+            result = await state.call_tool(spec.name, dict(arguments), on_progress=report, task=watch)
+    except TaskDetachedError as exc:
+        return DetachedTask(target.server, spec.original_name or target.tool, exc.task_id)
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not result.duration_ms:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
-from ...mcp_client.logs import LEVELS
+from ...mcp_client.logs import LEVELS, level_at_least
 from ..usage import usage_error
 from .options import Option, OptionSet
 
@@ -66,11 +66,23 @@ def logs(state: SynapseState, name: str, n: int | None = None, level: str = "deb
     except SynapseError as exc:
         raise usage_error(exc) from None
     if not entries:
-        print(f"no log messages from {name} at {level} or above; ask for more with "
-              f"%mcp connect {name} --log-level debug ..., or see its stderr: %mcp logs {name} --stderr")
+        print(_no_logs(name, level, state.hub.asked_log_level(name)))
         return None
     rows = [{"at": e.at, "level": e.level, "logger": e.logger, "message": e.text} for e in entries]
     return pd.DataFrame(rows, columns=list(LOG_COLUMNS))
+
+
+def _no_logs(name: str, level: str, asked: str | None) -> str:
+    """What is true when no log message is kept: the level the server was asked for (a 2026-07-28 server sends
+    nothing below it), and that nothing arrived at or above the level looked for."""
+    stderr = f"see its stderr: %mcp logs {name} --stderr"
+    more = f"ask for more with %mcp connect {name} --log-level debug ..., or {stderr}"
+    if asked is None:
+        return f"no log messages from {name} at {level} or above; it was asked for no level (it sends what it " \
+               f"chooses); {more}"
+    floor = level if level_at_least(level, asked) else asked
+    return (f"no log messages from {name} at {floor} or above; it was asked for {asked} and above; "
+            + (stderr if asked == "debug" else more))
 
 
 def _print_stderr(state: SynapseState, name: str, n: int | None) -> None:

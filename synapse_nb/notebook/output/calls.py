@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ...mcp_client.task_watch import status_text
+from ...task_state import TaskState
 from ...types import ContentBlock, ToolResult
 from ..turns.render import (
     IMAGE_PREVIEW_BYTES,
@@ -26,11 +28,12 @@ from ..turns.view import ToolCallView, duration, size_text
 from .live import Bundle
 from .markup import Html, join
 from .palette import colour
+from .pin_hint import pin_hint, pin_hint_html
 from .tabular import meta_items, table_of, tables_of
 
 __all__ = [
     "APP_MIME_TYPE", "CALL_REST", "CallProgress", "ResourcePart", "call_bundle", "call_text", "capped_plain",
-    "resource_part", "resource_parts", "read_bundle", "read_text",
+    "read_bundle", "read_text", "resource_part", "resource_parts", "task_line",
 ]
 
 CALL_REST = Rest(".text of this cell's value (_.text)", ".df of this cell's value (_.df)",
@@ -53,12 +56,14 @@ MUTED = f"color:{colour('muted')}"  # the palette's muted text, light and dark
 @dataclass
 class CallProgress:
     """A running `%mcp call` as its live output shows it: `calling demo.sleep … 3.2 s`, and once the server
-    reports progress, the bar, percentage and message of the %%synapse tool block (and the inspector)."""
+    reports progress, the bar, percentage and message of the %%synapse tool block (and the inspector); for a call
+    the server runs as an MCP task, the task's id, status and message, and its question while it asks one."""
 
     name: str
     progress: float | None = None
     total: float | None = None
     message: str | None = None
+    task: TaskState | None = None
 
     def report(self, progress: float, total: float | None, message: str | None) -> None:
         """The hub's `on_progress`: keep the last report (one without a message keeps the last message)."""
@@ -67,12 +72,19 @@ class CallProgress:
 
     def bundle(self, elapsed: str) -> Bundle:
         line = f"calling {self.name} … {elapsed}"
+        if self.task is not None:
+            line = f"{line}\n{task_line(self.task)}"
         if self.progress is None:
             return {"text/plain": line, "text/markdown": Html("*{}*").format(line)}
         return {
             "text/plain": f"{line}\n{progress_text(self.progress, self.total, self.message)}",
             "text/markdown": Html("*{}*\n\n{}").format(line, progress_html(self.progress, self.total, self.message)),
         }
+
+
+def task_line(task: TaskState) -> str:
+    """`task 3f2a… · working · Analyzing content...`, and what it asks while it waits for input."""
+    return status_text(task)
 
 
 # --- a call's result --------------------------------------------------------------------------------------
@@ -84,7 +96,7 @@ def call_bundle(name: str, arguments: Mapping[str, Any], result: ToolResult) -> 
     capped too. The rest is in the value's `.text` / `.df`."""
     view = ToolCallView("", name, arguments, approval="manual", status="error" if result.is_error else "ok",
                         result=result, duration_ms=result.duration_ms)
-    parts = [STYLE, tool_block(view, 0.0, opened=True, rest=CALL_REST)]
+    parts = [STYLE, tool_block(view, 0.0, opened=True, rest=CALL_REST), pin_hint_html(_server_of(name), result.text)]
     structured = _structured_beside(result)
     if structured is not None:
         parts.append(Html('<details class="snb-structured"><summary style="{}">structured content</summary>{}'
@@ -114,7 +126,15 @@ def call_text(name: str, result: ToolResult) -> str:
             lines.append(f"{len(several)} tables: {names} (a DataFrame of one: .df_of(NAME))")
     if result.text:
         lines.append(capped_plain(result.text, CALL_REST))
+    hint = pin_hint(_server_of(name), result.text)
+    if hint:
+        lines.append(hint)
     return "\n".join(lines)
+
+
+def _server_of(name: str) -> str:
+    """The server of `SERVER.TOOL`."""
+    return name.partition(".")[0]
 
 
 def capped_plain(text: str, rest: Rest, *, lines: int = PLAIN_LINES, chars: int = PLAIN_CHARS) -> str:

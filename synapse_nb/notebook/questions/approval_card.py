@@ -47,10 +47,14 @@ def approval_card(spec: ToolSpec, arguments: Mapping[str, Any]) -> Bundle:
     """The card shown above the input box (HTML, and plain text for frontends without HTML)."""
     destructive = spec.destructive
     accent = "#cf222e" if destructive else "#bf8700"
+    # a tool that says nothing may change things (MCP's default): said apart from one that says destructive
+    word, why = (("destructive", "the tool says it may delete or overwrite data") if spec.destructive_hint
+                 else ("may change data", "the tool does not say whether it changes data; MCP reads that as "
+                       "possibly destructive"))
     badge = Html(
         ' <span class="snb-badge-destructive" style="{};background:#ffebe9;color:#a40e26;'
-        'border:1px solid #ffcecb" title="the tool says it may delete or overwrite data">destructive</span>'
-    ).format(_BADGE) if destructive else ""
+        'border:1px solid #ffcecb" title="{}">{}</span>'
+    ).format(_BADGE, why, word) if destructive else ""
     server = (Html(' <span style="color:{}">on server <b>{}</b></span>').format(_MUTED, spec.server) if spec.server
               else "")
     description = spec.description.strip().split("\n", 1)[0][:200]
@@ -70,7 +74,7 @@ def approval_card(spec: ToolSpec, arguments: Mapping[str, Any]) -> Bundle:
              _arguments(arguments), answers, _MUTED)
     where = f" on server {spec.server}" if spec.server else ""
     text = "\n".join([
-        f"Approve this tool call? {spec.name}{where}" + (" [destructive]" if destructive else ""),
+        f"Approve this tool call? {spec.name}{where}" + (f" [{word}]" if destructive else ""),
         *("  " + line for line in _arguments(arguments).splitlines()),
         *(f"  {key} = {word}: {meaning}" for key, word, meaning in ANSWERS),
     ])

@@ -18,6 +18,7 @@ from ..output.live import Bundle
 from ..output.markup import Html, join
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
+from ..output.pin_hint import pin_hint, pin_hint_html
 from ..output.tabular import Table, meta_items, table_of, tables_of
 from .dollars import text_dollars
 from .result import parse_json_answer
@@ -194,6 +195,8 @@ def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Re
     elif call.error:
         body.append(Html('<div style="{};color:{}">error</div><pre style="{};{}">{}</pre>').format(
             LABEL, RED, PRE, ON_RED, _one_line(call.error)))
+    if call.status in ("error", "ok"):
+        body.append(pin_hint_html(call.server, call.error or call.result_text))
     is_open = " open" if opened or (call.status == "running" and call.progress is not None) else ""
     # a figure (a chart drawn by kernel__run_python) shows under the closed block, not inside it: the answer
     # that speaks of "the chart above" finds it there
@@ -403,6 +406,9 @@ def plain(view: TurnView) -> str:
             if detail and part.status != "cancelled":
                 first = detail.strip().splitlines()[0] if detail.strip() else ""
                 lines.append("       → " + (first[:100] + "…" if len(first) > 100 else first))
+                hint = pin_hint(part.server, detail)
+                if hint:
+                    lines.append("       " + hint)
         elif part.strip():
             lines.append(part.strip("\n"))
     if view.segment:

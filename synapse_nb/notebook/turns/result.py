@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...events import ToolCallFinished
 from ...types import Message, ToolResult, Usage
+from ..output.markup import Html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -225,7 +226,7 @@ class SynapseResult:
         body = self.text.strip() or "*(no answer text)*"
         if self.error:
             body += f"\n\n> {self.error}"
-        return text_dollars(f"{body}\n\n<sub>{self._summary()}</sub>")
+        return text_dollars(f"{body}\n\n" + Html("<sub>{}</sub>").format(self._summary()))  # the body is Markdown
 
     def __repr__(self) -> str:
         preview = " ".join(self.text.split())

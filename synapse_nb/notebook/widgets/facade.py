@@ -83,5 +83,7 @@ class StateLike(Protocol):
 
 def listed_tools(hub: HubLike) -> list[ToolSpec]:
     """The MCP tools the inspector lists: those offered to the model and the app-only ones of MCP Apps
-    (their View calls them; a person may too), not those that only run as MCP tasks."""
-    return [t for t in hub.all_tools if not t.needs_task]
+    (their View calls them; a person may too), not those that only run as MCP tasks on a server that serves
+    none (a task tool of a server that serves tasks is offered, so listed)."""
+    offered = {t.name for t in hub.tools}
+    return [t for t in hub.all_tools if not t.needs_task or t.name in offered]

@@ -91,8 +91,9 @@ def retry_hint(name: str, state: str, transport: str = "stdio") -> Html:
     if state in ("failed", "down"):
         return Html('<b class="snb-err">{}</b> — {} to retry').format(state, command)
     if state == "crashed":
-        again = "restarts it" if transport in ("stdio", "memory") else "reconnects"
-        return Html('<b class="snb-err">crashed</b> — the next call {}, or {}').format(again, command)
+        ours = transport in ("stdio", "memory")
+        again, gone = ("restarts it", "crashed") if ours else ("reconnects", "unreachable")  # a remote one went away
+        return Html('<b class="snb-err">{}</b> — the next call {}, or {}').format(gone, again, command)
     return Html()
 
 
