@@ -59,7 +59,7 @@ _LAZY = {
     "HistoryStore": ".history.store",
     "McpHub": ".mcp_client.hub",
     "ToolRegistry": ".agent.tools",
-    "history": ".history.reader",
+    "history": ".history.reading",
     "tool": ".agent.tools",
 }
 

@@ -140,11 +140,11 @@ class ServerConnection:
             await ready
         except asyncio.CancelledError:
             self._stopping = True
-            self.state.last_error = "connecting was cancelled"
+            # stopped by the user, not a failure to start: no last_error, so it reads "disconnected" (info.status)
             if pipe is not None and self.state.process is None:
                 # known from now on, so that disconnect, aclose and the exit hook can end it while it closes
                 self.state.process = find_child(pipe.inode, spawned_after)
-            self.state.move("stopped", {"reason": self.state.last_error})
+            self.state.move("stopped", {"reason": "connecting was cancelled"})
             self._stopper = loop.create_task(self._halt_now(STOP_TIMEOUT), name=f"synapse-mcp-stop-{self.name}")
             raise
 

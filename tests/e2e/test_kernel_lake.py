@@ -35,7 +35,7 @@ def test_a_turn_is_published_to_the_lake_in_the_background(tmp_path: Path) -> No
         assert got["problem"] is None
         assert got["rows"]["turns"] == 1
         assert got["rows"]["tool_calls"] == 1
-        assert got["thread"].startswith("synapse-lake:")
+        assert got["thread"].startswith("synapse-lake")
         assert got["thread"] != got["main"]
         rows = k.ok(f"%synapse sql --lake {lake} SELECT tool, server FROM tool_calls")
         assert "query" in rows.text()
