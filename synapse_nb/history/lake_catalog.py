@@ -44,6 +44,7 @@ from .schema import COLUMNS, TIME_COLUMN, Kind
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
+    from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.table import Table
 
 __all__ = [
@@ -70,6 +71,7 @@ _KIND: dict[Kind, PrimitiveType] = {
 BOOKKEEPING: dict[str, PrimitiveType] = {"_schema": IntegerType(), "_source": StringType(), "_seq": LongType()}
 COMMIT_TIMEOUT = 120.0  # seconds a commit keeps retrying while other writers win the race
 _FIRST_WAIT, _MAX_WAIT = 0.02, 1.0  # seconds between attempts: jittered, doubling
+_CREATE_ATTEMPTS = 5  # creating the catalog's own tables, for publishers that open a new catalog at once
 
 
 class LakeTables:
@@ -185,7 +187,29 @@ def _open_catalog(spec: LakeSpec) -> Catalog:
         return RestCatalog("synapse", **spec.catalog_properties())
     from pyiceberg.catalog.sql import SqlCatalog
 
-    return SqlCatalog("synapse", **spec.catalog_properties())
+    catalog = SqlCatalog("synapse", **{**spec.catalog_properties(), "init_catalog_tables": "false"})
+    try:
+        _create_catalog_tables(catalog)
+    except BaseException:
+        catalog.engine.dispose()
+        raise
+    return catalog
+
+
+def _create_catalog_tables(catalog: SqlCatalog) -> None:
+    """Create the catalog's own tables where missing. pyiceberg would check for them, then create them: the first
+    publishers of a new team catalog race in between, and the losers failed with PostgreSQL's duplicate-key error
+    on its type catalog. Here a lost race is tried again, and the check then finds the winner's tables."""
+    import sqlalchemy.exc
+
+    for attempt in range(_CREATE_ATTEMPTS):
+        try:
+            catalog.create_tables()
+            return
+        except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.ProgrammingError):
+            if attempt == _CREATE_ATTEMPTS - 1:
+                raise
+            time.sleep(random.uniform(_FIRST_WAIT, 2 * _FIRST_WAIT) * (attempt + 1))
 
 
 def table_schema(relation: str) -> Schema:

@@ -220,3 +220,36 @@ def test_a_catalog_that_goes_away_is_one_line_and_nothing_is_lost(team: LakeSpec
     assert "check the catalog database is running and reachable" in message
     assert History(db_path).publish(team).rows["tool_calls"] == 3
     assert sorted(_ids(team)) == sorted(ids | more)
+
+
+def test_publishers_opening_a_new_catalog_at_once_all_open_it(pg: Postgres, s3: S3Server) -> None:
+    """The first publishers of a team race to create the catalog's own tables (pyiceberg checks, then creates);
+    the losers used to fail with PostgreSQL's duplicate-key error on its type catalog (CI, bench row 13)."""
+    import threading
+
+    import psycopg
+
+    failures: list[str] = []
+    for attempt in range(3):  # a race: three fresh catalogs, six openers each, all released at once
+        database = f"race{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(f"postgresql://postgres@127.0.0.1:{pg.port}/postgres", autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {database}")
+        spec = LakeSpec(catalog=pg.uri(database), warehouse=f"s3://{s3.bucket()}/lake", namespace=f"r{attempt}",
+                        storage=s3.storage)
+        start = threading.Barrier(6)
+
+        def opener(spec: LakeSpec = spec, start: threading.Barrier = start) -> None:
+            start.wait()
+            try:
+                with LakeTables(spec) as tables:
+                    assert tables.load("tool_calls") is None
+            except LakeError as exc:
+                failures.append(str(exc))
+
+        threads = [threading.Thread(target=opener) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert not any(thread.is_alive() for thread in threads)
+    assert failures == []
