@@ -43,7 +43,7 @@ from . import features, task_calls, ui
 from .connection import ServerConnection
 from .exit_guard import ExitGuard
 from .handlers import ClientHandlers, ServerHooks
-from .info import PromptInfo, PromptResult, ResourceInfo, ServerInfo
+from .info import PromptInfo, PromptResult, ResourceInfo, ResourceTemplateInfo, ServerInfo
 from .logs import LogEntry, check_level
 from .loop_owner import LoopOwner
 from .oauth.accounts import OAuthAccounts
@@ -338,6 +338,9 @@ class McpHub:
 
     async def list_resources(self, name: str) -> list[ResourceInfo]:
         return await self._request(name, features.list_resources, "resources/list")
+
+    async def list_resource_templates(self, name: str) -> list[ResourceTemplateInfo]:
+        return await self._request(name, features.list_resource_templates, "resources/templates/list")
 
     async def read_resource(self, name: str, uri: str) -> tuple[ContentBlock, ...]:
         return await self._request(name, partial(features.read_resource, uri=uri), f"resources/read {uri!r}")

@@ -322,10 +322,14 @@ def _inspect_servers(m: SynapseMagics, rest: str) -> Any:
 
 
 def _read(sub: str) -> Callable[[SynapseMagics, str], Pending]:
-    """`%mcp read | prompt` (commands/mcp_read.py)."""
+    """`%mcp resources | read | prompt` (commands/mcp_read.py)."""
 
     def run(m: SynapseMagics, rest: str) -> Pending:
-        words = m.words(f"%mcp {sub}", rest, expanded=True)
+        if sub == "read":  # a template's `{variables}` reach the server's URI as written, not as Python names
+            words = m.words("%mcp read", rest)
+            words = words[:2] + [expand(w, m.ns) for w in words[2:]]
+        else:
+            words = m.words(f"%mcp {sub}", rest, expanded=True)
         return Pending(mcp_read.run(m.hub, sub, words), f"%mcp {sub} was cancelled; the server stays connected")
 
     return run
@@ -424,7 +428,10 @@ MCP_TABLE: SubcommandTable[SynapseMagics] = SubcommandTable("%mcp", (
     Subcommand("disconnect", _disconnect, "stop servers", "NAME | --all"),
     Subcommand("restart", _restart, "restart a server (also one that crashed too often)", "NAME"),
     Subcommand("inspect", _inspect_servers, "inspector widget: servers, tools, forms to call them", "[NAME]"),
-    Subcommand("read", _read("read"), "read a resource, e.g. %mcp read demo demo://schema", "SERVER URI"),
+    Subcommand("resources", _read("resources"), "resources and resource templates (DataFrame)", "[SERVER]"),
+    Subcommand("read", _read("read"), "read a resource, e.g. %mcp read demo demo://schema", "SERVER URI", forms=(
+        ("SERVER TEMPLATE k=v ...", "fill a template's {variables} and read it (the URI as written: no {expr} "
+         "expansion), e.g. %mcp read ev demo://item/{id} id=3"),)),
     Subcommand("prompt", _read("prompt"), "render a prompt template, e.g. %mcp prompt demo explore_table "
                "table=orders", "SERVER NAME [k=v ...]"),
     Subcommand("logs", _logs, "the server's last log messages (DataFrame), or what its process wrote to stderr",

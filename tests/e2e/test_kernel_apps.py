@@ -32,13 +32,15 @@ def test_a_ui_tools_call_shows_one_view_with_a_capped_fallback_then_the_result(k
     run = kernel.ok("%mcp call seg.get-customer-data {}", timeout=120)
     widgets = [d for d in run.displays if d["kind"] == "display_data" and WIDGET_VIEW in d["data"]]
     assert len(widgets) == 1, [d["data"].get("text/plain", "")[:80] for d in widgets]
-    view, result = run.final_outputs()
+    snapshot, view, result = run.final_outputs()  # the View's snapshot (its text fallback), the View, the result
     assert WIDGET_VIEW in view
+    assert view["text/plain"] == ""
+    assert 'class="snb-snapshot"' in snapshot["text/html"]
     assert WIDGET_VIEW not in result
     assert result["text/plain"].startswith("seg.get-customer-data → ok (")
     whole = int(kernel.ok("print(len(_.text))").stdout)
     assert whole > 40_000
-    fallback = view["text/plain"]
+    fallback = snapshot["text/plain"]
     assert len(fallback) < 4_000  # the call's plain-text cap (3,000 characters) and the View's line
     lines = fallback.splitlines()
     assert lines[:2] == ["{", '  "customers": [']

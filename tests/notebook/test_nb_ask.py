@@ -491,3 +491,12 @@ def test_a_bad_cell_leaves_no_running_line(ip: Any) -> None:
     with pytest.raises(UsageError):
         ip.cell("synapse --tools nothing_like_this", "hello")
     assert ip.published.final == []
+
+
+def test_the_running_line_names_no_model_before_it_is_known_and_counts_no_zero_iterations(ip: Any) -> None:
+    ip.cell("synapse", "hello there")
+    shown = [str(bundle.get("text/plain", "")) for bundle, _id, _update in ip.published.items]
+    running = [text for text in shown if "running" in text]
+    assert running, shown
+    assert not [text for text in shown if "default model" in text or "0 iterations" in text], shown
+    assert "1 iteration" in ip.published.final[-1]["text/plain"]

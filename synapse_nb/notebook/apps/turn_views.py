@@ -22,6 +22,7 @@ from ...events import Event, ToolCallArgumentsDelta, ToolCallFinished, ToolCallS
 from ...types import ToolSpec
 from ..output.live import EMPTY
 from ..turns.render import TURN_REST
+from ..widgets._snapshot import snapshot_id
 from .ui import resource_uri, wire_result
 
 if TYPE_CHECKING:
@@ -187,6 +188,7 @@ class AppTurnViews:
         publish = self.display.output.publisher
 
         def show() -> None:  # live: a frontend that ignores display updates sees it once, from reshow
+            publish(EMPTY, snapshot_id(early.display_id), False)
             publish(EMPTY, early.display_id, False)
             opened.publish(publish, early.display_id, update=True)
 
@@ -194,6 +196,7 @@ class AppTurnViews:
             if in_place:                       # has the result by now)
                 opened.publish(publish, early.display_id, update=True)
                 return
+            publish(EMPTY, snapshot_id(early.display_id), True)
             publish(EMPTY, early.display_id, True)
             opened.publish(publish)
 

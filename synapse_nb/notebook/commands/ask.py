@@ -397,7 +397,7 @@ def _placeholder(state: SynapseState, settings: Settings, options: AskOptions) -
     """The cell's running line, shown before anything slow: resolving the provider (its first import of
     httpx), the tools, the history's session-name lookup. The turn's display then takes this output over."""
     output = LiveOutput(live=state.port.live, publish=state.port.publish)
-    model = options.model or settings.model or "default model"
+    model = options.model or settings.model or ""  # not known yet (SYNAPSE_MODEL, a key, or scripted:demo)
     view = TurnView(model=model, session=options.session or state.sessions.current,
                     format=cast(Format, options.format or settings.format))
     output.start(render(view))

@@ -62,7 +62,6 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
         self.detail = ""
         self._tools: dict[str, str] = {}  # call id -> tool, for progress lines
         self.finished = False
-        self._handle: Any = None
         self.pending: tuple[_Request, ...] = ()
         self.answers: tuple[tuple[str, str], ...] = ()  # (tool, answer) in the order given, for the record
 
@@ -116,17 +115,17 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
             _resolve(request.future, "no")
         self.pending = ()
         self._render()
-        if self._handle is not None:
-            try:
-                self._handle.update(self)  # the saved output's snapshot says how the run ended
-            except Exception:  # a display hook failing must not break the run's end
-                logger.exception("updating the run controls' output failed")
+        try:
+            self.refresh_snapshot()  # the saved output's snapshot says how the run ended
+        except Exception:  # a display hook failing must not break the run's end
+            logger.exception("updating the run controls' snapshot failed")
 
     def show(self) -> None:
-        """Display the controls in the current cell, keeping a handle so `finish` can update the snapshot."""
+        """Display the controls (their snapshot, then the widget) in the current cell; `finish` takes the
+        snapshot again."""
         from IPython.display import display
 
-        self._handle = display(self, display_id=True)  # type: ignore[no-untyped-call]
+        display(self)  # type: ignore[no-untyped-call]
 
     def snapshot(self) -> tuple[Html, str]:
         # the labels' values are Html this widget built (a trait may hand them back as plain str)

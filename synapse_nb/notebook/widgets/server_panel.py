@@ -101,8 +101,9 @@ def resources_html(resources: Sequence[Any]) -> Html:
     if not resources:
         return Html('<span class="snb-muted">This server offers no resources.</span>')
     rows = join(
-        Html("<tr><td><b>{}</b></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>").format(
-            _get(r, "name", ""), _get(r, "uri", ""), _get(r, "mime_type") or _get(r, "mimeType") or "",
+        Html("<tr><td><b>{}</b>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>").format(
+            _get(r, "name", ""), Html(' <span class="snb-muted">template</span>') if _get(r, "uri_template") else "",
+            _get(r, "uri") or _get(r, "uri_template") or "", _get(r, "mime_type") or _get(r, "mimeType") or "",
             _get(r, "description") or "")
         for r in resources
     )
@@ -281,8 +282,11 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
 
     async def _catalogue(self) -> None:
         hub = self.state.hub
+        async def resources(name: str) -> list[Any]:
+            return [*await hub.list_resources(name), *await hub.list_resource_templates(name)]
+
         for kind, view, listing, render in (
-            ("resources", self.resources, hub.list_resources, resources_html),
+            ("resources", self.resources, resources, resources_html),
             ("prompts", self.prompts, hub.list_prompts, prompts_html),
         ):
             try:

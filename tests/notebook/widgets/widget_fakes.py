@@ -119,6 +119,9 @@ class FakeHub:
             raise found
         return found
 
+    async def list_resource_templates(self, name: str) -> list[Any]:
+        return []
+
     async def read_resource(self, name: str, uri: str) -> tuple[ContentBlock, ...]:
         self.actions.append(("read", f"{name} {uri}"))
         image = ContentBlock("image", data="AAAA", mime_type="image/png")
