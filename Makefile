@@ -159,11 +159,6 @@ $(TASKSERVERS):
 	$(TOOLS)/taskservers/bin/python $(TOOL_PIP) fastmcp-tasks==$(FASTMCP_TASKS_VERSION)
 	@touch $@
 
-$(MOTHERDUCK):
-	@test -x $(TOOLS)/motherduck/bin/python || $(PYTHON) -m venv $(TOOLS)/motherduck
-	$(TOOLS)/motherduck/bin/python $(TOOL_PIP) mcp-server-motherduck==$(MOTHERDUCK_VERSION)
-	@touch $@
-
 widget-js-deps: $(WIDGET_JS_DEPS)
 
 $(WIDGET_JS_DEPS): js/package.json js/package-lock.json

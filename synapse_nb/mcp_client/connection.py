@@ -383,6 +383,10 @@ class ServerConnection:
         info = client.server_info
         self._protocol = client.protocol_version
         self.serves_tasks = task_calls.serves_tasks(client)
+        # The registry lists the tools before the "connected" event goes out: a listener (the inspector's
+        # header) that reads the hub on that event counts them.
+        self.state.tools = tools
+        self._on_tools(self)
         self.state.connected({
             "server_name": info.name if info is not None else None,
             "server_version": info.version if info is not None else None,
@@ -392,7 +396,6 @@ class ServerConnection:
             "connect_ms": round(connect_ms, 3),
             "discovery_ms": round(discovery_ms, 3),
         }, tools)
-        self._on_tools(self)
 
     # --- notifications and tool refresh ----------------------------------------------------------
 

@@ -1,19 +1,26 @@
 """Resource templates filled in: RFC 6570 URI templates (`demo://table/{name}`) through the SDK's own parser,
-so that `%mcp read` and the inspector send a URI, never a template with its `{variables}` left in."""
+so that `%mcp read` and the inspector send a URI, never a template with its `{variables}` left in.
+
+The SDK is imported when a template is first read, not with this module: `%load_ext` imports the `%mcp read`
+command, and must not import the SDK (see the package docstring)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+from typing import TYPE_CHECKING
 
 from ..errors import McpError
+
+if TYPE_CHECKING:
+    from mcp.shared.uri_template import UriTemplate
 
 __all__ = ["expand", "is_template", "variables"]
 
 
 def is_template(uri: str) -> bool:
     """Whether `uri` holds `{...}` expressions to fill (a plain URI does not)."""
+    from mcp.shared.uri_template import UriTemplate
+
     return UriTemplate.is_template(uri)
 
 
@@ -39,6 +46,8 @@ def expand(template: str, values: Mapping[str, str]) -> str:
 
 
 def _parse(template: str) -> UriTemplate:
+    from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
+
     try:
         return UriTemplate.parse(template)
     except InvalidUriTemplate as exc:

@@ -22,7 +22,6 @@ from ...events import Event, ToolCallArgumentsDelta, ToolCallFinished, ToolCallS
 from ...types import ToolSpec
 from ..output.live import EMPTY
 from ..turns.render import TURN_REST
-from ..widgets._snapshot import snapshot_id
 from .ui import resource_uri, wire_result
 
 if TYPE_CHECKING:
@@ -184,6 +183,8 @@ class AppTurnViews:
         for trait, value in early.after:
             setattr(opened.view, trait, value)
         self.opened.append(opened)
+
+        from ..widgets._snapshot import snapshot_id  # the widgets package imports ipywidgets: not at %load_ext
 
         publish = self.display.output.publisher
 

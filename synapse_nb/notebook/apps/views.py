@@ -19,7 +19,6 @@ from ...types import ToolResult, ToolSpec
 from ..output.live import Publisher
 from ..output.markup import Html
 from ..turns.render import Rest
-from ..widgets._snapshot import snapshot_id, snapshot_outputs
 from .context import ModelContexts
 from .kernel_host import KernelAppHost
 from .ui import resource_uri, tool_wire, wire_result
@@ -60,6 +59,8 @@ class OpenedView:
         """Two outputs: the View's text fallback as a snapshot (what a notebook opened again later shows in
         JupyterLab, and GitHub or nbviewer show), then the companion widget holding the View (widgets/_snapshot.py
         swaps them while the widget lives)."""
+        from ..widgets._snapshot import snapshot_outputs  # the widgets package imports ipywidgets: not at %load_ext
+
         found = dict(self.companion._repr_mimebundle_() or {})
         text = str(found.get("text/plain", ""))
         return snapshot_outputs(found, Html('<pre class="snb-pre snb-view-fallback">{}</pre>').format(text), text)
@@ -68,6 +69,8 @@ class OpenedView:
         """Show it as new outputs through `publish` (the kernel port's, or a turn's); with `display_id`,
         `update` shows it again in those outputs (its text fallback once the result came): the snapshot's
         is `snapshot_id(display_id)`."""
+        from ..widgets._snapshot import snapshot_id
+
         bundles = self.bundles()
         for n, bundle in enumerate(bundles):
             shown_id = snapshot_id(display_id) if display_id is not None and n < len(bundles) - 1 else display_id

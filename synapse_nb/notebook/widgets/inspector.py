@@ -25,9 +25,6 @@ __all__ = ["Inspector", "inspector"]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
-REREADS = 40  # at most this many reads again, REREAD_AFTER seconds apart, while a server's tools are not listed
-REREAD_AFTER = 0.05
-
 
 def inspector(state: StateLike, server: str | None = None) -> Inspector:
     """The MCP inspector for all connected servers, or only `server` (UnknownServerError if not connected)."""
@@ -61,7 +58,6 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
         self._reader: HistoryLike | None = None
         self._chose_tab = False
         self._unsubscribe: Callable[[], None] | None = None
-        self._rereads = 0
         self.summary = w.HTML()
         self.refresh_button = w.Button(description="Refresh", icon="refresh", tooltip="Re-read servers and tools")
         self.refresh_button.layout = w.Layout(width="auto")
@@ -146,7 +142,6 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
             if name not in seen:
                 panel.update(None, ())
         self.panels = panels
-        self._read_again_if_behind(hub, infos)
         total = sum(len(_tools_of(tools, name)) for name in seen)
         self.summary.value = Html('<span class="snb-muted">{} server{} · {} tools</span>').format(
             len(seen), "s" if len(seen) != 1 else "", total)
@@ -155,19 +150,6 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
             self.refresh_snapshot()  # a reopened notebook shows the servers as they were last seen
         except Exception:  # a widget callback: the snapshot is a copy, the widget itself is fine
             logger.exception("taking the inspector's snapshot again failed")
-
-    def _read_again_if_behind(self, hub: Any, infos: Sequence[Any]) -> None:
-        """A server's "connected" event comes before the hub has put its tools in the registry: the header then
-        counted none of them (`2 servers · 5 tools` beside a server of 5 more). Read the hub again, soon and a
-        bounded number of times, while a connected server says it has tools and the registry lists none."""
-        listed = {t.server for t in hub.all_tools}
-        behind = any(str(getattr(info, "state", "")) == "connected" and int(getattr(info, "tool_count", 0) or 0) > 0
-                     and info.name not in listed for info in infos if not isinstance(info, BuiltinInfo))
-        if not behind:
-            self._rereads = 0
-        elif self.loop is not None and self._rereads < REREADS:
-            self._rereads += 1
-            self.loop.call_later(REREAD_AFTER, self.refresh)
 
     def _layout(self) -> None:
         none_connected = w.HTML(

@@ -174,7 +174,7 @@ def test_a_resource_template_is_listed_with_a_box_per_variable_and_read_filled(c
     template = "demo://resource/dynamic/text/{resourceId}"
     with private_state() as state:
         state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
-        ins = Inspector(state, "everything")
+        ins = Inspector(widget_parts(state), "everything")
         panel = ins.panels["everything"]
         settle(state.runner, panel.tasks)  # the catalogue
         browser = panel.resource_browser
