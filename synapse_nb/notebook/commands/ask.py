@@ -20,7 +20,7 @@ from ...task_state import TASK_ORIGIN, TaskOrigin
 from ...types import ToolSpec
 from ..apps.turn_views import AppTurnViews
 from ..output.live import LiveOutput, Publisher
-from ..questions.approval import StdinApproval
+from ..questions.approval import ButtonsApproval, StdinApproval
 from ..settings import Settings
 from ..turns.budget import check_prices
 from ..turns.display import Format, TurnDisplay, TurnView, render
@@ -172,7 +172,9 @@ def background(
 ) -> BackgroundRun:
     """`%%synapse --background`: start the turn as a task on the loop and return its handle at once.
 
-    Approval is asked with the RunControls' buttons (denied, with a note, where no widget can show)."""
+    Approval is asked with buttons in a card right above the tool's line, where a server's form goes too
+    (ButtonsApproval); the RunControls hold the status line and Stop (denied, with a note, where no widget can
+    show)."""
     from ..widgets import RunControls
 
     turn = _Turn(state, settings, options, body)
@@ -182,8 +184,9 @@ def background(
         if handle is not None:
             handle.cancel()
 
-    controls = RunControls(on_stop=stop)
-    approval: ApprovalCallback = controls.ask if state.port.live else _NoButtons(turn.display)
+    controls = RunControls(on_stop=stop, inline_approval=False)
+    approval: ApprovalCallback = (ButtonsApproval(controls, turn.display) if state.port.live
+                                  else _NoButtons(turn.display))
     told = turn.options(approval, controls.on_event)
     turn.display.view.footer_elsewhere = state.port.live  # the controls' status line is the run's one footer
     turn.display.start()

@@ -56,8 +56,11 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
 
     children: tuple[Any, ...]
 
-    def __init__(self, on_stop: Callable[[], None]) -> None:
+    def __init__(self, on_stop: Callable[[], None], *, inline_approval: bool = True) -> None:
+        """`inline_approval`: a waiting approval shows in these controls; False: elsewhere, in a `card` (a
+        background turn shows it right above the tool's line, where a server's form goes too)."""
         self.on_stop = on_stop
+        self.inline_approval = inline_approval
         self.status = "running"
         self.detail = ""
         self._tools: dict[str, str] = {}  # call id -> tool, for progress lines
@@ -187,6 +190,20 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
             if not self.finished and not self.pending and self.status == "running":
                 self.set_status("running", before)
 
+    def card(self, html: Html) -> w.VBox:
+        """A card for the waiting approval shown elsewhere: `html` (what is asked) above its own Approve, Deny
+        and Always buttons, which answer the first waiting request as this widget's do."""
+        buttons = []
+        for description, icon, style, answer in (("Approve", "check", "success", "yes"),
+                                                 ("Deny", "times", "warning", "no"),
+                                                 ("Always", "check-double", "", "always")):
+            button = w.Button(description=description, icon=icon, button_style=style)
+            button.on_click(lambda _b, a=answer: call_on(self.loop, self._answer, a))
+            buttons.append(button)
+        card = w.VBox([w.HTML(html), w.HBox(buttons)])
+        card.add_class("snb-root")
+        return card
+
     def _answer(self, answer: str) -> None:
         try:
             if not self.pending:
@@ -219,7 +236,7 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
 
     def _render(self) -> None:
         top = self.children[1]
-        if not self.pending:
+        if not self.pending or not self.inline_approval:
             self.children = (self.children[0], top)
             return
         request = self.pending[0]
