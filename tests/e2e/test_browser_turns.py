@@ -74,6 +74,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, llm: LlmServer) -> Iterator[La
         yield lab
 
 
+@pytest.mark.timeout(480)  # 16 cells driven, saved, reopened in JupyterLab and Notebook 7: minutes on a busy machine
 def test_turns_while_running_finished_and_traced(lab: Lab, browser: Any, llm: LlmServer) -> None:
     name = write_notebook(lab.root / "turns.ipynb", CELLS)
     nb = NotebookPage.open(browser, lab, name, height=2400)  # tall: the expanded tool blocks fit a screenshot
@@ -377,10 +378,10 @@ def _saved_snapshots(nb: NotebookPage, lab: Lab, browser: Any) -> None:
         page.screenshot(path=str(ARTIFACTS / "saved-trace-snapshot-unstyled.png"), full_page=True)
     finally:
         page.close()
-    _reopened(nb, lab)
+    _reopened(nb, lab, browser)
 
 
-def _reopened(nb: NotebookPage, lab: Lab) -> None:
+def _reopened(nb: NotebookPage, lab: Lab, browser: Any) -> None:
     """Closed and opened again with a new kernel (no widget state saved): every widget output shows its last
     snapshot, none reads "Error displaying widget: model not found" (issue 38, item 11); money stays text."""
     expect, page = nb.expect, nb.page
@@ -405,6 +406,34 @@ def _reopened(nb: NotebookPage, lab: Lab) -> None:
     _use_dark_theme(nb)
     nb.shot("reopened-trace-dark", nb.cell(7))
     nb.shot("reopened-inspector-dark", nb.cell(INSPECTOR))
+    _reopened_in_notebook_7(nb, lab, browser)
+
+
+def _reopened_in_notebook_7(nb: NotebookPage, lab: Lab, browser: Any) -> None:
+    """The same saved notebook opened in Jupyter Notebook 7 (served by the same server, its widget models gone
+    with the old kernel): each widget output shows its snapshot there too, none "model not found" (item 11)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    try:
+        page.goto(f"{lab.url}/notebooks/{nb.name}?token={lab.token}", timeout=60_000)
+        page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
+        seven = NotebookPage(page, nb.name)
+        seven.shots = nb.shots
+        with failure_shot(seven, "reopened-nb7"):
+            assert page.locator("#jp-main-statusbar").count() == 0  # Notebook 7's page, not JupyterLab's
+            expect = seven.expect
+            expect(seven.output(7).locator(".snb-snapshot .snb-trace")).to_be_visible(timeout=30_000)
+            expect(seven.output(10).locator(".snb-snapshot")).to_contain_text("finished")
+            expect(seven.output(INSPECTOR).locator(".snb-snapshot .snb-inspector")).to_contain_text("demo")
+            page.wait_for_function("() => !document.body.innerText.includes('Loading widget')", timeout=30_000)
+            text = page.locator(".jp-Notebook").inner_text()
+            for bad in ("model not found", "Error displaying widget", "(children="):
+                assert bad not in text, bad
+            for i in (7, 10, INSPECTOR):
+                snapshot = seven.output(i).locator(".jp-OutputArea-child").filter(has=page.locator(".snb-snapshot"))
+                expect(snapshot).to_be_visible()
+            seven.shot("reopened-nb7-inspector", seven.cell(INSPECTOR))
+    finally:
+        page.close()
 
 
 def _shut_down_kernels(lab: Lab) -> None:
