@@ -120,6 +120,7 @@ class AppViews:
                 hub, self._manual, self._router, self.contexts, server=spec.server, resource_uri=uri,
                 session=session, policy=policy if policy is not None else self._policy(), ask=companion.ask,
                 on_message=lambda text: self._message_turn(companion, session, model, text),
+                tool=spec.original_name or spec.name,
             )
             view = AppView(
                 host, server=spec.server, tool=tool_wire(spec), resource_uri=uri, html=resource.html,

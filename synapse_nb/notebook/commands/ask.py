@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
+from ...events import ServerEvent
 from ...task_state import TASK_ORIGIN, TaskOrigin
 from ...types import ToolSpec
 from ..apps.turn_views import AppTurnViews
@@ -246,16 +247,21 @@ class _Turn:
         self.views = AppTurnViews(state.apps, state.hub if state.has_hub else None, self.display,
                                   session=plan.session, policy=self._approval, model=plan.model_id)
         self.sinks.append(self.views)
-        self.view_context = state.apps.contexts.take(plan.session)
-        if self.view_context:
-            view.notes.append("an interactive view's context (ui/update-model-context) was given to the model")
+        self.view_context = given = state.apps.contexts.take(plan.session)
+        if given is not None:  # which View told the model what: in the footer, and in the history with the View
+            view.notes.append(given.note)
+            if plan.history:
+                state.router.record(ServerEvent(server=given.server, event="app_context", detail={
+                    "view": given.view, "tool": given.tool, "session": plan.session,
+                    "session_id": self.agent.session_id, "text": given.text}))
 
     def options(self, ask: ApprovalCallback | None, *more_sinks: EventSink) -> TurnOptions:
         """What the agent is told for this turn; `ask` asks approval, `more_sinks` see its events too."""
         from ...agent.turn import TurnOptions
 
         plan = self.plan
-        system = "\n\n".join(p for p in (plan.system, self.view_context) if p) or None
+        context = self.view_context.prompt if self.view_context is not None else None
+        system = "\n\n".join(p for p in (plan.system, context) if p) or None
         return TurnOptions(
             plan.provider, system=system, tool_patterns=plan.tool_patterns, max_iterations=plan.max_iterations,
             max_result_chars=plan.max_result_chars, approval=self._approval,
