@@ -85,6 +85,7 @@ class ToolBatch:
                 tool=c.tool, approval=c.approval, started_at=c.started_at or utcnow(),
                 duration_ms=duration_ms, result=result, error=error, message_id=reply_id,
                 held=c.held.name if c.held is not None else None,
+                origin=c.spec.origin if c.spec is not None and c.spec.origin else "agent",
             )
             self.emit(c.finished)
 

@@ -535,6 +535,11 @@ KERNEL_CELLS = [
     "%mcp call apps.counter start=3",                                                                        # 3
     "%synapse sql SELECT tool, origin FROM tool_calls ORDER BY started_at",                                  # 4
     "%%synapse --model openai:gpt-test\nopen the counter",                                                   # 5
+    "out = %mcp call apps.counter start=6\nout",                                                             # 6
+    "print([t['name'] for t in out.view.tools])",                                                            # 7
+    "print((await out.view.call_tool('get_count')).text)",                                                   # 8
+    "%%synapse --model openai:gpt-test\nwhat does the counter show?",                                       # 9
+    "%synapse sql SELECT server, tool, origin, approval, result_text FROM tool_calls WHERE origin LIKE 'view:%'",  # 10
 ]
 
 
@@ -612,3 +617,35 @@ def test_a_synapse_turn_shows_the_view_in_its_tool_block_and_app_only_tools_stay
         messages = wire.wait_for_requests(3, timeout=30)[2].body["messages"]
         assert messages[-1] == {"role": "user", "content": "the count is 2"}
         shot(nb, tmp_path, "apps-kernel-message", nb.cell(5))
+
+
+def test_the_model_and_python_call_a_tool_the_view_registered(
+    kernel_nb: NotebookPage, wire: LlmServer, tmp_path: Path,
+) -> None:
+    """The counter View registers `get_count` (the draft's app tools): once it has loaded, the kernel knows it
+    (`view.tools`), Python calls it (`await view.call_tool(...)`) and the next turn's model is offered it and calls
+    it; the View answers from what it shows, and both calls are recorded with origin `view:apps`."""
+    nb = kernel_nb
+    wire.clear()
+    wire.queue(tool_calls(call("view_apps__get_count", {})), text("The counter shows six."))
+    with failure_shot(nb, "apps-kernel-app-tools"):
+        nb.run(6)
+        _iframe, view = frame_of(nb, 6)
+        nb.expect(view.locator("#status")).to_have_text("result: counter starts at 6", timeout=FRAME_TIMEOUT_MS)
+        for _ in range(40):  # bounded: the View lists its tools once it has loaded, the kernel hears it between cells
+            run_again(nb, 7)
+            if "get_count" in nb.output(7).inner_text():
+                break
+        assert nb.output(7).inner_text().strip() == "['get_count']"
+        nb.run(8)
+        assert nb.output(8).inner_text().strip() == "the view shows 6"
+        nb.run(9)
+        nb.expect(nb.output(9).get_by_text("The counter shows six.")).to_be_visible(timeout=FRAME_TIMEOUT_MS)
+        first, second = wire.wait_for_requests(2, timeout=30)
+        assert "view_apps__get_count" in [t["function"]["name"] for t in first.body["tools"]]
+        assert second.body["messages"][-1]["content"] == "the view shows 6"
+        shot(nb, tmp_path, "apps-kernel-app-tools", nb.cell(9))
+        nb.run(10)
+        rows = nb.output(10).inner_text()
+        assert re.search(r"apps\s+get_count\s+view:apps\s+manual\s+the view shows 6", rows), rows
+        assert re.search(r"apps\s+get_count\s+view:apps\s+auto\s+the view shows 6", rows), rows

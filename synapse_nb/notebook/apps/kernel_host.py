@@ -150,6 +150,9 @@ class KernelAppHost:
             self._record("ui/open-link", {"url": url if isinstance(url, str) else ""})
         elif method == "ui/resource-teardown":
             self._record("ui/resource-teardown", {})
+        elif method == "ui/app-tools":  # the tools the View registered, as it listed them
+            tools = params.get("tools")
+            self._record("ui/app-tools", {"tools": list(tools) if isinstance(tools, list) else []})
 
 
 def _resource_contents(uri: str, block: ContentBlock) -> dict[str, Any]:

@@ -247,6 +247,7 @@ class _Turn:
         self.views = AppTurnViews(state.apps, state.hub if state.has_hub else None, self.display,
                                   session=plan.session, policy=self._approval, model=plan.model_id)
         self.sinks.append(self.views)
+        self._view_tools = state.apps.tools  # the tools the Views registered, offered beside the servers'
         self.view_context = given = state.apps.contexts.take(plan.session)
         if given is not None:  # which View told the model what: in the footer, and in the history with the View
             view.notes.append(given.note)
@@ -269,7 +270,7 @@ class _Turn:
             sinks=(*self.sinks, *more_sinks),
             tool_scope=self.router.tool_scope(self.tracing.tool_scope if self.tracing is not None else None),
             budget=_budget(plan), tool_answer=self._tool_answer,
-            held=self._held, hold=plan.hold, agent_tools=results_tools(self._held),
+            held=self._held, hold=plan.hold, agent_tools=(*results_tools(self._held), self._view_tools),
         )
 
 
