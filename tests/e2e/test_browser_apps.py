@@ -540,6 +540,10 @@ KERNEL_CELLS = [
     "print((await out.view.call_tool('get_count')).text)",                                                   # 8
     "%%synapse --model openai:gpt-test\nwhat does the counter show?",                                       # 9
     "%synapse sql SELECT server, tool, origin, approval, result_text FROM tool_calls WHERE origin LIKE 'view:%'",  # 10
+    "%mcp connect sheet -- {node} {sheet} --stdio",                                                          # 11
+    "%mcp call sheet.play-sheet-music",                                                                      # 12
+    "%mcp connect scen -- {node} {scenario} --stdio",                                                        # 13
+    "%mcp call scen.get-scenario-data {{}}",                                                                 # 14
 ]
 
 
@@ -553,7 +557,9 @@ def wire() -> Iterator[LlmServer]:
 @pytest.fixture(scope="module")
 def kernel_nb(lab: Lab, wire: LlmServer, browser: Any) -> Iterator[NotebookPage]:
     """A second notebook on the same JupyterLab: synapse_nb loaded, the apps server connected by %mcp connect."""
-    cells = [KERNEL_CELLS[0].format(base=wire.openai_base_url), *KERNEL_CELLS[1:]]
+    servers = {"node": NODE, "sheet": npm_servers.SHEET_MUSIC, "scenario": npm_servers.SCENARIO}
+    cells = [KERNEL_CELLS[0].format(base=wire.openai_base_url), *KERNEL_CELLS[1:11],
+             *(c.format(**servers) for c in KERNEL_CELLS[11:])]
     name = write_notebook(lab.root / "apps-kernel.ipynb", cells)
     nb = NotebookPage.open(browser, lab, name)
     with failure_shot(nb, "apps-kernel-setup"):
@@ -649,3 +655,43 @@ def test_the_model_and_python_call_a_tool_the_view_registered(
         rows = nb.output(10).inner_text()
         assert re.search(r"apps\s+get_count\s+view:apps\s+manual\s+the view shows 6", rows), rows
         assert re.search(r"apps\s+get_count\s+view:apps\s+auto\s+the view shows 6", rows), rows
+
+
+def test_a_ui_tool_called_without_arguments_gets_its_schemas_defaults_and_its_view_draws(
+    kernel_nb: NotebookPage, tmp_path: Path,
+) -> None:
+    """server-sheet-music's View draws the tune of its tool input: `%mcp call` with no arguments gives it the
+    schema's default tune (the server used it, and the View got `{}` and said "No ABC notation provided")."""
+    node_for(npm_servers.SHEET_MUSIC)
+    nb = kernel_nb
+    with failure_shot(nb, "apps-kernel-sheet-music"):
+        nb.run(11, timeout=120_000)
+        nb.run(12, timeout=120_000)
+        _iframe, view = frame_of(nb, 12)
+        nb.expect(view.locator("#sheet-music svg").first).to_be_visible(timeout=FRAME_TIMEOUT_MS)
+        assert "No ABC notation" not in view.locator("body").inner_text()
+        shot(nb, tmp_path, "apps-kernel-sheet-music", nb.cell(12))
+
+
+def test_under_a_view_the_result_stays_closed_and_its_nested_values_summarised(
+    kernel_nb: NotebookPage, tmp_path: Path,
+) -> None:
+    """server-scenario-modeler answers nested JSON: under its View the result block is closed, and opened, its
+    table summarises the nested values (it was a 6,800-pixel table, open under the View)."""
+    node_for(npm_servers.SCENARIO)
+    nb = kernel_nb
+    with failure_shot(nb, "apps-kernel-scenario"):
+        nb.run(13, timeout=120_000)
+        nb.run(14, timeout=120_000)
+        frame_of(nb, 14)
+        block = nb.output(14).locator("details.snb-turn-tool")
+        nb.expect(block).to_have_count(1, timeout=FRAME_TIMEOUT_MS)
+        assert block.get_attribute("open") is None
+        shot(nb, tmp_path, "apps-kernel-scenario-closed", nb.cell(14))
+        block.locator("summary").first.click()
+        nb.expect(block).to_have_attribute("open", "")
+        table = block.locator("table.snb-tbl")
+        nb.expect(table.get_by_text(re.compile(r"^\[\d+ items\]$|^\{\d+ keys: ")).first).to_be_visible()
+        height = table.bounding_box()["height"]
+        assert height < 1_000, f"the opened result's table is {height:.0f} px high"
+        shot(nb, tmp_path, "apps-kernel-scenario-opened", nb.cell(14))
