@@ -544,6 +544,7 @@ KERNEL_CELLS = [
     "%mcp call sheet.play-sheet-music",                                                                      # 12
     "%mcp connect scen -- {node} {scenario} --stdio",                                                        # 13
     "%mcp call scen.get-scenario-data {{}}",                                                                 # 14
+    "%%synapse --model openai:gpt-test\nwhat does the view say?",                                           # 15
 ]
 
 
@@ -695,3 +696,24 @@ def test_under_a_view_the_result_stays_closed_and_its_nested_values_summarised(
         height = table.bounding_box()["height"]
         assert height < 1_000, f"the opened result's table is {height:.0f} px high"
         shot(nb, tmp_path, "apps-kernel-scenario-opened", nb.cell(14))
+
+
+def test_the_turn_names_the_view_that_told_the_model_what(kernel_nb: NotebookPage, wire: LlmServer,
+                                                            tmp_path: Path) -> None:
+    """The counter View of cell 6 sets the model's context; the next turn's footer says which View said what, and the
+    model was told it with the View named."""
+    nb = kernel_nb
+    wire.clear()
+    wire.queue(text("It says the counter shows 6."))
+    with failure_shot(nb, "apps-kernel-context"):
+        _iframe, view = frame_of(nb, 6)
+        view.locator("#context").click()
+        nb.expect(view.locator("#status")).to_have_text("context updated", timeout=FRAME_TIMEOUT_MS)
+        nb.run(15)
+        said = "the view apps.counter (ui://fixture/counter.html) gave the model context: the counter shows 6"
+        nb.expect(nb.output(15).get_by_text(said)).to_be_visible(timeout=FRAME_TIMEOUT_MS)
+        system = wire.wait_for_requests(1, timeout=30)[0].body["messages"][0]
+        assert system["role"] == "system"
+        assert "MCP App apps.counter (ui://fixture/counter.html)" in system["content"]
+        assert "the counter shows 6" in system["content"]
+        shot(nb, tmp_path, "apps-kernel-context", nb.cell(15))
