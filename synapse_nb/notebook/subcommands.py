@@ -297,6 +297,17 @@ def _tools(m: SynapseMagics, rest: str) -> Any:
     return mcp_cmd.tools(m.hub, state.registry, state.kernel, m.settings(), words[0] if words else None)
 
 
+def _search(m: SynapseMagics, rest: str) -> Any:
+    from .commands import mcp_search
+    from .turns.tool_search import tool_search
+
+    text, rows = mcp_search.parse_search(rest)
+    state, settings = m.state, m.settings()
+    state.kernel.register_notebook_tools(state.registry)
+    searcher = tool_search(m.hub, state.store if settings.history else None, settings.tool_budget)
+    return mcp_search.search(state.registry, searcher, text, rows, kernel_tools=settings.kernel_tools)
+
+
 def _disconnect(m: SynapseMagics, rest: str) -> Pending:
     words = m.words("%mcp disconnect", rest, expanded=True)
     every = "--all" in words
@@ -415,6 +426,8 @@ MCP_TABLE: SubcommandTable[SynapseMagics] = SubcommandTable("%mcp", (
                ), options=CONNECT_OPTIONS),
     Subcommand("list", _list, "servers: transport, state, tools, pid"),
     Subcommand("tools", _tools, "tools as offered to the model (DataFrame)", "[SERVER]"),
+    Subcommand("search", _search, "tools ranked for a request in plain words, as the model's tools__search ranks "
+               "them (DataFrame)", "[-n N] TEXT"),
     Subcommand("call", _call, "call a tool by hand (a JSON object,", 'SERVER.TOOL {"key": "value"}', forms=(
         ("SERVER.TOOL key=value ...", "or key=value words, typed by the tool's schema: a string parameter gets the "
          "word as written; never asks for approval)"),

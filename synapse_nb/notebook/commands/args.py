@@ -79,6 +79,17 @@ class AskOptions:
     budget: float | None = None  # USD this cell's model calls may cost (agent/spend.py)
     max_tokens: int | None = None  # prompt + output tokens this cell's model calls may use
     hold_over: int | None = None  # tokens: a bigger tool result is held in the kernel (0: none is)
+    tool_budget: int | None = None  # tools offered up front; more, and the model searches (0: every tool)
+
+
+def _tool_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tools, e.g. 40") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be 0 or more (0: offer every tool)")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -129,6 +140,8 @@ ASK_OPTIONS = OptionSet("%%synapse", "%%synapse --help", (
     Option("--hold-over", "TOKENS", "hold tool results over TOKENS tokens (and tables of over 20 rows) in the kernel "
            "by name, the model getting a summary and results__sql (0: send results as text; default "
            "SynapseMagics.hold_over)", type=_tokens),
+    Option("--tool-budget", "N", "offer at most N tools up front; with more connected the model gets tools__search "
+           "and loads what it needs (0: offer every tool; default SynapseMagics.tool_budget)", type=_tool_count),
     Option("--approve", "MODE", "{choices} for every tool call of this cell", choices=APPROVE_MODES,
            example="--approve ask"),
     Option("--format", "FORMAT", "{choices} (code: the first code block goes into a new cell)", choices=FORMATS,
@@ -165,7 +178,7 @@ def parse_ask(line: str) -> AskOptions:
         model=ns.model, session=ns.session, system=ns.system, tools=tools, max_iterations=ns.max_iterations,
         approve=ns.approve, format=ns.format, out=ns.out, background=ns.background,
         history=not ns.no_history, help=ns.help, kernel=ns.kernel, budget=ns.budget, max_tokens=ns.max_tokens,
-        hold_over=ns.hold_over,
+        hold_over=ns.hold_over, tool_budget=ns.tool_budget,
     )
 
 

@@ -27,6 +27,7 @@ from ..turns.display import Format, TurnDisplay, TurnView, render
 from ..turns.holding import hold_policy, results_tools
 from ..turns.interpolate import interpolate
 from ..turns.result import BackgroundRun, SynapseResult
+from ..turns.tool_search import tool_search
 from .args import AskOptions
 
 if TYPE_CHECKING:
@@ -93,6 +94,7 @@ class TurnPlan:
     max_tokens: int | None = None  # --max-tokens
     price_note: str | None = None  # why costs will show as unknown (a bad prices file)
     hold: Any = None  # the HoldPolicy of this cell (notebook/turns/holding.py); None: the agent's default
+    tool_budget: int = 0  # tools offered up front; more, and the model searches them (0: every tool)
 
 
 def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body: str) -> TurnPlan:
@@ -157,6 +159,7 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         kernel=kernel, budget_usd=options.budget, session_budget_usd=session_budget, max_tokens=options.max_tokens,
         price_note=price_note,
         hold=hold_policy(state.hub if state.has_hub else None, settings.hold_over, options.hold_over),
+        tool_budget=settings.tool_budget if options.tool_budget is None else options.tool_budget,
     )
 
 
@@ -242,6 +245,8 @@ class _Turn:
         self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)
         self._tool_answer = state.deck.tape.tool_answer() if state.deck.tape is not None else None
         self._held = state.held  # results held whole by name; the model gets summaries and results__sql
+        self._hub = state.hub if state.has_hub else None
+        self._store = state.store if plan.history else None  # what worked before: the search's tie-breaker
         # MCP Apps: UI tools' Views show in the tool block; a View's context joins this turn's system prompt
         self.views = AppTurnViews(state.apps, state.hub if state.has_hub else None, self.display,
                                   session=plan.session, policy=self._approval, model=plan.model_id)
@@ -264,6 +269,7 @@ class _Turn:
             tool_scope=self.router.tool_scope(self.tracing.tool_scope if self.tracing is not None else None),
             budget=_budget(plan), tool_answer=self._tool_answer,
             held=self._held, hold=plan.hold, agent_tools=results_tools(self._held),
+            tool_search=tool_search(self._hub, self._store, plan.tool_budget),
         )
 
 
