@@ -126,10 +126,10 @@ class Agent:
         return self.defaults.model_id
 
     def offered_tools(self, options: TurnOptions | None = None) -> list[ToolSpec]:
-        """The tools a turn with `options` (None: the defaults) offers the model now: the registry's,
-        filtered by its `tool_patterns` (empty: none), or, when they are more than its `tool_search` budget,
-        `tools__search` and the tools the session's searches loaded; then those its `agent_tools` offer now
-        (`results__sql` while results are held), unless the turn offers no tools."""
+        """The tools a turn with `options` (None: the defaults) offers the model now: the registry's, filtered
+        by its `tool_patterns` (empty: none), less those its `tool_search` defers (all of them when they are more
+        than its budget) with `tools__search` and the tools the session's searches loaded; then those its
+        `agent_tools` offer now (`results__sql` while results are held), unless the turn offers no tools."""
         return self._serving(options or self.defaults)[0]
 
     def _serving(self, opts: TurnOptions) -> tuple[list[ToolSpec], TurnOptions]:
@@ -139,10 +139,11 @@ class Agent:
         if opts.tool_patterns == ():
             return specs, opts
         search = opts.tool_search
-        if search is not None and search.applies(specs):
+        deferred = search.deferred(specs) if search is not None else set()
+        if search is not None and deferred:
             loaded = loaded_tools(self.messages)
             opts = opts.replace(agent_tools=(search.serve(specs), *opts.agent_tools))
-            specs = [s for s in specs if s.name in loaded]
+            specs = [s for s in specs if s.name not in deferred or s.name in loaded]
         names = {s.name for s in specs}
         for agent_tool in opts.agent_tools:
             specs.extend(s for s in agent_tool.specs() if s.name not in names)

@@ -7,6 +7,10 @@ as a tie-breaker), answers with the best few, names and descriptions, and those 
 next request on. Which tools are loaded is read from the session's transcript (the search's answers list them
 as `- NAME: description` lines), so a replayed cassette and a resumed session load the same tools. At or
 below the budget nothing changes: every tool is offered as before.
+
+A server may choose for its own tools (`"defer_tools"` in its config entry): true, they are always found by
+the search (a big server used now and then), false, they are always offered up front (the one used in every
+turn), even when the others are found by search.
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ __all__ = ["DEFAULT_TOOL_BUDGET", "SEARCH_SERVER", "SEARCH_TOOL", "ToolSearch", 
 SEARCH_SERVER = "tools"
 SEARCH_TOOL = f"{SEARCH_SERVER}__search"
 DEFAULT_TOOL_BUDGET = 40
-"""Tools offered up front at most; more, and the model searches for them. About 40 tool definitions are
-6,000-10,000 tokens, the size past which models are measured to pick tools less well."""
+"""Tools offered up front at most; more, and the model searches for them. 40 definitions are about 5,000 tokens
+of every request (as the reference servers write them), and past a few dozen tools models pick less well."""
 RESULTS = 5
 """Tools a search loads (the model may ask for up to MAX_RESULTS)."""
 MAX_RESULTS = 10
@@ -36,16 +40,22 @@ _LOADED_LINE = re.compile(r"^- ([A-Za-z0-9_-]{1,64}):", re.MULTILINE)
 @dataclass(frozen=True, slots=True)
 class ToolSearch:
     """How a turn offers its tools when there are many: `budget` tools at most up front (0: no budget, every
-    tool always offered). `about` gives what each server says about itself (server -> text) and `past` the
-    tool calls that worked before in this user's history; both are read when a turn first needs the search."""
+    tool always offered); `servers` maps a server to its own choice (True: its tools are always searched for,
+    False: always offered up front). `about` gives what each server says about itself (server -> text) and
+    `past` the tool calls that worked before in this user's history; both are read when a turn first needs
+    the search."""
 
     budget: int = DEFAULT_TOOL_BUDGET
+    servers: Mapping[str, bool] = field(default_factory=dict)
     about: Callable[[], Mapping[str, str]] = field(default=dict, compare=False)
     past: Callable[[], Sequence[PastUse]] = field(default=tuple, compare=False)
 
-    def applies(self, specs: Sequence[ToolSpec]) -> bool:
-        """Whether `specs` are more than the budget allows (so the search is offered instead)."""
-        return self.budget > 0 and len(specs) > self.budget
+    def deferred(self, specs: Sequence[ToolSpec]) -> set[str]:
+        """The names of the tools of `specs` not offered up front (none: no search): all of them when they are
+        more than the budget, less those of servers that chose to be offered; plus those of servers that chose
+        to be searched for."""
+        over = self.budget > 0 and len(specs) > self.budget
+        return {s.name for s in specs if self.servers.get(s.server or "", over)}
 
     def index(self, specs: Sequence[ToolSpec]) -> ToolIndex:
         """The index of `specs` with what the servers say and what worked before."""

@@ -299,12 +299,20 @@ def _tools(m: SynapseMagics, rest: str) -> Any:
 
 def _search(m: SynapseMagics, rest: str) -> Any:
     from .commands import mcp_search
-    from .turns.tool_search import tool_search
 
     text, rows = mcp_search.parse_search(rest)
-    state, settings = m.state, m.settings()
+    return search_tools(m.state, text, rows)
+
+
+def search_tools(state: SynapseState, text: str, rows: int = 10) -> Any:
+    """`%mcp search` and the inspector's search box: the tools a cell could be offered, ranked for `text`."""
+    from .commands import mcp_search
+    from .turns.tool_search import tool_search
+
+    settings = state.settings()
     state.kernel.register_notebook_tools(state.registry)
-    searcher = tool_search(m.hub, state.store if settings.history else None, settings.tool_budget)
+    hub = state.hub if state.has_hub else None
+    searcher = tool_search(hub, state.store if settings.history else None, settings.tool_budget)
     return mcp_search.search(state.registry, searcher, text, rows, kernel_tools=settings.kernel_tools)
 
 
@@ -466,4 +474,5 @@ def widget_parts(state: SynapseState) -> WidgetParts:
         hub=state.hub, runner=state.runner, history=lambda: reader(state.store), call_tool=state.manual.call,
         on_server_event=state.router.on_server_event, answers=state.answers, sign_in=state.sign_in, apps=state.apps,
         kernel=state.kernel, registry=state.registry, kernel_tools=lambda: state.settings().kernel_tools,
+        search_tools=lambda text: search_tools(state, text).to_dict("records"),
     )

@@ -29,7 +29,9 @@ def _offered(request: Any) -> list[str]:
 
 
 @contextlib.asynccontextmanager
-async def _agent(server: LlmServer, budget: int) -> AsyncIterator[tuple[Agent, FakeSource]]:
+async def _agent(
+    server: LlmServer, budget: int, servers: dict[str, bool] | None = None,
+) -> AsyncIterator[tuple[Agent, FakeSource]]:
     source = FakeSource()
     for spec in catalog_specs():
         source.specs.append(spec)
@@ -37,7 +39,7 @@ async def _agent(server: LlmServer, budget: int) -> AsyncIterator[tuple[Agent, F
     about = catalog_about()
     registry = ToolRegistry(source)
     provider = OpenAIProvider("gpt-test", api_key="k", base_url=server.openai_base_url)
-    opts = TurnOptions(provider, tool_search=ToolSearch(budget, about=lambda: about))
+    opts = TurnOptions(provider, tool_search=ToolSearch(budget, servers or {}, about=lambda: about))
     try:
         yield Agent(opts, registry), source
     finally:
@@ -108,6 +110,21 @@ async def test_a_tool_not_loaded_is_refused_with_the_way_to_load_it_and_a_bad_se
         assert _offered(llm_server.requests[1]) == [SEARCH_TOOL]  # errors load nothing
 
 
+async def test_a_server_may_choose_to_be_offered_up_front_or_to_be_searched_for(llm_server: LlmServer) -> None:
+    async with _agent(llm_server, budget=40, servers={"time": False}) as (agent, _):
+        llm_server.queue(text("hi"))
+        await agent.ask("hello")
+        assert _offered(llm_server.requests[0]) == ["time__convert_time", "time__get_current_time", SEARCH_TOOL]
+    async with _agent(llm_server, budget=0, servers={"everything": True, "git": True}) as (agent, source):
+        llm_server.clear()
+        llm_server.queue(text("hi"))
+        await agent.ask("hello")
+        offered = _offered(llm_server.requests[0])
+        assert SEARCH_TOOL in offered
+        assert not [n for n in offered if n.startswith(("everything__", "git__"))]
+        assert len(offered) == len(source.specs) - 16 - 12 + 1
+
+
 def test_loaded_tools_are_read_from_the_search_answers_of_the_transcript() -> None:
     answer = "Loaded 2 tools; they are offered from your next request:\n- git__git_log: Shows the commit logs\n- a: b"
     messages = [
@@ -147,3 +164,64 @@ def test_the_index_reads_titles_parameters_and_what_a_server_says_about_itself()
     assert index.search("temperature in celsius", 1)[0].name == "s__t2"
     assert index.search("rainfall forecasts", 1)[0].name == "u__t3"
     assert index.search("zzz qqq") == []
+
+
+SCRIPT = [{"tool_calls": [{"name": SEARCH_TOOL, "arguments": {"query": "add two numbers"}}]},
+          {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}]},
+          "2 + 3 = {result}"]
+
+
+def _native(ran: list[str]) -> ToolRegistry:
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        ran.append("add")
+        return a + b
+
+    def shout(text: str) -> str:
+        """Say a text in capitals."""
+        return text.upper()
+
+    tools = ToolRegistry()
+    tools.register(add)
+    tools.register(shout)
+    return tools
+
+
+async def test_a_turn_that_searched_replays_from_its_cassette_loading_the_same_tools(tmp_path: Any) -> None:
+    from synapse_nb.cassette import CassetteWriter
+    from synapse_nb.cassette_reader import Cassette
+    from synapse_nb.events import Event, ToolCallFinished
+    from synapse_nb.masking import SecretMask
+    from synapse_nb.providers.replay import RecordingProvider, ReplayProvider
+    from synapse_nb.providers.scripted import ScriptedProvider
+    from synapse_nb.types import ToolCall, ToolResult
+
+    path, mask, ran = tmp_path / "c.jsonl", SecretMask(environ={}), []
+    writer = CassetteWriter(path, mask)
+
+    def tape(event: Event) -> None:
+        if isinstance(event, ToolCallFinished):
+            writer.tool(event.call.name, event.call.arguments, event.result, event.error, event.duration_ms)
+
+    search = ToolSearch(1)  # two native tools, a budget of one: the model searches
+    live = Agent(RecordingProvider(ScriptedProvider(SCRIPT), writer), _native(ran), sinks=[tape], tool_search=search)
+    recorded = await live.ask("add 2 and 3")
+    writer.close()
+    assert recorded.status == "finished", recorded.error
+    assert recorded.text == "2 + 3 = 5"
+    assert ran == ["add"]
+    assert [s.name for s in live.offered_tools()] == ["add", SEARCH_TOOL]
+
+    cassette = Cassette.load(path, mask)
+
+    async def answer(call: ToolCall) -> tuple[ToolResult | None, str | None, float] | None:
+        found = cassette.tool(call.name, call.arguments)
+        return None if found is None else (found.result, found.error, found.duration_ms)
+
+    again = Agent(ReplayProvider("scripted", ScriptedProvider(SCRIPT).model, cassette), _native(ran),
+                  tool_answer=answer, tool_search=search)
+    replayed = await again.ask("add 2 and 3")
+    assert replayed.status == "finished", replayed.error
+    assert ran == ["add"]  # nothing ran again, the search neither
+    assert [m.to_dict() for m in again.messages] == [m.to_dict() for m in live.messages]
+    assert [s.name for s in again.offered_tools()] == ["add", SEARCH_TOOL]

@@ -62,6 +62,17 @@ def test_mcp_search_ranks_the_connected_tools_and_says_what_is_wrong_in_one_line
     assert "search" in MCP_SUBCOMMANDS
 
 
+def test_a_server_connected_with_defer_tools_is_searched_for_under_the_budget(ip: Any, model: LlmServer) -> None:
+    ip.line("mcp", f"connect demo --defer-tools -- {sys.executable} -m synapse_nb.mcp_client.demo_server")
+    ip.line("mcp", f"connect time -- {TIME} --local-timezone UTC")
+    assert ip.state.hub.server_config("demo").defer_tools is True
+    model.queue(text("ok"), text("ok"))
+    ip.cell("synapse --model openai:gpt-test", "hello")
+    assert sorted(_offered(model.requests[0])) == ["time__convert_time", "time__get_current_time", SEARCH_TOOL]
+    ip.cell("synapse --model openai:gpt-test --tool-budget 7", "hello")  # the cell's budget wins
+    assert len(_offered(model.requests[1])) == 7
+
+
 def test_the_budget_is_a_setting_and_a_cell_option(ip: Any) -> None:
     assert ip.magics.tool_budget == 40
     assert ip.magics.settings().tool_budget == 40

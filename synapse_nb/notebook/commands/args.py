@@ -208,6 +208,8 @@ CONNECT_OPTIONS = OptionSet("%mcp connect", "%mcp help", (
     Option("--hold-over", "TOKENS", "hold this server's results over TOKENS tokens in the kernel and give the model "
            "a summary (0: never; default SynapseMagics.hold_over)", type=_tokens),
     Option("--tools", "PATTERN", "offer only the tools matching the glob (repeatable)", repeat=True),
+    Option("--defer-tools", help="the model finds this server's tools with tools__search, never up front (in a "
+           "config entry: \"defer_tools\": true, or false to offer them up front even over the tool budget)"),
     Option("--log-level", "LEVEL", "what the server logs: {choices}", choices=choices("log_level")),
     Option("--roots", "DIR", "offer the server this folder as a root (repeatable; e.g. --roots . for the working "
            "folder); without it the server is offered no roots and uses its own folders", repeat=True),
@@ -239,7 +241,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
         if command or headers or env or ns.url:
             raise UsageError("%mcp connect: name the server first, e.g. %mcp connect demo -- python -m server")
         per_server = [o for o, v in (("--timeout", ns.timeout), ("--approve", ns.approve), ("--tools", tools),
-                                     ("--hold-over", ns.hold_over),
+                                     ("--hold-over", ns.hold_over), ("--defer-tools", ns.defer_tools or None),
                                      ("--transport", ns.transport), ("--cwd", ns.cwd), ("--log-level", ns.log_level),
                                      ("--sampling", ns.sampling), ("--elicitation", ns.elicitation),
                                      ("--roots", ns.roots), ("--protocol", ns.protocol)) if v is not None]
@@ -256,7 +258,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
     if not command and not ns.url:
         if headers or env or tools or any(v is not None for v in (
                 ns.timeout, ns.approve, ns.transport, ns.cwd, ns.log_level, ns.sampling, ns.elicitation, ns.roots,
-                ns.protocol, ns.hold_over)):
+                ns.protocol, ns.hold_over, ns.defer_tools or None)):
             raise UsageError(
                 f"%mcp connect {ns.name}: say how to reach it: '-- COMMAND [ARGS...]' (stdio) or a URL (HTTP); "
                 "a server of the config file takes its options from its entry"
@@ -275,6 +277,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
         "env": env, "cwd": ns.cwd, "transport": ns.transport, "timeout": ns.timeout, "approve": ns.approve,
         "tools": tools, "log_level": ns.log_level, "sampling": ns.sampling, "elicitation": ns.elicitation,
         "roots": ns.roots, "protocol": ns.protocol, "hold_over": ns.hold_over,
+        "defer_tools": True if ns.defer_tools else None,
     }
     config = parse_server(ns.name, entry)
     if config.problem is not None:

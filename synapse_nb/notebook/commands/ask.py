@@ -95,6 +95,7 @@ class TurnPlan:
     price_note: str | None = None  # why costs will show as unknown (a bad prices file)
     hold: Any = None  # the HoldPolicy of this cell (notebook/turns/holding.py); None: the agent's default
     tool_budget: int = 0  # tools offered up front; more, and the model searches them (0: every tool)
+    cell_tool_budget: int | None = None  # --tool-budget: wins over the servers' own choices
 
 
 def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body: str) -> TurnPlan:
@@ -159,7 +160,7 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         kernel=kernel, budget_usd=options.budget, session_budget_usd=session_budget, max_tokens=options.max_tokens,
         price_note=price_note,
         hold=hold_policy(state.hub if state.has_hub else None, settings.hold_over, options.hold_over),
-        tool_budget=settings.tool_budget if options.tool_budget is None else options.tool_budget,
+        tool_budget=settings.tool_budget, cell_tool_budget=options.tool_budget,
     )
 
 
@@ -269,7 +270,7 @@ class _Turn:
             tool_scope=self.router.tool_scope(self.tracing.tool_scope if self.tracing is not None else None),
             budget=_budget(plan), tool_answer=self._tool_answer,
             held=self._held, hold=plan.hold, agent_tools=results_tools(self._held),
-            tool_search=tool_search(self._hub, self._store, plan.tool_budget),
+            tool_search=tool_search(self._hub, self._store, plan.tool_budget, plan.cell_tool_budget),
         )
 
 

@@ -20,12 +20,21 @@ __all__ = ["servers_about", "tool_search", "worked_before"]
 logger = logging.getLogger("synapse_nb.notebook")
 
 
-def tool_search(hub: McpHub | None, store: HistoryStore | None, budget: int) -> ToolSearch:
-    """The tool search of a turn (or of `%mcp search`) with `budget` tools up front; the servers and the history
+def tool_search(hub: McpHub | None, store: HistoryStore | None, setting: int, cell: int | None = None) -> ToolSearch:
+    """The tool search of a turn (or of `%mcp search`): the cell's `--tool-budget` for every tool; else the
+    servers' own choices (`--defer-tools` on connect, `"defer_tools"` in their entries) for their tools and the
+    setting (`SynapseMagics.tool_budget`) for the rest. What the servers say about themselves and the history
     are read only when a search runs."""
     from ...agent.tool_search import ToolSearch
 
-    return ToolSearch(budget, about=lambda: servers_about(hub), past=lambda: worked_before(store))
+    servers: dict[str, bool] = {}
+    if hub is not None and cell is None:
+        for info in hub.servers:
+            own = hub.server_config(info.name).defer_tools
+            if own is not None:
+                servers[info.name] = own
+    budget = setting if cell is None else cell
+    return ToolSearch(budget, servers, about=lambda: servers_about(hub), past=lambda: worked_before(store))
 
 
 def servers_about(hub: McpHub | None) -> Mapping[str, str]:
