@@ -37,7 +37,7 @@ class ToolSearchBox(w.VBox):  # type: ignore[misc]
     def __init__(self, search: SearchTools) -> None:
         self.search = search
         self.box = w.Text(placeholder="search tools: what should it do?", continuous_update=False,
-                          layout=w.Layout(width="420px"))
+                          layout=w.Layout(width="420px", max_width="75%"))
         self.button = w.Button(description="Search", icon="search", layout=w.Layout(width="auto"))
         self.hits = w.HTML()
         self.box.observe(lambda _c: self.run(), "value")
