@@ -4,10 +4,11 @@ What is indexed is everything a server says about a tool and about itself: the t
 its title, description, parameter names and their descriptions (and allowed values), and, as a second,
 lighter ranking, the server's name, title and instructions (a request that names "the database" finds the
 tools of the server whose instructions say it is one). What worked before in this user's history (a tool
-that answered a similar request without error) breaks near-ties: it adds a little, never overrules the text.
+that answered a request sharing this one's words, without error) breaks near-ties: it adds a little, in
+proportion to the words shared, and never overrules a clear difference in the text.
 
-Each part's BM25 score is divided by the best score of that part for the request, so the weights below mix
-numbers of one scale; they were chosen on the request set of tests/agent/tool_search_eval (see its README).
+Each BM25 score is divided by the best score of its kind for the request, so the weights below mix numbers of
+one scale; they were chosen on the request set of tests/agent/tool_search_eval (requests.json says how).
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ NAME_WEIGHT = 2
 TITLE_WEIGHT = 2
 SERVER_WEIGHT = 0.5
 """How much the server's own words (name, title, instructions) add to each of its tools' scores."""
-HISTORY_WEIGHT = 0.15
-"""How much a tool that answered a similar request before adds: a tie-breaker."""
+HISTORY_WEIGHT = 0.2
+"""How much a tool that answered a similar request before adds, times the share of this request's words that
+request had (so a past request that shares one word of five adds a fifth of it): a tie-breaker."""
 
 _STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below between both
@@ -96,8 +98,8 @@ class ToolIndex:
         self._server_of = [self._servers.index(s.server) if s.server is not None else -1 for s in self.specs]
         self._about = _bm25([words(f"{name} {about.get(name, '')}") for name in self._servers])
         keys = {(s.server, s.original_name or s.name): i for i, s in enumerate(self.specs)}
-        self._past = [(keys[(u.server, u.tool)], words(u.prompt)) for u in past if (u.server, u.tool) in keys]
-        self._history = _bm25([w for _, w in self._past])
+        self._past = [(keys[(u.server, u.tool)], frozenset(words(u.prompt))) for u in past
+                      if (u.server, u.tool) in keys]
 
     def __len__(self) -> int:
         return len(self.specs)
@@ -112,10 +114,10 @@ class ToolIndex:
             by_server = _scaled(_scores(self._about, query, len(self._servers)))
             score = score + SERVER_WEIGHT * np.array([by_server[i] if i >= 0 else 0.0 for i in self._server_of])
         if self._past:
-            past = _scaled(_scores(self._history, query, len(self._past)))
+            asked = set(query)
             worked = np.zeros(len(self.specs))
-            for (tool, _), value in zip(self._past, past, strict=True):
-                worked[tool] = max(worked[tool], value)
+            for tool, said in self._past:  # how much of this request an earlier one that this tool answered said
+                worked[tool] = max(worked[tool], len(asked & said) / len(asked))
             score = score + HISTORY_WEIGHT * worked
         order = sorted(range(len(self.specs)), key=lambda i: (-score[i], self.specs[i].name))
         return [ToolHit(self.specs[i], float(score[i])) for i in order[:limit] if score[i] > 0]
