@@ -31,6 +31,7 @@ from .emitter import Emitter
 from .result import TurnRecord, TurnResult
 from .spend import SessionSpend
 from .tool_batch import INTERRUPTS, ToolBatch
+from .tool_search import loaded_tools
 from .tools import ToolRegistry, error_line
 from .turn import TurnChanges, TurnOptions
 
@@ -125,17 +126,28 @@ class Agent:
         return self.defaults.model_id
 
     def offered_tools(self, options: TurnOptions | None = None) -> list[ToolSpec]:
-        """The tools a turn with `options` (None: the defaults) offers the model now: the registry's,
-        filtered by its `tool_patterns` (empty: none), then those its `agent_tools` offer now (`results__sql`
-        while results are held), unless the turn offers no tools."""
-        opts = options or self.defaults
+        """The tools a turn with `options` (None: the defaults) offers the model now: the registry's, filtered
+        by its `tool_patterns` (empty: none), less those its `tool_search` defers (all of them when they are more
+        than its budget) with `tools__search` and the tools the session's searches loaded; then those its
+        `agent_tools` offer now (`results__sql` while results are held), unless the turn offers no tools."""
+        return self._serving(options or self.defaults)[0]
+
+    def _serving(self, opts: TurnOptions) -> tuple[list[ToolSpec], TurnOptions]:
+        """(the tools offered now, the options the tool calls of the reply run with: with the turn's
+        `tools__search` among its agent tools when it is offered)."""
         specs = [] if self.tools is None else self.tools.specs(opts.tool_patterns)
         if opts.tool_patterns == ():
-            return specs
+            return specs, opts
+        search = opts.tool_search
+        deferred = search.deferred(specs) if search is not None else set()
+        if search is not None and deferred:
+            loaded = loaded_tools(self.messages)
+            opts = opts.replace(agent_tools=(search.serve(specs), *opts.agent_tools))
+            specs = [s for s in specs if s.name not in deferred or s.name in loaded]
         names = {s.name for s in specs}
         for agent_tool in opts.agent_tools:
             specs.extend(s for s in agent_tool.specs() if s.name not in names)
-        return specs
+        return specs, opts
 
     def reset(self) -> None:
         """Start a new session: new id, empty transcript."""
@@ -236,7 +248,7 @@ class Agent:
 
         try:
             while True:
-                specs = self.offered_tools(opts)
+                specs, serving = self._serving(opts)
                 if opts.budget is not None:
                     self._spend.check(
                         opts.budget, turn=usage, model=(opts.provider.name, opts.provider.model),
@@ -270,7 +282,7 @@ class Agent:
                 def add(message: Message, result: ToolResult) -> None:
                     self._add(message, opts, emit, result=result)
 
-                await ToolBatch(self.session_id, self.tools, opts, emit, add).run(reply, reply_id, specs)
+                await ToolBatch(self.session_id, self.tools, serving, emit, add).run(reply, reply_id, specs)
         except INTERRUPTS:
             emit(TurnCancelled(
                 session_id=self.session_id, turn_id=turn_id, iterations=iterations, usage=usage,

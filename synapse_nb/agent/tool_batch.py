@@ -18,6 +18,7 @@ from ..types import Message, ToolCall, ToolResult, ToolSpec
 from .held import HeldResult
 from .held_summary import summarize
 from .results_tool import SQL_TOOL
+from .tool_search import SEARCH_TOOL
 from .tools import ToolRegistry, error_line
 from .turn import TurnOptions
 
@@ -241,6 +242,9 @@ async def _cancel(tasks: Mapping[asyncio.Task[Any], _Call], *, wait: bool = True
 def _unknown_tool(name: str, offered: Mapping[str, ToolSpec]) -> str:
     names = sorted(offered)
     listed = ", ".join(names[:30]) + (", ..." if len(names) > 30 else "")
+    if SEARCH_TOOL in offered:  # the tool may exist but is not loaded: the search loads it
+        return (f"UnknownToolError: no tool named {name!r} is loaded; find and load tools with {SEARCH_TOOL} "
+                f"(loaded now: {listed})")
     return f"UnknownToolError: no tool named {name!r} is available" + (
         f"; available tools: {listed}" if names else "; no tools are available in this turn"
     )

@@ -297,6 +297,25 @@ def _tools(m: SynapseMagics, rest: str) -> Any:
     return mcp_cmd.tools(m.hub, state.registry, state.kernel, m.settings(), words[0] if words else None)
 
 
+def _search(m: SynapseMagics, rest: str) -> Any:
+    from .commands import mcp_search
+
+    text, rows = mcp_search.parse_search(rest)
+    return search_tools(m.state, text, rows)
+
+
+def search_tools(state: SynapseState, text: str, rows: int = 10) -> Any:
+    """`%mcp search` and the inspector's search box: the tools a cell could be offered, ranked for `text`."""
+    from .commands import mcp_search
+    from .turns.tool_search import tool_search
+
+    settings = state.settings()
+    state.kernel.register_notebook_tools(state.registry)
+    hub = state.hub if state.has_hub else None
+    searcher = tool_search(hub, state.store if settings.history else None, settings.tool_budget)
+    return mcp_search.search(state.registry, searcher, text, rows, kernel_tools=settings.kernel_tools)
+
+
 def _disconnect(m: SynapseMagics, rest: str) -> Pending:
     words = m.words("%mcp disconnect", rest, expanded=True)
     every = "--all" in words
@@ -415,6 +434,8 @@ MCP_TABLE: SubcommandTable[SynapseMagics] = SubcommandTable("%mcp", (
                ), options=CONNECT_OPTIONS),
     Subcommand("list", _list, "servers: transport, state, tools, pid"),
     Subcommand("tools", _tools, "tools as offered to the model (DataFrame)", "[SERVER]"),
+    Subcommand("search", _search, "tools ranked for a request in plain words, as the model's tools__search ranks "
+               "them (DataFrame)", "[-n N] TEXT"),
     Subcommand("call", _call, "call a tool by hand (a JSON object,", 'SERVER.TOOL {"key": "value"}', forms=(
         ("SERVER.TOOL key=value ...", "or key=value words, typed by the tool's schema: a string parameter gets the "
          "word as written; never asks for approval)"),
@@ -453,4 +474,5 @@ def widget_parts(state: SynapseState) -> WidgetParts:
         hub=state.hub, runner=state.runner, history=lambda: reader(state.store), call_tool=state.manual.call,
         on_server_event=state.router.on_server_event, answers=state.answers, sign_in=state.sign_in, apps=state.apps,
         kernel=state.kernel, registry=state.registry, kernel_tools=lambda: state.settings().kernel_tools,
+        search_tools=lambda text: search_tools(state, text).to_dict("records"),
     )

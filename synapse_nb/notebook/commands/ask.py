@@ -28,6 +28,7 @@ from ..turns.display import Format, TurnDisplay, TurnView, render
 from ..turns.holding import hold_policy, results_tools
 from ..turns.interpolate import interpolate
 from ..turns.result import BackgroundRun, SynapseResult
+from ..turns.tool_search import tool_search
 from .args import AskOptions
 
 if TYPE_CHECKING:
@@ -94,6 +95,8 @@ class TurnPlan:
     max_tokens: int | None = None  # --max-tokens
     price_note: str | None = None  # why costs will show as unknown (a bad prices file)
     hold: Any = None  # the HoldPolicy of this cell (notebook/turns/holding.py); None: the agent's default
+    tool_budget: int = 0  # tools offered up front; more, and the model searches them (0: every tool)
+    cell_tool_budget: int | None = None  # --tool-budget: wins over the servers' own choices
 
 
 def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body: str) -> TurnPlan:
@@ -158,6 +161,7 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         kernel=kernel, budget_usd=options.budget, session_budget_usd=session_budget, max_tokens=options.max_tokens,
         price_note=price_note,
         hold=hold_policy(state.hub if state.has_hub else None, settings.hold_over, options.hold_over),
+        tool_budget=settings.tool_budget, cell_tool_budget=options.tool_budget,
     )
 
 
@@ -243,6 +247,8 @@ class _Turn:
         self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)
         self._tool_answer = state.deck.tape.tool_answer() if state.deck.tape is not None else None
         self._held = state.held  # results held whole by name; the model gets summaries and results__sql
+        self._hub = state.hub if state.has_hub else None
+        self._store = state.store if plan.history else None  # what worked before: the search's tie-breaker
         # MCP Apps: UI tools' Views show in the tool block; a View's context joins this turn's system prompt
         self.views = AppTurnViews(state.apps, state.hub if state.has_hub else None, self.display,
                                   session=plan.session, policy=self._approval, model=plan.model_id)
@@ -271,6 +277,7 @@ class _Turn:
             tool_scope=self.router.tool_scope(self.tracing.tool_scope if self.tracing is not None else None),
             budget=_budget(plan), tool_answer=self._tool_answer,
             held=self._held, hold=plan.hold, agent_tools=(*results_tools(self._held), self._view_tools),
+            tool_search=tool_search(self._hub, self._store, plan.tool_budget, plan.cell_tool_budget),
         )
 
 
