@@ -29,12 +29,12 @@ import duckdb
 from ..config import history_path
 from ..errors import HistoryError
 from ..types import Message
-from .catalog import known_version
+from .catalog import known_version, view_query
 from .db import QUIET, describe_error, file_lock, is_lock_conflict, retry_locked, run
 from .ingest import ingest, insert_lines, pending_bytes, pending_lines, read_offsets
 from .migrate import check_version
 from .queries import FIND_SESSION, When, empty_relation, known_columns, quote_path, select
-from .schema import COLUMNS, RELATIONS, SQL_TYPE, TASKS_VIEW
+from .schema import COLUMNS, RELATIONS, SQL_TYPE
 from .spool import spool_dir
 from .transcript import messages_from_rows
 
@@ -145,7 +145,8 @@ class History:
             where.append("status NOT IN ('completed', 'failed', 'cancelled')")
         cond = f" WHERE {' AND '.join(where)}" if where else ""
         # the view's query itself, not the view's name: a lake (lake_reader.py) reads the relations a query names
-        return self.sql(f"SELECT * FROM ({TASKS_VIEW}) AS tasks{cond} ORDER BY created_at, first_seen_at", params)
+        return self.sql(f"SELECT * FROM ({view_query('tasks')}) AS tasks{cond} ORDER BY created_at, first_seen_at",
+                        params)
 
     def _select(self, relation: str, *, since: When, until: When, limit: int | None,
                 session_id: str | None = None, server: str | None = None) -> pd.DataFrame:
@@ -281,7 +282,7 @@ class History:
             for rel in RELATIONS:
                 extra = f" UNION ALL BY NAME SELECT * FROM temp.main._pending_{rel}" if pending else ""
                 run(con, f"CREATE OR REPLACE VIEW {rel} AS SELECT * FROM _file_{rel}{extra}")
-            run(con, f"CREATE OR REPLACE VIEW tasks AS {TASKS_VIEW}")
+            run(con, f"CREATE OR REPLACE VIEW tasks AS {view_query('tasks')}")
             self._union = pending
 
     def _release(self, con: duckdb.DuckDBPyConnection) -> None:

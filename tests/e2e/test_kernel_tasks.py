@@ -5,7 +5,6 @@ interrupt cancels the task on the server before the cell ends."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +12,8 @@ import pytest
 
 import synapse_nb
 from tests.support.kernel_session import running_kernel
-from tests.support.task_servers import tasks_http
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel]
-
-
-@pytest.fixture(scope="module")
-def tasks_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with tasks_http(tmp_path_factory.mktemp("tasks-server") / "server.log") as url:
-        yield url
 
 
 def _wait_for_row(db: Path, query: str, timeout: float) -> list[tuple[Any, ...]]:
