@@ -149,10 +149,13 @@ class Agent:
         self._session_started = False
         self._system_recorded = None
 
-    def resume(self, session_id: str, messages: Sequence[Message], *, next_seq: int) -> None:
+    def resume(self, session_id: str, messages: Sequence[Message], *, next_seq: int,
+               last_usage: tuple[int, int] | None = None) -> None:
         """Continue a recorded session (e.g. from another kernel): its id and transcript become ours.
 
-        `next_seq` is one past the highest recorded `seq`, so new messages sort after the old ones.
+        `next_seq` is one past the highest recorded `seq`, so new messages sort after the old ones. `last_usage`
+        (prompt, output tokens of the session's last model call) lets the next call measure what the tool results
+        added since then cost (a turn resumed with an MCP task's result charges it to the tool, as any call).
         """
         if self._running:
             raise AgentError("cannot resume a session while a turn is running")
@@ -161,6 +164,8 @@ class Agent:
         self.messages = list(messages)
         self._seq = next_seq
         self._session_started = True  # its session row exists already
+        if last_usage is not None:
+            self._spend.last_input, self._spend.last_output = last_usage
 
     # -- public entry points
 

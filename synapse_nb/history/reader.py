@@ -121,6 +121,14 @@ class History:
         rows = self.messages(session_id=session_id).to_dict("records")
         return messages_from_rows(rows), max((int(r["seq"]) for r in rows), default=-1) + 1
 
+    def last_usage(self, session_id: str) -> tuple[int, int] | None:
+        """(prompt, output tokens) of the session's last measured model call (not a server's sampling), or None."""
+        found = self.rows(
+            "SELECT input_tokens, output_tokens FROM llm_calls WHERE session_id = ? AND origin IS NULL "
+            "AND coalesce(input_tokens, 0) + coalesce(output_tokens, 0) > 0 ORDER BY started_at DESC LIMIT 1",
+            [session_id], relations=("llm_calls",))
+        return (int(found[0][0] or 0), int(found[0][1] or 0)) if found else None
+
     def server_events(self, server: str | None = None, since: When = None, until: When = None,
                       *, limit: int | None = None) -> pd.DataFrame:
         """MCP server events (connected, crashed, restarted, ...) by time; `server` filters one server."""

@@ -95,8 +95,12 @@ class LegacyOps:
                 mt.GetTaskRequest(params=mt.GetTaskRequestParams(task_id=task_id)), mt.GetTaskResult)
         except MCPError as exc:
             raise lost_or(exc, self._call.server, task_id) from exc
-        question = task.status_message if task.status == "input_required" else None
-        return Poll(legacy_state(task, self._call.server, self._call.tool, question))
+        return self.noticed(task)
+
+    def noticed(self, params: mt.Task) -> Poll:
+        """A look at the task from a `tasks/get` answer or a `notifications/tasks/status` (both carry the task)."""
+        question = params.status_message if params.status == "input_required" else None
+        return Poll(legacy_state(params, self._call.server, self._call.tool, question))
 
     async def answer(self, poll: Poll) -> None:
         """The question comes with `tasks/result`: wait on it in the background (the callbacks answer), poll on."""

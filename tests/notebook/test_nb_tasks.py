@@ -115,3 +115,24 @@ def test_tasks_lists_this_notebooks_tasks_and_all_with_all(ip: Any) -> None:
     assert [r["cell"].split()[0] for r in mine] == ["second.ipynb"]
     every = ip.line("mcp", "tasks --all").to_dict("records")
     assert sorted(r["cell"].split()[0] for r in every) == ["first.ipynb", "second.ipynb"]
+
+
+def test_resume_without_a_waiting_turn_and_bad_resume_lines_are_one_line(ip: Any) -> None:
+    _connect(ip)
+    detached = ip.line("mcp", 'call --detach fm.slow {"seconds": 0}')
+    cases = [
+        (lambda: ip.line("synapse", "--resume"), "no turn of this notebook is waiting on an MCP task's result"),
+        (lambda: ip.line("synapse", "--resume --session nobody"), "no session 'nobody' in the history"),
+        (lambda: ip.cell("synapse --resume", "and then?"), "--resume continues the waiting turn with its tool "
+                                                           "results and takes no prompt"),
+        (lambda: ip.line("synapse", "--background --resume"), "--resume runs in the foreground"),
+        (lambda: ip.line("mcp", f"tasks resume {detached.task_id}"), f"task {detached.task_id} was started by "
+                                                                     "hand (%mcp call), not by a turn"),
+        (lambda: ip.line("mcp", "tasks resume nope"), "no task 'nope' in the history"),
+    ]
+    for run, says in cases:
+        with pytest.raises(UsageError) as caught:
+            run()
+        assert says in str(caught.value)
+        assert "\n" not in str(caught.value)
+    assert reader(ip.state.store).sql("SELECT count(*) AS n FROM turns")["n"][0] == 0  # nothing ran, nothing recorded

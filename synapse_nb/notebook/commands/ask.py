@@ -9,6 +9,7 @@ result, or a handle at once).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -17,7 +18,7 @@ from IPython.core.error import UsageError
 
 from ...errors import SynapseError
 from ...task_state import TASK_ORIGIN, TaskOrigin
-from ...types import ToolSpec
+from ...types import Message, ToolSpec
 from ..apps.turn_views import AppTurnViews
 from ..output.live import LiveOutput, Publisher
 from ..questions.approval import StdinApproval
@@ -93,11 +94,18 @@ class TurnPlan:
     max_tokens: int | None = None  # --max-tokens
     price_note: str | None = None  # why costs will show as unknown (a bad prices file)
     hold: Any = None  # the HoldPolicy of this cell (notebook/turns/holding.py); None: the agent's default
+    resumed: tuple[Message, ...] = ()  # --resume: the tool messages the waiting turn goes on with (no prompt)
 
 
-def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body: str) -> TurnPlan:
-    """Validate a cell (UsageError on any bad input) and resolve its options against the settings."""
-    if not body.strip():
+def plan_turn(
+    state: SynapseState, settings: Settings, options: AskOptions, body: str, resumed: tuple[Message, ...] = (),
+) -> TurnPlan:
+    """Validate a cell (UsageError on any bad input) and resolve its options against the settings; `resumed`: the
+    tool messages a --resume turn goes on with instead of a prompt."""
+    if options.resume and body.strip():
+        raise UsageError("%%synapse: --resume continues the waiting turn with its tool results and takes no prompt; "
+                         "empty the cell body, or ask in a new cell after it")
+    if not body.strip() and not options.resume:
         raise UsageError("%%synapse: missing prompt; write the question in the cell body below the %%synapse line")
     namespace: Mapping[str, Any] = getattr(state.port.shell, "user_ns", None) or {}
     prompt = interpolate(body.strip(), namespace)
@@ -157,6 +165,7 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         kernel=kernel, budget_usd=options.budget, session_budget_usd=session_budget, max_tokens=options.max_tokens,
         price_note=price_note,
         hold=hold_policy(state.hub if state.has_hub else None, settings.hold_over, options.hold_over),
+        resumed=resumed,
     )
 
 
@@ -211,9 +220,9 @@ class _Turn:
 
     def __init__(
         self, state: SynapseState, settings: Settings, options: AskOptions, body: str,
-        output: LiveOutput | None = None,
+        output: LiveOutput | None = None, resumed: tuple[Message, ...] = (),
     ) -> None:
-        self.plan = plan = plan_turn(state, settings, options, body)
+        self.plan = plan = plan_turn(state, settings, options, body, resumed)
         self.agent = state.sessions.agent(plan.session, plan.provider)
         unrecorded = _history_problem(state) if plan.history else None
         view = TurnView(
@@ -306,7 +315,7 @@ async def run_turn(
     interrupted = False
     agent = turn.agent
     try:
-        outcome: TurnResult | None = await agent.ask(turn.plan.prompt, told)
+        outcome: TurnResult | None = await agent.ask(turn.plan.resumed or turn.plan.prompt, told)
     except interrupts:
         interrupted, outcome = True, agent.last_result  # the cancelled turn's result
     except SynapseError as exc:
@@ -348,9 +357,17 @@ async def _ask(
 ) -> SynapseResult | BackgroundRun:
     if options.background:
         return background(state, settings, options, body, keep=keep)
+    resumed: tuple[Message, ...] = ()
+    if options.resume:  # the session and the results it waits on, found (and waited for) before the turn
+        from .turn_resume import resumed_turn
+
+        if body.strip():
+            plan_turn(state, settings, options, body)  # the one line about the prompt, before any waiting
+        name, messages = await resumed_turn(state, settings, options.session)
+        options, resumed = dataclasses.replace(options, session=name), tuple(messages)
     output = _placeholder(state, settings, options)
     try:
-        turn = _Turn(state, settings, options, body, output)
+        turn = _Turn(state, settings, options, body, output, resumed)
     except BaseException:
         output.clear()  # a bad cell (UsageError) leaves no running line behind
         raise
