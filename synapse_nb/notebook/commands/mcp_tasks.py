@@ -146,23 +146,17 @@ async def _follow_quietly(state: SynapseState, row: dict[str, Any]) -> None:
 
 
 async def _follow(state: SynapseState, row: dict[str, Any], *, show: bool) -> ToolResult:
-    """Wait for one task's result and record it (once) under the tool call that started it."""
-    from ..output.calls import CallProgress
-    from ..output.live import LiveOutput
-    from ..turns.display import ticking
-
-    server, task_id, tool = str(row["server"]), str(row["task_id"]), str(row["tool"] or "")
-    progress = CallProgress(f"{server}.{tool or '?'} (task {task_id})")
+    """Wait for one task's result and record it (once) under the tool call that started it; what the server asks
+    meanwhile (a sampling request, and so its cost) belongs to that tool call."""
+    server, task_id = str(row["server"]), str(row["task_id"])
+    row = {**row, "tool_call_id": str(row.get("tool_call_id") or uuid.uuid4().hex)}
+    call_id = row["tool_call_id"]
+    state.router.call_started(server, str(row.get("session_id") or ""), call_id)
     result: ToolResult | None = None
     error: str | None = None
     try:
-        if show:
-            out = LiveOutput(live=state.port.live, publish=state.port.publish)
-            async with ticking(out, progress.bundle, asked=lambda: state.port.asking_since, show_after=0.0) as refresh:
-                watch = TaskWatch(lambda s: _shown(progress, s, refresh))
-                result = await state.hub.follow_task(server, task_id, tool=tool, task=watch)
-        else:
-            result = await state.hub.follow_task(server, task_id, tool=tool)
+        with state.router.calling(call_id):
+            result = await _wait(state, server, task_id, str(row["tool"] or ""), show=show)
         return result
     except TaskDetachedError:
         raise
@@ -172,6 +166,22 @@ async def _follow(state: SynapseState, row: dict[str, Any], *, show: bool) -> To
     finally:
         if (result is not None or error is not None) and not _recorded(state, row):
             _record(state, row, result, error)
+        state.router.call_ended(call_id)  # when recorded, ToolCallFinished ended it already
+
+
+async def _wait(state: SynapseState, server: str, task_id: str, tool: str, *, show: bool) -> ToolResult:
+    """The task's result; `show`: its status live in the cell meanwhile."""
+    from ..output.calls import CallProgress
+    from ..output.live import LiveOutput
+    from ..turns.display import ticking
+
+    if not show:
+        return await state.hub.follow_task(server, task_id, tool=tool)
+    progress = CallProgress(f"{server}.{tool or '?'} (task {task_id})")
+    out = LiveOutput(live=state.port.live, publish=state.port.publish)
+    async with ticking(out, progress.bundle, asked=lambda: state.port.asking_since, show_after=0.0) as refresh:
+        watch = TaskWatch(lambda s: _shown(progress, s, refresh))
+        return await state.hub.follow_task(server, task_id, tool=tool, task=watch)
 
 
 def _shown(progress: Any, state: TaskState, refresh: Any) -> None:
