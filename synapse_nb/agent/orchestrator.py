@@ -25,6 +25,7 @@ from ..events import (
     TurnStarted,
     utcnow,
 )
+from ..history.transcript import waiting_calls
 from ..protocols import Completion, Provider, ProviderChunk, TextChunk, ToolCallChunk
 from ..types import Message, ToolCall, ToolResult, ToolSpec, Usage
 from .emitter import Emitter
@@ -39,6 +40,10 @@ __all__ = ["Agent", "TurnOptions", "TurnResult"]
 logger = logging.getLogger("synapse_nb.agent")
 
 Emit = Callable[[Event], Event]
+
+NOT_RESUMED = ("no result: the kernel stopped before this tool call finished, and the turn went on without it "
+               "(%%synapse --resume would have given it its result)")
+"""The tool message of a call a turn was left waiting on (a kernel restart) when a new prompt comes instead."""
 
 _TOLD_PER_TURN = frozenset(f.name for f in dataclasses.fields(TurnOptions)) - {"ask"} | {"ask_callback"}
 """TurnOptions fields (and the old name of `ask`, a method here), refused as Agent attributes (see
@@ -217,6 +222,9 @@ class Agent:
     async def _loop(self, prompt: str | Sequence[Message], opts: TurnOptions, turn_id: str, emit: Emit) -> None:
         started = time.perf_counter()
         new = [Message.user(prompt)] if isinstance(prompt, str) else list(prompt)
+        if isinstance(prompt, str):  # a new prompt closes the calls a turn left waiting: the request stays valid
+            waiting = waiting_calls(self.messages)
+            new[:0] = [Message.tool(c.id, NOT_RESUMED, name=c.name, is_error=True) for c in waiting]
         text = next((m.content for m in reversed(new) if m.role == "user"), "")
         if not self._session_started:
             self._session_started = True

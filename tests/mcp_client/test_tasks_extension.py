@@ -37,6 +37,7 @@ async def test_tasks_required_and_optional_and_a_plain_call_side_by_side() -> No
         ), TIMEOUT)
 
     assert slow.text == "first done after 1 s"
+    assert slow.duration_ms >= 1000  # the task's life (it sleeps 1 s on the server), not its last poll's
     assert summed.text == "sum=5"
     assert echoed.text == "echo: meanwhile"
     assert {s.form for s in one + two} == {"2026-07-28"}

@@ -35,6 +35,7 @@ async def test_a_task_only_tool_runs_as_a_task_its_status_seen_and_recorded(ever
 
     assert "# Research Report: tides" in result.text
     assert not result.is_error
+    assert result.duration_ms >= 4000  # the task's life (four 1 s stages on the server), not its last poll's
     assert seen[0].status == "working"
     assert seen[-1].status == "completed"
     assert any("Analyzing content" in (s.status_message or "") for s in seen)
