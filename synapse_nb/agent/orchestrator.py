@@ -25,6 +25,7 @@ from ..events import (
     TurnStarted,
     utcnow,
 )
+from ..history.transcript import waiting_calls
 from ..protocols import Completion, Provider, ProviderChunk, TextChunk, ToolCallChunk
 from ..types import Message, ToolCall, ToolResult, ToolSpec, Usage
 from .emitter import Emitter
@@ -40,6 +41,10 @@ __all__ = ["Agent", "TurnOptions", "TurnResult"]
 logger = logging.getLogger("synapse_nb.agent")
 
 Emit = Callable[[Event], Event]
+
+NOT_RESUMED = ("no result: the kernel stopped before this tool call finished, and the turn went on without it "
+               "(%%synapse --resume would have given it its result)")
+"""The tool message of a call a turn was left waiting on (a kernel restart) when a new prompt comes instead."""
 
 _TOLD_PER_TURN = frozenset(f.name for f in dataclasses.fields(TurnOptions)) - {"ask"} | {"ask_callback"}
 """TurnOptions fields (and the old name of `ask`, a method here), refused as Agent attributes (see
@@ -161,10 +166,13 @@ class Agent:
         self._session_started = False
         self._system_recorded = None
 
-    def resume(self, session_id: str, messages: Sequence[Message], *, next_seq: int) -> None:
+    def resume(self, session_id: str, messages: Sequence[Message], *, next_seq: int,
+               last_usage: tuple[int, int] | None = None) -> None:
         """Continue a recorded session (e.g. from another kernel): its id and transcript become ours.
 
-        `next_seq` is one past the highest recorded `seq`, so new messages sort after the old ones.
+        `next_seq` is one past the highest recorded `seq`, so new messages sort after the old ones. `last_usage`
+        (prompt, output tokens of the session's last model call) lets the next call measure what the tool results
+        added since then cost (a turn resumed with an MCP task's result charges it to the tool, as any call).
         """
         if self._running:
             raise AgentError("cannot resume a session while a turn is running")
@@ -173,6 +181,8 @@ class Agent:
         self.messages = list(messages)
         self._seq = next_seq
         self._session_started = True  # its session row exists already
+        if last_usage is not None:
+            self._spend.last_input, self._spend.last_output = last_usage
 
     # -- public entry points
 
@@ -224,6 +234,9 @@ class Agent:
     async def _loop(self, prompt: str | Sequence[Message], opts: TurnOptions, turn_id: str, emit: Emit) -> None:
         started = time.perf_counter()
         new = [Message.user(prompt)] if isinstance(prompt, str) else list(prompt)
+        if isinstance(prompt, str):  # a new prompt closes the calls a turn left waiting: the request stays valid
+            waiting = waiting_calls(self.messages)
+            new[:0] = [Message.tool(c.id, NOT_RESUMED, name=c.name, is_error=True) for c in waiting]
         text = next((m.content for m in reversed(new) if m.role == "user"), "")
         if not self._session_started:
             self._session_started = True

@@ -22,7 +22,7 @@ from .tool_search import SEARCH_TOOL
 from .tools import ToolRegistry, error_line
 from .turn import TurnOptions
 
-__all__ = ["CANCEL_GRACE", "INTERRUPTS", "ToolBatch"]
+__all__ = ["CANCEL_GRACE", "INTERRUPTS", "ToolBatch", "bound_text"]
 
 logger = logging.getLogger("synapse_nb.agent")
 
@@ -217,7 +217,7 @@ class ToolBatch:
         result: ToolResult
         if fin is not None and fin.result is not None:
             result = fin.result
-            content = c.summary if c.summary is not None else _bound(result.text, self._limit(c))
+            content = c.summary if c.summary is not None else bound_text(result.text, self._limit(c))
         else:
             text = fin.error if fin is not None and fin.error else "cancelled"
             result = ToolResult.error(text, duration_ms=fin.duration_ms if fin else 0.0)
@@ -250,7 +250,7 @@ def _unknown_tool(name: str, offered: Mapping[str, ToolSpec]) -> str:
     )
 
 
-def _bound(text: str, limit: int | None) -> str:
+def bound_text(text: str, limit: int | None) -> str:
     """What the model sees of a tool result: at most `limit` characters (None or 0: all), saying so."""
     if limit is None or limit <= 0 or len(text) <= limit:
         return text

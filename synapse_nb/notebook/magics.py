@@ -290,6 +290,8 @@ class SynapseMagics(Magics):
         entry = SYNAPSE_TABLE.find(sub or "status")
         if entry is not None:
             return entry.run(self, rest.strip())
+        if sub.startswith("-") and "--resume" in line.split():  # `%synapse --resume [options]`: no prompt to take
+            return self.ask(line.strip(), "")
         if sub.startswith("-"):
             raise UsageError(
                 f"%synapse: unknown option {sub}{ASK_OPTIONS.suggest(sub)}; options go on a %%synapse cell's "

@@ -408,6 +408,12 @@ def _tasks(m: SynapseMagics, rest: str) -> Any:
     if action == "cancel" and task_id is not None:
         return Pending(_printed(mcp_tasks.cancel_async(state, task_id)), "cancelling the task was interrupted")
     assert task_id is not None
+    if action == "resume":
+        session_id = mcp_tasks.task_row(state, task_id).get("session_id")
+        if not session_id or session_id != session_id:  # empty, or NaN from the frame
+            raise UsageError(f"%mcp tasks resume: task {task_id} was started by hand (%mcp call), not by a turn; "
+                             f"%mcp tasks result {task_id} shows its result")
+        return m.ask("", "", AskOptions(resume=True, session=str(session_id)))
     return Pending(mcp_tasks.result_async(state, task_id),
                    f"stopped waiting for task {task_id}; it runs on (the server cancels it only when asked)")
 
@@ -441,7 +447,8 @@ MCP_TABLE: SubcommandTable[SynapseMagics] = SubcommandTable("%mcp", (
          "word as written; never asks for approval)"),
         ("--detach SERVER.TOOL ...", "a call run as an MCP task: leave it running on the server"))),
     Subcommand("tasks", _tasks, "this notebook's MCP tasks (--all: every notebook's): status, age, cell", "[--all]",
-               forms=(("result ID | cancel ID", "wait for a task's result | cancel it on its server"),)),
+               forms=(("result ID | cancel ID", "wait for a task's result | cancel it on its server"),
+                      ("resume ID", "continue the turn a restart left waiting on the task (%%synapse --resume)"))),
     Subcommand("disconnect", _disconnect, "stop servers", "NAME | --all"),
     Subcommand("restart", _restart, "restart a server (also one that crashed too often)", "NAME"),
     Subcommand("inspect", _inspect_servers, "inspector widget: servers, tools, forms to call them", "[NAME]"),

@@ -80,6 +80,7 @@ class AskOptions:
     max_tokens: int | None = None  # prompt + output tokens this cell's model calls may use
     hold_over: int | None = None  # tokens: a bigger tool result is held in the kernel (0: none is)
     tool_budget: int | None = None  # tools offered up front; more, and the model searches (0: every tool)
+    resume: bool = False  # continue the turn the kernel left waiting on tool results (commands/turn_resume.py)
 
 
 def _tool_count(text: str) -> int:
@@ -149,6 +150,9 @@ ASK_OPTIONS = OptionSet("%%synapse", "%%synapse --help", (
     Option("--out", "NAME", "also store the result in the variable NAME"),
     Option("--background", help="return at once with a handle (await it, or .result()); Stop/approve with buttons"),
     Option("--no-history", help="do not record this turn in the history file"),
+    Option("--resume", help="continue the turn a kernel restart left waiting on tool results (an MCP task): its "
+           "results are taken from the history (waiting for a task still running) and the model goes on; the "
+           "newest such turn of this notebook, or --session NAME's; no prompt"),
     Option("--help", help="this help (also %synapse --help)", aliases=("-h",)),
 ))
 """The options of a %%synapse cell: parse_ask reads them, `%%synapse --help` lists them."""
@@ -171,6 +175,9 @@ def parse_ask(line: str) -> AskOptions:
         raise UsageError("%%synapse: --kernel and --no-tools contradict each other; use one of them")
     if ns.session is not None and not ns.session.strip():
         raise UsageError("%%synapse: --session needs a name, e.g. --session analysis")
+    if ns.resume and ns.background:
+        raise UsageError("%%synapse: --resume runs in the foreground (it may wait for a task's result); drop "
+                         "--background")
     if ns.background and ns.format == "code":
         raise UsageError("%%synapse: --format code cannot insert a cell from a --background run; drop one")
     tools: tuple[str, ...] | None = () if ns.no_tools else (tuple(ns.tools) if ns.tools else None)
@@ -178,7 +185,7 @@ def parse_ask(line: str) -> AskOptions:
         model=ns.model, session=ns.session, system=ns.system, tools=tools, max_iterations=ns.max_iterations,
         approve=ns.approve, format=ns.format, out=ns.out, background=ns.background,
         history=not ns.no_history, help=ns.help, kernel=ns.kernel, budget=ns.budget, max_tokens=ns.max_tokens,
-        hold_over=ns.hold_over, tool_budget=ns.tool_budget,
+        hold_over=ns.hold_over, tool_budget=ns.tool_budget, resume=ns.resume,
     )
 
 

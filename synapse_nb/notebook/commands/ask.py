@@ -9,6 +9,7 @@ result, or a handle at once).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -18,7 +19,7 @@ from IPython.core.error import UsageError
 from ...errors import SynapseError
 from ...events import ServerEvent
 from ...task_state import TASK_ORIGIN, TaskOrigin
-from ...types import ToolSpec
+from ...types import Message, ToolSpec
 from ..apps.turn_views import AppTurnViews
 from ..output.live import LiveOutput, Publisher
 from ..questions.approval import StdinApproval
@@ -97,11 +98,18 @@ class TurnPlan:
     hold: Any = None  # the HoldPolicy of this cell (notebook/turns/holding.py); None: the agent's default
     tool_budget: int = 0  # tools offered up front; more, and the model searches them (0: every tool)
     cell_tool_budget: int | None = None  # --tool-budget: wins over the servers' own choices
+    resumed: tuple[Message, ...] = ()  # --resume: the tool messages the waiting turn goes on with (no prompt)
 
 
-def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body: str) -> TurnPlan:
-    """Validate a cell (UsageError on any bad input) and resolve its options against the settings."""
-    if not body.strip():
+def plan_turn(
+    state: SynapseState, settings: Settings, options: AskOptions, body: str, resumed: tuple[Message, ...] = (),
+) -> TurnPlan:
+    """Validate a cell (UsageError on any bad input) and resolve its options against the settings; `resumed`: the
+    tool messages a --resume turn goes on with instead of a prompt."""
+    if options.resume and body.strip():
+        raise UsageError("%%synapse: --resume continues the waiting turn with its tool results and takes no prompt; "
+                         "empty the cell body, or ask in a new cell after it")
+    if not body.strip() and not options.resume:
         raise UsageError("%%synapse: missing prompt; write the question in the cell body below the %%synapse line")
     namespace: Mapping[str, Any] = getattr(state.port.shell, "user_ns", None) or {}
     prompt = interpolate(body.strip(), namespace)
@@ -162,6 +170,7 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         price_note=price_note,
         hold=hold_policy(state.hub if state.has_hub else None, settings.hold_over, options.hold_over),
         tool_budget=settings.tool_budget, cell_tool_budget=options.tool_budget,
+        resumed=resumed,
     )
 
 
@@ -216,9 +225,9 @@ class _Turn:
 
     def __init__(
         self, state: SynapseState, settings: Settings, options: AskOptions, body: str,
-        output: LiveOutput | None = None,
+        output: LiveOutput | None = None, resumed: tuple[Message, ...] = (),
     ) -> None:
-        self.plan = plan = plan_turn(state, settings, options, body)
+        self.plan = plan = plan_turn(state, settings, options, body, resumed)
         self.agent = state.sessions.agent(plan.session, plan.provider)
         unrecorded = _history_problem(state) if plan.history else None
         view = TurnView(
@@ -320,7 +329,7 @@ async def run_turn(
     interrupted = False
     agent = turn.agent
     try:
-        outcome: TurnResult | None = await agent.ask(turn.plan.prompt, told)
+        outcome: TurnResult | None = await agent.ask(turn.plan.resumed or turn.plan.prompt, told)
     except interrupts:
         interrupted, outcome = True, agent.last_result  # the cancelled turn's result
     except SynapseError as exc:
@@ -362,9 +371,17 @@ async def _ask(
 ) -> SynapseResult | BackgroundRun:
     if options.background:
         return background(state, settings, options, body, keep=keep)
+    resumed: tuple[Message, ...] = ()
+    if options.resume:  # the session and the results it waits on, found (and waited for) before the turn
+        from .turn_resume import resumed_turn
+
+        if body.strip():
+            plan_turn(state, settings, options, body)  # the one line about the prompt, before any waiting
+        name, messages = await resumed_turn(state, settings, options.session)
+        options, resumed = dataclasses.replace(options, session=name), tuple(messages)
     output = _placeholder(state, settings, options)
     try:
-        turn = _Turn(state, settings, options, body, output)
+        turn = _Turn(state, settings, options, body, output, resumed)
     except BaseException:
         output.clear()  # a bad cell (UsageError) leaves no running line behind
         raise
