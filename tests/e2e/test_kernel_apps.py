@@ -66,7 +66,8 @@ def test_the_first_ui_call_of_a_kernel_records_the_tools_own_time_under_a_closed
                         "print(repr(float(_rows.duration_ms[0])))")
         # the tool's own time (the request, as the hub measured it), not the first call's jsonschema import
         assert float(recorded.stdout) == pytest.approx(shown, rel=1e-9)
-        view, result = run.final_outputs()
+        snapshot, view, result = run.final_outputs()  # the View: its text fallback's snapshot, then its view
+        assert "snb-snapshot" in snapshot["text/html"]
         assert WIDGET_VIEW in view
         html = result["text/html"]
         assert '<details class="snb-turn-tool" open>' not in html  # under its View the block stays closed
