@@ -67,7 +67,7 @@ def test_servers_are_tabs_with_state_transport_pid_and_tool_count(state: FakeSta
     assert "snb-b-red" in web.card.value
     assert "last error: connection reset" in web.card.value
     assert "http://127.0.0.1:9/mcp" in web.card.value
-    assert demo.tabs.titles == ("Tools (3)", "Resources", "Prompts")
+    assert demo.tabs.titles == ("Tools (3)", "Resources", "Prompts", "Skills")
     assert "1 server" not in ins.summary.value
     assert "2 servers · 4 tools" in ins.summary.value
 
