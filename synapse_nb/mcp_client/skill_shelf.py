@@ -15,7 +15,7 @@ from typing import Protocol, TypeVar
 
 from mcp import Client
 
-from ..errors import SkillError
+from ..errors import McpError, SkillError
 from ..skill_entry import LoadedSkill, SkillEntry, SkillText
 from . import skills
 from .table import ConnectionTable
@@ -75,11 +75,29 @@ class SkillShelf:
         return got
 
     async def load_skill(self, key: str) -> LoadedSkill:
-        """Load the skill `key`: its SKILL.md read and verified against its entry (SkillError, one line, if not)."""
-        entry = self.find(key)
+        """Load the skill `key`: its SKILL.md read and verified against its entry (SkillError, one line, if not).
+
+        A skill its server serves but did not list (a listing may be partial) is loaded by its key too: its entry
+        is asked for (`skills/get` of `skill://PATH/SKILL.md`)."""
+        try:
+            entry = self.find(key)
+        except SkillError:
+            entry = await self._unlisted(key)
         loaded: LoadedSkill = await self._request(
             entry.server, partial(skills.load, entry=entry), f"skill {entry.key}")
         return loaded
+
+    async def _unlisted(self, key: str) -> SkillEntry:
+        """The entry of a skill not listed, from its server (`skills/get`); the SkillError of `find` when the server
+        is unknown, offers no skills or serves none at that path."""
+        server, _, path = key.partition("/")
+        conn = self._table.find(server)
+        if conn is None or not conn.offers_skills or not path:
+            return self.find(key)
+        try:
+            return await self.entry(server, f"skill://{path}/SKILL.md")
+        except McpError:
+            return self.find(key)
 
     async def read_skill_file(self, entry: SkillEntry, path: str) -> SkillText:
         """One file of a loaded skill, named relative to its root, read and verified against the held `entry`

@@ -63,6 +63,11 @@ class Tampered(DemoSkills):
         super().__init__(root)
         self.served: dict[str, str] = {uri: content.decode() for uri, (content, _) in self._files.items()}
 
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        listed = getattr(self, "_list_only", None)
+        return listed if listed is not None else super().entries
+
     def resources(self) -> list[ResourceBinding]:
         return [ResourceBinding(_Live(uri=uri, name=uri.rsplit("/", 1)[-1], mime_type="text/markdown", text="",
                                       owner=self)) for uri in self.served]
@@ -156,6 +161,19 @@ async def test_a_skill_whose_front_matter_differs_from_its_entry_is_not_loaded(t
         await hub.connect_in_process("docs", server_with(tampered))
         with pytest.raises(SkillError, match=r"front matter differs from its entry in description$"):
             await hub.skills.load_skill("docs/pdf-processing")
+
+
+async def test_a_skill_left_out_of_a_partial_listing_is_loaded_by_its_key(tampered: Tampered) -> None:
+    """A listing may be partial: the server still serves the skill, and `skills/get` gives its entry."""
+    hidden = "skill://acme/billing/pdf-processing/SKILL.md"
+    tampered._list_only = [e for e in tampered.entries if e["uri"] != hidden]  # type: ignore[attr-defined]
+    async with McpHub() as hub:
+        await hub.connect_in_process("docs", server_with(tampered))
+        assert [e.key for e in hub.skills.listed()] == ["docs/pdf-processing"]
+        loaded = await hub.skills.load_skill("docs/acme/billing/pdf-processing")
+        assert loaded.entry.description == "Bill for, and assemble PDF documents"
+        with pytest.raises(SkillError, match="no skill named 'docs/acme/nope' is offered"):
+            await hub.skills.load_skill("docs/acme/nope")
 
 
 def entry(resources: Any, **front: Any) -> SkillEntry:
