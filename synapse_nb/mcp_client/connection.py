@@ -74,6 +74,8 @@ T = TypeVar("T")
 STOP_TIMEOUT = 5.0
 """Seconds a server gets to close cleanly before its process tree is killed."""
 
+SKILLS_LIST_TIMEOUT = 10.0
+"""Seconds a server that declares skills gets to list them while it connects; past that it connects without."""
 EOF_GRACE = 1.0
 """Seconds a stdio server gets to exit once its input is closed before it is sent SIGTERM (then SIGKILL):
 the MCP spec's stdio shutdown, sooner than the SDK's own 2 s + 2 s."""
@@ -394,9 +396,11 @@ class ServerConnection:
         if not self.offers_skills:
             return
         try:
-            self.skills = await skills.list_skills(client, self.name)
-        except (MCPError, ValidationError) as exc:
-            logger.warning("MCP server %r declares skills but listing them failed: %s", self.name, exc)
+            with anyio.fail_after(SKILLS_LIST_TIMEOUT):
+                self.skills = await skills.list_skills(client, self.name)
+        except (MCPError, ValidationError, TimeoutError) as exc:
+            logger.warning("MCP server %r declares skills but listing them failed: %s", self.name,
+                           str(exc) or f"no answer within {SKILLS_LIST_TIMEOUT:g} s")
 
     def _connected(self, client: Client, tools: tuple[RawTool, ...], connect_ms: float, discovery_ms: float) -> None:
         info = client.server_info

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import mcp.types as mt
-import yaml
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding, ResourceBinding
 from mcp.server.mcpserver.resources import TextResource
+
+from .skills import front_matter
 
 __all__ = ["SKILLS_EXTENSION", "DemoSkills"]
 
@@ -54,7 +55,10 @@ class DemoSkills(Extension):
         path = folder.relative_to(self.root).as_posix()
         uri = f"skill://{path}/SKILL.md"
         data = (folder / "SKILL.md").read_bytes()
-        front = _front_matter(data.decode("utf-8"))
+        front = front_matter(data.decode("utf-8"))
+        if front is None:
+            raise ValueError(f"{folder / 'SKILL.md'} has no YAML front matter: every skill needs its name and "
+                             "description there")
         files = []
         for file in sorted(p for p in folder.rglob("*") if p.is_file()):
             content = file.read_bytes()
@@ -97,10 +101,3 @@ class DemoSkills(Extension):
         if entry is None:
             raise MCPError(code=mt.INVALID_PARAMS, message=f"No skill is served at {params.uri}")
         return {"skill": entry, "ttlMs": 0, "cacheScope": "public"}
-
-
-def _front_matter(text: str) -> dict[str, Any]:
-    lines = text.splitlines()
-    end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
-    parsed = yaml.safe_load("\n".join(lines[1:end]))
-    return dict(parsed)

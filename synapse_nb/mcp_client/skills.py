@@ -93,11 +93,11 @@ def entry_of(server: str, raw: Any) -> SkillEntry | None:
     if problem is not None:
         logger.warning("MCP server %r: a skill entry was left out: %s", server, problem)
         return None
-    resources = raw["resources"]
-    files: tuple[SkillFile, ...] | str = "dynamic" if resources == "dynamic" else tuple(
-        SkillFile(uri=f["uri"], digest=f["digest"], size=f["size"]) for f in resources)
-    return SkillEntry(server=server, uri=raw["uri"], frontmatter=dict(raw["frontmatter"]),
-                      resources=files)  # type: ignore[arg-type]  # "dynamic" checked above
+    front = dict(raw["frontmatter"])
+    if raw["resources"] == "dynamic":
+        return SkillEntry(server=server, uri=raw["uri"], frontmatter=front, resources="dynamic")
+    files = tuple(SkillFile(uri=f["uri"], digest=f["digest"], size=f["size"]) for f in raw["resources"])
+    return SkillEntry(server=server, uri=raw["uri"], frontmatter=front, resources=files)
 
 
 def _entry_problem(raw: Any) -> str | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from mcp import MCPError
 from mcp.server.extension import ResourceBinding
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.resources import TextResource
@@ -209,3 +210,15 @@ def test_front_matter_compares_as_written() -> None:
     assert skills.front_matter(body) == {"name": "x", "description": "d", "created": "2024-01-01"}
     assert skills.front_matter("no front matter") is None
     assert skills.front_matter("---\nname: [unclosed\n---\n") is None
+
+
+async def test_a_server_whose_listing_fails_connects_without_skills(tampered: Tampered) -> None:
+    async def refuse(ctx: Any, params: Any) -> dict[str, Any]:
+        raise MCPError(code=-32603, message="the skill index is down")
+
+    tampered._list = refuse  # type: ignore[method-assign]
+    async with McpHub() as hub:
+        info = await hub.connect_in_process("docs", server_with(tampered))
+        assert info.state == "connected"
+        assert hub.skills.listed() == []
+        assert (await hub.call("docs__ping", {})).text == "pong"
