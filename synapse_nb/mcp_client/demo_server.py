@@ -162,6 +162,7 @@ def _result(text: str, structured: dict[str, Any] | None = None, *, error: bool 
 def build_server() -> MCPServer:
     """The shop server (the tests add their misbehaving tools to it: tests/support/tools_server.py)."""
     shop = _Shop()
+    skills = DemoSkills.bundled(add_files=False)  # its files are listed after the schema (added below)
     server = MCPServer(
         NAME,
         instructions="A small coffee-and-tea shop: tables products, customers and orders. Use list_tables, "
@@ -169,7 +170,7 @@ def build_server() -> MCPServer:
         version="1.0",
         log_level="WARNING",
         lifespan=shop.open,
-        extensions=[DemoSkills.bundled()],
+        extensions=[skills],
     )
 
     @server.tool(annotations=_READ_ONLY)
@@ -248,6 +249,9 @@ def build_server() -> MCPServer:
         for t in shop.tables:
             parts.append(f"## {t}\n" + "\n".join(f"- {c} ({k})" for c, k in shop.columns(t)))
         return "\n\n".join(parts)
+
+    for skill_file in skills.file_resources():
+        server.add_resource(skill_file)
 
     @server.prompt(description="Explore one table of the demo shop")
     def explore_table(table: str) -> str:

@@ -39,17 +39,20 @@ class DemoSkills(Extension):
 
     identifier = SKILLS_EXTENSION
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, add_files: bool = True) -> None:
+        """`add_files=False`: the server adds `file_resources()` itself, where it wants them in its listing."""
         self.root = root
+        self.add_files = add_files
         self._entries: dict[str, dict[str, Any]] = {}
         self._files: dict[str, tuple[bytes, str]] = {}  # uri -> (content, MIME type)
         for skill_md in sorted(root.rglob("SKILL.md")):
             self._add(skill_md.parent)
 
     @classmethod
-    def bundled(cls) -> DemoSkills:
+    def bundled(cls, *, add_files: bool = True) -> DemoSkills:
         """The skills shipped in the wheel (`synapse_nb/mcp_client/demo_skills/`)."""
-        return cls(Path(str(resources.files(__package__ or "synapse_nb.mcp_client").joinpath("demo_skills"))))
+        return cls(Path(str(resources.files(__package__ or "synapse_nb.mcp_client").joinpath("demo_skills"))),
+                   add_files=add_files)
 
     def _add(self, folder: Path) -> None:
         path = folder.relative_to(self.root).as_posix()
@@ -73,14 +76,17 @@ class DemoSkills(Extension):
         return [self._entries[uri] for uri in sorted(self._entries)]
 
     def resources(self) -> Sequence[ResourceBinding]:
-        bound = []
+        return [ResourceBinding(r) for r in self.file_resources()] if self.add_files else []
+
+    def file_resources(self) -> list[TextResource]:
+        """Every file of every skill as a `skill://` resource (a SKILL.md named and described by its front matter)."""
+        found = []
         for uri, (content, mime) in self._files.items():
-            entry = self._entries.get(uri, {})
-            front = entry.get("frontmatter", {})
-            bound.append(ResourceBinding(TextResource(
+            front = self._entries.get(uri, {}).get("frontmatter", {})
+            found.append(TextResource(
                 uri=uri, name=front.get("name", uri.rsplit("/", 1)[-1]), description=front.get("description"),
-                mime_type=mime, text=content.decode("utf-8"))))
-        return bound
+                mime_type=mime, text=content.decode("utf-8")))
+        return found
 
     def methods(self) -> Sequence[MethodBinding]:
         return (

@@ -177,7 +177,7 @@ async def test_resource_and_prompt() -> None:
     async with Client(build_server()) as client:
         resources = (await client.list_resources()).resources
         # the schema, and the files of its skill (SEP-2640), the SKILL.md named and described from its front matter
-        assert sorted(str(r.uri) for r in resources) == [
+        assert [str(r.uri) for r in resources] == [  # the schema first: the inspector offers it to read first
             "demo://schema", "skill://shop-revenue/SKILL.md", "skill://shop-revenue/references/margin.md"]
         skill_md = next(r for r in resources if str(r.uri).endswith("SKILL.md"))
         assert (skill_md.name, skill_md.mime_type) == ("shop-revenue", "text/markdown")
