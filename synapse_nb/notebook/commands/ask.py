@@ -29,6 +29,7 @@ from ..turns.display import Format, TurnDisplay, TurnView, render
 from ..turns.holding import hold_policy, results_tools
 from ..turns.interpolate import interpolate
 from ..turns.result import BackgroundRun, SynapseResult
+from ..turns.skills import skill_tools
 from ..turns.tool_search import tool_search
 from .args import AskOptions
 
@@ -259,6 +260,7 @@ class _Turn:
         self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)
         self._tool_answer = state.deck.tape.tool_answer() if state.deck.tape is not None else None
         self._held = state.held  # results held whole by name; the model gets summaries and results__sql
+        self._skills = skill_tools(state.hub if state.has_hub else None)  # servers' skills, loaded on demand
         self._hub = state.hub if state.has_hub else None
         self._store = state.store if plan.history else None  # what worked before: the search's tie-breaker
         # MCP Apps: UI tools' Views show in the tool block; a View's context joins this turn's system prompt
@@ -288,7 +290,8 @@ class _Turn:
             sinks=(*self.sinks, *more_sinks),
             tool_scope=self.router.tool_scope(self.tracing.tool_scope if self.tracing is not None else None),
             budget=_budget(plan), tool_answer=self._tool_answer,
-            held=self._held, hold=plan.hold, agent_tools=(*results_tools(self._held), self._view_tools),
+            held=self._held, hold=plan.hold,
+            agent_tools=(*results_tools(self._held), self._view_tools, *self._skills),
             tool_search=tool_search(self._hub, self._store, plan.tool_budget, plan.cell_tool_budget),
         )
 
