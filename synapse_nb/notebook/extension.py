@@ -29,6 +29,7 @@ def load(shell: Any) -> SynapseState:
     from ..mcp_client import preload
     from .commands.ask import view_turn
     from .magics import SynapseMagics
+    from .subcommands import turn_parts
 
     preload()  # the MCP SDK imports in a background thread: the first `%mcp connect` does not wait for it
     state = SynapseState(shell)
@@ -37,7 +38,7 @@ def load(shell: Any) -> SynapseState:
     shell.register_magics(magics)
     setattr(shell, STATE_ATTR, state)
     state.settings = magics.settings
-    state.apps.start_turn = functools.partial(view_turn, state)  # a View's message starts a turn here
+    state.apps.start_turn = functools.partial(view_turn, turn_parts(state))  # a View's message starts a turn here
     state.kernel.watch()  # from now on, so `kernel__recent_cells` sees the cells before the first question
     _transformers(shell, add=True)
     _tape_from_env(state)

@@ -36,6 +36,8 @@ from .commands.table import Subcommand, SubcommandTable
 from .turns.holding import hold_policy
 
 if TYPE_CHECKING:
+    from ..history.reader import History
+    from .commands.turn_parts import TurnParts
     from .magics import SynapseMagics
     from .state import SynapseState
     from .widgets.facade import WidgetParts
@@ -51,6 +53,7 @@ __all__ = [
     "SYNAPSE_TABLE",
     "Pending",
     "nothing",
+    "turn_parts",
     "widget_parts",
 ]
 
@@ -270,7 +273,7 @@ def _call(m: SynapseMagics, rest: str) -> Pending:
     call = mcp_cmd.call_async(
         spec, parse_call_arguments(arguments, spec.input_schema), manual=state.manual, port=state.port,
         apps=state.apps, hub=m.hub, hold=hold_policy(m.hub, m.settings().hold_over), held=state.held, detach=detach,
-        cell=mcp_tasks.cell_label(state))
+        cell=state.port.cell_label())
     return Pending(call, f"the call of {target.server}.{target.tool} was cancelled; the server stays connected")
 
 
@@ -280,8 +283,8 @@ def _connect(m: SynapseMagics, rest: str) -> Pending:
     if isinstance(spec, ConfigFile):
         return Pending(nothing(mcp_cmd.connect_config_async(*parts, spec.path, name=spec.name)),
                        "connecting was cancelled")
-    connecting = mcp_cmd.connect_async(
-        *parts, spec, on_connected=lambda name: mcp_tasks.follow_open_tasks(state, name))
+    connecting = mcp_cmd.connect_async(*parts, spec, on_connected=lambda name: mcp_tasks.follow_open_tasks(
+        state.hub, _history_of(state), state.port, state.router, state.runner, name))
     return Pending(nothing(connecting), f"connecting {spec.name} was cancelled")
 
 
@@ -385,11 +388,12 @@ def _tasks(m: SynapseMagics, rest: str) -> Any:
     state = m.state
     action, task_id = mcp_tasks.parse(m.words("%mcp tasks", rest, expanded=True))
     if action in ("list", "all"):
-        return mcp_tasks.list_tasks(state, every=action == "all")
+        return mcp_tasks.list_tasks(_history_of(state), state.port, every=action == "all")
     if action == "cancel" and task_id is not None:
-        return Pending(_printed(mcp_tasks.cancel_async(state, task_id)), "cancelling the task was interrupted")
+        return Pending(_printed(mcp_tasks.cancel_async(state.hub, _history_of(state), task_id)),
+                       "cancelling the task was interrupted")
     assert task_id is not None
-    return Pending(mcp_tasks.result_async(state, task_id),
+    return Pending(mcp_tasks.result_async(state.hub, _history_of(state), state.port, state.router, task_id),
                    f"stopped waiting for task {task_id}; it runs on (the server cancels it only when asked)")
 
 
@@ -443,14 +447,33 @@ MCP_HELP = help_text.MCP_HELP.replace("{subcommands}", MCP_TABLE.help(column=40)
 MCP_SUBCOMMANDS = MCP_TABLE.names
 
 
+def _history_of(state: SynapseState) -> Callable[[], History | None]:
+    """The history reader of the moment, for commands that read the history (the store opens on first use)."""
+    from .recording.reader import reader
+
+    return lambda: reader(state.store)
+
+
+def turn_parts(state: SynapseState) -> TurnParts:
+    """What a `%%synapse` turn is given: the kernel's parts it uses (commands/turn_parts.py); those built on first
+    use stay unbuilt until the turn asks for them."""
+    from .commands.turn_parts import TurnParts
+
+    return TurnParts(
+        port=state.port, runner=state.runner, sessions=state.sessions, models=state.models, deck=state.deck,
+        router=state.router, tracer=state.tracer, apps=state.apps, kernel=state.kernel, notice=state.notice,
+        settings=lambda: state.settings(), registry=lambda: state.registry, policy=lambda: state.policy,
+        held=lambda: state.held, hub=lambda: state.hub if state.has_hub else None, answers=lambda: state.answers,
+    )
+
+
 def widget_parts(state: SynapseState) -> WidgetParts:
     """What the inspector is given: the kernel's parts it reads (widgets/facade.py); the hub is built now (with no
     servers, an empty one)."""
-    from .recording.reader import reader
     from .widgets.facade import WidgetParts
 
     return WidgetParts(
-        hub=state.hub, runner=state.runner, history=lambda: reader(state.store), call_tool=state.manual.call,
+        hub=state.hub, runner=state.runner, history=_history_of(state), call_tool=state.manual.call,
         on_server_event=state.router.on_server_event, answers=state.answers, sign_in=state.sign_in, apps=state.apps,
         kernel=state.kernel, registry=state.registry, kernel_tools=lambda: state.settings().kernel_tools,
     )

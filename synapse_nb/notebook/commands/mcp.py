@@ -492,7 +492,7 @@ async def call_async(
     (an interrupt) cancels the call: the server gets an MCP cancellation (`tasks/cancel` for a task), the call is
     recorded as cancelled. `detach`: once the server has made the call a task, leave it running and say how to
     come back to it (`%mcp tasks result ID`); a call that is no task just runs. `cell` is recorded as the task's
-    cell (commands/mcp_tasks.py: cell_label)."""
+    cell (kernel/port.py: KernelPort.cell_label)."""
     if spec.needs_task and not _serves_tasks(hub, spec):
         raise _task_refusal(spec.server or "", spec.original_name or spec.name)
     name = f"{spec.server}.{spec.original_name or spec.name}"
