@@ -47,5 +47,6 @@ class AppHost(Protocol):
 
     def notify(self, method: str, params: Mapping[str, Any], /) -> None:
         """A notification from the View or its frame: `notifications/message` (a log line), `ui/open-link`
-        (opened by the browser; told here to be recorded), `ui/resource-teardown` (the view was removed)."""
+        (opened by the browser; told here to be recorded), `ui/resource-teardown` (the view was removed), `ui/app-tools`
+        (the names of the tools the View registered, as it listed them)."""
         ...

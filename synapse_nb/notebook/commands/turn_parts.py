@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ...agent.approval import ApprovalPolicy
     from ...agent.held import HeldResults
     from ...agent.tools import ToolRegistry
+    from ...history.store import HistoryStore
     from ...mcp_client.hub import McpHub
     from ..apps.views import AppViews
     from ..kernel.port import KernelPort
@@ -50,5 +51,6 @@ class TurnParts:
     registry: Callable[[], ToolRegistry]
     policy: Callable[[], ApprovalPolicy]
     held: Callable[[], HeldResults]
+    store: Callable[[], HistoryStore]  # the history (a --resume turn's transcript, the tool search's tie-breaker)
     hub: Callable[[], McpHub | None]  # the hub, once one was built (a turn never builds it)
     answers: Callable[[], NotebookAnswers | None]  # built with the hub: a server's question shows in the turn
