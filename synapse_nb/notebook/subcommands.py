@@ -18,7 +18,7 @@ from IPython.core.error import UsageError
 from .commands import help as help_text
 from .commands import lake as lake_cmd
 from .commands import mcp as mcp_cmd
-from .commands import mcp_auth, mcp_features, mcp_read, mcp_tasks
+from .commands import mcp_auth, mcp_call, mcp_features, mcp_read, mcp_tasks
 from .commands import session as session_cmd
 from .commands.args import (
     CONNECT_OPTIONS,
@@ -269,8 +269,8 @@ def _call(m: SynapseMagics, rest: str) -> Pending:
     if not arguments.lstrip().startswith("{"):  # the JSON of a call is not expanded
         arguments = expand(arguments, m.ns)
     target, state = parse_call_target(target_word), m.state
-    spec = mcp_cmd.find_tool(m.hub, state.registry, state.kernel, state.secret_registry, target)
-    call = mcp_cmd.call_async(
+    spec = mcp_call.find_tool(m.hub, state.registry, state.kernel, state.secret_registry, target)
+    call = mcp_call.call_async(
         spec, parse_call_arguments(arguments, spec.input_schema), manual=state.manual, port=state.port,
         apps=state.apps, hub=m.hub, hold=hold_policy(m.hub, m.settings().hold_over), held=state.held, detach=detach,
         cell=state.port.cell_label())

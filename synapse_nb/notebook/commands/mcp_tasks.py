@@ -21,7 +21,7 @@ from ...task_state import TaskState
 from ...types import ToolCall, ToolResult
 from ..turns.view import duration
 from ..usage import usage_error
-from .mcp import CallOutput, DetachedTask
+from .mcp_call import CallOutput, DetachedTask
 
 if TYPE_CHECKING:
     import pandas as pd
