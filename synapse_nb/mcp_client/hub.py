@@ -49,6 +49,7 @@ from .loop_owner import LoopOwner
 from .oauth.accounts import OAuthAccounts
 from .oauth.redirect import SignIn
 from .oauth.storage import TokenStore
+from .skill_shelf import SkillShelf
 from .table import ConnectionTable
 from .task_watch import TaskWatch
 
@@ -87,6 +88,8 @@ class McpHub:
         self._accounts = OAuthAccounts(token_store, sign_in)
         self._exit = ExitGuard(self._table)
         self._closing: set[asyncio.Task[None]] = set()  # stops that outlive a cancelled caller
+        self.skills = SkillShelf(self._table, self._request)
+        """The servers' skills (SEP-2640): listed as they connect, loaded on demand (skill_shelf.py)."""
 
     async def __aenter__(self) -> Self:
         return self

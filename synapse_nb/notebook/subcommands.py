@@ -18,7 +18,7 @@ from IPython.core.error import UsageError
 from .commands import help as help_text
 from .commands import lake as lake_cmd
 from .commands import mcp as mcp_cmd
-from .commands import mcp_auth, mcp_call, mcp_features, mcp_read, mcp_tasks
+from .commands import mcp_auth, mcp_call, mcp_features, mcp_read, mcp_skills, mcp_tasks
 from .commands import session as session_cmd
 from .commands.args import (
     CONNECT_OPTIONS,
@@ -300,6 +300,13 @@ def _tools(m: SynapseMagics, rest: str) -> Any:
     return mcp_cmd.tools(m.hub, state.registry, state.kernel, m.settings(), words[0] if words else None)
 
 
+def _skills(m: SynapseMagics, rest: str) -> Any:
+    server, refresh = mcp_skills.parse(m.words("%mcp skills", rest, expanded=True))
+    if refresh:
+        return Pending(mcp_skills.refresh_async(m.hub, server), "listing the skills again was cancelled")
+    return mcp_skills.skills(m.hub, server)
+
+
 def _search(m: SynapseMagics, rest: str) -> Any:
     from .commands import mcp_search
 
@@ -444,6 +451,8 @@ MCP_TABLE: SubcommandTable[SynapseMagics] = SubcommandTable("%mcp", (
                ), options=CONNECT_OPTIONS),
     Subcommand("list", _list, "servers: transport, state, tools, pid"),
     Subcommand("tools", _tools, "tools as offered to the model (DataFrame)", "[SERVER]"),
+    Subcommand("skills", _skills, "skills the servers offer (SEP-2640; DataFrame): the model loads one when it "
+               "needs it", "[SERVER] [--refresh]"),
     Subcommand("search", _search, "tools ranked for a request in plain words, as the model's tools__search ranks "
                "them (DataFrame)", "[-n N] TEXT"),
     Subcommand("call", _call, "call a tool by hand (a JSON object,", 'SERVER.TOOL {"key": "value"}', forms=(

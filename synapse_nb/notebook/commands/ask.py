@@ -29,6 +29,7 @@ from ..turns.display import Format, TurnDisplay, TurnView, render
 from ..turns.holding import hold_policy, results_tools
 from ..turns.interpolate import interpolate
 from ..turns.result import BackgroundRun, SynapseResult
+from ..turns.skills import skill_tools
 from ..turns.tool_search import tool_search
 from .args import AskOptions
 
@@ -261,6 +262,7 @@ class _Turn:
         self._tool_answer = tape.tool_answer() if tape is not None else None
         self._held = parts.held()  # results held whole by name; the model gets summaries and results__sql
         self._hub = parts.hub()
+        self._skills = skill_tools(self._hub)  # servers' skills, loaded on demand
         self._store = parts.store() if plan.history else None  # what worked before: the search's tie-breaker
         # MCP Apps: UI tools' Views show in the tool block; a View's context joins this turn's system prompt
         self.views = AppTurnViews(parts.apps, self._hub, self.display,
@@ -289,7 +291,8 @@ class _Turn:
             sinks=(*self.sinks, *more_sinks),
             tool_scope=self.router.tool_scope(self.tracing.tool_scope if self.tracing is not None else None),
             budget=_budget(plan), tool_answer=self._tool_answer,
-            held=self._held, hold=plan.hold, agent_tools=(*results_tools(self._held), self._view_tools),
+            held=self._held, hold=plan.hold,
+            agent_tools=(*results_tools(self._held), self._view_tools, *self._skills),
             tool_search=tool_search(self._hub, self._store, plan.tool_budget, plan.cell_tool_budget),
         )
 
