@@ -250,11 +250,12 @@ fonts: venv
 
 # The fast loop: every test that runs in this process. The tests that start a process are marked
 # (process, kernel, browser, node: see tests/conftest.py) and left out; --forbid-spawn (tests/support/spawn_guard.py)
-# fails any test that starts one anyway, so an unmarked one cannot slip in.
+# fails any test that starts one anyway, so an unmarked one cannot slip in. In-process tests marked `slow` (a lake's
+# whole publish, read and compact cycle: seconds of pyiceberg each) are left out too; `make test` runs them.
 # Two workers (QUICK_WORKERS=0 runs it in one process). Bytecode is cached even where the environment says
 # PYTHONDONTWRITEBYTECODE (compiling the package and rewriting every test module's asserts each run costs
 # seconds), and nbval's plugin stays unloaded: it imports nbformat and jsonschema (~2.5 s per worker).
-QUICK_MARKERS := not (process or kernel or browser or node)
+QUICK_MARKERS := not (process or kernel or browser or node or slow)
 QUICK_WORKERS ?= 2
 quick: venv fonts
 	$(WRITE_BYTECODE) $(PY) -m pytest -q -n $(QUICK_WORKERS) --dist loadgroup -p no:nbval \

@@ -100,12 +100,13 @@ def _cell(state: Any, session: str, hold_over: int | None, max_result_chars: int
     from synapse_nb.notebook.commands.args import AskOptions
     from synapse_nb.notebook.commands.ask import TurnError, ask_async
     from synapse_nb.notebook.state import Settings
+    from synapse_nb.notebook.subcommands import turn_parts
 
     settings = Settings(max_result_chars=max_result_chars)
     options = AskOptions(model="ollama:bench", session=session, hold_over=hold_over)
     t0 = time.perf_counter()
     try:
-        result = state.runner.run(ask_async(state, settings, options, QUESTION))
+        result = state.runner.run(ask_async(turn_parts(state), settings, options, QUESTION))
     except TurnError:
         result = state.sessions.agent(session, state.models.provider("ollama:bench")).last_result
     return time.perf_counter() - t0, result

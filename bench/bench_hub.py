@@ -111,12 +111,12 @@ def row_hub(size: Size) -> list[Row]:
 async def _bridge(size: Size) -> Row:
     """`%mcp call` as a whole cell runs it: the awaited command (notebook/kernel/awaited.py) on the running loop.
 
-    Then, for the record, the nested bridge a magic called from code takes (`commands.mcp.call_async` through
+    Then, for the record, the nested bridge a magic called from code takes (`commands.mcp_call.call_async` through
     the runner, called synchronously while the loop runs), measured last because it applies nest_asyncio2 to
     the process."""
     import _asyncio
 
-    from synapse_nb.notebook.commands import mcp as mcp_cmd
+    from synapse_nb.notebook.commands import mcp_call
     from synapse_nb.notebook.commands.args import CallTarget
     from synapse_nb.notebook.kernel.runner import Runner
     from synapse_nb.notebook.magics import SynapseMagics
@@ -132,8 +132,8 @@ async def _bridge(size: Size) -> Row:
 
     def nested_call() -> object:
         """What `%mcp call` does, called from code: find the tool, then the call through the runner's bridge."""
-        spec = mcp_cmd.find_tool(hub, state.registry, state.kernel, state.secret_registry, target)
-        return state.runner.run(mcp_cmd.call_async(spec, ARGS, manual=state.manual, port=state.port, apps=state.apps))
+        spec = mcp_call.find_tool(hub, state.registry, state.kernel, state.secret_registry, target)
+        return state.runner.run(mcp_call.call_async(spec, ARGS, manual=state.manual, port=state.port, apps=state.apps))
     line = f"call demo.echo text='{ARGS['text']}'"
     cpu: dict[str, float] = {}  # this thread's CPU seconds per side
 

@@ -41,13 +41,14 @@ def _cells(state: Any, session: str, turns: int) -> tuple[float, list[str]]:
     from synapse_nb.notebook.commands.args import AskOptions
     from synapse_nb.notebook.commands.ask import ask_async
     from synapse_nb.notebook.state import Settings
+    from synapse_nb.notebook.subcommands import turn_parts
 
     settings = Settings()
     answers: list[str] = []
     t0 = time.perf_counter()
     for i in range(turns):
         options = AskOptions(model="ollama:bench", session=session)
-        result = state.runner.run(ask_async(state, settings, options, f"question {i}?"))
+        result = state.runner.run(ask_async(turn_parts(state), settings, options, f"question {i}?"))
         answers.append(str(getattr(result, "text", "")))
     return time.perf_counter() - t0, answers
 

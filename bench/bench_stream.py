@@ -97,6 +97,7 @@ def _cell(base_url: str, shown: _Shown) -> Callable[[str], Any]:
     from synapse_nb.notebook.commands.ask import ask_async
     from synapse_nb.notebook.commands.session import reset
     from synapse_nb.notebook.state import Settings, SynapseState
+    from synapse_nb.notebook.subcommands import turn_parts
 
     os.environ["OLLAMA_BASE_URL"] = base_url
     state = SynapseState(None)
@@ -109,7 +110,7 @@ def _cell(base_url: str, shown: _Shown) -> Callable[[str], Any]:
         # A new conversation per cell, as after `%synapse reset` (timed with the cell, a few µs), so that
         # the transcript (and each request) does not grow run by run.
         reset(state.sessions, state.policy)
-        return state.runner.run(ask_async(state, settings, options, prompt))
+        return state.runner.run(ask_async(turn_parts(state), settings, options, prompt))
 
     run.state = state  # type: ignore[attr-defined]
     return run

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.llm_server import LlmServer
+from tests.support.local_servers import LAST_RESORT
 
 # The suite's own plugins: the spawn guard of `make quick` (--forbid-spawn) and the order in which
 # pytest-xdist hands out test files (longest kinds first; it runs after this file's marker hook).
@@ -37,12 +38,16 @@ ENV_VARS = (
 
 
 # Fixtures that start a process, and the marker every test using them (directly or through another
-# fixture) gets, so that `make quick` (-m "not (process or kernel or browser or node)") leaves them out.
+# fixture) gets, so that `make quick` (-m "not (process or kernel or browser or node or slow)") leaves them out.
 FIXTURE_MARKERS = {
     "demo_http": "process",  # tests/mcp_client: the demo server over HTTP, in a subprocess
     "demo_sse": "process",
     "everything": "node",  # the npm reference server `server-everything`
 }
+
+
+SPAWNING = ("process", "kernel", "browser", "node")
+"""The markers of tests that start a process (tests/support/spawn_guard.py)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -52,6 +57,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(FIXTURE_MARKERS[fixture])
         if type(item).__module__.startswith("nbval"):  # a saved notebook re-executed in a kernel
             item.add_marker("kernel")
+        # A test that starts processes (servers, kernels, JupyterLab, Chromium) waits on their CPU-bound work:
+        # 40 s on an idle machine can be 200 s beside other jobs on 2 cores, so pytest-timeout's clock bound
+        # (pyproject's 180 s) is only the last resort there, as for a server's start (local_servers.py): its
+        # own waits (bounded by CPU used, or generous) say what did not happen.
+        if item.get_closest_marker("timeout") is None and any(item.get_closest_marker(m) for m in SPAWNING):
+            item.add_marker(pytest.mark.timeout(LAST_RESORT))
 
 
 @pytest.fixture

@@ -44,7 +44,7 @@ from ..events import Event, LlmCallFinished, MessageAdded
 from ..pricing import REPLAYED, Price, price_for, usd
 from ..types import Message, ToolSpec, Usage
 
-__all__ = ["CHARS_PER_TOKEN", "Budget", "SessionSpend", "project_tokens"]
+__all__ = ["CHARS_PER_TOKEN", "Budget", "SessionSpend", "costed", "project_tokens"]
 
 logger = logging.getLogger("synapse_nb.agent")
 
@@ -67,6 +67,17 @@ class Budget:
     @property
     def empty(self) -> bool:
         return not self.in_usd and self.max_tokens is None
+
+
+def costed(event: LlmCallFinished, price: Price | None) -> LlmCallFinished:
+    """A model call with its cost at `price` (None: unknown): its usage's cost, the price's source, and what its
+    prompt cost. The agent's calls are costed by their session's spend (SessionSpend.priced), a server's sampling
+    call by whoever made it (notebook/questions/answers.py)."""
+    usage = dataclasses.replace(event.usage, cost_usd=None if price is None else price.cost(event.usage))
+    return dataclasses.replace(
+        event, usage=usage, price_source=price.source if price is not None else None,
+        input_cost_usd=price.input_cost(usage) if price is not None else None,
+    )
 
 
 def _chars(message: Message) -> int:
@@ -111,13 +122,8 @@ class SessionSpend:
     def priced(self, event: LlmCallFinished) -> LlmCallFinished:
         """The call with its cost (a cassette's answer costs 0; no price: cost None) and the tokens each tool
         result first sent in it added to the prompt; the session's spend accounts it."""
-        price = self.price(event.provider, event.model, replayed=event.replayed)
-        usage = dataclasses.replace(event.usage, cost_usd=None if price is None else price.cost(event.usage))
-        return dataclasses.replace(
-            event, usage=usage, price_source=price.source if price is not None else None,
-            input_cost_usd=price.input_cost(usage) if price is not None else None,
-            tool_result_tokens=self.record(usage),
-        )
+        event = costed(event, self.price(event.provider, event.model, replayed=event.replayed))
+        return dataclasses.replace(event, tool_result_tokens=self.record(event.usage))
 
     def price(self, provider: str, model: str, *, replayed: bool = False) -> Price | None:
         """The model's price (REPLAYED, 0, for a call answered from a cassette); a bad prices file is logged

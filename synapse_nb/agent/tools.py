@@ -240,6 +240,10 @@ class ToolRegistry:
             names.append(native.spec.name)
         return names
 
+    def runs_here(self, name: str) -> bool:
+        """Whether the tool of that name runs in this process (a native tool, or one of an opt-in group)."""
+        return name in self._native
+
     def group_of(self, name: str) -> str | None:
         """The server of the opt-in group a tool belongs to, or None."""
         return self._groups.get(name)

@@ -9,10 +9,15 @@ from typing import Any
 
 import anyio
 
-__all__ = ["validation_ready", "wait_through_cancel"]
+__all__ = ["validation_loaded", "validation_ready", "wait_through_cancel"]
 
 
 _validation_ready = False
+
+
+def validation_loaded() -> bool:
+    """The SDK's result validation is imported (a call need not look for an output schema to prepare it)."""
+    return _validation_ready
 
 
 async def validation_ready() -> None:

@@ -2,7 +2,7 @@
 
 The owner task enters and leaves every SDK context (client, transport, its task group, the connect
 deadline) itself, so no anyio scope ever crosses tasks, whichever task (or nest_asyncio re-entry)
-awaits a call. Each request runs the SDK call in the caller's task, inside a cancel scope of its own
+awaits a call. Each request runs the SDK call in the caller's task, under a deadline of its own
 that opens and closes there (inflight.py: cancelling the caller cancels the call, the request's
 deadline cancels it at its timeout, and the owner cancels it when the server stops or crashes; in each
 case the SDK sends `notifications/cancelled` to the server before the call returns). The owner waits on
@@ -46,7 +46,7 @@ from ..request_trace import McpRequestTrace, RequestTracer
 from ..skill_entry import SkillEntry
 from ..types import ToolResult
 from . import features, skills, task_calls
-from .asyncwork import validation_ready
+from .asyncwork import validation_loaded, validation_ready
 from .connection_state import MAX_RESTARTS, RESTART_WINDOW, ConnectionState, Emit
 from .convert import RawTool
 from .exit_status import describe_exit
@@ -238,9 +238,13 @@ class ServerConnection:
         any tool the server decides to run as a task (2026-07-28), is followed to its result as a task, seen and
         steered through `watch`; from the task's creation on, each answer of the server is a sign of life, and
         `max_total` no longer bounds the whole."""
-        if self.state.validates(tool):
+        if not validation_loaded() and self.state.validates(tool):
             await validation_ready()
         req = Request(f"tool {tool!r}", self.name, timeout, max_total)
+        if not self.serves_tasks:  # no task to follow: the plain call, nothing set up for one
+            return await self._send(req, partial(
+                features.call_tool, tool=tool, arguments=dict(arguments), alive=req.alive, on_progress=on_progress,
+                on_url_required=self.hooks.url_required), method=("tools/call", tool))
         call = self._task_call(req, tool, arguments, watch)
 
         async def run(client: Client) -> ToolResult:

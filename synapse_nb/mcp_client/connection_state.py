@@ -40,7 +40,8 @@ class ConnectionState:
         self.transport = transport
         self.current: ServerState = "stopped"  # until the first start: nothing runs yet
         self.ever_connected = False
-        self.tools: tuple[RawTool, ...] = ()
+        self._tools: tuple[RawTool, ...] = ()
+        self._validated: frozenset[str] = frozenset()
         self.last_error: str | None = None
         self.process: ProcessRef | None = None
         self.restarts = 0
@@ -99,9 +100,19 @@ class ConnectionState:
                    for p in patterns)
         ]
 
+    @property
+    def tools(self) -> tuple[RawTool, ...]:
+        """The server's tools as it last listed them."""
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: tuple[RawTool, ...]) -> None:
+        self._tools = tools
+        self._validated = frozenset(t.name for t in tools if t.validated)  # looked up on every call
+
     def validates(self, tool: str) -> bool:
         """The tool declares an output schema, so the SDK validates its results (see tasks.validation_ready)."""
-        return any(t.validated for t in self.tools if t.name == tool)
+        return tool in self._validated
 
     # --- the steps of a connection's life ----------------------------------------------------------
 

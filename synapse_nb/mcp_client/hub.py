@@ -277,14 +277,17 @@ class McpHub:
         assert spec.server is not None
         assert spec.original_name is not None
         self._loop.check()
-        conn = await self._running(self._conn(spec.server))
-        if spec.needs_task and not conn.serves_tasks:
+        conn = self._conn(spec.server)
+        if conn.state.current != "connected":
+            conn = await self._running(conn)
+        if conn.serves_tasks:
+            origin = TASK_ORIGIN.get() if task is None else None
+            if origin is not None:  # an agent's call: a task it becomes is the turn's, its status the call's progress
+                task = TaskWatch.for_origin(origin, on_progress)
+        elif spec.needs_task:
             raise McpError(f"tool {qualified_name!r} runs only as an MCP task, and server {spec.server!r} serves no "
                            "tasks", server=spec.server)
         limit = timeout if timeout is not None else (conn.config.timeout or self.default_timeout)
-        origin = TASK_ORIGIN.get() if task is None else None
-        if origin is not None:  # an agent's call: a task it becomes is the turn's, its status the call's progress
-            task = TaskWatch.for_origin(origin, on_progress)
         return await conn.call_tool(spec.original_name, arguments, timeout=limit, max_total=self.max_total_timeout,
                                     on_progress=on_progress, watch=task, task_support=spec.task_support)
 

@@ -3,11 +3,11 @@
 The SDK call of a request runs in the caller's own task (no worker task: handing each call to one and
 back cost two event-loop turns, ~5% of a 3 ms tool call). A request ends in one of four ways, and in
 each the SDK sends `notifications/cancelled` to the server before the call returns: it finishes; the
-caller is cancelled; its deadline passes (an anyio cancel scope from deadline.py around the SDK call,
-the one timeout mechanism of every request: progress reports push it back, a question to the user
-holds it); or the connection ends it because the server stopped or crashed. The connection ends a
-request by cancelling the caller's task, as `asyncio.timeout` does, and turns that cancellation into
-its error once the SDK call has unwound; a caller cancelled as well still gets its CancelledError.
+caller is cancelled; its deadline passes (deadline.py, the one timeout mechanism of every request:
+progress reports push it back, a question to the user holds it); or the connection ends it because the
+server stopped or crashed. The hub ends a request (at its deadline, or for the connection) by cancelling
+the caller's task, as `asyncio.timeout` does, and turns that cancellation into its error once the SDK call
+has unwound; a caller cancelled as well still gets its CancelledError.
 """
 
 from __future__ import annotations
@@ -67,6 +67,10 @@ class Request:
         if self.deadline is not None:
             self.deadline.uncap()
 
+    def expire(self) -> None:
+        """Its deadline passed: end it with ToolCallTimeout."""
+        self.end(self.timed_out())
+
     def end(self, error: McpError) -> None:
         """Cancel the SDK call (the SDK then sends notifications/cancelled); the caller gets `error`."""
         if self.ended is None and self.running and self.task is not None:
@@ -115,7 +119,7 @@ class Session:
         before = task.cancelling()
         req.running = True
         try:
-            with self.deadlines.track(req.timeout, req.max_total) as deadline:
+            with self.deadlines.track(req.timeout, req.max_total, req.expire) as deadline:
                 req.deadline = deadline
                 return await fn(self.client)
         except asyncio.CancelledError:
@@ -131,8 +135,6 @@ class Session:
             raise self.on_error(exc, self.gen, req.label) from exc
         finally:
             req.running = False
-        # only reached when the deadline's scope swallowed its own cancellation: the request timed out
-        raise req.timed_out()
 
     async def end_all(self, interrupted: Callable[[str], McpError]) -> None:
         """End every request still running (the server stopped or crashed) and wait for each to unwind."""

@@ -30,6 +30,7 @@ def load(shell: Any) -> SynapseState:
     from .apps.warm import warm_views
     from .commands.ask import view_turn
     from .magics import SynapseMagics
+    from .subcommands import turn_parts
 
     # the MCP SDK imports in a background thread: the first `%mcp connect` does not wait for it; then what the
     # first MCP Apps View needs, in another, after it (apps/warm.py)
@@ -40,7 +41,7 @@ def load(shell: Any) -> SynapseState:
     shell.register_magics(magics)
     setattr(shell, STATE_ATTR, state)
     state.settings = magics.settings
-    state.apps.start_turn = functools.partial(view_turn, state)  # a View's message starts a turn here
+    state.apps.start_turn = functools.partial(view_turn, turn_parts(state))  # a View's message starts a turn here
     state.kernel.watch()  # from now on, so `kernel__recent_cells` sees the cells before the first question
     _transformers(shell, add=True)
     _tape_from_env(state)

@@ -37,6 +37,7 @@ from .subcommands import (
     SYNAPSE_TABLE,
     Pending,
     nothing,
+    turn_parts,
 )
 from .turns.result import BackgroundRun, SynapseResult
 
@@ -275,9 +276,9 @@ class SynapseMagics(Magics):
 
         # The cell's display shows the answer and _synapse keeps it: no Out[] repeating it.
         if options.background:  # starts a task and returns: nothing to run or await here
-            ask_cmd.background(self.state, self.settings(), options, cell, keep=keep)
+            ask_cmd.background(turn_parts(self.state), self.settings(), options, cell, keep=keep)
             return None
-        coro = ask_cmd.ask_async(self.state, self.settings(), options, cell, keep=keep)
+        coro = ask_cmd.ask_async(turn_parts(self.state), self.settings(), options, cell, keep=keep)
         return Pending(nothing(coro), ask_cmd.INTERRUPTED)
 
     def _subcommand(self, line: str) -> Any:

@@ -1,9 +1,10 @@
 """SynapseState: the container of one kernel's parts. It builds them and hands them out; it does nothing else.
 
 The parts, each with one job: `port` (the kernel's I/O: kernel/port.py), `runner` (kernel/runner.py),
-`secret_registry` (secrets.py), `router` (where events go: recording/router.py), `sessions` (sessions.py),
-`deck` (record/replay: recording/tape.py), `tracer` (recording/tracing.py), `models` (models.py), `manual`
-(calls made by hand: recording/manual.py), `apps` (MCP Apps Views: apps/views.py), `kernel` (the notebook's
+`secret_registry` (secrets.py), `router` (where events go: recording/router.py), `notice` (why turns are not
+recorded, said once: recording/notice.py), `sessions` (sessions.py), `deck` (record/replay: recording/tape.py),
+`tracer` (recording/tracing.py), `models` (models.py), `manual` (calls made by hand: recording/manual.py),
+`apps` (MCP Apps Views: apps/views.py), `kernel` (the notebook's
 `@tool` functions and the `kernel__*` group: workspace/tools.py), `settings` (the magics' options, once the
 magics are registered), and the services built on first use (hub, registry, policy, store), so loading the
 extension stays instant. Built by `%load_ext synapse_nb` and kept on the shell (never in module globals).
@@ -19,6 +20,7 @@ from .kernel.port import KernelPort
 from .kernel.runner import Runner
 from .models import Models
 from .recording.manual import ManualCalls
+from .recording.notice import HistoryNotice
 from .recording.reader import reader
 from .recording.router import EventRouter
 from .recording.tape import TapeDeck
@@ -55,6 +57,7 @@ class SynapseState:
         self.tracer = KernelTracing(
             self.secret_registry, wanted=lambda: self.settings().otel, closed=lambda: self.closed)
         self.router = EventRouter(lambda: self.store, self.tracer.sink)
+        self.notice = HistoryNotice(lambda: self.store)
         self.sessions = Sessions(
             registry=lambda: self.registry, policy=lambda: self.policy, history=lambda: reader(self.store),
             notebook=self.port.notebook_path, kernel_id=lambda: self.port.kernel_id,
@@ -73,7 +76,6 @@ class SynapseState:
         self._registry: ToolRegistry | None = None
         self._policy: ApprovalPolicy | None = None
         self._held: HeldResults | None = None
-        self.warned_history = False
         self.closed = False
 
     @property

@@ -18,7 +18,7 @@ from IPython.core.error import UsageError
 from .commands import help as help_text
 from .commands import lake as lake_cmd
 from .commands import mcp as mcp_cmd
-from .commands import mcp_auth, mcp_features, mcp_read, mcp_skills, mcp_tasks
+from .commands import mcp_auth, mcp_call, mcp_features, mcp_read, mcp_skills, mcp_tasks
 from .commands import session as session_cmd
 from .commands.args import (
     CONNECT_OPTIONS,
@@ -36,6 +36,8 @@ from .commands.table import Subcommand, SubcommandTable
 from .turns.holding import hold_policy
 
 if TYPE_CHECKING:
+    from ..history.reader import History
+    from .commands.turn_parts import TurnParts
     from .magics import SynapseMagics
     from .state import SynapseState
     from .widgets.facade import WidgetParts
@@ -51,6 +53,7 @@ __all__ = [
     "SYNAPSE_TABLE",
     "Pending",
     "nothing",
+    "turn_parts",
     "widget_parts",
 ]
 
@@ -266,11 +269,11 @@ def _call(m: SynapseMagics, rest: str) -> Pending:
     if not arguments.lstrip().startswith("{"):  # the JSON of a call is not expanded
         arguments = expand(arguments, m.ns)
     target, state = parse_call_target(target_word), m.state
-    spec = mcp_cmd.find_tool(m.hub, state.registry, state.kernel, state.secret_registry, target)
-    call = mcp_cmd.call_async(
+    spec = mcp_call.find_tool(m.hub, state.registry, state.kernel, state.secret_registry, target)
+    call = mcp_call.call_async(
         spec, parse_call_arguments(arguments, spec.input_schema), manual=state.manual, port=state.port,
         apps=state.apps, hub=m.hub, hold=hold_policy(m.hub, m.settings().hold_over), held=state.held, detach=detach,
-        cell=mcp_tasks.cell_label(state))
+        cell=state.port.cell_label())
     return Pending(call, f"the call of {target.server}.{target.tool} was cancelled; the server stays connected")
 
 
@@ -281,7 +284,7 @@ def _connect(m: SynapseMagics, rest: str) -> Pending:
         return Pending(nothing(mcp_cmd.connect_config_async(*parts, spec.path, name=spec.name)),
                        "connecting was cancelled")
     connecting = mcp_cmd.connect_async(
-        *parts, spec, on_connected=lambda name: mcp_tasks.follow_open_tasks(state, name))
+        *parts, spec, on_connected=lambda name: mcp_tasks.follow_open_tasks(_task_parts(state), name))
     return Pending(nothing(connecting), f"connecting {spec.name} was cancelled")
 
 
@@ -415,17 +418,18 @@ def _tasks(m: SynapseMagics, rest: str) -> Any:
     state = m.state
     action, task_id = mcp_tasks.parse(m.words("%mcp tasks", rest, expanded=True))
     if action in ("list", "all"):
-        return mcp_tasks.list_tasks(state, every=action == "all")
+        return mcp_tasks.list_tasks(_history_of(state), state.port, every=action == "all")
     if action == "cancel" and task_id is not None:
-        return Pending(_printed(mcp_tasks.cancel_async(state, task_id)), "cancelling the task was interrupted")
+        return Pending(_printed(mcp_tasks.cancel_async(state.hub, _history_of(state), task_id)),
+                       "cancelling the task was interrupted")
     assert task_id is not None
     if action == "resume":
-        session_id = mcp_tasks.task_row(state, task_id).get("session_id")
+        session_id = mcp_tasks.task_row(_history_of(state), task_id).get("session_id")
         if not session_id or session_id != session_id:  # empty, or NaN from the frame
             raise UsageError(f"%mcp tasks resume: task {task_id} was started by hand (%mcp call), not by a turn; "
                              f"%mcp tasks result {task_id} shows its result")
         return m.ask("", "", AskOptions(resume=True, session=str(session_id)))
-    return Pending(mcp_tasks.result_async(state, task_id),
+    return Pending(mcp_tasks.result_async(_task_parts(state), task_id),
                    f"stopped waiting for task {task_id}; it runs on (the server cancels it only when asked)")
 
 
@@ -487,14 +491,39 @@ MCP_HELP = help_text.MCP_HELP.replace("{subcommands}", MCP_TABLE.help(column=40)
 MCP_SUBCOMMANDS = MCP_TABLE.names
 
 
+def _history_of(state: SynapseState) -> Callable[[], History | None]:
+    """The history reader of the moment, for commands that read the history (the store opens on first use)."""
+    from .recording.reader import reader
+
+    return lambda: reader(state.store)
+
+
+def _task_parts(state: SynapseState) -> mcp_tasks.TaskParts:
+    """What following an MCP task uses (commands/mcp_tasks.py); the hub is built now."""
+    return mcp_tasks.TaskParts(state.hub, _history_of(state), state.port, state.router, state.runner)
+
+
+def turn_parts(state: SynapseState) -> TurnParts:
+    """What a `%%synapse` turn is given: the kernel's parts it uses (commands/turn_parts.py); those built on first
+    use stay unbuilt until the turn asks for them."""
+    from .commands.turn_parts import TurnParts
+
+    return TurnParts(
+        port=state.port, runner=state.runner, sessions=state.sessions, models=state.models, deck=state.deck,
+        router=state.router, tracer=state.tracer, apps=state.apps, kernel=state.kernel, notice=state.notice,
+        settings=lambda: state.settings(), registry=lambda: state.registry, policy=lambda: state.policy,
+        held=lambda: state.held, store=lambda: state.store, hub=lambda: state.hub if state.has_hub else None,
+        answers=lambda: state.answers,
+    )
+
+
 def widget_parts(state: SynapseState) -> WidgetParts:
     """What the inspector is given: the kernel's parts it reads (widgets/facade.py); the hub is built now (with no
     servers, an empty one)."""
-    from .recording.reader import reader
     from .widgets.facade import WidgetParts
 
     return WidgetParts(
-        hub=state.hub, runner=state.runner, history=lambda: reader(state.store), call_tool=state.manual.call,
+        hub=state.hub, runner=state.runner, history=_history_of(state), call_tool=state.manual.call,
         on_server_event=state.router.on_server_event, answers=state.answers, sign_in=state.sign_in, apps=state.apps,
         kernel=state.kernel, registry=state.registry, kernel_tools=lambda: state.settings().kernel_tools,
         search_tools=lambda text: search_tools(state, text).to_dict("records"),

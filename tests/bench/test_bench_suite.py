@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.local_servers import LAST_RESORT
+
 pytestmark = pytest.mark.process
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -19,14 +21,16 @@ NUMBERS = set(re.findall(r"^    (\d+): \(", RUN.read_text(), re.MULTILINE))  # t
 ROW_LINE = re.compile(r"^\| (\d+)([a-z]?) \| (.+?) \| .* \| (met|MISSED|—) \|$", re.MULTILINE)
 
 
-def run_bench(*args: str, cwd: Path, timeout: float = 400) -> subprocess.CompletedProcess[str]:
+def run_bench(*args: str, cwd: Path, timeout: float = LAST_RESORT) -> subprocess.CompletedProcess[str]:
+    """Run bench/run.py; `timeout` only catches a run that hangs (each row has its own bound in run.py)."""
     return subprocess.run(
         [sys.executable, str(RUN), *args], capture_output=True, text=True, timeout=timeout, cwd=cwd, check=False
     )
 
 
-# The rows in two halves of about the same time, in two files (test_bench_rows_late.py runs the second), so
-# that `make test`'s workers (one file each) run them side by side instead of one worker running 20 rows.
+# The rows in three parts of about the same time, in three files (test_bench_rows_late.py and
+# test_bench_rows_last.py run the others), so that `make test`'s workers (one file each) run them side by side
+# instead of one worker running 20 rows.
 EARLY_ROWS = sorted(n for n in map(int, NUMBERS) if n <= 9)
 
 
@@ -48,8 +52,7 @@ def check_rows(clean_env: Path, numbers: list[int]) -> None:
     assert len(ROW_LINE.findall(proc.stdout)) == len(rows)
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(480)  # minutes on a busy machine
+@pytest.mark.slow  # minutes on a busy machine: pytest-timeout's bound is the last resort (tests/conftest.py)
 def test_the_early_rows_run_small_and_are_reported(clean_env: Path) -> None:
     check_rows(clean_env, EARLY_ROWS)
 

@@ -53,6 +53,7 @@ def _ids(lake: Path | str, relation: str = "tool_calls") -> list[str]:
 # ---- publishing ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a lake's whole cycle: seconds of pyiceberg; in `make test`, not `make quick`
 def test_publish_appends_every_relation_once_and_again_only_what_is_new(db_path: Path, tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     ids = _fill(db_path, "s1", 0, 6, conversation_too=True) | {"call_1"}
@@ -170,6 +171,7 @@ def test_a_history_file_too_new_is_not_published(db_path: Path, tmp_path: Path, 
 # ---- reading ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a lake's whole cycle: seconds of pyiceberg; in `make test`, not `make quick`
 def test_the_lake_reads_with_the_history_api(db_path: Path, tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     _fill(db_path, "mine", 0, 4, conversation_too=True)
@@ -265,6 +267,7 @@ def test_the_tables_are_read_by_duckdb_and_pyarrow_through_pyiceberg(db_path: Pa
 # ---- evolution and care --------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a lake's whole cycle: seconds of pyiceberg; in `make test`, not `make quick`
 def test_a_newer_schema_adds_its_columns_and_older_rows_read_null(db_path: Path, tmp_path: Path, newer: Path) -> None:
     lake = tmp_path / "lake"
     _fill(db_path, "old", 0, 2)
@@ -282,6 +285,7 @@ def test_a_newer_schema_adds_its_columns_and_older_rows_read_null(db_path: Path,
     assert History(db_path).publish(lake).rows["tool_calls"] == 1  # an older writer still publishes
 
 
+@pytest.mark.slow  # a lake's whole cycle: seconds of pyiceberg; in `make test`, not `make quick`
 def test_compact_and_expire_keep_every_row_once(db_path: Path, tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     ids: set[str] = set()
@@ -328,6 +332,7 @@ def _old_lake(folder: Path, db: Path, tag: str, n: int) -> None:
                     f"TO '{part}/part-{source}-0-{n}.parquet' (FORMAT parquet)")
 
 
+@pytest.mark.slow  # a lake's whole cycle: seconds of pyiceberg; in `make test`, not `make quick`
 def test_a_parquet_lake_of_the_retired_format_migrates_once(db_path: Path, tmp_path: Path) -> None:
     old, new = tmp_path / "old-lake", tmp_path / "new-lake"
     _old_lake(old, db_path, "m", 6)

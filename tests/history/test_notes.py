@@ -7,7 +7,6 @@ from pathlib import Path
 from synapse_nb import events as ev
 from synapse_nb.history.catalog import known_version
 from synapse_nb.history.store import HistoryStore
-from synapse_nb.notebook.commands.ask import _history_problem
 from synapse_nb.notebook.commands.session import Status, status
 from synapse_nb.notebook.state import Settings, SynapseState
 from tests.history.history_events import raw
@@ -26,15 +25,15 @@ def test_a_paused_history_is_said_once_and_shown_in_status(db_path: Path, newer:
     HistoryStore.open(db_path, strict=True, migrations=newer).close()  # SYNAPSE_DB now has a newer schema
     state = SynapseState()
     try:
-        assert _history_problem(state) is None  # the store opens in the background: nothing known yet
+        assert state.notice.take() is None  # the store opens in the background: nothing known yet
         state.router.record(ev.ServerEvent(server="demo", event="connected"))
         assert state.store.wait_open(timeout=30)
 
-        note = _history_problem(state)
+        note = state.notice.take()
         assert note is not None
         assert f"schema version {known_version() + 1}, newer than the {known_version()} this synapse_nb knows" in note
         assert "upgrade synapse_nb" in note
-        assert _history_problem(state) is None  # once
+        assert state.notice.take() is None  # once
         shown = repr(shown_status(state))
         assert "not recorded" not in shown
         assert f"schema version {known_version() + 1}" in shown
@@ -51,7 +50,7 @@ def test_a_usable_history_says_nothing(db_path: Path) -> None:
     try:
         state.router.record(ev.ServerEvent(server="demo", event="connected"))
         assert state.store.wait_open(timeout=30)
-        assert _history_problem(state) is None
+        assert state.notice.take() is None
         assert "—" not in repr(shown_status(state)).split("history", 1)[1]
     finally:
         state.close()

@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 
 import synapse_nb
 from synapse_nb.notebook.commands.ask import CellInterrupted
-from synapse_nb.notebook.commands.mcp import CallOutput
+from synapse_nb.notebook.commands.mcp_call import CallOutput
 from synapse_nb.notebook.kernel.awaited import InputTransformer, rewrite
 from tests.support import tools_server
 

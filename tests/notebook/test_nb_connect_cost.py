@@ -45,9 +45,25 @@ def test_the_one_time_load_is_named_apart_from_the_connection(ip: Any, monkeypat
 
 FRESH = textwrap.dedent("""
     import sys
+    import threading
+    import synapse_nb.mcp_client as client
     from IPython.core.interactiveshell import InteractiveShell
+    # The import %load_ext starts in the background is held until the first connect waits for it: with warm
+    # bytecode on an idle machine it could otherwise be over before that connect, which then has no wait to name.
+    joined = threading.Event()
+    real_import = client._import_all
+    def held_import():
+        joined.wait(600)  # bounded: a connect that never waits fails the test on its first line instead
+        real_import()
+    client._import_all = held_import
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "synapse_nb")  # starts the MCP client's import in the background
+    preloading = client.preload()
+    assert preloading.is_alive()
+    def join(timeout=None):
+        joined.set()  # the first connect waits for the import now: let it run
+        threading.Thread.join(preloading, timeout)
+    preloading.join = join
     from synapse_nb.notebook.extension import get_state
     state = get_state(ip)
     lines = []
@@ -61,8 +77,9 @@ FRESH = textwrap.dedent("""
 
 
 def test_in_a_fresh_process_only_the_first_connect_names_the_load(tmp_path: Path) -> None:
-    # Connecting right after %load_ext: the import started there is still under way (it takes seconds of CPU),
-    # so the first connect waits for it and says so; the second finds everything loaded and says nothing of it.
+    # Connecting right after %load_ext: the import started there is still under way (it takes seconds of CPU; held
+    # here until the connect waits for it), so the first connect waits for it and says so; the second finds
+    # everything loaded and says nothing of it.
     out = subprocess.run(
         [sys.executable, "-c", FRESH, *tools_server.ARGS], capture_output=True, text=True, timeout=180,
         cwd=tmp_path, env={"PATH": "", "HOME": str(tmp_path), "SYNAPSE_DB": str(tmp_path / "h.duckdb"),

@@ -23,6 +23,7 @@ Script = Callable[[Any], str]
 WAIT = 60.0
 
 
+@pytest.mark.slow  # a lake's whole cycle: seconds of pyiceberg; in `make test`, not `make quick`
 def test_publish_to_publishes_each_turn_in_the_background(ip: Any, script: Script, tmp_path: Path) -> None:
     lake = tmp_path / "team lake"  # a space: the path is quoted in the magics below
     model = script(["first answer", "second answer"])

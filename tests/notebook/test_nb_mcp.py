@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 
 import synapse_nb
 from synapse_nb.notebook.commands.ask import CellInterrupted
-from synapse_nb.notebook.commands.mcp import CallOutput
+from synapse_nb.notebook.commands.mcp_call import CallOutput
 from tests.support import tools_server
 
 Script = Callable[[Any], str]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from synapse_nb.notebook.commands.mcp import CallOutput
+from synapse_nb.notebook.commands.mcp_call import CallOutput
 from synapse_nb.notebook.commands.mcp_read import ReadOutput
 from synapse_nb.notebook.output.calls import PLAIN_CHARS, CallProgress
 from synapse_nb.notebook.turns import display

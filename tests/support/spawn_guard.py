@@ -27,7 +27,8 @@ from typing import Any
 import pytest
 
 SPAWN_MARKERS = ("process", "kernel", "browser", "node")
-QUICK_DESELECT = " or ".join(SPAWN_MARKERS)
+QUICK_DESELECT = " or ".join((*SPAWN_MARKERS, "slow"))
+"""What `make quick` leaves out: the tests that start a process, and the in-process ones marked slow."""
 
 
 class SpawnForbidden(RuntimeError):

@@ -39,7 +39,8 @@ if TYPE_CHECKING:
     from ...agent.turn import TurnOptions
     from ...protocols import ApprovalCallback, EventSink, Provider
     from ...telemetry.spans import SpanSink
-    from ..state import SynapseState
+    from ..kernel.port import KernelPort
+    from .turn_parts import TurnParts
 
 __all__ = [
     "INTERRUPTED", "CellInterrupted", "TurnError", "TurnPlan", "ask_async", "background", "plan_turn", "run_turn",
@@ -103,7 +104,7 @@ class TurnPlan:
 
 
 def plan_turn(
-    state: SynapseState, settings: Settings, options: AskOptions, body: str, resumed: tuple[Message, ...] = (),
+    parts: TurnParts, settings: Settings, options: AskOptions, body: str, resumed: tuple[Message, ...] = (),
 ) -> TurnPlan:
     """Validate a cell (UsageError on any bad input) and resolve its options against the settings; `resumed`: the
     tool messages a --resume turn goes on with instead of a prompt."""
@@ -112,34 +113,35 @@ def plan_turn(
                          "empty the cell body, or ask in a new cell after it")
     if not body.strip() and not options.resume:
         raise UsageError("%%synapse: missing prompt; write the question in the cell body below the %%synapse line")
-    namespace: Mapping[str, Any] = getattr(state.port.shell, "user_ns", None) or {}
+    namespace: Mapping[str, Any] = getattr(parts.port.shell, "user_ns", None) or {}
     prompt = interpolate(body.strip(), namespace)
-    sessions = state.sessions
+    sessions = parts.sessions
     if options.session is None and sessions.current not in sessions:
         sessions.current = sessions.own_name(sessions.current)
     session = (options.session or sessions.current).strip()
-    tape = state.deck.tape
+    tape = parts.deck.tape
     replaying = tape is not None and tape.mode == "replay"  # a re-run asks what the cassette holds
     if options.session is not None and not replaying and not (session in sessions and sessions[session].messages):
         # the history's NAME, not a second one
-        session = sessions.resume_recorded(session, lambda: state.models.provider(None)) or session
+        session = sessions.resume_recorded(session, lambda: parts.models.provider(None)) or session
     running = sessions.background.get(session)
     if running is not None and not running.done():
         raise UsageError(
             f"%%synapse: session {session!r} is busy with a background run; await it, .cancel() it, "
             "or use another --session"
         )
-    provider = state.models.provider(options.model or settings.model or None)
+    provider = parts.models.provider(options.model or settings.model or None)
     model_id = f"{provider.name}:{provider.model}"
-    state.kernel.register_notebook_tools(state.registry)
-    kernel = (options.kernel or settings.kernel_tools) and options.tools != () and state.kernel is not None
+    registry = parts.registry()
+    parts.kernel.register_notebook_tools(registry)
+    kernel = (options.kernel or settings.kernel_tools) and options.tools != () and parts.kernel is not None
     patterns = options.tools
     if patterns:
-        available = [s.name for s in state.registry.specs()]
+        available = [s.name for s in registry.specs()]
         for pattern in patterns:
             if pattern.startswith("kernel__") and not kernel:
                 raise UsageError(f"%%synapse: --tools {pattern!r} names kernel tools, which are off; add --kernel")
-            if not state.registry.specs([pattern]):
+            if not registry.specs([pattern]):
                 known = ", ".join(available[:12]) + (", ..." if len(available) > 12 else "")
                 hint = f"tools now: {known}" if available else "no tools are connected (%mcp connect ...)"
                 raise UsageError(f"%%synapse: --tools {pattern!r} matches no tool; {hint}")
@@ -169,7 +171,7 @@ def plan_turn(
         approve=options.approve or settings.approve or None, format=fmt, history=options.history and settings.history,
         kernel=kernel, budget_usd=options.budget, session_budget_usd=session_budget, max_tokens=options.max_tokens,
         price_note=price_note,
-        hold=hold_policy(state.hub if state.has_hub else None, settings.hold_over, options.hold_over),
+        hold=hold_policy(parts.hub(), settings.hold_over, options.hold_over),
         tool_budget=settings.tool_budget, cell_tool_budget=options.tool_budget,
         resumed=resumed,
     )
@@ -182,7 +184,7 @@ def _model_note(model_id: str) -> str | None:
 
 
 def background(
-    state: SynapseState, settings: Settings, options: AskOptions, body: str,
+    parts: TurnParts, settings: Settings, options: AskOptions, body: str,
     *, keep: Callable[[SynapseResult | BackgroundRun], None] | None = None,
 ) -> BackgroundRun:
     """`%%synapse --background`: start the turn as a task on the loop and return its handle at once.
@@ -192,7 +194,7 @@ def background(
     show)."""
     from ..widgets import RunControls
 
-    turn = _Turn(state, settings, options, body)
+    turn = _Turn(parts, settings, options, body)
     handle: BackgroundRun | None = None
 
     def stop() -> None:
@@ -200,16 +202,16 @@ def background(
             handle.cancel()
 
     controls = RunControls(on_stop=stop, inline_approval=False)
-    approval: ApprovalCallback = (ButtonsApproval(controls, turn.display) if state.port.live
+    approval: ApprovalCallback = (ButtonsApproval(controls, turn.display) if parts.port.live
                                   else _NoButtons(turn.display))
     told = turn.options(approval, controls.on_event)
-    turn.display.view.footer_elsewhere = state.port.live  # the controls' status line is the run's one footer
+    turn.display.view.footer_elsewhere = parts.port.live  # the controls' status line is the run's one footer
     turn.display.start()
-    if state.port.live:
+    if parts.port.live:
         controls.show()
-    task = state.runner.spawn(_background_turn(turn, told, controls), name=f"synapse {turn.plan.session}")
-    handle = BackgroundRun(task, state.runner, session=turn.plan.session, prompt=turn.plan.prompt, controls=controls)
-    state.sessions.background[turn.plan.session] = handle
+    task = parts.runner.spawn(_background_turn(turn, told, controls), name=f"synapse {turn.plan.session}")
+    handle = BackgroundRun(task, parts.runner, session=turn.plan.session, prompt=turn.plan.prompt, controls=controls)
+    parts.sessions.background[turn.plan.session] = handle
     if keep is not None:
         keep(handle)
     return handle
@@ -228,51 +230,53 @@ class _Turn:
     from. `options(ask, ...)` gives the TurnOptions the agent is told, once the kind of run says who asks."""
 
     def __init__(
-        self, state: SynapseState, settings: Settings, options: AskOptions, body: str,
+        self, parts: TurnParts, settings: Settings, options: AskOptions, body: str,
         output: LiveOutput | None = None, resumed: tuple[Message, ...] = (),
     ) -> None:
-        self.plan = plan = plan_turn(state, settings, options, body, resumed)
-        self.agent = state.sessions.agent(plan.session, plan.provider)
-        unrecorded = _history_problem(state) if plan.history else None
+        self.plan = plan = plan_turn(parts, settings, options, body, resumed)
+        self.agent = parts.sessions.agent(plan.session, plan.provider)
+        unrecorded = parts.notice.take() if plan.history else None
         view = TurnView(
             model=plan.model_id, model_note=plan.model_note, session=plan.session, format=plan.format,
             background=options.background, error_raised=not options.background,
-            user_wait=None if options.background else (lambda: state.port.asking_since),
+            user_wait=None if options.background else (lambda: parts.port.asking_since),
         )
         if output is None:
-            output = LiveOutput(live=state.port.live, keep=options.background, publish=state.port.publish)
+            output = LiveOutput(live=parts.port.live, keep=options.background, publish=parts.port.publish)
         self.display = TurnDisplay(view, output, interval=settings.stream_interval)
-        if state.answers is not None:  # a server's widget question goes in its tool call's place
-            state.answers.follow(self.display)
+        answers = parts.answers()
+        if answers is not None:  # a server's widget question goes in its tool call's place
+            answers.follow(self.display)
         if unrecorded:
             view.notes.append(unrecorded)
         if plan.kernel:
             view.notes.append(KERNEL_NOTE)
         if plan.price_note:
             view.notes.append(plan.price_note)
-        self.router = state.router
-        self.sinks: list[EventSink] = [self.display, state.router.history_sink(plan.history)]
-        if state.deck.tape is not None and state.deck.tape.writer is not None:
-            self.sinks.append(state.deck.tape.on_event)  # recording: tool results join the cassette
-        self.tracing: SpanSink | None = state.tracer.sink()  # OpenTelemetry spans of the turn, when tracing is on
+        self.router = parts.router
+        self.sinks: list[EventSink] = [self.display, parts.router.history_sink(plan.history)]
+        tape = parts.deck.tape
+        if tape is not None and tape.writer is not None:
+            self.sinks.append(tape.on_event)  # recording: tool results join the cassette
+        self.tracing: SpanSink | None = parts.tracer.sink()  # OpenTelemetry spans of the turn, when tracing is on
         if self.tracing is not None:
             self.sinks.append(self.tracing)
-        self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)
-        self._tool_answer = state.deck.tape.tool_answer() if state.deck.tape is not None else None
-        self._held = state.held  # results held whole by name; the model gets summaries and results__sql
-        self._skills = skill_tools(state.hub if state.has_hub else None)  # servers' skills, loaded on demand
-        self._hub = state.hub if state.has_hub else None
-        self._store = state.store if plan.history else None  # what worked before: the search's tie-breaker
+        self._approval = parts.policy() if plan.approve is None else _cell_policy(plan.approve)
+        self._tool_answer = tape.tool_answer() if tape is not None else None
+        self._held = parts.held()  # results held whole by name; the model gets summaries and results__sql
+        self._hub = parts.hub()
+        self._skills = skill_tools(self._hub)  # servers' skills, loaded on demand
+        self._store = parts.store() if plan.history else None  # what worked before: the search's tie-breaker
         # MCP Apps: UI tools' Views show in the tool block; a View's context joins this turn's system prompt
-        self.views = AppTurnViews(state.apps, state.hub if state.has_hub else None, self.display,
+        self.views = AppTurnViews(parts.apps, self._hub, self.display,
                                   session=plan.session, policy=self._approval, model=plan.model_id)
         self.sinks.append(self.views)
-        self._view_tools = state.apps.tools  # the tools the Views registered, offered beside the servers'
-        self.view_context = given = state.apps.contexts.take(plan.session)
+        self._view_tools = parts.apps.tools  # the tools the Views registered, offered beside the servers'
+        self.view_context = given = parts.apps.contexts.take(plan.session)
         if given is not None:  # which View told the model what: in the footer, and in the history with the View
             view.notes.append(given.note)
             if plan.history:
-                state.router.record(ServerEvent(server=given.server, event="app_context", detail={
+                parts.router.record(ServerEvent(server=given.server, event="app_context", detail={
                     "view": given.view, "tool": given.tool, "session": plan.session,
                     "session_id": self.agent.session_id, "text": given.text}))
 
@@ -350,7 +354,7 @@ async def run_turn(
 
 
 async def ask_async(
-    state: SynapseState, settings: Settings, options: AskOptions, body: str,
+    parts: TurnParts, settings: Settings, options: AskOptions, body: str,
     *, keep: Callable[[SynapseResult | BackgroundRun], None] | None = None,
 ) -> SynapseResult | BackgroundRun:
     """Run one %%synapse cell: the result object (blocking) or the handle of a background run.
@@ -362,36 +366,34 @@ async def ask_async(
     max iterations; the transcript so far is kept). A turn a budget stopped returns its result (status
     budget_exceeded); the display says which budget in one line.
     """
-    from .mcp_tasks import cell_label
-
-    origin = TASK_ORIGIN.set(TaskOrigin(cell=cell_label(state)))  # an MCP task a tool call becomes: this cell's
+    origin = TASK_ORIGIN.set(TaskOrigin(cell=parts.port.cell_label()))  # an MCP task a tool call becomes: this cell's
     try:
-        return await _ask(state, settings, options, body, keep=keep)
+        return await _ask(parts, settings, options, body, keep=keep)
     finally:
         TASK_ORIGIN.reset(origin)
 
 
 async def _ask(
-    state: SynapseState, settings: Settings, options: AskOptions, body: str,
+    parts: TurnParts, settings: Settings, options: AskOptions, body: str,
     *, keep: Callable[[SynapseResult | BackgroundRun], None] | None,
 ) -> SynapseResult | BackgroundRun:
     if options.background:
-        return background(state, settings, options, body, keep=keep)
+        return background(parts, settings, options, body, keep=keep)
     resumed: tuple[Message, ...] = ()
     if options.resume:  # the session and the results it waits on, found (and waited for) before the turn
         from .turn_resume import resumed_turn
 
         if body.strip():
-            plan_turn(state, settings, options, body)  # the one line about the prompt, before any waiting
-        name, messages = await resumed_turn(state, settings, options.session)
+            plan_turn(parts, settings, options, body)  # the one line about the prompt, before any waiting
+        name, messages = await resumed_turn(parts, settings, options.session)
         options, resumed = dataclasses.replace(options, session=name), tuple(messages)
-    output = _placeholder(state, settings, options)
+    output = _placeholder(parts, settings, options)
     try:
-        turn = _Turn(state, settings, options, body, output, resumed)
+        turn = _Turn(parts, settings, options, body, output, resumed)
     except BaseException:
         output.clear()  # a bad cell (UsageError) leaves no running line behind
         raise
-    told = turn.options(StdinApproval(state.port, turn.display))
+    told = turn.options(StdinApproval(parts.port, turn.display))
     turn.display.start()
     try:
         result, interrupted = await run_turn(turn, told)
@@ -406,12 +408,12 @@ async def _ask(
     if result.status == "failed":
         raise TurnError(_one_line(result.error or "the turn failed"))
     if turn.plan.format == "code":
-        _insert_code(state, result)
+        _insert_code(parts.port, result)
     return result
 
 
 def view_turn(
-    state: SynapseState, session: str, text: str, *, model: str | None = None, publish: Publisher,
+    parts: TurnParts, session: str, text: str, *, model: str | None = None, publish: Publisher,
     ask: ApprovalCallback,
 ) -> asyncio.Task[tuple[SynapseResult, bool]]:
     """An MCP Apps View's `ui/message`: a turn of the agent in `session` with the View's text as the prompt
@@ -420,28 +422,28 @@ def view_turn(
     UsageError when it cannot start (a busy session)."""
     body = text.replace("{", "{{").replace("}", "}}")
     output = LiveOutput(live=True, keep=True, publish=publish)
-    turn = _Turn(state, state.settings(), AskOptions(session=session, model=model, background=True), body, output)
+    turn = _Turn(parts, parts.settings(), AskOptions(session=session, model=model, background=True), body, output)
     told = turn.options(ask)
     turn.display.start()
-    return state.runner.spawn(run_turn(turn, told, interrupts=(asyncio.CancelledError,)), name=f"view {session}")
+    return parts.runner.spawn(run_turn(turn, told, interrupts=(asyncio.CancelledError,)), name=f"view {session}")
 
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _placeholder(state: SynapseState, settings: Settings, options: AskOptions) -> LiveOutput:
+def _placeholder(parts: TurnParts, settings: Settings, options: AskOptions) -> LiveOutput:
     """The cell's running line, shown before anything slow: resolving the provider (its first import of
     httpx), the tools, the history's session-name lookup. The turn's display then takes this output over."""
-    output = LiveOutput(live=state.port.live, publish=state.port.publish)
+    output = LiveOutput(live=parts.port.live, publish=parts.port.publish)
     model = options.model or settings.model or ""  # not known yet (SYNAPSE_MODEL, a key, or scripted:demo)
-    view = TurnView(model=model, session=options.session or state.sessions.current,
+    view = TurnView(model=model, session=options.session or parts.sessions.current,
                     format=cast(Format, options.format or settings.format))
     output.start(render(view))
     return output
 
 
-def _insert_code(state: SynapseState, result: SynapseResult) -> None:
+def _insert_code(port: KernelPort, result: SynapseResult) -> None:
     """--format code: the answer's Python (see SynapseResult.code) goes into a new cell below, and the cell
     says so; an answer with only other languages (SQL, shell) inserts nothing and says what it found."""
     code = result.code
@@ -453,8 +455,8 @@ def _insert_code(state: SynapseState, result: SynapseResult) -> None:
         else:
             print("no code block in the answer; no cell inserted")
         return
-    if state.port.shell is not None:
-        state.port.shell.set_next_input(code, replace=False)
+    if port.shell is not None:
+        port.shell.set_next_input(code, replace=False)
         print("inserted a cell below with the answer's Python code")
 
 
@@ -463,22 +465,6 @@ def _uncancel() -> None:
     task = asyncio.current_task()
     if task is not None:
         task.uncancel()
-
-
-def _history_problem(state: SynapseState) -> str | None:
-    """Why turns are not recorded, or not written to the file yet (said once per kernel, in the first
-    turn's display after it is known), or None."""
-    store = state.store
-    if state.warned_history:
-        return None
-    if not store.available:
-        note = f"this turn is not recorded: {store.problem or 'the history store is closed'}"
-    elif store.paused:
-        note = f"history: {store.paused}"
-    else:
-        return None
-    state.warned_history = True
-    return note
 
 
 def _cell_policy(approve: str) -> Any:

@@ -8,6 +8,8 @@ import asyncio
 import json
 import logging
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -17,19 +19,25 @@ from ...events import ToolCallFinished, utcnow
 from ...mcp_client.task_watch import TaskWatch
 from ...task_state import TaskState
 from ...types import ToolCall, ToolResult
-from ..recording.reader import reader
 from ..turns.view import duration
 from ..usage import usage_error
-from .mcp import CallOutput, DetachedTask
+from .mcp_call import CallOutput, DetachedTask
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..state import SynapseState
+    from ...history.reader import History
+    from ...mcp_client.hub import McpHub
+    from ..kernel.port import KernelPort
+    from ..kernel.runner import Runner
+    from ..recording.router import EventRouter
+
+HistoryOf = Callable[[], "History | None"]
+"""The history reader of the moment (None when the history cannot be read)."""
 
 __all__ = [
-    "TASK_COLUMNS", "DetachedTask", "cancel_async", "cell_label", "follow_open_tasks", "list_tasks", "notebook_name",
-    "parse", "recorded_result", "result_async", "resume_open", "task_row", "wait_for_result",
+    "TASK_COLUMNS", "DetachedTask", "TaskParts", "cancel_async", "follow_open_tasks", "list_tasks", "parse",
+    "recorded_result", "result_async", "resume_open", "task_row", "wait_for_result",
 ]
 
 logger = logging.getLogger("synapse_nb.notebook")
@@ -39,14 +47,16 @@ _FOLLOWER = "synapse-task-"
 """The name prefix of the background task following one MCP task (one per task id)."""
 
 
-def cell_label(state: SynapseState) -> str | None:
-    """The cell running now, as `analysis.ipynb In[N]` (`In[N]` where the notebook's file is not known): what
-    `%mcp tasks` shows as a task's cell, and how it tells this notebook's tasks."""
-    count = getattr(state.port.shell, "execution_count", None)
-    if count is None:
-        return None
-    notebook = notebook_name(state)
-    return f"{notebook} In[{count}]" if notebook else f"In[{count}]"
+@dataclass(frozen=True)
+class TaskParts:
+    """What following a task uses: the hub asks its server, the history says whether it was recorded, the port
+    shows it, the router records it, the runner runs the followers of tasks left open by an earlier kernel."""
+
+    hub: McpHub
+    history: HistoryOf
+    port: KernelPort
+    router: EventRouter
+    runner: Runner
 
 
 def parse(words: list[str]) -> tuple[str, str | None]:
@@ -62,14 +72,14 @@ def parse(words: list[str]) -> tuple[str, str | None]:
                      "/ %mcp tasks resume ID")
 
 
-def list_tasks(state: SynapseState, *, every: bool = False) -> pd.DataFrame:
+def list_tasks(history: HistoryOf, port: KernelPort, *, every: bool = False) -> pd.DataFrame:
     """`%mcp tasks`: this notebook's tasks of the history (`every`: all notebooks'; a kernel that does not know
     its notebook lists all), open ones first, with their age and cell."""
     from ..output.listing import Listing
 
-    frame = _tasks(state)
+    frame = _tasks(history)
     now = utcnow()
-    notebook = None if every else notebook_name(state)
+    notebook = None if every else port.notebook_name()
     rows = []
     for r in frame.to_dict("records") if frame is not None else []:
         if notebook and not str(r["cell"] or "").startswith(f"{notebook} "):
@@ -85,78 +95,68 @@ def list_tasks(state: SynapseState, *, every: bool = False) -> pd.DataFrame:
     return Listing(rows, columns=list(TASK_COLUMNS))
 
 
-async def cancel_async(state: SynapseState, task_id: str) -> str:
+async def cancel_async(hub: McpHub, history: HistoryOf, task_id: str) -> str:
     """`%mcp tasks cancel ID`: ask the task's server to cancel it."""
-    row = _row(state, task_id)
+    row = _row(history, task_id)
     try:
-        await state.hub.cancel_task(row["server"], task_id)
+        await hub.cancel_task(row["server"], task_id)
     except SynapseError as exc:
         raise usage_error(exc) from None
     return f"asked {row['server']} to cancel task {task_id} ({row['tool'] or 'tool unknown'})"
 
 
-async def result_async(state: SynapseState, task_id: str) -> Any:
+async def result_async(parts: TaskParts, task_id: str) -> Any:
     """`%mcp tasks result ID`: wait for the task (its status shows meanwhile) and show its result as `%mcp call`
     does; recorded under the tool call that started it, unless that call's row exists already."""
-
-    row = _row(state, task_id)
+    row = _row(parts.history, task_id)
     try:
-        result = await _follow(state, row, show=True)
+        result = await _follow(parts, row, show=True)
     except SynapseError as exc:
         raise usage_error(exc) from None
     return CallOutput(f"{row['server']}.{row['tool'] or '?'}", _arguments(row), result)
 
 
-def resume_open(state: SynapseState, server: str) -> list[str]:
+def resume_open(parts: TaskParts, server: str) -> list[str]:
     """Follow, in the background, the tasks of `server` the history holds as still open (from an earlier kernel);
     returns their ids. Each one's result is recorded when it ends; one the server forgot is recorded as lost."""
-    frame = _tasks(state, server=server, open_only=True)
+    frame = _tasks(parts.history, server=server, open_only=True)
     if frame is None or frame.empty:
         return []
-    following = {t.get_name() for t in state.runner.tasks}
+    following = {t.get_name() for t in parts.runner.tasks}
     started = []
     for row in frame.to_dict("records"):
         name = _FOLLOWER + str(row["task_id"])
         if name not in following:
-            state.runner.spawn(_follow_quietly(state, row), name=name)
+            parts.runner.spawn(_follow_quietly(parts, row), name=name)
             started.append(str(row["task_id"]))
     return started
-
-
-def notebook_name(state: SynapseState) -> str | None:
-    """The file name of this kernel's notebook (`analysis.ipynb`), when the frontend said it; task cells start
-    with it."""
-    from pathlib import Path
-
-    path = state.port.notebook_path()
-    return Path(path).name if path else None
 
 
 # --- following one task ----------------------------------------------------------------------------------
 
 
-async def _follow_quietly(state: SynapseState, row: dict[str, Any]) -> None:
+async def _follow_quietly(parts: TaskParts, row: dict[str, Any]) -> None:
     try:
-        result = await _follow(state, row, show=False)
+        result = await _follow(parts, row, show=False)
     except SynapseError as exc:
-        state.port.publish({"text/plain": f"MCP task {row['task_id']} of {row['server']}: {exc}"}, None, False)
+        parts.port.publish({"text/plain": f"MCP task {row['task_id']} of {row['server']}: {exc}"}, None, False)
         return
     head = f"MCP task {row['task_id']} of {row['server']}.{row['tool'] or '?'} finished"
-    state.port.publish({"text/plain": f"{head} ({duration(result.duration_ms)}): {result.text[:200]}"}, None, False)
+    parts.port.publish({"text/plain": f"{head} ({duration(result.duration_ms)}): {result.text[:200]}"}, None, False)
 
 
-async def _follow(state: SynapseState, row: dict[str, Any], *, show: bool) -> ToolResult:
+async def _follow(parts: TaskParts, row: dict[str, Any], *, show: bool) -> ToolResult:
     """Wait for one task's result and record it (once) under the tool call that started it; what the server asks
     meanwhile (a sampling request, and so its cost) belongs to that tool call."""
     server, task_id = str(row["server"]), str(row["task_id"])
     row = {**row, "tool_call_id": str(row.get("tool_call_id") or uuid.uuid4().hex)}
     call_id = row["tool_call_id"]
-    state.router.call_started(server, str(row.get("session_id") or ""), call_id)
+    parts.router.call_started(server, str(row.get("session_id") or ""), call_id)
     result: ToolResult | None = None
     error: str | None = None
     try:
-        with state.router.calling(call_id):
-            result = await _wait(state, server, task_id, str(row["tool"] or ""), show=show)
+        with parts.router.calling(call_id):
+            result = await _wait(parts, server, task_id, str(row["tool"] or ""), show=show)
         return result
     except TaskDetachedError:
         raise
@@ -164,24 +164,25 @@ async def _follow(state: SynapseState, row: dict[str, Any], *, show: bool) -> To
         error = str(exc)
         raise
     finally:
-        if (result is not None or error is not None) and not _recorded(state, row):
-            _record(state, row, result, error)
-        state.router.call_ended(call_id)  # when recorded, ToolCallFinished ended it already
+        if (result is not None or error is not None) and not _recorded(parts.history, row):
+            _record(parts.router, row, result, error)
+        parts.router.call_ended(call_id)  # when recorded, ToolCallFinished ended it already
 
 
-async def _wait(state: SynapseState, server: str, task_id: str, tool: str, *, show: bool) -> ToolResult:
+async def _wait(parts: TaskParts, server: str, task_id: str, tool: str, *, show: bool) -> ToolResult:
     """The task's result; `show`: its status live in the cell meanwhile."""
     from ..output.calls import CallProgress
     from ..output.live import LiveOutput
     from ..turns.display import ticking
 
     if not show:
-        return await state.hub.follow_task(server, task_id, tool=tool)
+        return await parts.hub.follow_task(server, task_id, tool=tool)
+    port = parts.port
     progress = CallProgress(f"{server}.{tool or '?'} (task {task_id})")
-    out = LiveOutput(live=state.port.live, publish=state.port.publish)
-    async with ticking(out, progress.bundle, asked=lambda: state.port.asking_since, show_after=0.0) as refresh:
+    out = LiveOutput(live=port.live, publish=port.publish)
+    async with ticking(out, progress.bundle, asked=lambda: port.asking_since, show_after=0.0) as refresh:
         watch = TaskWatch(lambda s: _shown(progress, s, refresh))
-        return await state.hub.follow_task(server, task_id, tool=tool, task=watch)
+        return await parts.hub.follow_task(server, task_id, tool=tool, task=watch)
 
 
 def _shown(progress: Any, state: TaskState, refresh: Any) -> None:
@@ -189,20 +190,20 @@ def _shown(progress: Any, state: TaskState, refresh: Any) -> None:
     refresh()
 
 
-def _record(state: SynapseState, row: dict[str, Any], result: ToolResult | None, error: str | None) -> None:
+def _record(router: EventRouter, row: dict[str, Any], result: ToolResult | None, error: str | None) -> None:
     server, tool = str(row["server"]), str(row["tool"] or "")
     call = ToolCall(str(row["tool_call_id"] or uuid.uuid4().hex), f"{server}__{tool}", _arguments(row))
     created = row.get("created_at")
     started_at = created if created is not None and created == created else utcnow()
     took = result.duration_ms if result is not None else (row.get("duration_ms") or 0.0)
-    state.router.record(ToolCallFinished(
+    router.record(ToolCallFinished(
         session_id=str(row["session_id"] or ""), call=call, server=server, tool=tool, approval="manual",
         started_at=started_at.to_pydatetime() if hasattr(started_at, "to_pydatetime") else started_at,
         duration_ms=float(took), result=result, error=error, origin="manual"))
 
 
-def _recorded(state: SynapseState, row: dict[str, Any]) -> bool:
-    history = reader(state.store)
+def _recorded(history_of: HistoryOf, row: dict[str, Any]) -> bool:
+    history = history_of()
     if history is None or not row.get("tool_call_id"):
         return False
     return bool(history.rows("SELECT 1 FROM tool_calls WHERE tool_call_id = ? LIMIT 1", [row["tool_call_id"]],
@@ -214,15 +215,15 @@ def _recorded(state: SynapseState, row: dict[str, Any]) -> bool:
 _TERMINAL = ("completed", "failed", "cancelled")
 
 
-def _tasks(state: SynapseState, *, server: str | None = None, open_only: bool = False) -> pd.DataFrame | None:
-    history = reader(state.store)
+def _tasks(history_of: HistoryOf, *, server: str | None = None, open_only: bool = False) -> pd.DataFrame | None:
+    history = history_of()
     if history is None:
         return None
     return history.tasks(server, open_only=open_only)
 
 
-def _row(state: SynapseState, task_id: str) -> dict[str, Any]:
-    frame = _tasks(state)
+def _row(history: HistoryOf, task_id: str) -> dict[str, Any]:
+    frame = _tasks(history)
     rows = [] if frame is None else [r for r in frame.to_dict("records") if r["task_id"] == task_id]
     if not rows:
         raise UsageError(f"%mcp tasks: no task {task_id!r} in the history; %mcp tasks lists them")
@@ -241,45 +242,45 @@ def _arguments(row: dict[str, Any]) -> dict[str, Any]:
     return dict(raw) if isinstance(raw, dict) else {}
 
 
-def follow_open_tasks(state: SynapseState, name: str) -> None:
+def follow_open_tasks(parts: TaskParts, name: str) -> None:
     """Tasks of `name` the history holds as open (started before a kernel restart) are followed again, in the
     background: their results land in the history when they finish."""
-    if not state.hub.serves_tasks(name):
+    if not parts.hub.serves_tasks(name):
         return
-    ids = resume_open(state, name)
+    ids = resume_open(parts, name)
     if ids:
-        state.port.publish({"text/plain": (
+        parts.port.publish({"text/plain": (
             f"{name}: following {len(ids)} MCP task{'s' if len(ids) > 1 else ''} still open from before "
             f"({', '.join(ids)}); their results land in the history; %mcp tasks shows them")}, None, False)
 
 
-def task_row(state: SynapseState, task_id: str) -> dict[str, Any]:
+def task_row(history: HistoryOf, task_id: str) -> dict[str, Any]:
     """The history's row of task `task_id` (the `tasks` view); UsageError naming `%mcp tasks` when there is none."""
-    return _row(state, task_id)
+    return _row(history, task_id)
 
 
-async def wait_for_result(state: SynapseState, row: dict[str, Any]) -> ToolResult:
+async def wait_for_result(parts: TaskParts, row: dict[str, Any]) -> ToolResult:
     """The result of the task of `row`, recorded once under its tool call: when a background follower (a task of
     an earlier kernel, followed since its server connected) runs, its end is awaited (one poller per task); else
     the task is followed here, its status shown. A task that failed or was lost gives an error result."""
     name = _FOLLOWER + str(row["task_id"])
-    follower = next((t for t in state.runner.tasks if t.get_name() == name and not t.done()), None)
+    follower = next((t for t in parts.runner.tasks if t.get_name() == name and not t.done()), None)
     if follower is not None:
         await asyncio.wait([follower])  # an interrupt stops this wait, never the follower
-    recorded = recorded_result(state, str(row.get("tool_call_id") or ""))
+    recorded = recorded_result(parts.history, str(row.get("tool_call_id") or ""))
     if recorded is not None:
         return recorded
     try:
-        return await _follow(state, row, show=True)
+        return await _follow(parts, row, show=True)
     except TaskDetachedError:
         raise
     except TaskError as exc:
         return ToolResult.error(str(exc))
 
 
-def recorded_result(state: SynapseState, tool_call_id: str) -> ToolResult | None:
+def recorded_result(history_of: HistoryOf, tool_call_id: str) -> ToolResult | None:
     """The result the history holds for tool call `tool_call_id` (an error result for a call that failed), or None."""
-    history = reader(state.store)
+    history = history_of()
     if history is None or not tool_call_id:
         return None
     rows = history.rows("SELECT result, result_text, error FROM tool_calls WHERE tool_call_id = ? "

@@ -86,6 +86,20 @@ class KernelPort:
         """The notebook file, as JupyterLab or VS Code reports it (see `notebook_path`)."""
         return notebook_path(self.shell)
 
+    def notebook_name(self) -> str | None:
+        """The notebook file's name (no folder), or None when it is not known."""
+        path = self.notebook_path()
+        return Path(path).name if path else None
+
+    def cell_label(self) -> str | None:
+        """The cell running now, as `analysis.ipynb In[N]` (`In[N]` where the notebook's file is not known): what
+        `%mcp tasks` shows as a task's cell, and how it tells this notebook's tasks."""
+        count = getattr(self.shell, "execution_count", None)
+        if count is None:
+            return None
+        notebook = self.notebook_name()
+        return f"{notebook} In[{count}]" if notebook else f"In[{count}]"
+
     # -- output
 
     def show(self, bundle: Bundle, display_id: str | None = None, update: bool = False) -> None:

@@ -51,6 +51,7 @@ from . import cards
 from .formats import format_problem
 
 if TYPE_CHECKING:
+    from ...pricing import Price
     from ..kernel.port import KernelPort
     from ..kernel.runner import Runner
     from ..models import Models
@@ -346,16 +347,16 @@ class NotebookAnswers:
         if running is not None and not running.recorded:
             return  # the tool call that caused it belongs to a turn run with --no-history
         session_id, tool_call_id = (running.session_id, running.call_id) if running is not None else ("", None)
-        usage, price = _priced(provider, completion.usage if completion is not None else Usage())
-        self.router.record(LlmCallFinished(
+        from ...agent.spend import costed
+
+        self.router.record(costed(LlmCallFinished(
             session_id=session_id, llm_call_id=uuid.uuid4().hex, provider=provider.name, model=provider.model,
             started_at=started_at, duration_ms=(time.perf_counter() - t0) * 1000,
             ttft_ms=completion.ttft_ms if completion is not None and completion.ttft_ms is not None else ttft,
-            usage=usage, stop_reason=completion.stop_reason if completion is not None else None, error=error,
+            usage=completion.usage if completion is not None else Usage(),
+            stop_reason=completion.stop_reason if completion is not None else None, error=error,
             origin=f"sampling:{server}", tool_call_id=tool_call_id or None,
-            price_source=price.source if price is not None else None,
-            input_cost_usd=price.input_cost(usage) if price is not None else None,
-        ))
+        ), _price(provider)))
 
     def _model_name(self) -> str:
         try:
@@ -399,11 +400,11 @@ def _checked(f: ElicitationField, value: Any) -> Any:
     return value
 
 
-def _priced(provider: Provider, usage: Usage) -> tuple[Usage, Any]:
-    """A sampling call's usage with its cost (unknown when the model has no price or the prices file is bad)."""
-    from ...pricing import priced
+def _price(provider: Provider) -> Price | None:
+    """A sampling call's price (None: unknown, when the model has no price or the prices file is bad)."""
+    from ...pricing import price_for
 
     try:
-        return priced(provider.name, provider.model, usage)
+        return price_for(provider.name, provider.model)
     except ConfigError:
-        return dataclasses.replace(usage, cost_usd=None), None
+        return None

@@ -40,7 +40,7 @@ class ManualCalls:
         """The tool of that name: a built-in group's (`kernel__*`), an `@synapse_nb.tool` function's
         (`python.NAME`) or a connected server's (UnknownToolError)."""
         registry = self._registry()
-        if self._in_process(registry, qualified_name):
+        if registry.runs_here(qualified_name):
             return registry.spec(qualified_name)
         return self._hub().tool(qualified_name)
 
@@ -59,7 +59,7 @@ class ManualCalls:
         if isinstance(spec, str):
             spec = self.spec(spec)
         registry = self._registry()
-        grouped = self._in_process(registry, spec.name)
+        grouped = registry.runs_here(spec.name)
         call = ToolCall(uuid.uuid4().hex, spec.name, dict(arguments))
         started_at, started = utcnow(), time.perf_counter()
         result: ToolResult | None = None
@@ -97,11 +97,6 @@ class ManualCalls:
                 ))
                 if on_recorded is not None:
                     on_recorded(took)
-
-    @staticmethod
-    def _in_process(registry: ToolRegistry, name: str) -> bool:
-        """Whether the tool runs in this process: a built-in group's or an `@synapse_nb.tool` function."""
-        return registry.group_of(name) is not None or any(s.name == name for s in registry.native)
 
     def _session_id(self) -> str:
         """The current session's id once it has a turn, else "" (a call before the first turn has no session)."""
