@@ -4,6 +4,8 @@
 // the kernel through the widget's comm, tagged with this view's id so that the answer reaches the View that
 // asked; links open here, in the browser; the frame follows the View's size and JupyterLab's theme.
 import { AppBridge, PostMessageTransport, buildAllowAttribute } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { preludeScript } from "./frame_prelude.js";
+import { FullWindow } from "./full_window.js";
 
 /**
  * The AppView widget's synced traits (synapse_nb/notebook/apps/view.py), as the browser reads them.
@@ -13,23 +15,33 @@ import { AppBridge, PostMessageTransport, buildAllowAttribute } from "@modelcont
  *   permissions: Record<string, {}>, prefers_border: boolean, tool_input: Record<string, unknown> | null,
  *   tool_input_partial: Record<string, unknown>, tool_result: Partial<ToolResult>, tool_cancelled: string,
  *   theme: string, display_mode: "inline" | "fullscreen" | "pip", height: number, host_version: string,
+ *   storage: Record<string, string>,
  * }} ViewTraits
  * @typedef {import("@anywidget/types").AnyModel<ViewTraits>} ViewModel
  * @typedef {import("@modelcontextprotocol/ext-apps/app-bridge").McpUiHostContext} HostContext
  * @typedef {import("@modelcontextprotocol/ext-apps/app-bridge").McpUiStyles} Styles
  * @typedef {Parameters<AppBridge["sendToolResult"]>[0]} ToolResult
  * @typedef {NonNullable<HostContext["toolInfo"]>["tool"]} Tool
- * @typedef {{ resolve: (result: any) => void, reject: (error: Error) => void }} Waiter
+ * @typedef {{ resolve: (result: any) => void, reject: (error: Error) => void, received: boolean }} Waiter
  * @typedef {{ type: string, view?: string, id?: number, result?: any, error?: { message?: string } }} KernelMessage
  * @typedef {{ park: () => void, unpark: () => void }} Parking
  * @typedef {{ type: string }} LuminoMessage
  * @typedef {{ processMessage: (msg: LuminoMessage) => void, synapseDetach?: Parking }} LuminoWidget
  * @typedef {{ luminoWidget?: LuminoWidget, pWidget?: LuminoWidget }} WidgetView
  * @typedef {HTMLElement & { moveBefore?: (node: Node, child: Node | null) => void }} MovableParent
+ * @typedef {{ kind?: string, text?: string, items?: Record<string, string> }} FrameReport
  */
 
 const TEARDOWN_MS = 1000;
-const DEFAULT_HEIGHT = 120;
+// A View that never reports its size gets this much (the Full window button shows the rest); a View that
+// reports one gets exactly that.
+const DEFAULT_HEIGHT = 360;
+// A request the kernel has not received after this long waits behind a running cell: the bar says so.
+const WAITING_MS = 400;
+// A View whose document has not initialized after this long is said not to have started (it may yet).
+const START_MS = 30_000;
+const NOT_STARTED = "the view did not start";
+const STORAGE_QUOTA = 2_000_000;  // characters of keys and values a View may keep (the browser's own is ~5 MB)
 const LINK_SCHEMES = ["http:", "https:", "mailto:"];
 
 // The spec's style variables, read from the JupyterLab theme variables they correspond to.
@@ -80,8 +92,8 @@ function hostContext(model, el) {
   return {
     theme: pageTheme(model),
     styles: pageStyles(),
-    displayMode: model.get("display_mode") || "inline",
-    availableDisplayModes: ["inline"],
+    displayMode: "inline",
+    availableDisplayModes: ["inline", "fullscreen"],
     containerDimensions: { maxWidth: Math.max(el.clientWidth, 320) },
     locale: navigator.language,
     timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
@@ -104,12 +116,20 @@ async function resourceHtml(model) {
 }
 
 // The resource's HTML with the host's Content-Security-Policy as its first element (after a doctype, which
-// must stay first), so that it governs everything the document loads.
-/** @param {string} html @param {string} policy @returns {string} */
-function withPolicy(html, policy) {
+// must stay first), so that it governs everything the document loads, then the host's prelude (problems,
+// storage, theme: frame_prelude.js).
+/** @param {string} html @param {string} policy @param {string} prelude @returns {string} */
+function withPolicy(html, policy, prelude) {
   const meta = `<meta http-equiv="Content-Security-Policy" content="${policy.replace(/"/g, "&quot;")}">`;
   const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
-  return doctype ? doctype[0] + meta + html.slice(doctype[0].length) : meta + html;
+  return doctype ? doctype[0] + meta + prelude + html.slice(doctype[0].length) : meta + prelude + html;
+}
+
+/** @param {ViewModel} model @returns {import("./frame_prelude.js").FrameTheme} */
+function frameTheme(model) {
+  const variables = /** @type {Record<string, string>} */ (pageStyles().variables);
+  return { scheme: pageTheme(model), background: variables["--color-background-primary"],
+           text: variables["--color-text-primary"] };
 }
 
 /** @returns {string} */
@@ -171,6 +191,36 @@ function render({ model, el }) {
   frame.style.border = model.get("prefers_border") ? "1px solid var(--jp-border-color2)" : "0";
   frame.style.display = "block";
   frame.style.height = `${model.get("height") || DEFAULT_HEIGHT}px`;
+  frame.style.colorScheme = pageTheme(model);  // the View's prefers-color-scheme follows the notebook's theme
+
+  // Under the frame, one line: a problem of the View (refused by its policy, failed to load), or a request
+  // waiting for a busy kernel; and the Full window button (a View that never says its size is cut at the
+  // default height; and any View may be wanted bigger).
+  const bar = document.createElement("div");
+  bar.className = "synapse-app-bar";
+  bar.style.cssText = "display:flex;align-items:center;gap:8px;min-height:20px;"
+    + "font:12px var(--jp-ui-font-family, sans-serif);color:var(--jp-ui-font-color2, #616161)";
+  const status = document.createElement("span");
+  status.className = "synapse-app-status";
+  status.style.flex = "1";
+  const expand = document.createElement("button");
+  expand.type = "button";
+  expand.className = "synapse-app-expand";
+  expand.textContent = "Full window";
+  expand.title = "Show this view over the whole window (Escape or Close brings it back)";
+  expand.style.cssText = "font:inherit;color:inherit;background:none;border:0;cursor:pointer;text-decoration:underline";
+  bar.append(status, expand);
+  /** @type {string} */
+  let problem = "";
+  /** @type {Set<string>} */
+  const toldProblems = new Set();
+  let waiting = false;
+  const showStatus = () => {
+    status.textContent = problem || (waiting
+      ? "waiting: a cell is running; the view's request goes to the kernel when it is free" : "");
+    status.className = problem ? "synapse-app-status synapse-app-problem" : "synapse-app-status";
+    status.style.color = problem ? "var(--jp-error-color1, #c62828)" : "";
+  };
 
   /** @param {Record<string, unknown>} content */
   const send = (content) => {
@@ -185,9 +235,33 @@ function render({ model, el }) {
   const ask = (method, params) =>
     new Promise((resolve, reject) => {
       const n = ++seq;
-      pending.set(n, { resolve, reject });
+      pending.set(n, { resolve, reject, received: false });
       send({ type: "request", id: n, method, params: params || {} });
+      setTimeout(() => {
+        const waiter = pending.get(n);
+        if (alive && waiter && !waiter.received) {
+          waiting = true;
+          showStatus();
+        }
+      }, WAITING_MS);
     });
+  // The kernel said it has a request (or answered one): is any still unread by it?
+  const recheckWaiting = () => {
+    const still = [...pending.values()].some((w) => !w.received);
+    if (still !== waiting && !still) {
+      waiting = false;
+      showStatus();
+    }
+  };
+  /** @param {string} text */
+  const sayProblem = (text) => {
+    problem = text;
+    showStatus();
+    if (!toldProblems.has(text)) {
+      toldProblems.add(text);
+      send({ type: "notification", method: "synapse/view-problem", params: { text } });
+    }
+  };
   // Parked outside the output while its widget is detached (see watchDetach); moveBefore keeps the document.
   /** @type {MovableParent | null} */
   let parking = null;
@@ -202,7 +276,7 @@ function render({ model, el }) {
   };
   const unpark = () => {
     if (!alive || !parking || frame.parentNode !== parking || !el.isConnected) return;
-    /** @type {MovableParent} */ (el).moveBefore?.(frame, null);
+    /** @type {MovableParent} */ (el).moveBefore?.(frame, el.firstChild);
   };
   /** @this {WidgetView | undefined} @param {KernelMessage | null} msg */
   const onMessage = function (msg) {
@@ -210,10 +284,17 @@ function render({ model, el }) {
       if (watchDetach(this, park, unpark)) el.dataset.watched = "true";
       return;
     }
+    if (msg && msg.view === id && msg.type === "received") {
+      const waiter = msg.id === undefined ? undefined : pending.get(msg.id);
+      if (waiter) waiter.received = true;
+      recheckWaiting();
+      return;
+    }
     if (!msg || msg.view !== id || msg.type !== "response") return;
     const waiter = msg.id === undefined ? undefined : pending.get(msg.id);
     if (!waiter || msg.id === undefined) return;
     pending.delete(msg.id);
+    recheckWaiting();
     if (msg.error) waiter.reject(new Error(msg.error.message || "the kernel refused the request"));
     else waiter.resolve(msg.result || {});
   };
@@ -231,6 +312,7 @@ function render({ model, el }) {
       logging: {},
       updateModelContext: { text: {} },
       message: { text: {} },
+      downloadFile: {},
       sandbox: { csp: model.get("csp") || {}, permissions: model.get("permissions") || {} },
     },
     { hostContext: hostContext(model, el) },
@@ -239,7 +321,41 @@ function render({ model, el }) {
   bridge.onreadresource = (params) => ask("resources/read", params);
   bridge.onmessage = (params) => ask("ui/message", params);
   bridge.onupdatemodelcontext = (params) => ask("ui/update-model-context", params);
-  bridge.onrequestdisplaymode = (params) => ask("ui/request-display-mode", params);
+  /** @type {"inline" | "fullscreen"} */
+  let mode = "inline";
+  /** @param {"inline" | "fullscreen"} next */
+  const modeIs = (next) => {
+    if (next === mode) return;
+    mode = next;
+    el.dataset.displayMode = next;
+    const { width, height } = full.open ? full.size() : { width: el.clientWidth, height: 0 };
+    if (initialized) {
+      bridge.sendHostContextChange({
+        displayMode: next,
+        containerDimensions: full.open ? { width, height } : { maxWidth: Math.max(el.clientWidth, 320) },
+      });
+    }
+  };
+  const full = new FullWindow(frame, el, `${model.get("server")}: ${model.get("resource_uri")}`, () => modeIs("inline"));
+  expand.onclick = () => {
+    full.show();
+    modeIs("fullscreen");
+  };
+  // Granted here (the page is where the View is shown): fullscreen, if the View declared it; inline; never
+  // picture-in-picture (a notebook has no floating player). The kernel records what was asked and granted.
+  bridge.onrequestdisplaymode = async ({ mode: asked }) => {
+    const declared = bridge.getAppCapabilities()?.availableDisplayModes || [];
+    if (asked === "fullscreen" && declared.includes("fullscreen")) {
+      full.show();
+      modeIs("fullscreen");
+    } else if (asked === "inline") {
+      full.close();
+      modeIs("inline");
+    }
+    send({ type: "notification", method: "ui/request-display-mode", params: { mode: asked, granted: mode } });
+    return { mode };
+  };
+  bridge.ondownloadfile = (params) => ask("ui/download-file", params);
   bridge.onloggingmessage = (params) => send({ type: "notification", method: "notifications/message", params });
   bridge.onopenlink = async ({ url }) => {
     let scheme = "";
@@ -286,6 +402,10 @@ function render({ model, el }) {
   // Every (re)load of the frame's document initializes again (a cell moved in the page reloads its iframe).
   bridge.oninitialized = () => {
     initialized = true;
+    if (problem.startsWith(NOT_STARTED)) {
+      problem = "";
+      showStatus();
+    }
     inputSent = false;
     el.dataset.initialized = "true";
     sendTool();
@@ -297,6 +417,7 @@ function render({ model, el }) {
     if (initialized && !inputSent && partial) bridge.sendToolInputPartial({ arguments: partial });
   };
   const onTheme = () => {
+    frame.style.colorScheme = pageTheme(model);
     if (initialized) bridge.sendHostContextChange({ theme: pageTheme(model), styles: pageStyles() });
   };
   model.on("change:tool_result", onResult);
@@ -307,17 +428,42 @@ function render({ model, el }) {
   const themeWatch = new MutationObserver(onTheme);
   themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
 
-  el.appendChild(frame);
+  // What the prelude in the frame reports (frame_prelude.js): problems, and the View's storage.
+  /** @param {MessageEvent} e */
+  const onFrame = (e) => {
+    if (e.source !== frame.contentWindow || !e.data || typeof e.data.synapseFrame !== "object") return;
+    const report = /** @type {FrameReport} */ (e.data.synapseFrame);
+    if (report.kind === "storage" && report.items && typeof report.items === "object") {
+      model.set("storage", report.items);
+      model.save_changes();
+    } else if (report.kind === "blocked") {
+      sayProblem(`the view's security policy blocked ${report.text} (the server declares what a View may load in _meta.ui.csp)`);
+    } else if (report.kind === "error" && !initialized) {
+      sayProblem(`the view failed while loading: ${report.text}`);
+    }
+  };
+  window.addEventListener("message", onFrame);
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let startTimer;
+
+  el.append(frame, bar);
   whenConnected(el, () => alive).then(async () => {
     // connect before the document loads, so the View's first ui/initialize is heard (the frame's
     // WindowProxy outlives the navigation to the srcdoc document)
     const view = /** @type {Window} */ (frame.contentWindow);  // a connected iframe has its window
     await bridge.connect(new PostMessageTransport(view, view));
-    frame.srcdoc = withPolicy(await resourceHtml(model), model.get("csp_policy"));
+    const prelude = preludeScript({ storage: model.get("storage") || {}, theme: frameTheme(model), quota: STORAGE_QUOTA });
+    frame.srcdoc = withPolicy(await resourceHtml(model), model.get("csp_policy"), prelude);
+    startTimer = setTimeout(() => {
+      if (alive && !initialized) sayProblem(`${NOT_STARTED} in ${START_MS / 1000} s (it sent no ui/initialize)`);
+    }, START_MS);
   });
 
   return () => {
     alive = false;
+    clearTimeout(startTimer);
+    window.removeEventListener("message", onFrame);
+    full.close();
     themeWatch.disconnect();
     model.off("msg:custom", onMessage);
     model.off("change:tool_result", onResult);

@@ -21,7 +21,7 @@ import asyncio
 import logging
 from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import anywidget
 import traitlets as t
@@ -32,7 +32,7 @@ from ..turns.render import Rest
 from ..widgets._threads import call_on, current_loop, kernel_loop
 from ..widgets.facade import RunnerLike
 from .bundle import AppViewBundle, shared_bundle
-from .host import REQUESTS, AppHost, DisplayMode
+from .host import REQUESTS, AppHost
 from .page import AppViewPage, shared_page
 from .policy import content_security_policy, fallback_text
 
@@ -41,8 +41,9 @@ __all__ = ["AppView"]
 logger = logging.getLogger("synapse_nb.notebook")
 
 _ESM = Path(__file__).with_name("static") / "app_view_loader.js"
-_NOTIFICATIONS = frozenset({"notifications/message", "ui/open-link", "ui/resource-teardown"})
-_DISPLAY_MODES: frozenset[str] = frozenset({"inline", "fullscreen", "pip"})
+_NOTIFICATIONS = frozenset({
+    "notifications/message", "ui/open-link", "ui/resource-teardown", "ui/request-display-mode", "synapse/view-problem",
+})
 
 
 class AppView(anywidget.AnyWidget):  # type: ignore[misc]
@@ -68,7 +69,10 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
     tool_result = t.Dict().tag(sync=True)
     tool_cancelled = t.Unicode("").tag(sync=True)
     theme = t.Unicode("auto").tag(sync=True)  # auto (follow the frontend), light or dark
-    display_mode = t.Unicode("inline").tag(sync=True)
+    display_mode = t.Unicode("inline").tag(sync=True)  # the mode it opens in (the page grants the others)
+    # the View's own `localStorage` (its frame has no origin, so no storage of its own): set by the page as the View
+    # writes it, saved with the notebook's widget state, given back to the View's document when it loads again
+    storage = t.Dict().tag(sync=True)
     height = t.Int(0).tag(sync=True)  # the View's last reported height in px (0: not known yet)
     host_version = t.Unicode(__version__).tag(sync=True)  # the hostInfo the View is told (written once, in Python)
 
@@ -129,6 +133,8 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
         elif kind == "hello" and isinstance(view, str):  # echoed: the browser view learns its own widget from it
             call_on(self.loop, self.send, {"type": "hello", "view": view})
         elif kind == "request" and isinstance(view, str) and isinstance(content.get("id"), int):
+            # said at once: a request the page hears nothing of waits behind a running cell, and it says so
+            call_on(self.loop, self.send, {"type": "received", "view": view, "id": content["id"]})
             call_on(self.loop, self._start, view, content["id"], method, dict(params))
         else:
             logger.warning("app view %s: ignored a malformed message (%s)", self.resource_uri, kind)
@@ -180,11 +186,4 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
             return self.host.message(params)
         if method == "ui/update-model-context":
             return self.host.update_model_context(params)
-        return self._display_mode(params.get("mode"))
-
-    async def _display_mode(self, requested: Any) -> dict[str, Any]:
-        if requested not in _DISPLAY_MODES:
-            raise ValueError(f"unknown display mode {requested!r}")
-        mode: DisplayMode = await self.host.request_display_mode(cast("DisplayMode", requested))
-        self.display_mode = mode
-        return {"mode": mode}
+        return self.host.download_file(params)
