@@ -84,10 +84,12 @@ export class FullWindow {
       layer.remove();
       this.layer = bar;
       document.addEventListener("keydown", this.onKey);
+      close.focus();
       return;
     }
     this.layer = layer;
     document.addEventListener("keydown", this.onKey);
+    close.focus();  // the page has the keyboard (a click in the View gave it to the frame): Escape closes
   }
 
   close() {

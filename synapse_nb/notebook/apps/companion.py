@@ -74,9 +74,10 @@ class AppCompanion(w.VBox):  # type: ignore[misc]
             name, _size(size)))
         save, skip = w.Button(description="Save", button_style="primary"), w.Button(description="Don't save")
 
-        def answered(value: bool) -> None:
-            if not answer.done():
-                answer.set_result(value)
+        loop = asyncio.get_running_loop()
+
+        def answered(value: bool) -> None:  # a click may arrive on another thread: settled on the loop
+            loop.call_soon_threadsafe(lambda: None if answer.done() else answer.set_result(value))
 
         save.on_click(lambda _b: answered(True))
         skip.on_click(lambda _b: answered(False))
