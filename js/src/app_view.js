@@ -15,7 +15,7 @@ import { FullWindow } from "./full_window.js";
  *   permissions: Record<string, {}>, prefers_border: boolean, tool_input: Record<string, unknown> | null,
  *   tool_input_partial: Record<string, unknown>, tool_result: Partial<ToolResult>, tool_cancelled: string,
  *   theme: string, display_mode: "inline" | "fullscreen" | "pip", height: number, host_version: string,
- *   storage: Record<string, string>,
+ *   storage: Record<string, string>, instance: string,
  * }} ViewTraits
  * @typedef {import("@anywidget/types").AnyModel<ViewTraits>} ViewModel
  * @typedef {import("@modelcontextprotocol/ext-apps/app-bridge").McpUiHostContext} HostContext
@@ -172,8 +172,27 @@ function watchDetach(view, park, unpark) {
   return true;
 }
 
+// Views whose output went away with their document still alive (parked), by their widget's `instance`, for a
+// moment: a view of the same widget rendered then takes the live document over (adopt) instead of loading the
+// View again. JupyterLab shows a widget output again that way when a turn ends (its live outputs become final
+// ones) or a cell is moved, and the user's work in the View (sliders moved, a page turned) stays.
+/** @type {Map<string, (model: ViewModel, el: HTMLElement) => () => void>} */
+const RELEASED = new Map();
+const ADOPT_MS = 1500;
+
 /** @param {{ model: ViewModel, el: HTMLElement }} props @returns {() => void} the cleanup */
 function render({ model, el }) {
+  const key = model.get("instance");
+  const adopt = key ? RELEASED.get(key) : undefined;
+  if (key && adopt) {
+    RELEASED.delete(key);
+    return adopt(model, el);
+  }
+  return open(model, el);
+}
+
+/** @param {ViewModel} model @param {HTMLElement} el @returns {() => void} the cleanup */
+function open(model, el) {
   const id = viewId();
   /** @type {Map<number, Waiter>} */
   const pending = new Map();
@@ -298,8 +317,6 @@ function render({ model, el }) {
     if (msg.error) waiter.reject(new Error(msg.error.message || "the kernel refused the request"));
     else waiter.resolve(msg.result || {});
   };
-  model.on("msg:custom", onMessage);
-  send({ type: "hello" });  // the kernel echoes it: its arrival gives onMessage the view (watchDetach)
 
   const bridge = new AppBridge(
     null,
@@ -420,11 +437,25 @@ function render({ model, el }) {
     frame.style.colorScheme = pageTheme(model);
     if (initialized) bridge.sendHostContextChange({ theme: pageTheme(model), styles: pageStyles() });
   };
-  model.on("change:tool_result", onResult);
-  model.on("change:tool_cancelled", onResult);
-  model.on("change:tool_input", onInput);
-  model.on("change:tool_input_partial", onPartial);
-  model.on("change:theme", onTheme);
+  // The model's listeners, per view of it (an adopted document listens to the new view's model)
+  const listen = () => {
+    model.on("msg:custom", onMessage);
+    model.on("change:tool_result", onResult);
+    model.on("change:tool_cancelled", onResult);
+    model.on("change:tool_input", onInput);
+    model.on("change:tool_input_partial", onPartial);
+    model.on("change:theme", onTheme);
+    send({ type: "hello" });  // the kernel echoes it: its arrival gives onMessage the view (watchDetach)
+  };
+  const unlisten = () => {
+    model.off("msg:custom", onMessage);
+    model.off("change:tool_result", onResult);
+    model.off("change:tool_cancelled", onResult);
+    model.off("change:tool_input", onInput);
+    model.off("change:tool_input_partial", onPartial);
+    model.off("change:theme", onTheme);
+  };
+  listen();
   const themeWatch = new MutationObserver(onTheme);
   themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
 
@@ -459,18 +490,49 @@ function render({ model, el }) {
     }, START_MS);
   });
 
-  return () => {
+  /** @param {ViewModel} nextModel @param {HTMLElement} nextEl @returns {() => void} */
+  const adopt = (nextModel, nextEl) => {
+    model = nextModel;
+    el = nextEl;
+    full.home = el;
+    el.classList.add("synapse-app-view");
+    el.dataset.initialized = "true";
+    el.dataset.adopted = "true";
+    el.append(bar);
+    listen();
+    whenConnected(el, () => alive).then(() => {
+      if (frame.parentNode !== el) /** @type {MovableParent} */ (el).moveBefore?.(frame, el.firstChild);
+    });
+    return release;
+  };
+  // The view goes: a document still alive (its frame parked as its output was cleared, or still in the page) waits
+  // ADOPT_MS for a view of the same widget to take it over; then, or at once when it cannot wait, it is torn down.
+  const release = () => {
+    unlisten();
+    const key = model.get("instance");
+    const movable = typeof /** @type {MovableParent} */ (document.body).moveBefore === "function";
+    if (alive && initialized && key && movable && frame.isConnected && !RELEASED.has(key)) {
+      full.close();
+      park();
+      bar.remove();
+      const timer = setTimeout(() => {
+        RELEASED.delete(key);
+        tearDown();
+      }, ADOPT_MS);
+      RELEASED.set(key, (nextModel, nextEl) => {
+        clearTimeout(timer);
+        return adopt(nextModel, nextEl);
+      });
+      return;
+    }
+    tearDown();
+  };
+  const tearDown = () => {
     alive = false;
     clearTimeout(startTimer);
     window.removeEventListener("message", onFrame);
     full.close();
     themeWatch.disconnect();
-    model.off("msg:custom", onMessage);
-    model.off("change:tool_result", onResult);
-    model.off("change:tool_cancelled", onResult);
-    model.off("change:tool_input", onInput);
-    model.off("change:tool_input_partial", onPartial);
-    model.off("change:theme", onTheme);
     for (const waiter of pending.values()) waiter.reject(new Error("the view was removed"));
     pending.clear();
     send({ type: "notification", method: "ui/resource-teardown", params: {} });
@@ -497,6 +559,7 @@ function render({ model, el }) {
     };
     bridge.teardownResource({}, { timeout: TEARDOWN_MS }).then(() => done(true), () => done(false));
   };
+  return release;
 }
 
 export default { render };

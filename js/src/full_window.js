@@ -18,7 +18,7 @@ const BAR_STYLE = [
 export class FullWindow {
   /**
    * @param {HTMLIFrameElement} frame the View's frame
-   * @param {HTMLElement} home the output box the frame lives in inline
+   * @param {HTMLElement} home the output box the frame lives in inline (changed when another view adopts it)
    * @param {string} title what the layer's bar says
    * @param {() => void} onClosed called when the user closes it (not when `close` is called)
    */

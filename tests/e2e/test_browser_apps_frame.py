@@ -27,6 +27,7 @@ import pytest
 from tests.e2e.test_browser_apps import WIDGET_SETTINGS, choose_theme, frame_of, run_again, shot
 from tests.support import npm_servers
 from tests.support.browser_lab import KERNEL_TIMEOUT_MS, Lab, NotebookPage, failure_shot, start_lab, write_notebook
+from tests.support.llm_server import Gate, LlmServer, call, text, tool_calls
 from tests.support.npm_servers import node_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.browser, pytest.mark.node]
@@ -42,7 +43,8 @@ PDF_TEXT = "synapse frame test page"
 
 CELLS = [
     "import os, tempfile\n"
-    "os.environ['SYNAPSE_DB'] = os.path.join(tempfile.mkdtemp(prefix='synapse-'), 'h.duckdb')",                 # 0
+    "os.environ['SYNAPSE_DB'] = os.path.join(tempfile.mkdtemp(prefix='synapse-'), 'h.duckdb')\n"
+    "os.environ['OPENAI_BASE_URL'] = {base!r}\nos.environ['OPENAI_API_KEY'] = 'sk-fake-frame-browser-0123'",     # 0
     "%load_ext synapse_nb",                                                                                        # 1
     f"%mcp connect apps --approve auto -- {sys.executable} {TESTS / 'support' / 'apps_server.py'}",               # 2
     f"%mcp connect pdf --approve auto -- {NODE} {PDF} --stdio {{pdf}}",                                           # 3
@@ -56,6 +58,7 @@ CELLS = [
     "events = %synapse sql SELECT event, detail FROM server_events WHERE event IN ('app_request', 'app_view_problem')\n"
     "print(events.to_csv(index=False))",                                                                         # 11
     "print(sorted(os.listdir('.')))",                                                                             # 12
+    "%%synapse --model openai:gpt-test\nopen the frame view",                                                    # 13
 ]
 
 
@@ -82,13 +85,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 
 @pytest.fixture(scope="module")
-def nb(lab: Lab, browser: Any) -> Iterator[NotebookPage]:
+def nb(lab: Lab, browser: Any, llm: LlmServer) -> Iterator[NotebookPage]:
     node_for(npm_servers.BASIC)
     for script in (PDF, THREE):
         node_for(script)
     pdf = lab.root / "doc.pdf"
     write_pdf(pdf)
-    cells = [c.replace("{pdf}", str(pdf)) for c in CELLS]
+    cells = [c.replace("{pdf}", str(pdf)).replace("{base!r}", repr(llm.openai_base_url)) for c in CELLS]
     name = write_notebook(lab.root / "frame.ipynb", cells)
     nb = NotebookPage.open(browser, lab, name)
     with failure_shot(nb, "frame-setup"):
@@ -244,6 +247,33 @@ def test_a_click_queued_behind_a_busy_cell_says_it_waits_and_a_download_asks_and
         run_again(nb, 11)
         assert "ui/download-file" in nb.output(11).inner_text()
     flag.unlink()
+
+
+def test_a_view_in_a_turn_keeps_what_the_user_did_during_the_turn(
+    nb: NotebookPage, llm: LlmServer, tmp_path: Path,
+) -> None:
+    """Issue 36: the turn's end showed its live outputs again as final ones, and the View loaded afresh, losing
+    what the user did while the model was still answering. The new view of the same widget takes the live
+    document over."""
+    llm.clear()
+    gate = Gate()
+    llm.queue(tool_calls(call("apps__frame", {})), text("The frame view is open.").gated(gate))
+    with failure_shot(nb, "frame-turn"):
+        nb.run(13, wait=False)
+        _iframe, view = frame_of(nb, 13)
+        nb.expect(view.locator("#status")).to_have_text("connected", timeout=VIEW_MS)
+        assert gate.wait_reached(timeout=VIEW_MS / 1000)
+        view.locator("#store").click()
+        nb.expect(view.locator("#status")).to_have_text("stored 1")
+        gate.open()
+        nb.wait_done(13)
+        nb.expect(nb.output(13).get_by_text("The frame view is open.")).to_be_visible(timeout=VIEW_MS)
+        _iframe, view = frame_of(nb, 13)
+        nb.expect(view.locator("#title")).to_have_text("Frame view", timeout=VIEW_MS)
+        # a View loaded again would say "connected" (its storage would still say 1)
+        nb.expect(view.locator("#status")).to_have_text("stored 1")
+        nb.expect(nb.output(13).locator("iframe")).to_have_count(1)
+        shot(nb, tmp_path, "frame-turn-kept", nb.cell(13))
 
 
 def test_a_views_storage_is_its_own_and_comes_back_in_a_new_kernel(

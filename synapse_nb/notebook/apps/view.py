@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,9 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
     # the View's own `localStorage` (its frame has no origin, so no storage of its own): set by the page as the View
     # writes it, saved with the notebook's widget state, given back to the View's document when it loads again
     storage = t.Dict().tag(sync=True)
+    # this View's identity for the page: a view of the same widget shown again (a turn's live output made final)
+    # takes over the live document of the one that just went, instead of loading the View afresh
+    instance = t.Unicode("").tag(sync=True)
     height = t.Int(0).tag(sync=True)  # the View's last reported height in px (0: not known yet)
     host_version = t.Unicode(__version__).tag(sync=True)  # the hostInfo the View is told (written once, in Python)
 
@@ -100,7 +104,8 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
             server=server, tool=dict(tool), resource_uri=resource_uri, html=html, csp=csp,
             csp_policy=content_security_policy(csp), permissions=dict(meta.get("permissions") or {}),
             prefers_border=bool(meta.get("prefersBorder", False)), tool_input=dict(tool_input or {}),
-            tool_result=dict(tool_result or {}), bundle=shared_bundle(), page=shared_page(html), **kwargs,
+            tool_result=dict(tool_result or {}), bundle=shared_bundle(), page=shared_page(html),
+            instance=uuid.uuid4().hex, **kwargs,
         )
         self.host = host
         self.rest = rest
