@@ -361,8 +361,8 @@ function open(model, el) {
   // Granted here (the page is where the View is shown): fullscreen, if the View declared it; inline; never
   // picture-in-picture (a notebook has no floating player). The kernel records what was asked and granted.
   bridge.onrequestdisplaymode = async ({ mode: asked }) => {
-    const declared = bridge.getAppCapabilities()?.availableDisplayModes || [];
-    if (asked === "fullscreen" && declared.includes("fullscreen")) {
+    const declared = bridge.getAppCapabilities()?.availableDisplayModes;  // never a mode it did not declare, if set
+    if (asked === "fullscreen" && (!declared || declared.includes("fullscreen"))) {
       full.show();
       modeIs("fullscreen");
     } else if (asked === "inline") {

@@ -380,3 +380,19 @@ def test_a_ui_tools_view_opened_while_its_arguments_stream_is_told_when_the_call
     view = apps.state.apps.last.view
     assert "denied" in view.tool_cancelled
     assert view.tool_result == {}
+
+
+def test_a_view_the_page_saw_fail_is_recorded_and_the_next_turn_is_told(apps: Any) -> None:
+    """Issue 36: the PDF viewer failed in its frame while the model was told "PDF opened". The page tells the
+    kernel what went wrong; the session's next turn hears it."""
+    apps.line("mcp", "call apps.counter")
+    view = apps.state.apps.last.view
+    problem = "the view's security policy blocked worker-src blob:"
+    from_view(view, {"type": "notification", "view": "V", "method": "synapse/view-problem",
+                     "params": {"text": problem}})
+    told = apps.state.apps.contexts.peek(apps.state.sessions.current)
+    assert told is not None
+    assert "did not work for the user" in told
+    assert problem in told
+    events = apps.line("synapse", "sql SELECT detail FROM server_events WHERE event = 'app_view_problem'")
+    assert problem in "\n".join(events.detail.astype(str))

@@ -15,6 +15,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ...types import ContentBlock
 
@@ -32,7 +33,8 @@ _MAX_BYTES = 100_000_000
 def safe_name(uri: str, fallback: str = "download") -> str:
     """A file name from a resource URI or name: its last path segment, without folders, hidden dots or characters a
     file system may refuse."""
-    last = uri.split("?", 1)[0].split("#", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    path = urlsplit(uri).path if re.match(r"^[a-z][a-z0-9+.-]*:", uri, re.IGNORECASE) else uri
+    last = path.rstrip("/").rsplit("/", 1)[-1]
     name = _UNSAFE.sub("_", last).strip(" .")
     return name[:120] or fallback
 
