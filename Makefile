@@ -104,6 +104,12 @@ APPS_EXAMPLES := @modelcontextprotocol/server-basic-vanillajs@$(APPS_EXAMPLES_VE
                  @modelcontextprotocol/server-pdf@$(APPS_PDF_VERSION)
 APPS_TOOLS := $(TOOLS)/apps
 APPS_SERVERS := $(APPS_TOOLS)/.installed-$(APPS_EXAMPLES_VERSION)-pdf-$(APPS_PDF_VERSION)
+# The examples whose Views the tests read as a user does (issue 36): scenario-modeler's nested result under its
+# View, sheet-music's View drawing from its schema's default tune, budget-allocator's sliders.
+APPS_READING := @modelcontextprotocol/server-scenario-modeler@$(APPS_EXAMPLES_VERSION) \
+                @modelcontextprotocol/server-sheet-music@$(APPS_EXAMPLES_VERSION) \
+                @modelcontextprotocol/server-budget-allocator@$(APPS_EXAMPLES_VERSION)
+APPS_READING_SERVERS := $(APPS_TOOLS)/.installed-reading-$(APPS_EXAMPLES_VERSION)
 
 help:
 	@echo "make demo    run notebooks/quickstart.ipynb and analyze_with_agent.ipynb offline and show the answers"
@@ -174,11 +180,16 @@ $(WIDGET_JS_DEPS): js/package.json js/package-lock.json
 widget-js: $(WIDGET_JS_DEPS)
 	cd js && npm run --silent build
 
-apps-servers: $(APPS_SERVERS)
+apps-servers: $(APPS_SERVERS) $(APPS_READING_SERVERS)
 
 $(APPS_SERVERS):
 	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make test" >&2; exit 1; }
 	npm install --silent --no-audit --no-fund --prefix $(APPS_TOOLS) $(APPS_EXAMPLES)
+	@touch $@
+
+# After the others (npm install into the same folder keeps what its package.json lists).
+$(APPS_READING_SERVERS): $(APPS_SERVERS)
+	npm install --silent --no-audit --no-fund --prefix $(APPS_TOOLS) $(APPS_READING)
 	@touch $@
 
 otel-receiver: $(PHOENIX)

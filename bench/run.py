@@ -55,6 +55,8 @@ ROWS: dict[int, tuple[str, str, str]] = {
          "row_kernel_call"),
     22: ("a tool call run as an MCP task vs a plain call of the same tool", "bench_tasks", "row_tasks"),
     23: ("a %%synapse turn over a 50,000-row database result: held by the kernel vs inline", "bench_held", "row_held"),
+    24: ("ten real servers connected: the first request's tool definitions, tool search vs every tool",
+         "bench_tool_search", "row_tool_search"),
 }
 
 # Rows that need longer than the default (small, full): 13 starts PostgreSQL, moto and five publisher processes

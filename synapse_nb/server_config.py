@@ -107,6 +107,9 @@ class ServerConfig(BaseModel):
     connect_timeout: _Seconds | None = Field(None, description="a positive number of seconds")
     hold_over: Annotated[int, Field(ge=0, strict=True)] | None = Field(
         None, description="a number of tokens, 0 or more (0: hold none of its results)")
+    defer_tools: Annotated[bool, Field(strict=True)] | None = Field(
+        None, description="true (its tools are found by the model's tool search, never offered up front) or false "
+        "(offered up front even over the tool budget)")
     approve: ApproveMode | dict[str, ApproveMode] | None = Field(
         None, description="auto, ask, deny, or an object mapping tool names to those")
     tools: _Strings | None = Field(None, description="a list of strings")
@@ -149,8 +152,8 @@ class ServerConfig(BaseModel):
             parts.append(f"headers={ {k: MASK for k in self.headers} }")
         if self.cwd:
             parts.append(f"cwd={self.cwd!r}")
-        for key in ("disabled", "timeout", "connect_timeout", "hold_over", "approve", "tools", "elicitation",
-                    "sampling", "roots", "log_level", "protocol", "oauth", "problem"):
+        for key in ("disabled", "timeout", "connect_timeout", "hold_over", "defer_tools", "approve", "tools",
+                    "elicitation", "sampling", "roots", "log_level", "protocol", "oauth", "problem"):
             value = getattr(self, key)
             if value not in (None, False):
                 parts.append(f"{key}={value!r}")

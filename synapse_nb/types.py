@@ -241,7 +241,9 @@ class ToolSpec:
 
     `name` is the qualified, sanitised name (`SERVER__TOOL` for MCP tools, the function name for native
     tools); `server` is None for native tools; `original_name` is the name the server knows;
-    `task_support` is the MCP tool's `execution.taskSupport`, when it says; `ui` its MCP Apps View, if any.
+    `task_support` is the MCP tool's `execution.taskSupport`, when it says; `ui` its MCP Apps View, if any;
+    `origin` is recorded as the origin of the model's calls of it (None: "agent").
+    `title` the MCP tool's human-readable title, when it has one (the tool search reads it).
     """
 
     name: str
@@ -252,6 +254,8 @@ class ToolSpec:
     annotations: Mapping[str, Any] = field(default_factory=dict)
     task_support: Literal["forbidden", "optional", "required"] | None = None
     ui: ToolUi | None = None
+    origin: str | None = None  # who serves it when not its server: `view:SERVER`, a tool an MCP Apps View registered
+    title: str | None = None
 
     @property
     def for_model(self) -> bool:

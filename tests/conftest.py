@@ -92,3 +92,22 @@ def llm_server() -> Iterator[LlmServer]:
     """A real HTTP server on 127.0.0.1 speaking the OpenAI and Anthropic wire formats (tests/support/llm_server.py)."""
     with LlmServer() as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def tasks_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fastmcp-tasks server (the 2026-07-28 tasks extension) over streamable HTTP, one per test module: a
+    server that outlives the clients (and kernels) that connect to it."""
+    from tests.support.task_servers import tasks_http
+
+    with tasks_http(tmp_path_factory.mktemp("tasks-server") / "server.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def everything_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """server-everything (the 2025-11-25 experimental tasks) over streamable HTTP, one per test module."""
+    from tests.support.task_servers import everything_http
+
+    with everything_http(tmp_path_factory.mktemp("everything") / "server.log") as url:
+        yield url

@@ -23,7 +23,8 @@ import { FullWindow } from "./full_window.js";
  * @typedef {Parameters<AppBridge["sendToolResult"]>[0]} ToolResult
  * @typedef {NonNullable<HostContext["toolInfo"]>["tool"]} Tool
  * @typedef {{ resolve: (result: any) => void, reject: (error: Error) => void, received: boolean }} Waiter
- * @typedef {{ type: string, view?: string, id?: number, result?: any, error?: { message?: string } }} KernelMessage
+ * @typedef {{ type: string, view?: string, id?: number, result?: any, error?: { message?: string },
+ *   method?: string, params?: any }} KernelMessage
  * @typedef {{ park: () => void, unpark: () => void }} Parking
  * @typedef {{ type: string }} LuminoMessage
  * @typedef {{ processMessage: (msg: LuminoMessage) => void, synapseDetach?: Parking }} LuminoWidget
@@ -309,6 +310,10 @@ function open(model, el) {
       recheckWaiting();
       return;
     }
+    if (msg && msg.view === id && msg.type === "app-request") {
+      answerKernel(msg);
+      return;
+    }
     if (!msg || msg.view !== id || msg.type !== "response") return;
     const waiter = msg.id === undefined ? undefined : pending.get(msg.id);
     if (!waiter || msg.id === undefined) return;
@@ -416,6 +421,34 @@ function open(model, el) {
     if (cancelled) bridge.sendToolCancelled({ reason: cancelled });
     else if (result && Array.isArray(result.content)) bridge.sendToolResult(/** @type {ToolResult} */ (result));
   };
+  // The tools the View registered (the draft's Host->App tools/list), told to the kernel, which offers them to the
+  // model and to Python; asked again when the View says its list changed. A View without the capability has none.
+  const reportTools = async () => {
+    const declared = bridge.getAppCapabilities();
+    if (!declared || !declared.tools) return;
+    try {
+      const listed = await bridge.listTools({});
+      send({ type: "notification", method: "ui/app-tools", params: { tools: listed.tools || [] } });
+    } catch (err) {
+      console.warn("synapse_nb app view: the View did not list its tools", err);
+    }
+  };
+  bridge.setNotificationHandler("notifications/tools/list_changed", () => { reportTools(); });
+  // The kernel calls one of the View's tools (a turn's model, or Python): the View answers through the bridge.
+  /** @param {KernelMessage} msg */
+  const answerKernel = async (msg) => {
+    /** @type {Record<string, unknown>} */
+    const reply = { type: "app-response", id: msg.id };
+    try {
+      if (!initialized) throw new Error("the View is not loaded in the page");
+      if (msg.method === "tools/call") reply.result = await bridge.callTool(msg.params || {});
+      else if (msg.method === "tools/list") reply.result = await bridge.listTools(msg.params || {});
+      else throw new Error(`the View is not asked ${msg.method}`);
+    } catch (err) {
+      reply.error = { message: (err && /** @type {Error} */ (err).message) || String(err) };
+    }
+    send(reply);
+  };
   // Every (re)load of the frame's document initializes again (a cell moved in the page reloads its iframe).
   bridge.oninitialized = () => {
     initialized = true;
@@ -426,6 +459,7 @@ function open(model, el) {
     inputSent = false;
     el.dataset.initialized = "true";
     sendTool();
+    reportTools();
   };
   const onResult = () => initialized && sendTool();
   const onInput = () => initialized && sendInput();

@@ -25,12 +25,14 @@ from ..events import (
     TurnStarted,
     utcnow,
 )
+from ..history.transcript import waiting_calls
 from ..protocols import Completion, Provider, ProviderChunk, TextChunk, ToolCallChunk
 from ..types import Message, ToolCall, ToolResult, ToolSpec, Usage
 from .emitter import Emitter
 from .result import TurnRecord, TurnResult
 from .spend import SessionSpend
 from .tool_batch import INTERRUPTS, ToolBatch
+from .tool_search import loaded_tools
 from .tools import ToolRegistry, error_line
 from .turn import TurnChanges, TurnOptions
 
@@ -39,6 +41,10 @@ __all__ = ["Agent", "TurnOptions", "TurnResult"]
 logger = logging.getLogger("synapse_nb.agent")
 
 Emit = Callable[[Event], Event]
+
+NOT_RESUMED = ("no result: the kernel stopped before this tool call finished, and the turn went on without it "
+               "(%%synapse --resume would have given it its result)")
+"""The tool message of a call a turn was left waiting on (a kernel restart) when a new prompt comes instead."""
 
 _TOLD_PER_TURN = frozenset(f.name for f in dataclasses.fields(TurnOptions)) - {"ask"} | {"ask_callback"}
 """TurnOptions fields (and the old name of `ask`, a method here), refused as Agent attributes (see
@@ -125,17 +131,28 @@ class Agent:
         return self.defaults.model_id
 
     def offered_tools(self, options: TurnOptions | None = None) -> list[ToolSpec]:
-        """The tools a turn with `options` (None: the defaults) offers the model now: the registry's,
-        filtered by its `tool_patterns` (empty: none), then those its `agent_tools` offer now (`results__sql`
-        while results are held), unless the turn offers no tools."""
-        opts = options or self.defaults
+        """The tools a turn with `options` (None: the defaults) offers the model now: the registry's, filtered
+        by its `tool_patterns` (empty: none), less those its `tool_search` defers (all of them when they are more
+        than its budget) with `tools__search` and the tools the session's searches loaded; then those its
+        `agent_tools` offer now (`results__sql` while results are held), unless the turn offers no tools."""
+        return self._serving(options or self.defaults)[0]
+
+    def _serving(self, opts: TurnOptions) -> tuple[list[ToolSpec], TurnOptions]:
+        """(the tools offered now, the options the tool calls of the reply run with: with the turn's
+        `tools__search` among its agent tools when it is offered)."""
         specs = [] if self.tools is None else self.tools.specs(opts.tool_patterns)
         if opts.tool_patterns == ():
-            return specs
+            return specs, opts
+        search = opts.tool_search
+        deferred = search.deferred(specs) if search is not None else set()
+        if search is not None and deferred:
+            loaded = loaded_tools(self.messages)
+            opts = opts.replace(agent_tools=(search.serve(specs), *opts.agent_tools))
+            specs = [s for s in specs if s.name not in deferred or s.name in loaded]
         names = {s.name for s in specs}
         for agent_tool in opts.agent_tools:
             specs.extend(s for s in agent_tool.specs() if s.name not in names)
-        return specs
+        return specs, opts
 
     def reset(self) -> None:
         """Start a new session: new id, empty transcript."""
@@ -149,10 +166,13 @@ class Agent:
         self._session_started = False
         self._system_recorded = None
 
-    def resume(self, session_id: str, messages: Sequence[Message], *, next_seq: int) -> None:
+    def resume(self, session_id: str, messages: Sequence[Message], *, next_seq: int,
+               last_usage: tuple[int, int] | None = None) -> None:
         """Continue a recorded session (e.g. from another kernel): its id and transcript become ours.
 
-        `next_seq` is one past the highest recorded `seq`, so new messages sort after the old ones.
+        `next_seq` is one past the highest recorded `seq`, so new messages sort after the old ones. `last_usage`
+        (prompt, output tokens of the session's last model call) lets the next call measure what the tool results
+        added since then cost (a turn resumed with an MCP task's result charges it to the tool, as any call).
         """
         if self._running:
             raise AgentError("cannot resume a session while a turn is running")
@@ -161,6 +181,8 @@ class Agent:
         self.messages = list(messages)
         self._seq = next_seq
         self._session_started = True  # its session row exists already
+        if last_usage is not None:
+            self._spend.last_input, self._spend.last_output = last_usage
 
     # -- public entry points
 
@@ -212,6 +234,9 @@ class Agent:
     async def _loop(self, prompt: str | Sequence[Message], opts: TurnOptions, turn_id: str, emit: Emit) -> None:
         started = time.perf_counter()
         new = [Message.user(prompt)] if isinstance(prompt, str) else list(prompt)
+        if isinstance(prompt, str):  # a new prompt closes the calls a turn left waiting: the request stays valid
+            waiting = waiting_calls(self.messages)
+            new[:0] = [Message.tool(c.id, NOT_RESUMED, name=c.name, is_error=True) for c in waiting]
         text = next((m.content for m in reversed(new) if m.role == "user"), "")
         if not self._session_started:
             self._session_started = True
@@ -236,7 +261,7 @@ class Agent:
 
         try:
             while True:
-                specs = self.offered_tools(opts)
+                specs, serving = self._serving(opts)
                 if opts.budget is not None:
                     self._spend.check(
                         opts.budget, turn=usage, model=(opts.provider.name, opts.provider.model),
@@ -270,7 +295,7 @@ class Agent:
                 def add(message: Message, result: ToolResult) -> None:
                     self._add(message, opts, emit, result=result)
 
-                await ToolBatch(self.session_id, self.tools, opts, emit, add).run(reply, reply_id, specs)
+                await ToolBatch(self.session_id, self.tools, serving, emit, add).run(reply, reply_id, specs)
         except INTERRUPTS:
             emit(TurnCancelled(
                 session_id=self.session_id, turn_id=turn_id, iterations=iterations, usage=usage,

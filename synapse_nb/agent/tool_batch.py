@@ -18,10 +18,11 @@ from ..types import Message, ToolCall, ToolResult, ToolSpec
 from .held import HeldResult
 from .held_summary import summarize
 from .results_tool import SQL_TOOL
+from .tool_search import SEARCH_TOOL
 from .tools import ToolRegistry, error_line
 from .turn import TurnOptions
 
-__all__ = ["CANCEL_GRACE", "INTERRUPTS", "ToolBatch"]
+__all__ = ["CANCEL_GRACE", "INTERRUPTS", "ToolBatch", "bound_text"]
 
 logger = logging.getLogger("synapse_nb.agent")
 
@@ -85,6 +86,7 @@ class ToolBatch:
                 tool=c.tool, approval=c.approval, started_at=c.started_at or utcnow(),
                 duration_ms=duration_ms, result=result, error=error, message_id=reply_id,
                 held=c.held.name if c.held is not None else None,
+                origin=c.spec.origin if c.spec is not None and c.spec.origin else "agent",
             )
             self.emit(c.finished)
 
@@ -215,7 +217,7 @@ class ToolBatch:
         result: ToolResult
         if fin is not None and fin.result is not None:
             result = fin.result
-            content = c.summary if c.summary is not None else _bound(result.text, self._limit(c))
+            content = c.summary if c.summary is not None else bound_text(result.text, self._limit(c))
         else:
             text = fin.error if fin is not None and fin.error else "cancelled"
             result = ToolResult.error(text, duration_ms=fin.duration_ms if fin else 0.0)
@@ -240,12 +242,15 @@ async def _cancel(tasks: Mapping[asyncio.Task[Any], _Call], *, wait: bool = True
 def _unknown_tool(name: str, offered: Mapping[str, ToolSpec]) -> str:
     names = sorted(offered)
     listed = ", ".join(names[:30]) + (", ..." if len(names) > 30 else "")
+    if SEARCH_TOOL in offered:  # the tool may exist but is not loaded: the search loads it
+        return (f"UnknownToolError: no tool named {name!r} is loaded; find and load tools with {SEARCH_TOOL} "
+                f"(loaded now: {listed})")
     return f"UnknownToolError: no tool named {name!r} is available" + (
         f"; available tools: {listed}" if names else "; no tools are available in this turn"
     )
 
 
-def _bound(text: str, limit: int | None) -> str:
+def bound_text(text: str, limit: int | None) -> str:
     """What the model sees of a tool result: at most `limit` characters (None or 0: all), saying so."""
     if limit is None or limit <= 0 or len(text) <= limit:
         return text

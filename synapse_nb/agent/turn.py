@@ -13,6 +13,7 @@ from ..protocols import AgentTool, ApprovalCallback, EventSink, Provider, ToolAn
 from .approval import ApprovalPolicy
 from .held import HeldResults, HoldPolicy
 from .spend import Budget
+from .tool_search import ToolSearch
 
 __all__ = ["TurnChanges", "TurnOptions"]
 
@@ -32,7 +33,8 @@ class TurnOptions:
     `tool_timeout` bounds each tool call in seconds. `held`, when given, keeps the results `hold` says to hold
     (a table of many rows, a text over the budget) whole, by name, and the model sees a summary of each
     (agent/held.py); `agent_tools` are tools the turn serves itself beside the registry's (`results__sql`),
-    offered while they give specs.
+    offered while they give specs. `tool_search`, when given, offers `tools__search` and the tools the session
+    loaded instead of every tool when the turn's tools are more than its budget (agent/tool_search.py).
     """
 
     provider: Provider
@@ -50,6 +52,7 @@ class TurnOptions:
     held: HeldResults | None = None
     hold: HoldPolicy = dataclasses.field(default_factory=HoldPolicy)
     agent_tools: tuple[AgentTool, ...] = ()
+    tool_search: ToolSearch | None = None
 
     def __post_init__(self) -> None:
         if self.max_iterations < 1:
@@ -95,3 +98,4 @@ class TurnChanges(TypedDict, total=False):
     held: HeldResults | None
     hold: HoldPolicy
     agent_tools: Iterable[AgentTool]
+    tool_search: ToolSearch | None

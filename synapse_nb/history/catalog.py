@@ -19,9 +19,11 @@ from pathlib import Path
 
 from ..errors import HistoryError
 
-__all__ = ["Migration", "known_version", "load_migrations", "migrations_dir"]
+__all__ = ["Migration", "known_version", "load_migrations", "migrations_dir", "view_query"]
 
 _FILE = re.compile(r"^(?P<version>\d{4})_(?P<name>[a-z0-9_]+)\.sql$")
+_VIEW = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+(?P<name>\w+)\s+AS\s+(?P<query>.*?);",
+                   re.IGNORECASE | re.DOTALL)
 
 _Listing = tuple[tuple[str, int, int], ...]
 
@@ -93,3 +95,15 @@ def load_migrations(directory: Path | None = None) -> tuple[Migration, ...]:
 def known_version(directory: Path | None = None) -> int:
     """The newest schema version this code can write."""
     return load_migrations(directory)[-1].version
+
+
+def view_query(name: str, directory: Path | None = None) -> str:
+    """The query of the view `name` as the newest migration that (re)creates it defines it.
+
+    Readers that define a view over more than the file (the rows not yet ingested, a lake) take its query from
+    here, so the migration stays its one definition (a migration that redefines the view later is seen too)."""
+    found = [m["query"].strip() for migration in load_migrations(directory) for m in _VIEW.finditer(migration.sql)
+             if m["name"] == name]
+    if not found:
+        raise HistoryError(f"no migration creates a view named {name!r}: reinstall synapse_nb")
+    return found[-1]

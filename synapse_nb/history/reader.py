@@ -29,12 +29,12 @@ import duckdb
 from ..config import history_path
 from ..errors import HistoryError
 from ..types import Message
-from .catalog import known_version
+from .catalog import known_version, view_query
 from .db import QUIET, describe_error, file_lock, is_lock_conflict, retry_locked, run
 from .ingest import ingest, insert_lines, pending_bytes, pending_lines, read_offsets
 from .migrate import check_version
 from .queries import FIND_SESSION, When, empty_relation, known_columns, quote_path, select
-from .schema import COLUMNS, RELATIONS, SQL_TYPE, TASKS_VIEW
+from .schema import COLUMNS, RELATIONS, SQL_TYPE
 from .spool import spool_dir
 from .transcript import messages_from_rows
 
@@ -121,6 +121,14 @@ class History:
         rows = self.messages(session_id=session_id).to_dict("records")
         return messages_from_rows(rows), max((int(r["seq"]) for r in rows), default=-1) + 1
 
+    def last_usage(self, session_id: str) -> tuple[int, int] | None:
+        """(prompt, output tokens) of the session's last measured model call (not a server's sampling), or None."""
+        found = self.rows(
+            "SELECT input_tokens, output_tokens FROM llm_calls WHERE session_id = ? AND origin IS NULL "
+            "AND coalesce(input_tokens, 0) + coalesce(output_tokens, 0) > 0 ORDER BY started_at DESC LIMIT 1",
+            [session_id], relations=("llm_calls",))
+        return (int(found[0][0] or 0), int(found[0][1] or 0)) if found else None
+
     def server_events(self, server: str | None = None, since: When = None, until: When = None,
                       *, limit: int | None = None) -> pd.DataFrame:
         """MCP server events (connected, crashed, restarted, ...) by time; `server` filters one server."""
@@ -145,7 +153,8 @@ class History:
             where.append("status NOT IN ('completed', 'failed', 'cancelled')")
         cond = f" WHERE {' AND '.join(where)}" if where else ""
         # the view's query itself, not the view's name: a lake (lake_reader.py) reads the relations a query names
-        return self.sql(f"SELECT * FROM ({TASKS_VIEW}) AS tasks{cond} ORDER BY created_at, first_seen_at", params)
+        return self.sql(f"SELECT * FROM ({view_query('tasks')}) AS tasks{cond} ORDER BY created_at, first_seen_at",
+                        params)
 
     def _select(self, relation: str, *, since: When, until: When, limit: int | None,
                 session_id: str | None = None, server: str | None = None) -> pd.DataFrame:
@@ -281,7 +290,7 @@ class History:
             for rel in RELATIONS:
                 extra = f" UNION ALL BY NAME SELECT * FROM temp.main._pending_{rel}" if pending else ""
                 run(con, f"CREATE OR REPLACE VIEW {rel} AS SELECT * FROM _file_{rel}{extra}")
-            run(con, f"CREATE OR REPLACE VIEW tasks AS {TASKS_VIEW}")
+            run(con, f"CREATE OR REPLACE VIEW tasks AS {view_query('tasks')}")
             self._union = pending
 
     def _release(self, con: duckdb.DuckDBPyConnection) -> None:

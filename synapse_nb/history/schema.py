@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["COLUMNS", "RELATIONS", "SQL_TYPE", "TASKS_VIEW", "TIME_COLUMN", "Kind"]
+__all__ = ["COLUMNS", "RELATIONS", "SQL_TYPE", "TIME_COLUMN", "Kind"]
 
 Kind = Literal["str", "int", "float", "bool", "ts", "json"]
 """How a column is coerced on ingest: `ts` is naive UTC TIMESTAMP, `json` a DuckDB JSON value."""
@@ -140,28 +140,3 @@ TIME_COLUMN: dict[str, str] = {
 }
 """The column `since` / `until` filter on, and that orders rows."""
 
-TASKS_VIEW = """
-SELECT
-    task_id,
-    coalesce(arg_min(server, "at") FILTER (WHERE event = 'created'), arg_min(server, "at")) AS server,
-    coalesce(arg_min(tool, "at") FILTER (WHERE event = 'created'), arg_max(tool, "at")) AS tool,
-    arg_min(form, "at") AS form,
-    arg_max(status, "at") AS status,
-    arg_max(status_message, "at") AS status_message,
-    arg_min(arguments, "at") FILTER (WHERE event = 'created') AS arguments,
-    arg_min(session_id, "at") FILTER (WHERE event = 'created') AS session_id,
-    arg_min(cell, "at") FILTER (WHERE event = 'created') AS cell,
-    max(tool_call_id) AS tool_call_id,
-    min(created_at) AS created_at,
-    max(updated_at) AS updated_at,
-    max(updated_at) FILTER (WHERE status IN ('completed', 'failed', 'cancelled')) AS finished_at,
-    date_diff('millisecond', min(created_at),
-              max(updated_at) FILTER (WHERE status IN ('completed', 'failed', 'cancelled')))::DOUBLE AS duration_ms,
-    min("at") AS first_seen_at,
-    max("at") AS last_seen_at
-FROM task_events
-GROUP BY task_id
-"""
-"""The `tasks` view: each MCP task as it stands (its first facts, its latest status, its duration by the server's
-clock), over `task_events`. Migration 0010 creates it in the file; readers define it over the rows not yet
-ingested as well. A test keeps the two the same."""

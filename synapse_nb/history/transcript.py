@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..types import Message, ToolCall, ToolResult
 
-__all__ = ["messages_from_rows"]
+__all__ = ["messages_from_rows", "waiting_calls"]
 
 
 def _json(value: Any) -> Any:
@@ -43,3 +43,17 @@ def messages_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Message]:
     return out
 
 
+
+
+def waiting_calls(messages: Sequence[Message]) -> list[ToolCall]:
+    """The tool calls of the transcript's last model reply that have no tool message yet: a turn the kernel left
+    waiting on them (it stopped during the calls, e.g. restarted while an MCP task ran). Empty when the last reply
+    asked for nothing or every call has its result."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "assistant":
+            answered = {m.tool_call_id for m in messages[index + 1:] if m.role == "tool"}
+            return [c for c in message.tool_calls if c.id not in answered]
+        if message.role == "user":
+            return []
+    return []

@@ -386,6 +386,8 @@ class ServerConnection:
         self.state.connected({
             "server_name": info.name if info is not None else None,
             "server_version": info.version if info is not None else None,
+            "server_title": info.title if info is not None else None,
+            "instructions": client.instructions,
             "protocol_version": client.protocol_version,
             "stateless": client.protocol_version in MODERN_PROTOCOL_VERSIONS,
             "connected_at": utcnow(),

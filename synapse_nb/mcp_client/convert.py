@@ -44,6 +44,7 @@ class RawTool:
     task_support: Literal["forbidden", "optional", "required"] | None = None
     ui: ToolUi | None = None
     """Its MCP Apps View (`_meta.ui`), parsed once here."""
+    title: str | None = None
 
     def spec(self, qualified: str, server: str) -> ToolSpec:
         return ToolSpec(
@@ -55,6 +56,7 @@ class RawTool:
             annotations=self.annotations,
             task_support=self.task_support,
             ui=self.ui,
+            title=self.title,
         )
 
 
@@ -67,7 +69,7 @@ def raw_tool(tool: mt.Tool) -> RawTool:
     schema = tool.input_schema if isinstance(tool.input_schema, dict) and tool.input_schema else dict(_EMPTY_SCHEMA)
     task_support = tool.execution.task_support if tool.execution is not None else None
     return RawTool(tool.name, description, schema, annotations, validated=bool(tool.output_schema),
-                   task_support=task_support, ui=tool_ui(tool.meta))
+                   task_support=task_support, ui=tool_ui(tool.meta), title=str(title) if title else None)
 
 
 _VISIBILITY = ("model", "app")

@@ -183,6 +183,7 @@ class McpHub:
         protocol: str | None = None,
         oauth: OAuthSettings | Mapping[str, Any] | None = None,
         sign_in: SignIn | None = None,
+        defer_tools: bool | None = None,
     ) -> ServerInfo:
         """Start one server (stdio `command`, or `url` for streamable HTTP / SSE) and list its tools.
 
@@ -190,14 +191,15 @@ class McpHub:
         configures it (OAuthSettings, or the config file's `oauth` object), `sign_in` is the user's step
         (default: the hub's). Stored tokens are used first and refreshed when they expire.
         A server already connected under `name` is replaced unless its configuration is the same.
-        `protocol` pins the MCP revision (server_config.PROTOCOLS; None: auto).
+        `protocol` pins the MCP revision (server_config.PROTOCOLS; None: auto). `defer_tools`: its tools are
+        found by the model's tool search (True) or offered up front even over the tool budget (False).
         Raises ServerStartError (the server stays listed as "failed", with its stderr tail), OAuthError
         when signing in did not work.
         """
         given = {"command": command, "args": args, "env": env, "cwd": cwd, "url": url, "headers": headers,
                  "transport": transport, "timeout": timeout, "approve": approve, "tools": tools,
                  "connect_timeout": connect_timeout, "elicitation": elicitation, "sampling": sampling,
-                 "roots": roots, "log_level": log_level, "protocol": protocol,
+                 "roots": roots, "log_level": log_level, "protocol": protocol, "defer_tools": defer_tools,
                  "oauth": OAuthSettings.from_mapping(oauth) if isinstance(oauth, Mapping) else oauth}
         config = parse_server(name, given)
         return await self._start(config, sign_in=sign_in)

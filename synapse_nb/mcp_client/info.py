@@ -73,6 +73,8 @@ class ServerInfo:
     ever_connected: bool = False
     closing: bool = False  # stopping: its session or process has not ended yet (`pid` says which process)
     protocol_pin: str | None = None  # the revision its config pins (`--protocol`, "protocol"); None: auto
+    server_title: str | None = field(default=None, repr=False)  # what the server calls itself for people
+    instructions: str | None = field(default=None, repr=False)  # what it tells a client about using it
 
     @property
     def protocol(self) -> str:

@@ -51,7 +51,7 @@ async def run_as_task(client: Client, tasks: TasksExtension, call: TaskCall) -> 
     """Call the tool as a 2025-11-25 task and follow it to its result (the duration is the whole task's)."""
     started = time.perf_counter()
     first = await task_legacy.create(client, call.tool, dict(call.arguments), server=call.server)
-    result = await drive(tasks.ops("2025-11-25", client.session, call), call, first)
+    result = await drive(tasks.ops("2025-11-25", client.session, call, first.task_id), call, first)
     return tool_result(result, (time.perf_counter() - started) * 1000)
 
 
@@ -60,7 +60,7 @@ async def follow(client: Client, call: TaskCall, *, tasks: TasksExtension, task_
     task's own, by the server's clock (created to last update)."""
     call.created = True  # recorded when it was created
     form = form_of(client)
-    ops = tasks.ops(form, client.session, call)
+    ops = tasks.ops(form, client.session, call, task_id)
     try:
         first = (await ops.poll(task_id)).state
     except TaskLostError as exc:

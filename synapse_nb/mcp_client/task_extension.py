@@ -7,7 +7,8 @@ capabilities (only on 2026-07-28 connections, where its claim is active), parses
 result (task_run.drive) inside the same `Client.call_tool`. A task waiting for input lists its questions in
 `inputRequests`; each is dispatched through the session's own callbacks (the elicitation forms and sampling
 approval of handlers.py), once per key, and the answers go back with `tasks/update`. Status notifications
-(`notifications/tasks`, and 2025-11-25's `notifications/tasks/status`) wake the poll loop of their task.
+(`notifications/tasks`, and 2025-11-25's `notifications/tasks/status`) carry the task: the poll loop of their
+task wakes and takes what they say instead of its next `tasks/get` (task_run.drive).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class TasksExtension(ClientExtension):
     def __init__(self, server: str, sink: TaskSink) -> None:
         self.server = server
         self.sink = sink
-        self.watching: dict[str, TaskWatch] = {}
+        self.watching: dict[str, _Watched] = {}  # by task id: the ops of each task followed now
 
     def claims(self) -> Sequence[ResultClaim[Any]]:
         return [ResultClaim(result_type="task", model=CreatedTask, resolve=self._resolve)]
@@ -64,28 +65,34 @@ class TasksExtension(ClientExtension):
                                 handler=self._on_legacy_status),
         ]
 
-    def ops(self, form: TaskForm, session: ClientSession, call: TaskCall) -> TaskOps:
-        """The requests of `form` for one task call; its watch is woken by the task's notifications meanwhile."""
+    def ops(self, form: TaskForm, session: ClientSession, call: TaskCall, task_id: str | None = None) -> TaskOps:
+        """The requests of `form` for one task call; the task's notifications reach its watch meanwhile (from
+        the start when `task_id` is given: the task is followed now; else from its first poll)."""
         inner: TaskOps = ExtensionOps(session, call) if form == "2026-07-28" else LegacyOps(session, call)
-        return _Watched(inner, self, call.watch)
+        watched = _Watched(inner, self, call.watch)
+        if task_id is not None:
+            watched.track(task_id)
+        return watched
 
     async def _resolve(self, created: CreatedTask, ctx: ClaimContext) -> mt.CallToolResult:
         call = CURRENT_CALL.get()
         if call is None:  # a call_tool that did not come through the hub: follow it all the same, unwatched
             call = TaskCall(server=self.server, tool=ctx.tool_name, arguments={}, watch=TaskWatch(),
                             alive=lambda: None, sink=self.sink)
-        ops = self.ops("2026-07-28", ctx.session, call)
+        ops = self.ops("2026-07-28", ctx.session, call, created.task_id)
         return await drive(ops, call, state_of(created, self.server, call.tool))
 
     async def _on_task(self, params: DetailedTask) -> None:
-        watch = self.watching.get(params.task_id)
-        if watch is not None:
-            watch.wake()
+        self._notice(params.task_id, params)
 
     async def _on_legacy_status(self, params: mt.TaskStatusNotificationParams) -> None:
-        watch = self.watching.get(params.task_id)
-        if watch is not None:
-            watch.wake()
+        self._notice(params.task_id, params)
+
+    def _notice(self, task_id: str, params: Any) -> None:
+        """A status notification of a task followed now: its poll loop takes it instead of its next poll."""
+        watched = self.watching.get(task_id)
+        if watched is not None:
+            watched.noticed(params)
 
 
 class _Watched:
@@ -98,11 +105,21 @@ class _Watched:
         self._watch = watch
         self._task_id: str | None = None
 
-    async def poll(self, task_id: str) -> Poll:
+    def track(self, task_id: str) -> None:
+        """Take the notifications of `task_id` from now on (until aclose), unless a follower of it takes them."""
         if self._task_id is None:
             self._task_id = task_id
-            self._extension.watching[task_id] = self._watch
+            self._extension.watching.setdefault(task_id, self)
+
+    async def poll(self, task_id: str) -> Poll:
+        self.track(task_id)
         return await self._inner.poll(task_id)
+
+    def noticed(self, params: Any) -> Poll:
+        """Hand a notification of this task to its watch (for the loop to take instead of polling)."""
+        poll = self._inner.noticed(params)
+        self._watch.push(poll, poll.state)
+        return poll
 
     async def answer(self, poll: Poll) -> None:
         await self._inner.answer(poll)
@@ -114,8 +131,8 @@ class _Watched:
         await self._inner.cancel(task_id)
 
     async def aclose(self) -> None:
-        if self._task_id is not None:
-            self._extension.watching.pop(self._task_id, None)
+        if self._task_id is not None and self._extension.watching.get(self._task_id) is self:
+            del self._extension.watching[self._task_id]
         await self._inner.aclose()
 
 
@@ -133,9 +150,14 @@ class ExtensionOps:
             task = await self._session.send_request(GetTask(params=TaskIdParams(task_id=task_id)), DetailedTask)
         except MCPError as exc:
             raise lost_or(exc, self._call.server, task_id) from exc
-        open_questions = {k: v for k, v in (task.input_requests or {}).items() if k not in self._call.answered}
-        question = question_of(open_questions) if task.status == "input_required" else None
-        return Poll(state_of(task, self._call.server, self._call.tool, question), task)
+        return self.noticed(task)
+
+    def noticed(self, params: DetailedTask) -> Poll:
+        """A look at the task from a `tasks/get` answer or a `notifications/tasks` (the same detailed task: status,
+        and by it the result, the error or the open questions)."""
+        open_questions = {k: v for k, v in (params.input_requests or {}).items() if k not in self._call.answered}
+        question = question_of(open_questions) if params.status == "input_required" else None
+        return Poll(state_of(params, self._call.server, self._call.tool, question), params)
 
     async def answer(self, poll: Poll) -> None:
         """Each question not answered yet goes through the session's callbacks; the answers go back together."""

@@ -51,6 +51,10 @@ async def create(client: Client, tool: str, arguments: dict[str, Any], *, server
     request = mt.CallToolRequest(params=mt.CallToolRequestParams(
         name=tool, arguments=arguments, task=mt.TaskMetadata()))
     data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
+    # No public path in mcp 2.3 (checked): `send_request` and `call_tool` validate a `tools/call` answer against
+    # the negotiated revision's result table (`mcp_types.methods.validate_server_result`: CallToolResult only
+    # on 2025-11-25), ClientSession has no public raw send, and result claims (`allow_claimed`) are active on
+    # 2026-07-28 connections only. Hence the private dispatcher, guarded, for this one request.
     dispatcher = getattr(session, "_dispatcher", None)
     if dispatcher is None:
         raise McpError("this version of the mcp SDK has no dispatcher to send a 2025-11-25 task call through",
@@ -91,8 +95,12 @@ class LegacyOps:
                 mt.GetTaskRequest(params=mt.GetTaskRequestParams(task_id=task_id)), mt.GetTaskResult)
         except MCPError as exc:
             raise lost_or(exc, self._call.server, task_id) from exc
-        question = task.status_message if task.status == "input_required" else None
-        return Poll(legacy_state(task, self._call.server, self._call.tool, question))
+        return self.noticed(task)
+
+    def noticed(self, params: mt.Task) -> Poll:
+        """A look at the task from a `tasks/get` answer or a `notifications/tasks/status` (both carry the task)."""
+        question = params.status_message if params.status == "input_required" else None
+        return Poll(legacy_state(params, self._call.server, self._call.tool, question))
 
     async def answer(self, poll: Poll) -> None:
         """The question comes with `tasks/result`: wait on it in the background (the callbacks answer), poll on."""

@@ -86,6 +86,7 @@ class TaskOps(Protocol):
     form: TaskForm
 
     async def poll(self, task_id: str) -> Poll: ...
+    def noticed(self, params: Any) -> Poll: ...
     async def answer(self, poll: Poll) -> None: ...
     async def finish(self, poll: Poll) -> mt.CallToolResult: ...
     async def cancel(self, task_id: str) -> None: ...
@@ -113,7 +114,8 @@ async def drive(ops: TaskOps, call: TaskCall, first: TaskState) -> mt.CallToolRe
                 await ops.cancel(task_id)
                 cancel_sent = True
             if polls or state.status != "working":
-                poll = await ops.poll(task_id)
+                # a status notification's look at the task stands in for a poll (no tasks/get after it)
+                poll = watch.take_pushed() or await ops.poll(task_id)
                 state = poll.state
                 call.alive()
                 _observe(call, state)

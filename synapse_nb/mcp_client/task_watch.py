@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from ..protocols import ProgressCallback
 from ..task_state import TaskOrigin, TaskState
@@ -40,7 +41,9 @@ class TaskWatch:
         self.state: TaskState | None = None
         self.cancel_requested = False
         self.detach_requested = False
+        self.notified = 0  # how many looks at the task came from the server's status notifications, not polls
         self._wake = asyncio.Event()
+        self._pushed: tuple[Any, TaskState] | None = None
 
     @classmethod
     def for_origin(cls, origin: TaskOrigin, on_progress: ProgressCallback | None) -> TaskWatch:
@@ -85,12 +88,29 @@ class TaskWatch:
                 logger.exception("the status callback of task %s failed", state.task_id)
         return True
 
-    def wake(self) -> None:
-        """Something happened (a status notification): the waiting poll loop looks again now."""
+    def push(self, poll: Any, state: TaskState) -> None:
+        """A status notification told the task's `state` (`poll`: what the loop takes instead of polling): the
+        waiting loop wakes and uses it."""
+        self._pushed = (poll, state)
         self._wake.set()
 
+    def take_pushed(self) -> Any:
+        """The look a notification pushed since the last call (counted in `notified`), or None; one older than
+        what was seen already is dropped (notifications may be dispatched out of wire order, a poll may have
+        seen further meanwhile)."""
+        pushed, self._pushed = self._pushed, None
+        if pushed is None:
+            return None
+        poll, state = pushed
+        seen = self.state
+        if seen is not None and seen.updated_at is not None and state.updated_at is not None \
+                and state.updated_at < seen.updated_at:
+            return None
+        self.notified += 1
+        return poll
+
     async def sleep(self, seconds: float) -> None:
-        """Wait `seconds` before the next poll, or less when woken (cancel, detach, a notification)."""
+        """Wait `seconds` before the next poll, or less when woken (cancel, detach, a notification pushed)."""
         try:
             await asyncio.wait_for(self._wake.wait(), timeout=max(seconds, 0.0))
         except TimeoutError:

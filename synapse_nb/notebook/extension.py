@@ -27,10 +27,13 @@ def load(shell: Any) -> SynapseState:
     if state is not None and not state.closed:
         return state
     from ..mcp_client import preload
+    from .apps.warm import warm_views
     from .commands.ask import view_turn
     from .magics import SynapseMagics
 
-    preload()  # the MCP SDK imports in a background thread: the first `%mcp connect` does not wait for it
+    # the MCP SDK imports in a background thread: the first `%mcp connect` does not wait for it; then what the
+    # first MCP Apps View needs, in another, after it (apps/warm.py)
+    warm_views(preload())
     state = SynapseState(shell)
     # Magics() joins shell.configurables (for %config) and takes `c.SynapseMagics.*` from the shell's config.
     magics = SynapseMagics(shell, state)

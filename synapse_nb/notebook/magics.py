@@ -77,6 +77,10 @@ class SynapseMagics(Magics):
         4000, help="Tokens: a tool result bigger than this (or a table of over 20 rows) is held in the kernel by "
         "name and the model gets a summary and results__sql; 0: results go to the model as text"
     ).tag(config=True)
+    tool_budget = Int(
+        40, help="Tools offered to the model up front: with more connected, it is offered tools__search and the "
+        "tools it loaded instead (0: every tool, always)"
+    ).tag(config=True)
     kernel_tools = Bool(
         False, help="Offer the kernel__* tools (variables, DataFrames, recent cells, run_python) in every cell"
     ).tag(config=True)
@@ -174,6 +178,13 @@ class SynapseMagics(Magics):
             raise TraitError(f"SynapseMagics.hold_over must be a number of tokens >= 0 (0: hold nothing), not {value}")
         return value
 
+    @validate("tool_budget")
+    def _valid_tool_budget(self, proposal: Mapping[str, Any]) -> int:
+        value = int(proposal["value"])
+        if value < 0:
+            raise TraitError(f"SynapseMagics.tool_budget must be a number of tools >= 0 (0: every tool), not {value}")
+        return value
+
     @validate("max_iterations", "history_rows")
     def _positive(self, proposal: Mapping[str, Any]) -> int:
         value = int(proposal["value"])
@@ -187,7 +198,8 @@ class SynapseMagics(Magics):
             model=self.model.strip(), approve=self.approve, max_iterations=self.max_iterations, format=self.format,
             system=self.system, history=self.history, stream_interval=self.stream_interval,
             max_result_chars=self.max_result_chars, history_rows=self.history_rows, kernel_tools=self.kernel_tools,
-            session_budget=self.session_budget, hold_over=self.hold_over, publish_to=self.publish_to, otel=self.otel,
+            session_budget=self.session_budget, hold_over=self.hold_over, tool_budget=self.tool_budget,
+            publish_to=self.publish_to, otel=self.otel,
             oauth_redirect=self.oauth_redirect or "auto",
         )
 
@@ -278,6 +290,8 @@ class SynapseMagics(Magics):
         entry = SYNAPSE_TABLE.find(sub or "status")
         if entry is not None:
             return entry.run(self, rest.strip())
+        if sub.startswith("-") and "--resume" in line.split():  # `%synapse --resume [options]`: no prompt to take
+            return self.ask(line.strip(), "")
         if sub.startswith("-"):
             raise UsageError(
                 f"%synapse: unknown option {sub}{ASK_OPTIONS.suggest(sub)}; options go on a %%synapse cell's "

@@ -89,7 +89,8 @@ class Sessions(Mapping[str, "Agent"]):
         taken = self.get(recorded_name)
         if taken is not None and taken.messages and taken.session_id != session_id:
             recorded_name = f"{recorded_name}-{session_id[:8]}"  # this kernel has its own session by that name
-        self.agent(recorded_name, provider()).resume(session_id, messages, next_seq=next_seq)
+        self.agent(recorded_name, provider()).resume(session_id, messages, next_seq=next_seq,
+                                                     last_usage=history.last_usage(session_id))
         return recorded_name
 
     def own_name(self, name: str) -> str:

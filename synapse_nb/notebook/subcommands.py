@@ -297,6 +297,25 @@ def _tools(m: SynapseMagics, rest: str) -> Any:
     return mcp_cmd.tools(m.hub, state.registry, state.kernel, m.settings(), words[0] if words else None)
 
 
+def _search(m: SynapseMagics, rest: str) -> Any:
+    from .commands import mcp_search
+
+    text, rows = mcp_search.parse_search(rest)
+    return search_tools(m.state, text, rows)
+
+
+def search_tools(state: SynapseState, text: str, rows: int = 10) -> Any:
+    """`%mcp search` and the inspector's search box: the tools a cell could be offered, ranked for `text`."""
+    from .commands import mcp_search
+    from .turns.tool_search import tool_search
+
+    settings = state.settings()
+    state.kernel.register_notebook_tools(state.registry)
+    hub = state.hub if state.has_hub else None
+    searcher = tool_search(hub, state.store if settings.history else None, settings.tool_budget)
+    return mcp_search.search(state.registry, searcher, text, rows, kernel_tools=settings.kernel_tools)
+
+
 def _disconnect(m: SynapseMagics, rest: str) -> Pending:
     words = m.words("%mcp disconnect", rest, expanded=True)
     every = "--all" in words
@@ -389,6 +408,12 @@ def _tasks(m: SynapseMagics, rest: str) -> Any:
     if action == "cancel" and task_id is not None:
         return Pending(_printed(mcp_tasks.cancel_async(state, task_id)), "cancelling the task was interrupted")
     assert task_id is not None
+    if action == "resume":
+        session_id = mcp_tasks.task_row(state, task_id).get("session_id")
+        if not session_id or session_id != session_id:  # empty, or NaN from the frame
+            raise UsageError(f"%mcp tasks resume: task {task_id} was started by hand (%mcp call), not by a turn; "
+                             f"%mcp tasks result {task_id} shows its result")
+        return m.ask("", "", AskOptions(resume=True, session=str(session_id)))
     return Pending(mcp_tasks.result_async(state, task_id),
                    f"stopped waiting for task {task_id}; it runs on (the server cancels it only when asked)")
 
@@ -415,12 +440,15 @@ MCP_TABLE: SubcommandTable[SynapseMagics] = SubcommandTable("%mcp", (
                ), options=CONNECT_OPTIONS),
     Subcommand("list", _list, "servers: transport, state, tools, pid"),
     Subcommand("tools", _tools, "tools as offered to the model (DataFrame)", "[SERVER]"),
+    Subcommand("search", _search, "tools ranked for a request in plain words, as the model's tools__search ranks "
+               "them (DataFrame)", "[-n N] TEXT"),
     Subcommand("call", _call, "call a tool by hand (a JSON object,", 'SERVER.TOOL {"key": "value"}', forms=(
         ("SERVER.TOOL key=value ...", "or key=value words, typed by the tool's schema: a string parameter gets the "
          "word as written; never asks for approval)"),
         ("--detach SERVER.TOOL ...", "a call run as an MCP task: leave it running on the server"))),
     Subcommand("tasks", _tasks, "this notebook's MCP tasks (--all: every notebook's): status, age, cell", "[--all]",
-               forms=(("result ID | cancel ID", "wait for a task's result | cancel it on its server"),)),
+               forms=(("result ID | cancel ID", "wait for a task's result | cancel it on its server"),
+                      ("resume ID", "continue the turn a restart left waiting on the task (%%synapse --resume)"))),
     Subcommand("disconnect", _disconnect, "stop servers", "NAME | --all"),
     Subcommand("restart", _restart, "restart a server (also one that crashed too often)", "NAME"),
     Subcommand("inspect", _inspect_servers, "inspector widget: servers, tools, forms to call them", "[NAME]"),
@@ -453,4 +481,5 @@ def widget_parts(state: SynapseState) -> WidgetParts:
         hub=state.hub, runner=state.runner, history=lambda: reader(state.store), call_tool=state.manual.call,
         on_server_event=state.router.on_server_event, answers=state.answers, sign_in=state.sign_in, apps=state.apps,
         kernel=state.kernel, registry=state.registry, kernel_tools=lambda: state.settings().kernel_tools,
+        search_tools=lambda text: search_tools(state, text).to_dict("records"),
     )

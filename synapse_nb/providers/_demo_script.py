@@ -19,6 +19,9 @@ TABLES: Mapping[str, tuple[str, ...]] = {
     "customers": ("customer_id", "name", "email", "country", "city", "segment", "signup_date"),
 }
 MAX_STEPS = 4  # a question never takes more replies than this; then the script answers with what it has
+SEARCH = "tools__search"
+"""The tool search a turn offers instead of every tool when many are connected (agent/tool_search.py)."""
+SEARCH_QUERY = "list the shop's tables, describe a table, query it with SQL, summarize a column"
 
 REVENUE = "o.quantity * o.unit_price"
 SOLD = "o.status IN ('delivered', 'shipped')"
@@ -189,6 +192,9 @@ class DemoScript:
     def reply(self, c: Conversation) -> Reply:
         tools = {name: c.find_tool(name) for name in ("list_tables", "describe_table", "query", "summarize_column")}
         if not any(tools.values()):
+            # many tools connected: the shop's are found by the tool search first
+            if any(t.name == SEARCH for t in c.tools) and not c.done("search"):
+                return Reply("Let me find the shop's tools.", ((SEARCH, {"query": SEARCH_QUERY}),))
             return Reply(OFFLINE_ANSWER)
         failed = [o for o in c.latest if o.is_error]
         if failed:

@@ -478,3 +478,20 @@ async def test_tool_progress_becomes_events_of_that_call(recorder: Any, source: 
     ]
     kinds = recorder.kinds()
     assert kinds.index("ToolCallStarted") < kinds.index("ToolCallProgress") < kinds.index("ToolCallFinished")
+
+
+@pytest.mark.anyio
+async def test_a_resumed_session_left_waiting_on_tool_calls_gets_them_closed_by_a_new_prompt() -> None:
+    """A kernel that stopped during a turn's tool calls leaves them without tool messages; a new prompt (not
+    --resume) gives each an error result first, so the request is one every provider takes."""
+    from synapse_nb.agent.orchestrator import NOT_RESUMED
+    from synapse_nb.types import ToolCall
+
+    spy = Spy(ScriptedProvider(["Fine."]))
+    agent = Agent(spy, ToolRegistry())
+    asked = Message.assistant("", (ToolCall("c1", "fm__slow", {"seconds": 20}),))
+    agent.resume("s-1", [Message.user("run it"), asked], next_seq=2)
+    await asyncio.wait_for(agent.ask("what now?"), TIMEOUT)
+    sent = spy.requests[0][0]
+    assert [m.role for m in sent] == ["user", "assistant", "tool", "user"]
+    assert (sent[2].tool_call_id, sent[2].content, sent[2].is_error) == ("c1", NOT_RESUMED, True)

@@ -136,3 +136,16 @@ async def test_other_questions_get_help_and_the_session_goes_on(source: Any, rec
     assert [c.call.name for c in second.tool_calls] == ["demo__query"]
     assert "Top customers by spend" in second.text
     assert len(recorder.of(ToolCallStarted)) == 1
+
+
+@pytest.mark.anyio
+async def test_with_many_tools_connected_the_offline_demo_finds_the_shops_tools_by_search(source: Any) -> None:
+    from synapse_nb.agent.tool_search import SEARCH_TOOL, ToolSearch
+    from tests.support.catalog_servers import catalog_specs
+
+    registry = demo_like(source, server="shop")
+    source.specs.extend(s for s in catalog_specs() if s.server != "demo")  # 63 other tools of nine real servers
+    result = await Agent(ScriptedProvider(), registry, tool_search=ToolSearch(40)).ask("revenue by category")
+    assert result.status == "finished", result.error
+    assert [c.call.name for c in result.tool_calls] == [SEARCH_TOOL, "shop__query"]
+    assert "Espresso Machine Mini" in result.text

@@ -54,6 +54,7 @@ FRAME_TIMEOUT_MS = 60_000
 RESTORE_LOST = "Error displaying widget: model not found"  # ipywidgets' text for an output whose model is gone
 RESTORE_TRIES = 3
 FLAG = "release-busy-cell"
+BUNDLE_MARKER = "synapse_nb app view: the kernel is unreachable"  # a string of js/src/app_view.js, in the bundle
 TEARDOWN_LOG = "teardown received"  # what the counter View logs when the host's ui/resource-teardown reaches it
 SETUP = (f"import sys\nsys.path.insert(0, {str(REPO)!r})\n"
          "from tests.support.apps_host import AppsConnection, open_view\n"
@@ -407,9 +408,12 @@ def test_an_official_example_server_view_works_in_the_notebook(nb: NotebookPage,
         assert "('tools/call', {'name': 'get-time'" in nb.output(7).inner_text()
 
 
-def copies(notebook: Path, text: str) -> int:
-    """How many copies of `text` (a 200-character piece from its middle) the saved notebook's widget state holds."""
-    marker = text[len(text) // 2:len(text) // 2 + 200]
+def copies(notebook: Path, text: str, marker: str | None = None) -> int:
+    """How many copies of `text` (a 200-character piece from its middle, or `marker`, a piece only it has) the saved
+    notebook's widget state holds."""
+    if marker is None:
+        marker = text[len(text) // 2:len(text) // 2 + 200]
+    assert marker in text
     state = json.loads(notebook.read_text())["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]
     return sum(1 for model in state["state"].values() for value in model["state"].values()
                if isinstance(value, str) and marker in value)
@@ -480,7 +484,8 @@ def test_scrolling_far_away_and_back_keeps_the_view(
                 # HTML are each in the file once
                 nb.page.keyboard.press("Control+s")
                 nb.expect(nb.page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
-                assert copies(lab.root / name, app_bundle._read_code()) == 1
+                # (the bundle's own words: its middle may be code the Views' HTML inlines too, e.g. zod's locales)
+                assert copies(lab.root / name, app_bundle._read_code(), BUNDLE_MARKER) == 1
                 assert copies(lab.root / name, counter_script()) == 1
                 # another cell active (JupyterLab keeps the active cell in the page, only made transparent)
                 nb.run(2)
@@ -538,6 +543,16 @@ KERNEL_CELLS = [
     "%mcp call apps.counter start=3",                                                                        # 3
     "%synapse sql SELECT tool, origin FROM tool_calls ORDER BY started_at",                                  # 4
     "%%synapse --model openai:gpt-test\nopen the counter",                                                   # 5
+    "out = %mcp call apps.counter start=6\nout",                                                             # 6
+    "print([t['name'] for t in out.view.tools])",                                                            # 7
+    "print((await out.view.call_tool('get_count')).text)",                                                   # 8
+    "%%synapse --model openai:gpt-test\nwhat does the counter show?",                                       # 9
+    "%synapse sql SELECT server, tool, origin, approval, result_text FROM tool_calls WHERE origin LIKE 'view:%'",  # 10
+    "%mcp connect sheet -- {node} {sheet} --stdio",                                                          # 11
+    "%mcp call sheet.play-sheet-music",                                                                      # 12
+    "%mcp connect scen -- {node} {scenario} --stdio",                                                        # 13
+    "%mcp call scen.get-scenario-data {{}}",                                                                 # 14
+    "%%synapse --model openai:gpt-test\nwhat does the view say?",                                           # 15
 ]
 
 
@@ -551,7 +566,9 @@ def wire() -> Iterator[LlmServer]:
 @pytest.fixture(scope="module")
 def kernel_nb(lab: Lab, wire: LlmServer, browser: Any) -> Iterator[NotebookPage]:
     """A second notebook on the same JupyterLab: synapse_nb loaded, the apps server connected by %mcp connect."""
-    cells = [KERNEL_CELLS[0].format(base=wire.openai_base_url), *KERNEL_CELLS[1:]]
+    servers = {"node": NODE, "sheet": npm_servers.SHEET_MUSIC, "scenario": npm_servers.SCENARIO}
+    cells = [KERNEL_CELLS[0].format(base=wire.openai_base_url), *KERNEL_CELLS[1:11],
+             *(c.format(**servers) for c in KERNEL_CELLS[11:])]
     name = write_notebook(lab.root / "apps-kernel.ipynb", cells)
     nb = NotebookPage.open(browser, lab, name)
     with failure_shot(nb, "apps-kernel-setup"):
@@ -615,3 +632,96 @@ def test_a_synapse_turn_shows_the_view_in_its_tool_block_and_app_only_tools_stay
         messages = wire.wait_for_requests(3, timeout=30)[2].body["messages"]
         assert messages[-1] == {"role": "user", "content": "the count is 2"}
         shot(nb, tmp_path, "apps-kernel-message", nb.cell(5))
+
+
+def test_the_model_and_python_call_a_tool_the_view_registered(
+    kernel_nb: NotebookPage, wire: LlmServer, tmp_path: Path,
+) -> None:
+    """The counter View registers `get_count` (the draft's app tools): once it has loaded, the kernel knows it
+    (`view.tools`), Python calls it (`await view.call_tool(...)`) and the next turn's model is offered it and calls
+    it; the View answers from what it shows, and both calls are recorded with origin `view:apps`."""
+    nb = kernel_nb
+    wire.clear()
+    wire.queue(tool_calls(call("view_apps__get_count", {})), text("The counter shows six."))
+    with failure_shot(nb, "apps-kernel-app-tools"):
+        nb.run(6)
+        _iframe, view = frame_of(nb, 6)
+        nb.expect(view.locator("#status")).to_have_text("result: counter starts at 6", timeout=FRAME_TIMEOUT_MS)
+        for _ in range(40):  # bounded: the View lists its tools once it has loaded, the kernel hears it between cells
+            run_again(nb, 7)
+            if "get_count" in nb.output(7).inner_text():
+                break
+        assert nb.output(7).inner_text().strip() == "['get_count']"
+        nb.run(8)
+        assert nb.output(8).inner_text().strip() == "the view shows 6"
+        nb.run(9)
+        nb.expect(nb.output(9).get_by_text("The counter shows six.")).to_be_visible(timeout=FRAME_TIMEOUT_MS)
+        first, second = wire.wait_for_requests(2, timeout=30)
+        assert "view_apps__get_count" in [t["function"]["name"] for t in first.body["tools"]]
+        assert second.body["messages"][-1]["content"] == "the view shows 6"
+        shot(nb, tmp_path, "apps-kernel-app-tools", nb.cell(9))
+        nb.run(10)
+        rows = nb.output(10).inner_text()
+        assert re.search(r"apps\s+get_count\s+view:apps\s+manual\s+the view shows 6", rows), rows
+        assert re.search(r"apps\s+get_count\s+view:apps\s+auto\s+the view shows 6", rows), rows
+
+
+def test_a_ui_tool_called_without_arguments_gets_its_schemas_defaults_and_its_view_draws(
+    kernel_nb: NotebookPage, tmp_path: Path,
+) -> None:
+    """server-sheet-music's View draws the tune of its tool input: `%mcp call` with no arguments gives it the
+    schema's default tune (the server used it, and the View got `{}` and said "No ABC notation provided")."""
+    node_for(npm_servers.SHEET_MUSIC)
+    nb = kernel_nb
+    with failure_shot(nb, "apps-kernel-sheet-music"):
+        nb.run(11, timeout=120_000)
+        nb.run(12, timeout=120_000)
+        _iframe, view = frame_of(nb, 12)
+        nb.expect(view.locator("#sheet-music svg").first).to_be_visible(timeout=FRAME_TIMEOUT_MS)
+        assert "No ABC notation" not in view.locator("body").inner_text()
+        shot(nb, tmp_path, "apps-kernel-sheet-music", nb.cell(12))
+
+
+def test_under_a_view_the_result_stays_closed_and_its_nested_values_summarised(
+    kernel_nb: NotebookPage, tmp_path: Path,
+) -> None:
+    """server-scenario-modeler answers nested JSON: under its View the result block is closed, and opened, its
+    table summarises the nested values (it was a 6,800-pixel table, open under the View)."""
+    node_for(npm_servers.SCENARIO)
+    nb = kernel_nb
+    with failure_shot(nb, "apps-kernel-scenario"):
+        nb.run(13, timeout=120_000)
+        nb.run(14, timeout=120_000)
+        frame_of(nb, 14)
+        block = nb.output(14).locator("details.snb-turn-tool")
+        nb.expect(block).to_have_count(1, timeout=FRAME_TIMEOUT_MS)
+        assert block.get_attribute("open") is None
+        shot(nb, tmp_path, "apps-kernel-scenario-closed", nb.cell(14))
+        block.locator("summary").first.click()
+        nb.expect(block).to_have_attribute("open", "")
+        table = block.locator("table.snb-tbl")
+        nb.expect(table.get_by_text(re.compile(r"^\[\d+ items\]$|^\{\d+ keys: ")).first).to_be_visible()
+        height = table.bounding_box()["height"]
+        assert height < 1_000, f"the opened result's table is {height:.0f} px high"
+        shot(nb, tmp_path, "apps-kernel-scenario-opened", nb.cell(14))
+
+
+def test_the_turn_names_the_view_that_told_the_model_what(kernel_nb: NotebookPage, wire: LlmServer,
+                                                            tmp_path: Path) -> None:
+    """The counter View of cell 6 sets the model's context; the next turn's footer says which View said what, and the
+    model was told it with the View named."""
+    nb = kernel_nb
+    wire.clear()
+    wire.queue(text("It says the counter shows 6."))
+    with failure_shot(nb, "apps-kernel-context"):
+        _iframe, view = frame_of(nb, 6)
+        view.locator("#context").click()
+        nb.expect(view.locator("#status")).to_have_text("context updated", timeout=FRAME_TIMEOUT_MS)
+        nb.run(15)
+        said = "the view apps.counter (ui://fixture/counter.html) gave the model context: the counter shows 6"
+        nb.expect(nb.output(15).get_by_text(said)).to_be_visible(timeout=FRAME_TIMEOUT_MS)
+        system = wire.wait_for_requests(1, timeout=30)[0].body["messages"][0]
+        assert system["role"] == "system"
+        assert "MCP App apps.counter (ui://fixture/counter.html)" in system["content"]
+        assert "the counter shows 6" in system["content"]
+        shot(nb, tmp_path, "apps-kernel-context", nb.cell(15))

@@ -1,6 +1,8 @@
 """MCP Apps in a real kernel, as a frontend receives it: `%mcp call` of a UI tool (the npm example
 customer-segmentation, whose data tool answers ~100 K characters) shows one widget output, the View, its text
-fallback capped as the call's result is, and the result below it."""
+fallback capped as the call's result is, and the result below it. The first UI tool call of a fresh kernel (the npm
+example scenario-modeler, whose tool declares an output schema) records the tool's own time, says it opens the
+View meanwhile, and shows its nested result under the View closed and summarised."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.kernel_session import Kernel, running_kernel
-from tests.support.npm_servers import SEGMENTATION, node_for
+from tests.support.npm_servers import SCENARIO, SEGMENTATION, node_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.kernel, pytest.mark.node]
 
@@ -45,3 +47,26 @@ def test_a_ui_tools_call_shows_one_view_with_a_capped_fallback_then_the_result(k
     assert re.fullmatch(r"… [\d,]+ more lines \([\d,]+ characters\) in \.text of this cell's value \(_\.text\)",
                         lines[-2])
     assert lines[-1] == VIEW_LINE
+
+
+def test_the_first_ui_call_of_a_kernel_records_the_tools_own_time_under_a_closed_summarised_block(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    node = node_for(SCENARIO)
+    with running_kernel(tmp_path_factory.mktemp("kernel-apps-first")) as k:
+        k.ok("%load_ext synapse_nb")
+        k.ok(f"%mcp connect scen -- {node} {SCENARIO} --stdio", timeout=120)
+        run = k.ok("%mcp call scen.get-scenario-data {}", timeout=120)
+        said = [str(d["data"].get("text/plain", "")) for d in run.displays]
+        assert any(t.startswith("opening the interactive view of scen.get-scenario-data … ") for t in said), said
+        shown = float(k.ok("print(repr(_.result.duration_ms))").stdout)
+        recorded = k.ok("_rows = %synapse sql SELECT duration_ms FROM tool_calls\n"
+                        "print(repr(float(_rows.duration_ms[0])))")
+        # the tool's own time (the request, as the hub measured it), not the first call's jsonschema import
+        assert float(recorded.stdout) == pytest.approx(shown, rel=1e-9)
+        view, result = run.final_outputs()
+        assert WIDGET_VIEW in view
+        html = result["text/html"]
+        assert '<details class="snb-turn-tool" open>' not in html  # under its View the block stays closed
+        table = html[html.index("<table"):html.index("</table>")]
+        assert re.search(r"\[\d+ items\]|\{\d+ keys: ", table), table[:500]

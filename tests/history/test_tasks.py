@@ -8,8 +8,11 @@ import datetime as dt
 from pathlib import Path
 
 import duckdb
+import pytest
 
+from synapse_nb.errors import HistoryError
 from synapse_nb.events import TaskCreated, TaskStatusChanged
+from synapse_nb.history.catalog import view_query
 from synapse_nb.history.store import HistoryStore
 from synapse_nb.task_state import TaskState
 
@@ -84,3 +87,15 @@ def test_a_published_lake_has_the_tasks_too(store: HistoryStore, tmp_path: Path)
     published = synapse_nb.history(store.path).publish(lake)
     assert published.rows["task_events"] == 4
     _check(synapse_nb.history(lake).tasks())
+
+
+def test_readers_take_the_tasks_view_from_the_migration_that_defines_it_last(tmp_path: Path) -> None:
+    """One definition of the view: migration 0010 in the file, the same text in readers (and a later migration
+    that redefines it wins in both)."""
+    assert view_query("tasks").startswith("SELECT")
+    assert view_query("tasks").rstrip().endswith("GROUP BY task_id")
+    (tmp_path / "0001_a.sql").write_text("CREATE TABLE t (x INT);\nCREATE VIEW v AS SELECT x FROM t;\n")
+    (tmp_path / "0002_b.sql").write_text("-- v counts now\nCREATE OR REPLACE VIEW v AS\nSELECT count(*) AS n FROM t;\n")
+    assert view_query("v", tmp_path) == "SELECT count(*) AS n FROM t"
+    with pytest.raises(HistoryError, match="no migration creates a view named 'w'"):
+        view_query("w", tmp_path)

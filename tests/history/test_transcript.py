@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from synapse_nb.events import MessageAdded, SessionStarted
 from synapse_nb.history.store import HistoryStore
+from synapse_nb.history.transcript import waiting_calls
 from synapse_nb.types import ContentBlock, Message, ToolCall, ToolResult
 
 PNG = ContentBlock("image", data="iVBORw0KGgo=", mime_type="image/png")
@@ -38,3 +39,14 @@ def test_find_session_by_name_then_id_prefix(store: HistoryStore) -> None:
     assert history.find_session("analysis") == "abc123"
     assert history.find_session("def") == "def456"
     assert history.find_session("nope") is None
+
+
+def test_the_calls_a_turn_left_waiting_are_those_of_the_last_reply_without_a_tool_message() -> None:
+    asked = Message.assistant("", (ToolCall("c1", "fm__slow", {}), ToolCall("c2", "fm__echo", {})))
+    assert waiting_calls([Message.user("go"), asked]) == list(asked.tool_calls)  # the kernel stopped during both
+    assert [c.id for c in waiting_calls([Message.user("go"), asked, Message.tool("c2", "echo")])] == ["c1"]
+    answered = [Message.user("go"), asked, Message.tool("c1", "done"), Message.tool("c2", "echo")]
+    assert waiting_calls(answered) == []
+    assert waiting_calls([*answered, Message.assistant("Both ran.")]) == []
+    assert waiting_calls([Message.user("go"), asked, Message.user("never mind")]) == []  # a later prompt moved on
+    assert waiting_calls([]) == []

@@ -4,6 +4,7 @@ as the call's progress, and a wait that a cancel or a detach cuts short."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 
 import pytest
 
@@ -57,3 +58,22 @@ async def test_cancel_and_detach_cut_the_wait_between_polls_short() -> None:
     watch.detach()
     await asyncio.wait_for(waiting, 5)
     assert watch.detach_requested
+
+
+async def test_a_pushed_notification_wakes_the_wait_and_a_stale_one_is_dropped() -> None:
+    t0 = dt.datetime(2026, 11, 28, 9, 0, 0)
+    watch = TaskWatch()
+    watch.observe(TaskState(task_id="t-1", server="fm", tool="ask", form="2025-11-25", status="working",
+                            updated_at=t0 + dt.timedelta(seconds=2)))
+    waiting = asyncio.ensure_future(watch.sleep(60))
+    newer = TaskState(task_id="t-1", server="fm", tool="ask", form="2025-11-25", status="completed",
+                      updated_at=t0 + dt.timedelta(seconds=3))
+    watch.push("the newer look", newer)
+    await asyncio.wait_for(waiting, 5)
+    assert watch.take_pushed() == "the newer look"
+    assert watch.take_pushed() is None  # taken once
+    older = TaskState(task_id="t-1", server="fm", tool="ask", form="2025-11-25", status="working",
+                      updated_at=t0 + dt.timedelta(seconds=1))
+    watch.push("an older look", older)
+    assert watch.take_pushed() is None  # out of order: what was seen already is newer
+    assert watch.notified == 1

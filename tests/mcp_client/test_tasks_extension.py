@@ -6,8 +6,6 @@ call side by side, and a task that outlives the client that started it (streamab
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -18,7 +16,7 @@ from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.sampling import SamplingReply, SamplingRequest
 from synapse_nb.mcp_client.task_watch import TaskWatch
 from synapse_nb.task_state import TaskState
-from tests.support.task_servers import TaskEvents, tasks_http, tasks_stdio
+from tests.support.task_servers import TaskEvents, tasks_stdio
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 TIMEOUT = 30
@@ -39,6 +37,7 @@ async def test_tasks_required_and_optional_and_a_plain_call_side_by_side() -> No
         ), TIMEOUT)
 
     assert slow.text == "first done after 1 s"
+    assert slow.duration_ms >= 1000  # the task's life (it sleeps 1 s on the server), not its last poll's
     assert summed.text == "sum=5"
     assert echoed.text == "echo: meanwhile"
     assert {s.form for s in one + two} == {"2026-07-28"}
@@ -114,12 +113,6 @@ async def test_an_interrupt_cancels_the_task_on_the_server_and_a_lost_task_is_on
             await hub.task_state("fm", "no-such-task")
     assert "\n" not in str(caught.value)
     assert "no longer knows task no-such-task" in str(caught.value)
-
-
-@pytest.fixture(scope="module")
-def tasks_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with tasks_http(Path(tmp_path_factory.mktemp("tasks")) / "server.log") as url:
-        yield url
 
 
 async def test_a_task_outlives_the_client_that_started_it(tasks_url: str) -> None:

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -15,18 +13,14 @@ from synapse_nb.mcp_client.handlers import ClientHandlers
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.mcp_client.task_watch import TaskWatch
 from synapse_nb.task_state import TaskState
-from tests.mcp_client.mcp_helpers import wait_until
-from tests.support.task_servers import RESEARCH, TaskEvents, everything_http
+from tests.support.task_servers import RESEARCH, TaskEvents, connect_everything
 
 pytestmark = pytest.mark.anyio
 TIMEOUT = 30
 
 
 async def _connect(hub: McpHub, **how: object) -> None:
-    """Connect server-everything and wait for its second tool list (the task tool comes with it)."""
-    await hub.connect("everything", **how)  # type: ignore[arg-type]
-    await wait_until(lambda: RESEARCH in {t.name for t in hub.all_tools}, TIMEOUT, "the task tool listed")
-
+    await connect_everything(hub, TIMEOUT, **how)
 
 
 async def test_a_task_only_tool_runs_as_a_task_its_status_seen_and_recorded(everything: dict[str, object]) -> None:
@@ -41,6 +35,7 @@ async def test_a_task_only_tool_runs_as_a_task_its_status_seen_and_recorded(ever
 
     assert "# Research Report: tides" in result.text
     assert not result.is_error
+    assert result.duration_ms >= 4000  # the task's life (four 1 s stages on the server), not its last poll's
     assert seen[0].status == "working"
     assert seen[-1].status == "completed"
     assert any("Analyzing content" in (s.status_message or "") for s in seen)
@@ -146,12 +141,6 @@ async def test_a_task_the_server_does_not_know_ends_in_one_line(everything: dict
     message = str(caught.value)
     assert "\n" not in message
     assert "no longer knows task no-such-task" in message
-
-
-@pytest.fixture(scope="module")
-def everything_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with everything_http(Path(tmp_path_factory.mktemp("everything")) / "server.log") as url:
-        yield url
 
 
 @pytest.mark.node

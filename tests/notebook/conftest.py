@@ -86,3 +86,20 @@ def script(tmp_path: Path) -> Callable[[Any], str]:
         return f"scripted:{path}"
 
     return write
+
+
+@pytest.fixture
+def apps(ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """`ip` with the MCP Apps test server (tests/support/apps_server.py) connected in process as `apps`, widgets on
+    list comms, the Views' HTML carrying a stub instead of the ext-apps View library (no browser runs it here)."""
+    import comm
+
+    from tests.support import apps_server
+    from tests.support.list_comm import ListComm
+
+    monkeypatch.setattr(comm, "create_comm", ListComm)
+    stub = tmp_path / "view-lib.js"
+    stub.write_text("const App = class {};\nexport{App as App};\n")
+    monkeypatch.setenv("SYNAPSE_APPS_VIEW_LIB", str(stub))
+    ip.state.runner.run(ip.state.hub.connect_in_process("apps", apps_server.build_server()), timeout=60)
+    return ip  # the ip fixture closes the hub (and the server with it)

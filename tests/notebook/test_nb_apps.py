@@ -10,31 +10,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
-import comm
 import pytest
 
-from tests.support import apps_server
-from tests.support.list_comm import ListComm
 from tests.support.llm_replies import Gate
 from tests.support.llm_server import LlmServer, call, text, tool_calls
 
 ANSWER_TIMEOUT = 30.0
 FAKE_KEY = "sk-fake-apps-test-0123456789"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-@pytest.fixture
-def apps(ip: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """`ip` with the apps server connected in process as `apps`, widgets on list comms."""
-    monkeypatch.setattr(comm, "create_comm", ListComm)
-    stub = tmp_path / "view-lib.js"
-    stub.write_text("const App = class {};\nexport{App as App};\n")
-    monkeypatch.setenv("SYNAPSE_APPS_VIEW_LIB", str(stub))
-    ip.state.runner.run(ip.state.hub.connect_in_process("apps", apps_server.build_server()), timeout=60)
-    return ip  # the ip fixture closes the hub (and the server with it)
 
 
 def from_view(widget: Any, content: Mapping[str, Any]) -> None:

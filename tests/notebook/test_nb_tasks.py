@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from IPython.core.error import UsageError
 
 from synapse_nb.notebook.commands.mcp_tasks import DetachedTask
 from synapse_nb.notebook.recording.reader import reader
+from tests.support.llm_server import LlmServer, text
 from tests.support.task_servers import TASKS_SERVER, tasks_python
 
 pytestmark = pytest.mark.process
@@ -115,3 +117,49 @@ def test_tasks_lists_this_notebooks_tasks_and_all_with_all(ip: Any) -> None:
     assert [r["cell"].split()[0] for r in mine] == ["second.ipynb"]
     every = ip.line("mcp", "tasks --all").to_dict("records")
     assert sorted(r["cell"].split()[0] for r in every) == ["first.ipynb", "second.ipynb"]
+
+
+def test_resume_without_a_waiting_turn_and_bad_resume_lines_are_one_line(ip: Any) -> None:
+    _connect(ip)
+    detached = ip.line("mcp", 'call --detach fm.slow {"seconds": 0}')
+    cases = [
+        (lambda: ip.line("synapse", "--resume"), "no turn of this notebook is waiting on an MCP task's result"),
+        (lambda: ip.line("synapse", "--resume --session nobody"), "no session 'nobody' in the history"),
+        (lambda: ip.cell("synapse --resume", "and then?"), "--resume continues the waiting turn with its tool "
+                                                           "results and takes no prompt"),
+        (lambda: ip.line("synapse", "--background --resume"), "--resume runs in the foreground"),
+        (lambda: ip.line("mcp", f"tasks resume {detached.task_id}"), f"task {detached.task_id} was started by "
+                                                                     "hand (%mcp call), not by a turn"),
+        (lambda: ip.line("mcp", "tasks resume nope"), "no task 'nope' in the history"),
+    ]
+    for run, says in cases:
+        with pytest.raises(UsageError) as caught:
+            run()
+        assert says in str(caught.value)
+        assert "\n" not in str(caught.value)
+    assert reader(ip.state.store).sql("SELECT count(*) AS n FROM turns")["n"][0] == 0  # nothing ran, nothing recorded
+
+
+def test_a_followed_tasks_sampling_is_charged_to_its_tool(
+        ip: Any, llm_server: LlmServer, clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task followed later (`%mcp tasks result`, or after a restart) that asks the kernel's model: the sampling
+    call's cost is the tool's, as for a call that asks while it runs (history/cost.py, by tool)."""
+    prices = clean_env / "prices.json"
+    prices.write_text(json.dumps({"openai:gpt-test": {"input_per_mtok": 1000, "output_per_mtok": 2000}}))
+    monkeypatch.setenv("SYNAPSE_PRICES", str(prices))
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-key-for-task-tests")
+    ip.line("synapse", "model openai:gpt-test")
+    ip.line("mcp", f"connect fm --sampling auto -- {tasks_python()} {TASKS_SERVER} stdio")
+    detached = ip.line("mcp", "call --detach fm.ask_model topic=tides")  # left before its question is asked
+    llm_server.queue(text("tides come and go", usage=(100, 20)))
+
+    out = ip.line("mcp", f"tasks result {detached.task_id}")
+
+    assert out.result.text == "the model says: tides come and go"
+    by_tool = ip.line("synapse", "cost --by tool").set_index(["server", "tool"])
+    assert by_tool.loc[("fm", "ask_model"), "sampling_usd"] == pytest.approx(100 * 0.001 + 20 * 0.002)
+    (sampled,) = reader(ip.state.store).sql("SELECT tool_call_id FROM llm_calls WHERE origin = 'sampling:fm'")[
+        "tool_call_id"]
+    (row,) = ip.line("mcp", "tasks").to_dict("records")
+    assert sampled == row["tool_call_id"]

@@ -3,7 +3,8 @@
 Tools:
 - `counter` (model + app, View ui://fixture/counter.html): its View shows the tool input and result, the
   host's theme, and buttons that call the app-only tool `bump`, send a `ui/message`, update the model
-  context, open a link, send a log line, and grow the page (so the frame must follow its size).
+  context, open a link, send a log line, and grow the page (so the frame must follow its size); it registers a
+  tool of its own, `get_count` (the count it shows), which the host may list and call.
 - `bump` (app only): `value + 1`, for the counter View.
 - `summary` (model only, View ui://fixture/counter.html): a View may not call it.
 - `probe` (model + app, View ui://fixture/probe.html): its View tries to reach the notebook page (the parent's
@@ -83,6 +84,10 @@ COUNTER_BODY = """
 COUNTER_SCRIPT = f"""
 const app = new App({{ name: "fixture-counter", version: "1.0.0" }}, {{}});
 let count = 0;
+// a tool of the View itself (the draft's app-registered tools): the host may list and call it
+app.registerTool("get_count", {{ description: "The count the counter View shows now",
+                                 annotations: {{ readOnlyHint: true }} }},
+  async () => ({{ content: [{{ type: "text", text: "the view shows " + count }}], structuredContent: {{ count }} }}));
 const say = (text) => {{ $("status").textContent = text; }};
 const showContext = (ctx) => {{
   if (!ctx) return;

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.local_servers import free_port, stop, wait_listening
+from tests.support.local_servers import free_port, stop, wait_listening, wait_started
 from tests.support.npm_servers import TOOLS
 
 DB_SERVERS = TOOLS / "dbservers" / "node_modules" / "@modelcontextprotocol"
@@ -95,6 +95,12 @@ def postgres() -> Iterator[Postgres]:
         try:
             if not wait_listening(proc, port, START_TIMEOUT):
                 pytest.fail(f"PostgreSQL did not start: {proc.stderr.read().decode()[-500:] if proc.stderr else ''}")
+            # it listens before it accepts logins ("the database system is starting up", psql's exit 2 on a busy
+            # machine): wait until pg_isready says it accepts them, on the socket psql uses
+            ready = [_pg_bin("pg_isready"), "-q", "-h", str(sockets), "-p", str(port), "-U", "postgres"]
+            if not wait_started(proc, lambda: subprocess.run(ready, env=env).returncode == 0, START_TIMEOUT):
+                pytest.fail(f"PostgreSQL did not accept logins: "
+                            f"{proc.stderr.read().decode()[-500:] if proc.stderr else ''}")
             psql = [_pg_bin("psql"), "-h", str(sockets), "-p", str(port), "-U", "postgres", "-v", "ON_ERROR_STOP=1",
                     "-q"]
             subprocess.run([*psql, "-c", f"CREATE ROLE reader LOGIN PASSWORD '{READER_PASSWORD}'",

@@ -18,6 +18,9 @@ FILESYSTEM = _REFERENCE / "server-filesystem" / "dist" / "index.js"
 SEGMENTATION = _APPS / "server-customer-segmentation" / "dist" / "index.js"
 BASIC = _APPS / "server-basic-vanillajs" / "dist" / "index.js"
 SYSTEM_MONITOR = _APPS / "server-system-monitor" / "dist" / "index.js"
+SCENARIO = _APPS / "server-scenario-modeler" / "dist" / "index.js"
+SHEET_MUSIC = _APPS / "server-sheet-music" / "dist" / "index.js"
+BUDGET = _APPS / "server-budget-allocator" / "dist" / "index.js"
 
 _TARGET = {TOOLS / "node_modules": "make tools", TOOLS / "apps": "make apps-servers"}
 

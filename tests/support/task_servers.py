@@ -16,12 +16,16 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from synapse_nb.events import Event, TaskCreated, TaskStatusChanged
 from tests.support.local_servers import free_port, stop, wait_listening
 from tests.support.npm_servers import EVERYTHING, TOOLS, node_for
+
+if TYPE_CHECKING:
+    from synapse_nb.mcp_client.hub import McpHub
 
 TASKS_SERVER = Path(__file__).resolve().parent / "tasks_server.py"
 TASKS_PYTHON = TOOLS / "taskservers" / "bin" / "python"
@@ -34,6 +38,23 @@ def tasks_python() -> str:
     if not TASKS_PYTHON.is_file():
         pytest.fail(f"fastmcp-tasks is not installed at {TASKS_PYTHON.parents[1]}: run `make tools`")
     return str(TASKS_PYTHON)
+
+
+def everything_stdio() -> dict[str, object]:
+    """Connect arguments for server-everything over stdio."""
+    return {"command": node_for(EVERYTHING), "args": [str(EVERYTHING), "stdio"]}
+
+
+async def connect_everything(hub: McpHub, timeout: float, name: str = "everything", **how: object) -> None:
+    """Connect server-everything and wait for its second tool list: it adds its task tool only once initialised
+    (and says so with list_changed)."""
+    await hub.connect(name, **how)  # type: ignore[arg-type]
+    tool = RESEARCH.replace("everything__", f"{name}__", 1)
+    deadline = asyncio.get_running_loop().time() + timeout
+    while tool not in {t.name for t in hub.all_tools}:
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"{name} did not list its task tool within {timeout} s")
+        await asyncio.sleep(0.02)
 
 
 def tasks_stdio() -> dict[str, object]:

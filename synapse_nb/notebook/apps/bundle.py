@@ -7,19 +7,27 @@ Views a notebook shows, and a notebook saved with its widget state holds it once
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 
 import ipywidgets
 import traitlets as t
 
-__all__ = ["AppViewBundle", "shared_bundle"]
+__all__ = ["AppViewBundle", "bundle_code", "shared_bundle"]
 
 _CODE = Path(__file__).with_name("static") / "app_view.js"
 
 
 def _read_code() -> str:
     return _CODE.read_text(encoding="utf-8") if _CODE.exists() else ""
+
+
+@functools.cache
+def bundle_code() -> tuple[str, str]:
+    """The View code and its digest, read once per process (apps/warm.py reads it before the first View)."""
+    code = _read_code()
+    return code, hashlib.sha256(code.encode()).hexdigest()[:16]
 
 
 class AppViewBundle(ipywidgets.Widget):  # type: ignore[misc]
@@ -36,6 +44,6 @@ def shared_bundle() -> AppViewBundle:
     """The kernel's one bundle model, made on first use and again if it was closed (e.g. Widget.close_all)."""
     global _shared
     if _shared is None or _shared.comm is None:
-        code = _read_code()
-        _shared = AppViewBundle(code=code, digest=hashlib.sha256(code.encode()).hexdigest()[:16])
+        code, digest = bundle_code()
+        _shared = AppViewBundle(code=code, digest=digest)
     return _shared

@@ -32,6 +32,7 @@ class AppCompanion(w.VBox):  # type: ignore[misc]
         self.controls: RunControls | None = None
         self.question: w.HBox | None = None
         self._answered = asyncio.Event()
+        self._asking = 0  # the View's tool calls waiting for the buttons now
         self._shown: list[tuple[str | None, dict[str, Any]]] = []
         super().__init__([self.out], layout=w.Layout(width="100%"))
         self.add_class("snb-app-companion")
@@ -43,7 +44,10 @@ class AppCompanion(w.VBox):  # type: ignore[misc]
         self._lay_out()
 
     def _lay_out(self) -> None:
-        self.children = tuple(c for c in (self.view, self.controls, self.question, self.out) if c is not None)
+        """The View, the approval buttons while a call waits for them (gone once answered), the question about a file
+        it offers, the turns' output."""
+        controls = self.controls if self._asking else None
+        self.children = tuple(c for c in (self.view, controls, self.question, self.out) if c is not None)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
         """The widget, with what it shows as text: the View's text fallback, then what its messages started."""
@@ -55,13 +59,19 @@ class AppCompanion(w.VBox):  # type: ignore[misc]
         return {**dict(data), "text/plain": "\n".join(t for t in texts if t)}
 
     async def ask(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
-        """Ask approval of a View's tool call with buttons under the View: "yes", "no" or "always"."""
+        """Ask approval of a View's tool call with buttons under the View: "yes", "no" or "always". The buttons
+        and their "needs approval" line show while a call waits, and go once it is answered."""
         if self.controls is None:
             self.controls = RunControls(on_stop=lambda: None)
             self.controls.stop_button.layout.display = "none"
             self.controls.set_status("view", "a tool call of the view needs approval")
+        self._asking += 1
+        self._lay_out()
+        try:
+            return await self.controls.ask(spec, arguments)
+        finally:
+            self._asking -= 1
             self._lay_out()
-        return await self.controls.ask(spec, arguments)
 
     async def ask_file(self, name: str, size: int) -> bool:
         """Ask with two buttons under the View whether to save the file it offers into the notebook's folder; the

@@ -49,5 +49,6 @@ class AppHost(Protocol):
         """A notification from the View or its frame: `notifications/message` (a log line), `ui/open-link`
         (opened by the browser; told here to be recorded), `ui/resource-teardown` (the view was removed),
         `ui/request-display-mode` (`mode` asked, `granted` by the page), `synapse/view-problem` (`text`: the
-        page saw the View fail to load, or its policy refuse something)."""
+        page saw the View fail to load, or its policy refuse something), `ui/app-tools` (the names of the tools the
+        View registered, as it listed them)."""
         ...

@@ -60,19 +60,21 @@ class KernelAppHost:
     def __init__(
         self, hub: McpHub, manual: ManualCalls, router: EventRouter, contexts: ModelContexts, *, server: str,
         resource_uri: str, session: str, policy: ApprovalPolicy, ask: ApprovalCallback | None = None,
-        on_message: MessageTurn | None = None, downloads: Downloads | None = None,
+        on_message: MessageTurn | None = None, tool: str = "", downloads: Downloads | None = None,
     ) -> None:
         """The parts it uses: the hub (the server's tools, resources, log), the manual calls (the View's tool calls,
         recorded), the router (its requests, recorded), the View contexts of the next turns. `policy` is the
         approval policy of what opened the View (the cell's `--approve`, else the kernel's); `ask` asks the user
-        about a call the policy says to ask for (None: such calls are refused); `downloads` saves the files the View
-        offers once the user agreed (None: refused)."""
+        about a call the policy says to ask for (None: such calls are refused); `tool` is the server's tool whose call
+        opened the View (the context it gives the model names it); `downloads` saves the files the View offers once
+        the user agreed (None: refused)."""
         self.hub = hub
         self.manual = manual
         self.router = router
         self.contexts = contexts
         self.server = server
         self.resource_uri = resource_uri
+        self.tool = tool
         self.session = session
         self.policy = policy
         self.ask = ask
@@ -129,8 +131,9 @@ class KernelAppHost:
         return {} if await self.on_message(text) else {"isError": True}
 
     async def update_model_context(self, params: Mapping[str, Any], /) -> dict[str, Any]:
-        self.contexts.put(self.session, self.resource_uri, params)
-        self._record("ui/update-model-context", {"session": self.session})
+        given = self.contexts.put(self.session, server=self.server, tool=self.tool, view=self.resource_uri,
+                                  params=params)
+        self._record("ui/update-model-context", {"session": self.session, "chars": len(given.text) if given else 0})
         return {}
 
     async def download_file(self, params: Mapping[str, Any], /) -> dict[str, Any]:
@@ -167,9 +170,13 @@ class KernelAppHost:
             text = str(params.get("text", ""))[:300]
             self.router.record(ServerEvent(server=self.server, event="app_view_problem",
                                            detail={"view": self.resource_uri, "problem": text}))
-            self.contexts.put(self.session, self.resource_uri, {"content": [{"type": "text", "text": (
+            self.contexts.put(self.session, server=self.server, tool=self.tool, view=self.resource_uri, params={
+                "content": [{"type": "text", "text": (
                 f"The interactive view did not work for the user: {text}. Whatever its tool's result said, the "
                 "user did not see a working view; say so if it matters to your answer.")}]})
+        elif method == "ui/app-tools":  # the tools the View registered, as it listed them
+            tools = params.get("tools")
+            self._record("ui/app-tools", {"tools": list(tools) if isinstance(tools, list) else []})
 
 
 def _resource_contents(uri: str, block: ContentBlock) -> dict[str, Any]:

@@ -7,11 +7,12 @@ code does not repeat them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ...types import ToolResult, ToolSpec
 
-__all__ = ["callable_from_view", "resource_uri", "tool_wire", "wire_result"]
+__all__ = ["callable_from_view", "resource_uri", "tool_wire", "wire_result", "with_defaults"]
 
 
 def resource_uri(spec: ToolSpec) -> str | None:
@@ -47,3 +48,17 @@ def wire_result(result: ToolResult) -> dict[str, Any]:
     if result.structured_content is not None:
         wire["structuredContent"] = result.structured_content
     return wire
+
+
+def with_defaults(spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """`arguments` with the input schema's top-level defaults filled in where none was given (what the
+    inspector's form shows in an empty field): a View reads its tool input, not what the server did with the
+    gaps (server-sheet-music's View got `{}` and drew nothing, while the server had used its default tune)."""
+    properties = spec.input_schema.get("properties")
+    filled = dict(arguments)
+    if not isinstance(properties, Mapping):
+        return filled
+    for name, node in properties.items():
+        if name not in filled and isinstance(node, Mapping) and "default" in node:
+            filled[str(name)] = node["default"]
+    return filled

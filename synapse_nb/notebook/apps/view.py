@@ -22,20 +22,25 @@ import logging
 import uuid
 from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets as t
 from ipywidgets import widget_serialization
 
 from ..._version import __version__
+from ...types import ToolResult
 from ..turns.render import Rest
 from ..widgets._threads import call_on, current_loop, kernel_loop
 from ..widgets.facade import RunnerLike
+from .app_tools import AppTools
 from .bundle import AppViewBundle, shared_bundle
 from .host import REQUESTS, AppHost
 from .page import AppViewPage, shared_page
 from .policy import content_security_policy, fallback_text
+
+if TYPE_CHECKING:
+    from .view_tools import ViewCalls
 
 __all__ = ["AppView"]
 
@@ -109,6 +114,8 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
         )
         self.host = host
         self.rest = rest
+        self.app_tools = AppTools(self.send)  # the tools the View registered, and the kernel's calls of them
+        self.calls: ViewCalls | None = None  # records Python's calls of them (AppViews.open sets it)
         self.runner = runner
         self.loop = kernel_loop(runner) if runner is not None else current_loop()
         self.tasks: set[asyncio.Task[Any]] = set()
@@ -133,8 +140,15 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
         kind, view, method = content.get("type"), content.get("view"), content.get("method")
         params = content.get("params")
         params = params if isinstance(params, Mapping) else {}
-        if kind == "notification" and method in _NOTIFICATIONS:
+        if kind == "notification" and method == "ui/app-tools" and isinstance(view, str):
+            tools = params.get("tools")
+            call_on(self.loop, self._tools_listed, view, tools if isinstance(tools, list) else [])
+        elif kind == "notification" and method in _NOTIFICATIONS:
+            if method == "ui/resource-teardown" and isinstance(view, str):
+                call_on(self.loop, self.app_tools.gone, view)
             call_on(self.loop, self._notify, str(method), dict(params))
+        elif kind == "app-response":
+            call_on(self.loop, self.app_tools.answered, dict(content))
         elif kind == "hello" and isinstance(view, str):  # echoed: the browser view learns its own widget from it
             call_on(self.loop, self.send, {"type": "hello", "view": view})
         elif kind == "request" and isinstance(view, str) and isinstance(content.get("id"), int):
@@ -143,6 +157,27 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
             call_on(self.loop, self._start, view, content["id"], method, dict(params))
         else:
             logger.warning("app view %s: ignored a malformed message (%s)", self.resource_uri, kind)
+
+    def _tools_listed(self, view: str, tools: list[Any]) -> None:
+        self.app_tools.listed(view, tools)
+        self._notify("ui/app-tools", {"tools": self.app_tools.names})
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The tools the View registered (the draft's App tools: `name`, `description`, `inputSchema`...), as the
+        View listed them once it loaded in the page; empty for a View that registers none, or not loaded."""
+        return [dict(t) for t in self.app_tools.tools]
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> ToolResult:
+        """Call one of the View's own tools (`await view.call_tool("get_selection")`, arguments as a mapping or
+        keywords): the View answers from what it shows now. Recorded in `tool_calls` with origin `view:SERVER`;
+        a View that cannot answer (not loaded in the page, no such tool, too slow) gives an error result."""
+        from .view_tools import call_view
+
+        given = {**dict(arguments or {}), **kwargs}
+        if self.calls is not None:
+            return await self.calls.call(self, name, given)
+        return await call_view(self, name, given)
 
     def _notify(self, method: str, params: dict[str, Any]) -> None:
         try:

@@ -23,6 +23,7 @@ from ..turns.render import Rest
 from .context import ModelContexts
 from .kernel_host import KernelAppHost
 from .ui import resource_uri, tool_wire, wire_result
+from .view_tools import ViewCalls, ViewTools
 
 if TYPE_CHECKING:
     from ...agent.approval import ApprovalPolicy
@@ -88,7 +89,9 @@ class AppViews:
         self._policy = policy
         self.start_turn: ViewTurn | None = None
         self.contexts = ModelContexts()
-        self._views: weakref.WeakSet[AppView] = weakref.WeakSet()
+        self._views: list[weakref.ref[AppView]] = []  # in the order they opened
+        self.calls = ViewCalls(router, self._session_id)  # Python's calls of the Views' own tools
+        self.tools = ViewTools(lambda: self.views)  # the Views' own tools, offered to each turn's model
         self.last: OpenedView | None = None  # the View opened last (for the cell that asked, and tests)
         self._turns: set[asyncio.Task[Any]] = set()
 
@@ -123,6 +126,7 @@ class AppViews:
                 session=session, policy=policy if policy is not None else self._policy(), ask=companion.ask,
                 on_message=lambda text: self._message_turn(companion, session, model, text),
                 downloads=Downloads(Path.cwd(), companion.ask_file, companion.say),
+                tool=spec.original_name or spec.name,
             )
             view = AppView(
                 host, server=spec.server, tool=tool_wire(spec), resource_uri=uri, html=resource.html,
@@ -130,11 +134,12 @@ class AppViews:
                 tool_result=wire_result(result) if result is not None else None, runner=self._runner,
                 rest=rest,
             )
+            view.calls = self.calls
             companion.hold(view)
         except (SynapseError, CspError) as exc:  # the call's result still shows; the View is what failed
             logger.warning("the view %s of %s could not be opened: %s", uri, spec.name, exc)
             return None
-        self._views.add(view)
+        self._views = [*(r for r in self._views if r() is not None), weakref.ref(view)]
         self.last = OpenedView(view, companion)
         return self.last
 
@@ -157,12 +162,18 @@ class AppViews:
 
     @property
     def views(self) -> list[AppView]:
-        """The Views still alive."""
-        return list(self._views)
+        """The Views still alive (not collected, not closed), in the order they opened."""
+        alive = (r() for r in self._views)
+        return [v for v in alive if v is not None and v.comm is not None]
+
+    def _session_id(self) -> str:
+        """The current session's id once it has a turn, else "" (as ManualCalls records a hand call)."""
+        agent = self._sessions.get(self._sessions.current)
+        return agent.session_id if agent is not None and agent.messages else ""
 
     def close_all(self) -> None:
         """Close every View (unload): the browser removes them, which tears each one down."""
-        for view in list(self._views):
+        for view in self.views:
             try:
                 view.close()
             except Exception:  # unload goes on whatever one widget does

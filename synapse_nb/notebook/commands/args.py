@@ -79,6 +79,18 @@ class AskOptions:
     budget: float | None = None  # USD this cell's model calls may cost (agent/spend.py)
     max_tokens: int | None = None  # prompt + output tokens this cell's model calls may use
     hold_over: int | None = None  # tokens: a bigger tool result is held in the kernel (0: none is)
+    tool_budget: int | None = None  # tools offered up front; more, and the model searches (0: every tool)
+    resume: bool = False  # continue the turn the kernel left waiting on tool results (commands/turn_resume.py)
+
+
+def _tool_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tools, e.g. 40") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be 0 or more (0: offer every tool)")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -129,6 +141,8 @@ ASK_OPTIONS = OptionSet("%%synapse", "%%synapse --help", (
     Option("--hold-over", "TOKENS", "hold tool results over TOKENS tokens (and tables of over 20 rows) in the kernel "
            "by name, the model getting a summary and results__sql (0: send results as text; default "
            "SynapseMagics.hold_over)", type=_tokens),
+    Option("--tool-budget", "N", "offer at most N tools up front; with more connected the model gets tools__search "
+           "and loads what it needs (0: offer every tool; default SynapseMagics.tool_budget)", type=_tool_count),
     Option("--approve", "MODE", "{choices} for every tool call of this cell", choices=APPROVE_MODES,
            example="--approve ask"),
     Option("--format", "FORMAT", "{choices} (code: the first code block goes into a new cell)", choices=FORMATS,
@@ -136,6 +150,9 @@ ASK_OPTIONS = OptionSet("%%synapse", "%%synapse --help", (
     Option("--out", "NAME", "also store the result in the variable NAME"),
     Option("--background", help="return at once with a handle (await it, or .result()); Stop/approve with buttons"),
     Option("--no-history", help="do not record this turn in the history file"),
+    Option("--resume", help="continue the turn a kernel restart left waiting on tool results (an MCP task): its "
+           "results are taken from the history (waiting for a task still running) and the model goes on; the "
+           "newest such turn of this notebook, or --session NAME's; no prompt"),
     Option("--help", help="this help (also %synapse --help)", aliases=("-h",)),
 ))
 """The options of a %%synapse cell: parse_ask reads them, `%%synapse --help` lists them."""
@@ -158,6 +175,9 @@ def parse_ask(line: str) -> AskOptions:
         raise UsageError("%%synapse: --kernel and --no-tools contradict each other; use one of them")
     if ns.session is not None and not ns.session.strip():
         raise UsageError("%%synapse: --session needs a name, e.g. --session analysis")
+    if ns.resume and ns.background:
+        raise UsageError("%%synapse: --resume runs in the foreground (it may wait for a task's result); drop "
+                         "--background")
     if ns.background and ns.format == "code":
         raise UsageError("%%synapse: --format code cannot insert a cell from a --background run; drop one")
     tools: tuple[str, ...] | None = () if ns.no_tools else (tuple(ns.tools) if ns.tools else None)
@@ -165,7 +185,7 @@ def parse_ask(line: str) -> AskOptions:
         model=ns.model, session=ns.session, system=ns.system, tools=tools, max_iterations=ns.max_iterations,
         approve=ns.approve, format=ns.format, out=ns.out, background=ns.background,
         history=not ns.no_history, help=ns.help, kernel=ns.kernel, budget=ns.budget, max_tokens=ns.max_tokens,
-        hold_over=ns.hold_over,
+        hold_over=ns.hold_over, tool_budget=ns.tool_budget, resume=ns.resume,
     )
 
 
@@ -195,6 +215,8 @@ CONNECT_OPTIONS = OptionSet("%mcp connect", "%mcp help", (
     Option("--hold-over", "TOKENS", "hold this server's results over TOKENS tokens in the kernel and give the model "
            "a summary (0: never; default SynapseMagics.hold_over)", type=_tokens),
     Option("--tools", "PATTERN", "offer only the tools matching the glob (repeatable)", repeat=True),
+    Option("--defer-tools", help="the model finds this server's tools with tools__search, never up front (in a "
+           "config entry: \"defer_tools\": true, or false to offer them up front even over the tool budget)"),
     Option("--log-level", "LEVEL", "what the server logs: {choices}", choices=choices("log_level")),
     Option("--roots", "DIR", "offer the server this folder as a root (repeatable; e.g. --roots . for the working "
            "folder); without it the server is offered no roots and uses its own folders", repeat=True),
@@ -226,7 +248,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
         if command or headers or env or ns.url:
             raise UsageError("%mcp connect: name the server first, e.g. %mcp connect demo -- python -m server")
         per_server = [o for o, v in (("--timeout", ns.timeout), ("--approve", ns.approve), ("--tools", tools),
-                                     ("--hold-over", ns.hold_over),
+                                     ("--hold-over", ns.hold_over), ("--defer-tools", ns.defer_tools or None),
                                      ("--transport", ns.transport), ("--cwd", ns.cwd), ("--log-level", ns.log_level),
                                      ("--sampling", ns.sampling), ("--elicitation", ns.elicitation),
                                      ("--roots", ns.roots), ("--protocol", ns.protocol)) if v is not None]
@@ -243,7 +265,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
     if not command and not ns.url:
         if headers or env or tools or any(v is not None for v in (
                 ns.timeout, ns.approve, ns.transport, ns.cwd, ns.log_level, ns.sampling, ns.elicitation, ns.roots,
-                ns.protocol, ns.hold_over)):
+                ns.protocol, ns.hold_over, ns.defer_tools or None)):
             raise UsageError(
                 f"%mcp connect {ns.name}: say how to reach it: '-- COMMAND [ARGS...]' (stdio) or a URL (HTTP); "
                 "a server of the config file takes its options from its entry"
@@ -262,6 +284,7 @@ def parse_connect(words: Sequence[str]) -> ServerConfig | ConfigFile:
         "env": env, "cwd": ns.cwd, "transport": ns.transport, "timeout": ns.timeout, "approve": ns.approve,
         "tools": tools, "log_level": ns.log_level, "sampling": ns.sampling, "elicitation": ns.elicitation,
         "roots": ns.roots, "protocol": ns.protocol, "hold_over": ns.hold_over,
+        "defer_tools": True if ns.defer_tools else None,
     }
     config = parse_server(ns.name, entry)
     if config.problem is not None:

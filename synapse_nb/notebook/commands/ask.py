@@ -9,6 +9,7 @@ result, or a handle at once).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -16,8 +17,9 @@ from typing import TYPE_CHECKING, Any, cast
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
+from ...events import ServerEvent
 from ...task_state import TASK_ORIGIN, TaskOrigin
-from ...types import ToolSpec
+from ...types import Message, ToolSpec
 from ..apps.turn_views import AppTurnViews
 from ..output.live import LiveOutput, Publisher
 from ..questions.approval import StdinApproval
@@ -27,6 +29,7 @@ from ..turns.display import Format, TurnDisplay, TurnView, render
 from ..turns.holding import hold_policy, results_tools
 from ..turns.interpolate import interpolate
 from ..turns.result import BackgroundRun, SynapseResult
+from ..turns.tool_search import tool_search
 from .args import AskOptions
 
 if TYPE_CHECKING:
@@ -93,11 +96,20 @@ class TurnPlan:
     max_tokens: int | None = None  # --max-tokens
     price_note: str | None = None  # why costs will show as unknown (a bad prices file)
     hold: Any = None  # the HoldPolicy of this cell (notebook/turns/holding.py); None: the agent's default
+    tool_budget: int = 0  # tools offered up front; more, and the model searches them (0: every tool)
+    cell_tool_budget: int | None = None  # --tool-budget: wins over the servers' own choices
+    resumed: tuple[Message, ...] = ()  # --resume: the tool messages the waiting turn goes on with (no prompt)
 
 
-def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body: str) -> TurnPlan:
-    """Validate a cell (UsageError on any bad input) and resolve its options against the settings."""
-    if not body.strip():
+def plan_turn(
+    state: SynapseState, settings: Settings, options: AskOptions, body: str, resumed: tuple[Message, ...] = (),
+) -> TurnPlan:
+    """Validate a cell (UsageError on any bad input) and resolve its options against the settings; `resumed`: the
+    tool messages a --resume turn goes on with instead of a prompt."""
+    if options.resume and body.strip():
+        raise UsageError("%%synapse: --resume continues the waiting turn with its tool results and takes no prompt; "
+                         "empty the cell body, or ask in a new cell after it")
+    if not body.strip() and not options.resume:
         raise UsageError("%%synapse: missing prompt; write the question in the cell body below the %%synapse line")
     namespace: Mapping[str, Any] = getattr(state.port.shell, "user_ns", None) or {}
     prompt = interpolate(body.strip(), namespace)
@@ -157,6 +169,8 @@ def plan_turn(state: SynapseState, settings: Settings, options: AskOptions, body
         kernel=kernel, budget_usd=options.budget, session_budget_usd=session_budget, max_tokens=options.max_tokens,
         price_note=price_note,
         hold=hold_policy(state.hub if state.has_hub else None, settings.hold_over, options.hold_over),
+        tool_budget=settings.tool_budget, cell_tool_budget=options.tool_budget,
+        resumed=resumed,
     )
 
 
@@ -211,9 +225,9 @@ class _Turn:
 
     def __init__(
         self, state: SynapseState, settings: Settings, options: AskOptions, body: str,
-        output: LiveOutput | None = None,
+        output: LiveOutput | None = None, resumed: tuple[Message, ...] = (),
     ) -> None:
-        self.plan = plan = plan_turn(state, settings, options, body)
+        self.plan = plan = plan_turn(state, settings, options, body, resumed)
         self.agent = state.sessions.agent(plan.session, plan.provider)
         unrecorded = _history_problem(state) if plan.history else None
         view = TurnView(
@@ -242,20 +256,28 @@ class _Turn:
         self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)
         self._tool_answer = state.deck.tape.tool_answer() if state.deck.tape is not None else None
         self._held = state.held  # results held whole by name; the model gets summaries and results__sql
+        self._hub = state.hub if state.has_hub else None
+        self._store = state.store if plan.history else None  # what worked before: the search's tie-breaker
         # MCP Apps: UI tools' Views show in the tool block; a View's context joins this turn's system prompt
         self.views = AppTurnViews(state.apps, state.hub if state.has_hub else None, self.display,
                                   session=plan.session, policy=self._approval, model=plan.model_id)
         self.sinks.append(self.views)
-        self.view_context = state.apps.contexts.take(plan.session)
-        if self.view_context:
-            view.notes.append("an interactive view's context (ui/update-model-context) was given to the model")
+        self._view_tools = state.apps.tools  # the tools the Views registered, offered beside the servers'
+        self.view_context = given = state.apps.contexts.take(plan.session)
+        if given is not None:  # which View told the model what: in the footer, and in the history with the View
+            view.notes.append(given.note)
+            if plan.history:
+                state.router.record(ServerEvent(server=given.server, event="app_context", detail={
+                    "view": given.view, "tool": given.tool, "session": plan.session,
+                    "session_id": self.agent.session_id, "text": given.text}))
 
     def options(self, ask: ApprovalCallback | None, *more_sinks: EventSink) -> TurnOptions:
         """What the agent is told for this turn; `ask` asks approval, `more_sinks` see its events too."""
         from ...agent.turn import TurnOptions
 
         plan = self.plan
-        system = "\n\n".join(p for p in (plan.system, self.view_context) if p) or None
+        context = self.view_context.prompt if self.view_context is not None else None
+        system = "\n\n".join(p for p in (plan.system, context) if p) or None
         return TurnOptions(
             plan.provider, system=system, tool_patterns=plan.tool_patterns, max_iterations=plan.max_iterations,
             max_result_chars=plan.max_result_chars, approval=self._approval,
@@ -263,7 +285,8 @@ class _Turn:
             sinks=(*self.sinks, *more_sinks),
             tool_scope=self.router.tool_scope(self.tracing.tool_scope if self.tracing is not None else None),
             budget=_budget(plan), tool_answer=self._tool_answer,
-            held=self._held, hold=plan.hold, agent_tools=results_tools(self._held),
+            held=self._held, hold=plan.hold, agent_tools=(*results_tools(self._held), self._view_tools),
+            tool_search=tool_search(self._hub, self._store, plan.tool_budget, plan.cell_tool_budget),
         )
 
 
@@ -306,7 +329,7 @@ async def run_turn(
     interrupted = False
     agent = turn.agent
     try:
-        outcome: TurnResult | None = await agent.ask(turn.plan.prompt, told)
+        outcome: TurnResult | None = await agent.ask(turn.plan.resumed or turn.plan.prompt, told)
     except interrupts:
         interrupted, outcome = True, agent.last_result  # the cancelled turn's result
     except SynapseError as exc:
@@ -348,9 +371,17 @@ async def _ask(
 ) -> SynapseResult | BackgroundRun:
     if options.background:
         return background(state, settings, options, body, keep=keep)
+    resumed: tuple[Message, ...] = ()
+    if options.resume:  # the session and the results it waits on, found (and waited for) before the turn
+        from .turn_resume import resumed_turn
+
+        if body.strip():
+            plan_turn(state, settings, options, body)  # the one line about the prompt, before any waiting
+        name, messages = await resumed_turn(state, settings, options.session)
+        options, resumed = dataclasses.replace(options, session=name), tuple(messages)
     output = _placeholder(state, settings, options)
     try:
-        turn = _Turn(state, settings, options, body, output)
+        turn = _Turn(state, settings, options, body, output, resumed)
     except BaseException:
         output.clear()  # a bad cell (UsageError) leaves no running line behind
         raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ...agent.tools import ToolRegistry
     from ...mcp_client.hub import McpHub
     from ...mcp_client.info import ServerInfo
+    from ..apps.view import AppView
     from ..apps.views import AppViews
     from ..kernel.port import KernelPort
     from ..recording.manual import ManualCalls
@@ -408,6 +409,7 @@ class CallOutput:
     arguments: Mapping[str, Any]
     result: ToolResult
     held: str | None = None  # the variable the kernel holds the result in (a table of many rows, a big text)
+    view: AppView | None = field(default=None, repr=False)  # a UI tool's View (MCP Apps), shown above the result
 
     @property
     def text(self) -> str:
@@ -424,7 +426,8 @@ class CallOutput:
         return call_text(self.name, self.result, held=self.held)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        return call_bundle(self.name, self.arguments, self.result, held=self.held)
+        # under a View the View is the result: its block stays closed, for whoever wants the raw answer
+        return call_bundle(self.name, self.arguments, self.result, held=self.held, opened=self.view is None)
 
 
 def find_tool(
@@ -492,9 +495,15 @@ async def call_async(
     (an interrupt) cancels the call: the server gets an MCP cancellation (`tasks/cancel` for a task), the call is
     recorded as cancelled. `detach`: once the server has made the call a task, leave it running and say how to
     come back to it (`%mcp tasks result ID`); a call that is no task just runs. `cell` is recorded as the task's
-    cell (commands/mcp_tasks.py: cell_label)."""
+    cell (commands/mcp_tasks.py: cell_label). A UI tool (MCP Apps) is called with its input schema's defaults
+    filled in where no value was given, so that its View sees the input the call ran with; its View shows above
+    the result, whose block then stays closed (`.view` is the View)."""
     if spec.needs_task and not _serves_tasks(hub, spec):
         raise _task_refusal(spec.server or "", spec.original_name or spec.name)
+    if apps.has_view(spec):  # its View reads the tool input: give it the defaults the server would apply
+        from ..apps.ui import with_defaults
+
+        arguments = with_defaults(spec, arguments)
     name = f"{spec.server}.{spec.original_name or spec.name}"
     started = time.perf_counter()
     out = LiveOutput(live=port.live, publish=port.publish)
@@ -522,21 +531,28 @@ async def call_async(
         import dataclasses
 
         result = dataclasses.replace(result, duration_ms=(time.perf_counter() - started) * 1000)
-    await _show_view(apps, port, spec, arguments, result)
+    viewed = await _show_view(apps, port, spec, arguments, result, name)
     kept = None
     if hold is not None and held is not None and hold.holds(result, spec.server):
         kept = (await asyncio.to_thread(held.hold, result, tool=spec.name, call_id="")).name
-    return CallOutput(name, dict(arguments), result, kept)
+    return CallOutput(name, dict(arguments), result, kept, view=viewed)
 
 
 async def _show_view(
-    apps: AppViews, port: KernelPort, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult,
-) -> None:
+    apps: AppViews, port: KernelPort, spec: ToolSpec, arguments: Mapping[str, Any], result: ToolResult, name: str,
+) -> AppView | None:
     """A UI tool's View (MCP Apps), displayed above the call's result, which stays the text for frontends
-    without widgets."""
-    opened = await apps.open(spec, arguments, result)
-    if opened is not None:
-        opened.publish(port.publish)
+    without widgets; while it opens (the first one of a kernel imports its widget code), the cell says so."""
+    if not apps.has_view(spec):
+        return None
+    out = LiveOutput(live=port.live, publish=port.publish)
+    async with ticking(out, lambda elapsed: f"opening the interactive view of {name} … {elapsed}") as refresh:
+        refresh()  # at once: the opening may hold the loop (imports), so no tick would show it
+        opened = await apps.open(spec, arguments, result)
+    if opened is None:
+        return None
+    opened.publish(port.publish)
+    return opened.view
 
 
 # ---------------------------------------------------------------------------------------------- lifecycle

@@ -4,6 +4,7 @@ so their results land in the history (under the tool call that started them) whe
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
     from ..state import SynapseState
 
 __all__ = [
-    "TASK_COLUMNS", "DetachedTask", "cancel_async", "cell_label", "follow_open_tasks", "list_tasks", "parse",
-    "result_async", "resume_open",
+    "TASK_COLUMNS", "DetachedTask", "cancel_async", "cell_label", "follow_open_tasks", "list_tasks", "notebook_name",
+    "parse", "recorded_result", "result_async", "resume_open", "task_row", "wait_for_result",
 ]
 
 logger = logging.getLogger("synapse_nb.notebook")
@@ -44,19 +45,21 @@ def cell_label(state: SynapseState) -> str | None:
     count = getattr(state.port.shell, "execution_count", None)
     if count is None:
         return None
-    notebook = _notebook(state)
+    notebook = notebook_name(state)
     return f"{notebook} In[{count}]" if notebook else f"In[{count}]"
 
 
 def parse(words: list[str]) -> tuple[str, str | None]:
-    """`%mcp tasks [--all | cancel ID | result ID]` -> (action, task id); action "all" lists every notebook's."""
+    """`%mcp tasks [--all | cancel ID | result ID | resume ID]` -> (action, task id); action "all" lists every
+    notebook's; "resume" continues the turn that was waiting on the task (`%%synapse --resume`)."""
     if not words:
         return "list", None
     if words == ["--all"]:
         return "all", None
-    if words[0] in ("cancel", "result") and len(words) == 2:
+    if words[0] in ("cancel", "result", "resume") and len(words) == 2:
         return words[0], words[1]
-    raise UsageError("%mcp tasks: list them with %mcp tasks [--all], or %mcp tasks cancel ID / %mcp tasks result ID")
+    raise UsageError("%mcp tasks: list them with %mcp tasks [--all], or %mcp tasks cancel ID / %mcp tasks result ID "
+                     "/ %mcp tasks resume ID")
 
 
 def list_tasks(state: SynapseState, *, every: bool = False) -> pd.DataFrame:
@@ -66,7 +69,7 @@ def list_tasks(state: SynapseState, *, every: bool = False) -> pd.DataFrame:
 
     frame = _tasks(state)
     now = utcnow()
-    notebook = None if every else _notebook(state)
+    notebook = None if every else notebook_name(state)
     rows = []
     for r in frame.to_dict("records") if frame is not None else []:
         if notebook and not str(r["cell"] or "").startswith(f"{notebook} "):
@@ -120,7 +123,9 @@ def resume_open(state: SynapseState, server: str) -> list[str]:
     return started
 
 
-def _notebook(state: SynapseState) -> str | None:
+def notebook_name(state: SynapseState) -> str | None:
+    """The file name of this kernel's notebook (`analysis.ipynb`), when the frontend said it; task cells start
+    with it."""
     from pathlib import Path
 
     path = state.port.notebook_path()
@@ -141,23 +146,17 @@ async def _follow_quietly(state: SynapseState, row: dict[str, Any]) -> None:
 
 
 async def _follow(state: SynapseState, row: dict[str, Any], *, show: bool) -> ToolResult:
-    """Wait for one task's result and record it (once) under the tool call that started it."""
-    from ..output.calls import CallProgress
-    from ..output.live import LiveOutput
-    from ..turns.display import ticking
-
-    server, task_id, tool = str(row["server"]), str(row["task_id"]), str(row["tool"] or "")
-    progress = CallProgress(f"{server}.{tool or '?'} (task {task_id})")
+    """Wait for one task's result and record it (once) under the tool call that started it; what the server asks
+    meanwhile (a sampling request, and so its cost) belongs to that tool call."""
+    server, task_id = str(row["server"]), str(row["task_id"])
+    row = {**row, "tool_call_id": str(row.get("tool_call_id") or uuid.uuid4().hex)}
+    call_id = row["tool_call_id"]
+    state.router.call_started(server, str(row.get("session_id") or ""), call_id)
     result: ToolResult | None = None
     error: str | None = None
     try:
-        if show:
-            out = LiveOutput(live=state.port.live, publish=state.port.publish)
-            async with ticking(out, progress.bundle, asked=lambda: state.port.asking_since, show_after=0.0) as refresh:
-                watch = TaskWatch(lambda s: _shown(progress, s, refresh))
-                result = await state.hub.follow_task(server, task_id, tool=tool, task=watch)
-        else:
-            result = await state.hub.follow_task(server, task_id, tool=tool)
+        with state.router.calling(call_id):
+            result = await _wait(state, server, task_id, str(row["tool"] or ""), show=show)
         return result
     except TaskDetachedError:
         raise
@@ -167,6 +166,22 @@ async def _follow(state: SynapseState, row: dict[str, Any], *, show: bool) -> To
     finally:
         if (result is not None or error is not None) and not _recorded(state, row):
             _record(state, row, result, error)
+        state.router.call_ended(call_id)  # when recorded, ToolCallFinished ended it already
+
+
+async def _wait(state: SynapseState, server: str, task_id: str, tool: str, *, show: bool) -> ToolResult:
+    """The task's result; `show`: its status live in the cell meanwhile."""
+    from ..output.calls import CallProgress
+    from ..output.live import LiveOutput
+    from ..turns.display import ticking
+
+    if not show:
+        return await state.hub.follow_task(server, task_id, tool=tool)
+    progress = CallProgress(f"{server}.{tool or '?'} (task {task_id})")
+    out = LiveOutput(live=state.port.live, publish=state.port.publish)
+    async with ticking(out, progress.bundle, asked=lambda: state.port.asking_since, show_after=0.0) as refresh:
+        watch = TaskWatch(lambda s: _shown(progress, s, refresh))
+        return await state.hub.follow_task(server, task_id, tool=tool, task=watch)
 
 
 def _shown(progress: Any, state: TaskState, refresh: Any) -> None:
@@ -236,3 +251,44 @@ def follow_open_tasks(state: SynapseState, name: str) -> None:
         state.port.publish({"text/plain": (
             f"{name}: following {len(ids)} MCP task{'s' if len(ids) > 1 else ''} still open from before "
             f"({', '.join(ids)}); their results land in the history; %mcp tasks shows them")}, None, False)
+
+
+def task_row(state: SynapseState, task_id: str) -> dict[str, Any]:
+    """The history's row of task `task_id` (the `tasks` view); UsageError naming `%mcp tasks` when there is none."""
+    return _row(state, task_id)
+
+
+async def wait_for_result(state: SynapseState, row: dict[str, Any]) -> ToolResult:
+    """The result of the task of `row`, recorded once under its tool call: when a background follower (a task of
+    an earlier kernel, followed since its server connected) runs, its end is awaited (one poller per task); else
+    the task is followed here, its status shown. A task that failed or was lost gives an error result."""
+    name = _FOLLOWER + str(row["task_id"])
+    follower = next((t for t in state.runner.tasks if t.get_name() == name and not t.done()), None)
+    if follower is not None:
+        await asyncio.wait([follower])  # an interrupt stops this wait, never the follower
+    recorded = recorded_result(state, str(row.get("tool_call_id") or ""))
+    if recorded is not None:
+        return recorded
+    try:
+        return await _follow(state, row, show=True)
+    except TaskDetachedError:
+        raise
+    except TaskError as exc:
+        return ToolResult.error(str(exc))
+
+
+def recorded_result(state: SynapseState, tool_call_id: str) -> ToolResult | None:
+    """The result the history holds for tool call `tool_call_id` (an error result for a call that failed), or None."""
+    history = reader(state.store)
+    if history is None or not tool_call_id:
+        return None
+    rows = history.rows("SELECT result, result_text, error FROM tool_calls WHERE tool_call_id = ? "
+                        "ORDER BY started_at DESC LIMIT 1", [tool_call_id], relations=("tool_calls",))
+    if not rows:
+        return None
+    result, text, error = rows[0]
+    if isinstance(result, str) and result:
+        return ToolResult.from_dict(json.loads(result))
+    if isinstance(result, dict):
+        return ToolResult.from_dict(result)
+    return ToolResult.error(str(error or text or "the tool call ended without a result"))

@@ -89,13 +89,15 @@ def task_line(task: TaskState) -> str:
 # --- a call's result --------------------------------------------------------------------------------------
 
 
-def call_bundle(name: str, arguments: Mapping[str, Any], result: ToolResult, *, held: str | None = None) -> Bundle:
-    """What `%mcp call` shows for its result: the %%synapse tool block of the call, opened (a table with a raw
-    toggle, or the text capped with "show all"; images; structured content beside a text), and a plain text
-    capped too. The rest is in the value's `.text` / `.df`."""
+def call_bundle(
+    name: str, arguments: Mapping[str, Any], result: ToolResult, *, held: str | None = None, opened: bool = True,
+) -> Bundle:
+    """What `%mcp call` shows for its result: the %%synapse tool block of the call, `opened` (closed under an MCP
+    Apps View, which is the result then: a table with a raw toggle, or the text capped with "show all"; images;
+    structured content beside a text), and a plain text capped too. The rest is in the value's `.text` / `.df`."""
     view = ToolCallView("", name, arguments, approval="manual", status="error" if result.is_error else "ok",
                         result=result, duration_ms=result.duration_ms, held=held)
-    parts = [STYLE, tool_block(view, 0.0, opened=True, rest=CALL_REST), pin_hint_html(_server_of(name), result.text)]
+    parts = [STYLE, tool_block(view, 0.0, opened=opened, rest=CALL_REST), pin_hint_html(_server_of(name), result.text)]
     structured = _structured_beside(result)
     if structured is not None:
         parts.append(Html('<details class="snb-structured"><summary style="{}">structured content</summary>{}'

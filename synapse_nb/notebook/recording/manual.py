@@ -51,7 +51,8 @@ class ManualCalls:
         """Run the tool `spec` (or the one of that qualified name) and record it. A server's tool goes to the hub;
         a built-in group's (`kernel__*`) runs in process through the registry. `on_progress` sees the
         server's progress reports (the inspector's bar); `origin` is recorded as who asked ("manual", or
-        "app:SERVER" for an MCP Apps View's call); `on_recorded` gets the duration recorded (ms), so what shows
+        "app:SERVER" for an MCP Apps View's call); `on_recorded` gets the duration recorded (ms: the tool's own time,
+        as the hub measured the request, not the wait before it), so what shows
         the call (the inspector's badge) says what its history row says. A call the server runs as an MCP task is
         seen through `task` (its status, its question); one detached from (TaskDetachedError) is recorded when its
         result is fetched (commands/mcp_tasks.py), under the same tool call id."""
@@ -85,7 +86,10 @@ class ManualCalls:
             raise
         finally:
             if not detached:  # a detached task's result is recorded when it is fetched (commands/mcp_tasks.py)
-                took = (time.perf_counter() - started) * 1000
+                # the tool's own time, as the agent's calls record it: what the hub measured around the request
+                # (not the wait before it, e.g. the first output-schema validation's import), else the wall time
+                took = (result.duration_ms if result is not None and result.duration_ms
+                        else (time.perf_counter() - started) * 1000)
                 self._router.record(ToolCallFinished(
                     session_id=self._session_id(), call=call, server=spec.server,
                     tool=spec.original_name or spec.name, approval="manual", started_at=started_at,

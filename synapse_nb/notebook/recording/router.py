@@ -136,6 +136,10 @@ class EventRouter:
         """A tool call made by hand (`%mcp call`, the inspector) runs on `server` now; it is recorded."""
         self._running[call_id] = RunningCall(call_id, server, session_id, True)
 
+    def call_ended(self, call_id: str) -> None:
+        """A call of `call_started` ended without a ToolCallFinished of its own (its row exists already)."""
+        self._running.pop(call_id, None)
+
     def _sink(self, event: Event, *, enabled: bool) -> None:
         if isinstance(event, SessionStarted):
             self._session_events[event.session_id] = event

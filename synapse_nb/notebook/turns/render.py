@@ -309,12 +309,25 @@ def _table_html(table: Table, raw: str, rest: Rest) -> Html:
     return Html("<div>{}{}</div>{}{}").format(caption, toggle, show_all, grid)
 
 
+NESTED_CHARS = 60  # a nested value (an object or a list in a cell) longer than this as JSON is summarised
+
+
 def _cell(value: Any) -> str:
+    """A table cell: text as it is, a number or a short nested value as JSON, a longer nested value summarised
+    (`{5 keys: name, rows, …}`, `[120 items]`): all of it is in the raw toggle and the value's `.text`, and a
+    table of nested rows (scenario-modeler's) stays a table, not thousands of pixels of JSON."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, default=str)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= NESTED_CHARS or not isinstance(value, dict | list):
+        return text
+    if isinstance(value, list):
+        return f"[{len(value):,} item{'' if len(value) == 1 else 's'}]"
+    keys = [str(k) for k in value]
+    named = ", ".join(keys[:3]) + (", …" if len(keys) > 3 else "")
+    return f"{{{len(keys):,} key{'' if len(keys) == 1 else 's'}: {named}}}"
 
 
 def _arguments_text(arguments: Mapping[str, Any]) -> str:

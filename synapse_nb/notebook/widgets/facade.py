@@ -172,6 +172,11 @@ class StateLike(Protocol):
         """Whether cells are offered the `kernel__*` group now (`%config SynapseMagics.kernel_tools`)."""
         ...
 
+    @property
+    def search_tools(self) -> Callable[[str], Sequence[Mapping[str, Any]]] | None:
+        """Ranks the tools for a request in plain words (`%mcp search`'s rows, best first); None: no search box."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class WidgetParts:
@@ -188,6 +193,7 @@ class WidgetParts:
     kernel: KernelToolsLike | None = None
     registry: RegistryLike | None = None
     kernel_tools: Callable[[], bool] = bool
+    search_tools: Callable[[str], Sequence[Mapping[str, Any]]] | None = None
 
 
 def listed_tools(hub: HubLike) -> list[ToolSpec]:

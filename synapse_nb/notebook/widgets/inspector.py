@@ -20,6 +20,7 @@ from .facade import HistoryLike, StateLike, listed_tools
 from .inspector_snapshot import inspector_snapshot
 from .kernel_group import KERNEL, BuiltinInfo, kernel_group
 from .server_panel import ServerPanel
+from .tool_search_box import ToolSearchBox
 
 __all__ = ["Inspector", "inspector"]
 
@@ -71,7 +72,10 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
             [w.HTML(Html('<div class="snb-title">{}</div>').format(title)), self.summary, self.refresh_button],
             layout=w.Layout(justify_content="space-between", align_items="center", width="100%"),
         )
-        super().__init__([w.HTML(STYLE), header, self.body], layout=w.Layout(width="100%"))
+        search = state.search_tools
+        self.search_box = ToolSearchBox(search) if search is not None and server is None else None
+        parts = [w.HTML(STYLE), header, *([self.search_box] if self.search_box is not None else []), self.body]
+        super().__init__(parts, layout=w.Layout(width="100%"))
         self.add_class("snb-root")
         self.add_class("snb-inspector")
         self.refresh()

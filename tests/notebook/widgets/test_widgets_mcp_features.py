@@ -37,6 +37,7 @@ class State:
     apps: Any = None
     kernel: Any = None
     registry: Any = None
+    search_tools: Any = None
 
     def kernel_tools(self) -> bool:
         return False

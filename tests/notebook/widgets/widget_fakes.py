@@ -223,6 +223,7 @@ class FakeState:
     apps: Any = None
     kernel: Any = None
     registry: Any = None
+    search_tools: Any = None
 
     def __getattr__(self, name: str) -> Any:
         # only called for what the class does not have: a widget reached past its protocol
