@@ -377,7 +377,8 @@ def test_a_view_the_page_saw_fail_is_recorded_and_the_next_turn_is_told(apps: An
                      "params": {"text": problem}})
     told = apps.state.apps.contexts.peek(apps.state.sessions.current)
     assert told is not None
-    assert "did not work for the user" in told
-    assert problem in told
+    assert "did not work for the user" in told.prompt
+    assert problem in told.prompt
+    assert told.label == "apps.counter (ui://fixture/counter.html)"
     events = apps.line("synapse", "sql SELECT detail FROM server_events WHERE event = 'app_view_problem'")
     assert problem in "\n".join(events.detail.astype(str))
