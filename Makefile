@@ -160,14 +160,14 @@ $(PYSERVERS):
 	$(TOOLS)/pyservers/bin/python $(TOOL_PIP) $(REFERENCE_PY)
 	@touch $@
 
-$(TASKSERVERS):
-	@test -x $(TOOLS)/taskservers/bin/python || $(PYTHON) -m venv $(TOOLS)/taskservers
-	$(TOOLS)/taskservers/bin/python $(TOOL_PIP) fastmcp-tasks==$(FASTMCP_TASKS_VERSION)
-	@touch $@
-
 $(MOTHERDUCK):
 	@test -x $(TOOLS)/motherduck/bin/python || $(PYTHON) -m venv $(TOOLS)/motherduck
 	$(TOOLS)/motherduck/bin/python $(TOOL_PIP) mcp-server-motherduck==$(MOTHERDUCK_VERSION)
+	@touch $@
+
+$(TASKSERVERS):
+	@test -x $(TOOLS)/taskservers/bin/python || $(PYTHON) -m venv $(TOOLS)/taskservers
+	$(TOOLS)/taskservers/bin/python $(TOOL_PIP) fastmcp-tasks==$(FASTMCP_TASKS_VERSION)
 	@touch $@
 
 widget-js-deps: $(WIDGET_JS_DEPS)

@@ -13,8 +13,10 @@ elicitation code path as a user's; where it asks the user to sign in, the driver
 what a browser does: it GETs the authorization URL and follows the redirects, which end at the
 loopback listener. Then it calls tools as a user would: the calls the scenario's context lists
 (`toolCalls`, with their arguments), the calls its description asks for (`SCENARIO_CALLS`), else
-every tool the server offers. No protocol code here: what the suite checks is synapse_nb's MCP
-client. Exit status 0 when everything answered.
+every tool the server offers. A server that offers skills (SEP-2640) has them listed as it connects; the
+skill scenarios other than `sep-2640-client-no-prefetch` (where a user only looks at the list) then load each
+skill as the model would, and read its other files once it loaded. No protocol code here: what the suite
+checks is synapse_nb's MCP client. Exit status 0 when everything answered.
 """
 
 from __future__ import annotations
@@ -71,6 +73,28 @@ def planned_calls(scenario: str, context: Mapping[str, Any], tools: Mapping[str,
     if scenario in SCENARIO_CALLS:
         return list(SCENARIO_CALLS[scenario](tools))
     return [(name, dict(ARGUMENTS.get(name, {}))) for name in tools]
+
+
+SKILLS_LISTED_ONLY = frozenset({"sep-2640-client-no-prefetch"})
+"""Skill scenarios where the user only lists the skills: loading one would read its files."""
+
+
+async def use_skills(hub: McpHub, scenario: str) -> int:
+    """List the skills (done on connect); unless the scenario only lists, load each and read its other files, as the
+    model would. Returns how many could not be loaded or read (each said on one line)."""
+    failed = 0
+    for entry in hub.skills.listed():
+        print(f"skill {entry.key}: {entry.description}", file=sys.stderr)
+        if scenario in SKILLS_LISTED_ONLY:
+            continue
+        try:
+            loaded = await hub.skills.load_skill(entry.key)
+            for path in loaded.files:
+                await hub.skills.read_skill_file(loaded.entry, path)
+        except SynapseError as exc:
+            print(f"not loaded: {exc}", file=sys.stderr)
+            failed += 1
+    return failed
 
 
 def oauth_entry(scenario: str, context: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,7 +155,7 @@ async def run(url: str, scenario: str, context: Mapping[str, Any], data: Path) -
         if isinstance(outcome, SynapseError):
             raise outcome
         tools = {spec.original_name or spec.name: spec for spec in hub.tools}
-        failed = 0
+        failed = await use_skills(hub, scenario)
         for name, arguments in planned_calls(scenario, context, tools):
             if name not in tools:
                 print(f"{name}: the server did not list this tool", file=sys.stderr)

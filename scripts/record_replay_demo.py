@@ -60,7 +60,7 @@ def main() -> int:
         print(f"recorded {CASSETTE.relative_to(REPO)}: {len(server.requests)} model requests")
     if PLACEHOLDER_KEY in CASSETTE.read_text():
         raise SystemExit("the key reached the cassette: not saving the notebook")
-    execute(NOTEBOOK)  # the server is stopped: every answer comes from the cassette
+    execute(NOTEBOOK, machine_free=True)  # the server is stopped: every answer comes from the cassette
     print(f"replayed offline and saved {NOTEBOOK.relative_to(REPO)}")
     return 0
 

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
@@ -31,10 +32,41 @@ def offline_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in OFFLINE_UNSET}
 
 
-def execute(path: Path, out: Path | None = None, *, timeout: int = 300, env: dict[str, str] | None = None) -> Path:
+def portable(text: str) -> str:
+    """`text` without this machine's paths: the interpreter the kernel runs (`{sys.executable}` in a connect
+    line) reads `python`, the checkout's folder and the temporary folder (a run's history file) are left out.
+    notebooks/nbval_sanitize.cfg masks the same paths of a fresh run, so nbval compares the two alike."""
+    for interpreter in sorted({sys.executable, os.path.realpath(sys.executable)}, key=len, reverse=True):
+        text = text.replace(interpreter, "python")
+    for folder in (str(REPO), tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())):
+        text = text.replace(folder + os.sep, "")
+    return text
+
+
+def _portable_outputs(nb: Any) -> None:
+    """Every saved output of `nb` made `portable` (its text, its data's strings; images are left alone), and
+    the widget state nbclient saves in its metadata."""
+    import json
+
+    import nbformat
+
+    if "widgets" in nb.metadata:
+        nb.metadata["widgets"] = nbformat.from_dict(json.loads(portable(json.dumps(nb.metadata["widgets"]))))
+    for cell in nb.cells:
+        for output in cell.get("outputs", ()):
+            if "text" in output:
+                output["text"] = portable(output["text"])
+            for mime, value in output.get("data", {}).items():
+                if isinstance(value, str) and not mime.startswith("image/"):
+                    output["data"][mime] = portable(value)
+
+
+def execute(path: Path, out: Path | None = None, *, timeout: int = 300, env: dict[str, str] | None = None,
+            machine_free: bool = False) -> Path:
     """Run every cell of `path` in a fresh kernel (cwd: the notebook's folder); save to `out` (default: in place).
 
     `env` adds variables to the offline environment (scripts/record_replay_demo.py records against a local server).
+    `machine_free` saves the outputs without this machine's paths (`portable`), as the committed notebooks are.
     """
     import nbformat
     from jupyter_client.manager import KernelManager
@@ -60,6 +92,8 @@ def execute(path: Path, out: Path | None = None, *, timeout: int = 300, env: dic
     finally:
         os.environ.clear()
         os.environ.update(saved)
+    if machine_free:
+        _portable_outputs(nb)
     target = out or path
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, target)
@@ -76,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--out needs exactly one notebook")
     for path in paths:
         started = time.perf_counter()
-        target = execute(path, args.out)
+        target = execute(path, args.out, machine_free=True)
         print(f"executed {path} -> {target} in {time.perf_counter() - started:.1f} s")
     return 0
 

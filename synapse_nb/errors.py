@@ -14,6 +14,7 @@
     │   ├── ServerCrashedError      the server died (during a call)
     │   ├── ServerDownError         too many restarts; the server stays down
     │   ├── UiResourceError         a tool's View is not an MCP Apps resource (uri, mime_type)
+    │   ├── SkillError              a server's skill cannot be loaded: unknown, or it fails verification (uri)
     │   ├── TaskError               an MCP task ended without a result: failed or cancelled (task_id, status)
     │   │   └── TaskLostError       the server no longer knows the task: expired or forgotten (-32602)
     │   ├── TaskDetachedError       the caller left a task running on the server (task_id)
@@ -58,6 +59,7 @@ __all__ = [
     "SchemaTooNewError",
     "ServerCrashedError",
     "ServerDownError",
+    "SkillError",
     "ServerStartError",
     "StreamError",
     "SynapseError",
@@ -179,6 +181,15 @@ class UiResourceError(McpError):
         super().__init__(message, server=server)
         self.uri = uri
         self.mime_type = mime_type
+
+
+class SkillError(McpError):
+    """A skill a server offers (SEP-2640) cannot be loaded or read: it is not known, it is over the extension's
+    limits, or what was read does not match its entry (digest, size, front matter, an unlisted file)."""
+
+    def __init__(self, message: str, *, server: str, uri: str) -> None:
+        super().__init__(message, server=server)
+        self.uri = uri
 
 
 class TaskError(McpError):

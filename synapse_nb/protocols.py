@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .events import Event
+from .skill_entry import LoadedSkill, SkillEntry, SkillText
 from .types import Message, ToolCall, ToolResult, ToolSpec, Usage
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "EventSink",
     "Provider",
     "ProviderChunk",
+    "SkillSource",
     "TextChunk",
     "ToolCallChunk",
     "ToolAnswer",
@@ -93,6 +95,18 @@ class ToolSource(Protocol):
         self, qualified_name: str, arguments: Mapping[str, Any], timeout: float | None = None,
         *, on_progress: ProgressCallback | None = None,
     ) -> ToolResult: ...
+
+
+@runtime_checkable
+class SkillSource(Protocol):
+    """The skills connected servers offer (SEP-2640; the hub's `skills`): their entries as listed, loading one by
+    its `SERVER/PATH` key (SKILL.md read and verified), and reading a file of a loaded one against its held entry."""
+
+    def listed(self, server: str | None = None) -> list[SkillEntry]: ...
+
+    async def load_skill(self, key: str) -> LoadedSkill: ...
+
+    async def read_skill_file(self, entry: SkillEntry, path: str) -> SkillText: ...
 
 
 @runtime_checkable

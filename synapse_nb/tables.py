@@ -1,4 +1,5 @@
-"""Tables inside tool results: rows and columns from structured content, JSON rows, a Markdown table or CSV.
+"""Tables inside tool results: rows and columns from structured content, JSON rows, Markdown tables or CSV,
+with the fields found beside them (a warning, `truncated`, a cursor) kept as the table's `meta`.
 
 One reader serves the cell's tool block (an HTML table with a "raw" toggle), `result_frame` (a DataFrame)
 and the results the agent holds for the model (agent/held.py), so all agree on what counts as a table.
@@ -11,60 +12,111 @@ import io
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .types import ToolResult
 
-__all__ = ["Table", "csv_table", "markdown_table", "table_of", "table_of_value"]
+__all__ = [
+    "META_CHARS", "Table", "csv_table", "markdown_table", "meta_items", "table_of", "table_of_value", "tables_of",
+]
+
+META_CHARS = 400  # a field beside a table is shown up to this many characters (all of it stays in `meta`)
+# Fields that say the table is not the whole answer: shown first, in the warning colour.
+WARNING_FIELDS = frozenset({"warning", "warnings", "truncated", "error", "errors", "message", "note", "notice",
+                            "hasmore", "has_more", "nextcursor", "next_cursor", "next", "limit", "partial"})
 
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 
 @dataclass(frozen=True, slots=True)
 class Table:
-    """Column names and rows (each row as long as `columns`)."""
+    """Column names and rows (each row as long as `columns`).
+
+    `meta`: the other fields of the object the table was found in (`warning`, `truncated`, `nextCursor`,
+    row counts ...), by their path (`page.next` for a field of a nested object); a table that was the
+    whole result has none. `path`: where the table was (`customers`, `data.rows`; "" for the whole value)."""
 
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    path: str = ""
 
 
 def table_of(result: ToolResult) -> Table | None:
-    """The table a result holds: its structured content first, then its text (JSON rows, Markdown or CSV)."""
+    """The table a result holds: its structured content first, then its text (JSON rows or Markdown).
+
+    None when it holds none, or several (see `tables_of`: the user picks one by its path)."""
+    found = tables_of(result)
+    return found[0] if len(found) == 1 else None
+
+
+def tables_of(result: ToolResult) -> list[Table]:
+    """Every table a result holds, in order: those of its structured content when it has any, else those
+    of its text (a JSON value, or Markdown pipe tables, each with the prose around it as `meta["text"]`)."""
     if result.structured_content is not None:
-        table = table_of_value(result.structured_content)
-        if table is not None:
-            return table
-    text = result.text.strip()
-    if text[:1] in ("[", "{"):
-        try:
-            table = table_of_value(json.loads(text))
-        except ValueError:
-            table = None
-        if table is not None:
-            return table
-    return markdown_table(text) or csv_table(text)
+        found = _tables_in(result.structured_content)
+        if found:
+            return found
+    return _text_tables(result.text)
 
 
 def table_of_value(value: Any) -> Table | None:
     """A JSON value as a table: a list of objects, `{"columns": [...], "rows": [[...]]}`, or an object
-    with exactly one list-of-objects member (`{"rows": [{...}]}`)."""
-    if isinstance(value, Mapping):
-        columns, rows = value.get("columns"), value.get("rows")
-        if _names(columns) and isinstance(rows, list) and all(isinstance(r, list) for r in rows):
-            names = tuple(str(c if isinstance(c, str) else c.get("name")) for c in columns)  # type: ignore[union-attr]
-            return Table(names, tuple(_pad(r, len(names)) for r in rows))
-        lists = [v for v in value.values() if _records(v)]
-        if len(lists) == 1:
-            return table_of_value(lists[0])
-        return None
+    with exactly one table among its members (a list of objects, a Markdown table as a string, or a nested
+    object holding one), whose other members become the table's `meta`."""
+    found = _tables_in(value)
+    return found[0] if len(found) == 1 else None
+
+
+def _tables_in(value: Any, depth: int = 0) -> list[Table]:
+    """The tables of a JSON value, each with the fields beside it (up to three objects deep)."""
     if _records(value):
         columns_seen: dict[str, None] = {}
         for record in value:
             columns_seen.update(dict.fromkeys(str(k) for k in record))
         names = tuple(columns_seen)
-        return Table(names, tuple(tuple(r.get(c) for c in names) for r in value))
-    return None
+        return [Table(names, tuple(tuple(r.get(c) for c in names) for r in value))]
+    if not isinstance(value, Mapping):
+        return []
+    columns, rows = value.get("columns"), value.get("rows")
+    if _names(columns) and isinstance(rows, list) and all(isinstance(r, list) for r in rows):
+        names = tuple(str(c if isinstance(c, str) else c.get("name")) for c in columns)  # type: ignore[union-attr]
+        meta = {k: v for k, v in value.items() if k not in ("columns", "rows")}
+        return [Table(names, tuple(_pad(r, len(names)) for r in rows), meta)]
+    inner: dict[str, list[Table]] = {}
+    for key, member in value.items():
+        if isinstance(member, str):
+            inner[key] = _text_tables(member) if "|" in member else []
+        elif depth < 3 and isinstance(member, Mapping | list):
+            inner[key] = _tables_in(member, depth + 1)
+    # beside each table: the members that hold no table (another table is no field of this one)
+    beside = {k: v for k, v in value.items() if not inner.get(k)}
+    found: list[Table] = []
+    for key, tables in inner.items():
+        for table in tables:
+            # a lone member is a wrapper (fastmcp's `{"result": ...}`): its name tells nothing
+            path = table.path if len(value) == 1 else f"{key}.{table.path}" if table.path else str(key)
+            meta = dict(beside)
+            meta.update({f"{key}.{k}" if k != "text" else k: v for k, v in table.meta.items()})
+            found.append(Table(table.columns, table.rows, meta, path))
+    return found
+
+
+def _text_tables(text: str) -> list[Table]:
+    """The tables of a text: a JSON value's, or its Markdown pipe tables (the prose around them as `text`)."""
+    stripped = text.strip()
+    if stripped[:1] in ("[", "{"):
+        try:
+            return _tables_in(json.loads(stripped))
+        except ValueError:
+            pass
+    whole = markdown_table(stripped) or csv_table(stripped)
+    if whole is not None:
+        return [whole]
+    if "|" not in text:
+        return []
+    return _tables_within(text)
 
 
 def markdown_table(text: str) -> Table | None:
@@ -75,6 +127,10 @@ def markdown_table(text: str) -> Table | None:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     if not all("|" in line for line in lines):
         return None
+    return _pipe_table(lines)
+
+
+def _pipe_table(lines: Sequence[str]) -> Table:
     columns = tuple(_cells(lines[0]))
     rows = tuple(_pad(_cells(line), len(columns)) for line in lines[2:])
     return Table(columns, rows)
@@ -110,6 +166,48 @@ def _header_name(name: str) -> bool:
 
 def _csv_width(line: str, delimiter: str) -> int:
     return len(next(csv.reader([line], delimiter=delimiter), []))
+
+
+def _tables_within(text: str) -> list[Table]:
+    """Pipe tables inside prose (a header line with `|`, a `---` line, then the lines with `|`); each keeps
+    the prose of the whole text (without the tables) as `meta["text"]`, so nothing said beside it is lost."""
+    lines = text.splitlines()
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines) - 1:
+        if "|" in lines[i] and _SEPARATOR.match(lines[i + 1]) and "|" in lines[i + 1] + lines[i]:
+            end = i + 2
+            while end < len(lines) and "|" in lines[end] and lines[end].strip():
+                end += 1
+            spans.append((i, end))
+            i = end
+        else:
+            i += 1
+    if not spans:
+        return []
+    kept: list[str] = []
+    last = 0
+    for start, end in spans:
+        kept.extend(lines[last:start])
+        last = end
+    kept.extend(lines[last:])
+    prose = "\n".join(kept).strip()
+    meta = {"text": re.sub(r"\n{3,}", "\n\n", prose)} if prose else {}
+    return [Table(t.columns, t.rows, meta, str(n) if len(spans) > 1 else "") for n, t in
+            enumerate(_pipe_table(lines[s:e]) for s, e in spans)]
+
+
+def meta_items(meta: Mapping[str, Any]) -> list[tuple[str, str, bool]]:
+    """The fields beside a table as `(name, value as text, is a warning)`, warnings first: a string as
+    written, other values as compact JSON, each cut to META_CHARS with the count of what is left out."""
+    items: list[tuple[str, str, bool]] = []
+    for name, value in meta.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        if len(text) > META_CHARS:
+            text = f"{text[:META_CHARS]}… ({len(text) - META_CHARS:,} more characters)"
+        leaf = name.rsplit(".", 1)[-1].lower()
+        items.append((name, text, leaf in WARNING_FIELDS or "warn" in leaf or "truncat" in leaf))
+    return sorted(items, key=lambda item: not item[2])
 
 
 def _first_lines(text: str, n: int) -> list[str]:

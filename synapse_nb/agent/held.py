@@ -198,8 +198,9 @@ class HeldResults:
 
 
 def frame_of(table: Table) -> pd.DataFrame:
-    """A table as a DataFrame: column names made unique (`a`, `a_2`), and text columns that are all numbers
-    (CSV, Markdown) read as numbers."""
+    """A table as a DataFrame: column names made unique (`a`, `a_2`), text columns that are all numbers (CSV,
+    Markdown) read as numbers, and the fields the server sent beside the rows (`warning`, `truncated` ...) in its
+    `.attrs`, as `%mcp call`'s `.df` has them."""
     seen: dict[str, int] = {}
     names: list[str] = []
     for column in table.columns:
@@ -214,6 +215,7 @@ def frame_of(table: Table) -> pd.DataFrame:
                 frame[column] = pd.to_numeric(values)
             except (ValueError, TypeError):
                 pass
+    frame.attrs.update(table.meta)
     return frame
 
 

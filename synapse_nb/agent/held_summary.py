@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..tables import meta_items
 from .held import HeldResult
 
 __all__ = ["SUMMARY_CHARS", "SUMMARY_ROWS", "summarize"]
@@ -23,6 +24,7 @@ SUMMARY_ROWS = 5
 """Rows of a held table shown in its summary (fewer when they do not fit)."""
 _CELL = 60  # characters of one cell or one statistic shown
 _PREVIEW = 1200  # characters of a held text or JSON value shown
+_FIELDS = 600  # characters of the fields sent beside a held table's rows (a warning that rows were cut)
 
 
 def summarize(held: HeldResult, *, sql_tool: str, python: bool = False, limit: int = SUMMARY_CHARS) -> str:
@@ -63,7 +65,10 @@ def _how(held: HeldResult, sql_tool: str, python: bool) -> str:
 def _table_body(frame: pd.DataFrame, room: int) -> str:
     rows, cols = frame.shape
     lines = [f"columns ({cols:,}; name: type, non-null, statistics):"]
-    used = len(lines[0])
+    if frame.attrs:  # what the server said beside its rows (a warning that it cut them) comes first
+        beside = "; ".join(f"{name}: {text}" for name, text, _ in meta_items(frame.attrs))
+        lines.insert(0, _cut(f"the server sent beside the rows: {beside}", _FIELDS))
+    used = sum(len(line) + 1 for line in lines)
     column_room = room * 3 // 5
     shown = 0
     for name in frame.columns:

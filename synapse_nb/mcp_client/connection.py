@@ -34,16 +34,18 @@ from urllib.parse import urlsplit
 
 import anyio
 import mcp.types as mt
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from .._version import __version__
 from ..config import ServerConfig
 from ..errors import McpError, OAuthError
 from ..events import utcnow
 from ..request_trace import McpRequestTrace, RequestTracer
+from ..skill_entry import SkillEntry
 from ..types import ToolResult
-from . import features, task_calls
+from . import features, skills, task_calls
 from .asyncwork import validation_ready
 from .connection_state import MAX_RESTARTS, RESTART_WINDOW, ConnectionState, Emit
 from .convert import RawTool
@@ -54,6 +56,7 @@ from .inflight import Request, Session
 from .oauth.failure import auth_error
 from .oauth.provider import OAuthSession
 from .process import StderrPipe, final_tail, find_child, kill_tree
+from .skill_wire import skills_extension
 from .task_extension import TasksExtension
 from .task_run import TaskCall, TaskSink
 from .task_watch import TaskWatch
@@ -71,6 +74,8 @@ T = TypeVar("T")
 STOP_TIMEOUT = 5.0
 """Seconds a server gets to close cleanly before its process tree is killed."""
 
+SKILLS_LIST_TIMEOUT = 10.0
+"""Seconds a server that declares skills gets to list them while it connects; past that it connects without."""
 EOF_GRACE = 1.0
 """Seconds a stdio server gets to exit once its input is closed before it is sent SIGTERM (then SIGKILL):
 the MCP spec's stdio shutdown, sooner than the SDK's own 2 s + 2 s."""
@@ -109,6 +114,8 @@ class ServerConnection:
         self.ui_cache = UiCache()  # the Views read on this connection; cleared when it (re)starts
         self.tasks = TasksExtension(config.name, task_sink or _no_sink)  # MCP tasks (task_extension.py)
         self.serves_tasks = False  # the server runs tool calls as tasks (known once connected)
+        self.offers_skills = False  # the server declared the skills extension (known once connected)
+        self.skills: tuple[SkillEntry, ...] = ()  # its skill entries as listed when it connected (skills.py)
         self._emit = emit
 
     @property
@@ -123,6 +130,7 @@ class ServerConnection:
         gen = self._generation
         self._stopping = False
         self.ui_cache.clear()
+        self.offers_skills, self.skills = False, ()
         self.state.connecting()
         problem = preflight(self.config)
         if problem is not None:
@@ -313,7 +321,7 @@ class ServerConnection:
                             mode=_client_mode(cfg.protocol),
                             cache=None,
                             client_info=mt.Implementation(name="synapse_nb", version=__version__),
-                            extensions=[ui_extension(), self.tasks],
+                            extensions=[ui_extension(), self.tasks, skills_extension()],
                             **self.hooks.client_kwargs(partial(self._on_message, gen)),
                         )
                     )
@@ -372,6 +380,7 @@ class ServerConnection:
                                        on_resources=self._resources_changed if resources_change else None))
             t0 = time.perf_counter()
             tools = await list_tools(client)
+            await self._list_skills(client)
             session = connected(tools, (time.perf_counter() - t0) * 1000)
             tg.start_soon(refresh_tools, client, dirty, self.name, partial(self._tools_refreshed, gen))
             await session.stop.wait()
@@ -379,10 +388,28 @@ class ServerConnection:
             await session.end_all(self.state.interrupted_error)  # before the client closes under them
             tg.cancel_scope.cancel()
 
+    async def _list_skills(self, client: Client) -> None:
+        """The server's skill entries, when it declares the extension: entries only, no file is read (the
+        extension forbids reading a skill's files before it is loaded). A server whose listing fails still
+        connects, with no skills (logged)."""
+        self.offers_skills = skills.offers_skills(client)
+        if not self.offers_skills:
+            return
+        try:
+            with anyio.fail_after(SKILLS_LIST_TIMEOUT):
+                self.skills = await skills.list_skills(client, self.name)
+        except (MCPError, ValidationError, TimeoutError) as exc:
+            logger.warning("MCP server %r declares skills but listing them failed: %s", self.name,
+                           str(exc) or f"no answer within {SKILLS_LIST_TIMEOUT:g} s")
+
     def _connected(self, client: Client, tools: tuple[RawTool, ...], connect_ms: float, discovery_ms: float) -> None:
         info = client.server_info
         self._protocol = client.protocol_version
         self.serves_tasks = task_calls.serves_tasks(client)
+        # The registry lists the tools before the "connected" event goes out: a listener (the inspector's
+        # header) that reads the hub on that event counts them.
+        self.state.tools = tools
+        self._on_tools(self)
         self.state.connected({
             "server_name": info.name if info is not None else None,
             "server_version": info.version if info is not None else None,
@@ -394,7 +421,6 @@ class ServerConnection:
             "connect_ms": round(connect_ms, 3),
             "discovery_ms": round(discovery_ms, 3),
         }, tools)
-        self._on_tools(self)
 
     # --- notifications and tool refresh ----------------------------------------------------------
 

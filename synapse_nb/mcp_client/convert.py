@@ -14,7 +14,7 @@ from typing import Any, Literal
 import mcp.types as mt
 
 from ..types import ContentBlock, Message, Role, ToolResult, ToolSpec, ToolUi
-from .info import PromptArgument, PromptInfo, PromptResult, ResourceInfo
+from .info import PromptArgument, PromptInfo, PromptResult, ResourceInfo, ResourceTemplateInfo
 
 __all__ = [
     "RawTool",
@@ -24,6 +24,7 @@ __all__ = [
     "raw_tool",
     "resource_blocks",
     "resource_info",
+    "resource_template_info",
     "tool_result",
     "tool_ui",
 ]
@@ -146,6 +147,15 @@ def resource_info(resource: mt.Resource) -> ResourceInfo:
         description=resource.description,
         mime_type=resource.mime_type,
         size=resource.size,
+    )
+
+
+def resource_template_info(template: mt.ResourceTemplate) -> ResourceTemplateInfo:
+    return ResourceTemplateInfo(
+        uri_template=template.uri_template,
+        name=template.name,
+        description=template.description,
+        mime_type=template.mime_type,
     )
 
 

@@ -5,7 +5,8 @@
     python -m synapse_nb.mcp_client.demo_server --sse --port 8765    # SSE on 127.0.0.1:8765/sse
 
 Data tools: list_tables, describe_table, query, summarize_column (read-only), drop_table (destructive
-by its annotations; it only pretends). Resource `demo://schema`; prompt `explore_table`. The tables (products,
+by its annotations; it only pretends). Resource `demo://schema`; prompt `explore_table`; skill `shop-revenue`
+(SEP-2640: `skills/list`, `skills/get`, its files as `skill://` resources; demo_skills.py). The tables (products,
 customers, orders) load from the CSV files in `demo_data/` into an in-memory SQLite database. The test suite's
 misbehaving tools (echo, sleep, crash, garbage, ...) are not in the wheel: tests/support/tools_server.py adds them to
 this server.
@@ -29,6 +30,8 @@ from typing import Any
 import anyio
 import mcp.types as mt
 from mcp.server.mcpserver import MCPServer
+
+from .demo_skills import DemoSkills
 
 __all__ = ["NAME", "build_server", "load_database", "main", "serve"]
 
@@ -159,6 +162,7 @@ def _result(text: str, structured: dict[str, Any] | None = None, *, error: bool 
 def build_server() -> MCPServer:
     """The shop server (the tests add their misbehaving tools to it: tests/support/tools_server.py)."""
     shop = _Shop()
+    skills = DemoSkills.bundled(add_files=False)  # its files are listed after the schema (added below)
     server = MCPServer(
         NAME,
         instructions="A small coffee-and-tea shop: tables products, customers and orders. Use list_tables, "
@@ -166,6 +170,7 @@ def build_server() -> MCPServer:
         version="1.0",
         log_level="WARNING",
         lifespan=shop.open,
+        extensions=[skills],
     )
 
     @server.tool(annotations=_READ_ONLY)
@@ -244,6 +249,9 @@ def build_server() -> MCPServer:
         for t in shop.tables:
             parts.append(f"## {t}\n" + "\n".join(f"- {c} ({k})" for c, k in shop.columns(t)))
         return "\n\n".join(parts)
+
+    for skill_file in skills.file_resources():
+        server.add_resource(skill_file)
 
     @server.prompt(description="Explore one table of the demo shop")
     def explore_table(table: str) -> str:

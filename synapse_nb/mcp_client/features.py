@@ -22,8 +22,8 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..errors import McpError
 from ..types import ContentBlock, ToolResult
-from .convert import prompt_info, prompt_result, resource_blocks, resource_info, tool_result
-from .info import PromptInfo, PromptResult, ResourceInfo
+from .convert import prompt_info, prompt_result, resource_blocks, resource_info, resource_template_info, tool_result
+from .info import PromptInfo, PromptResult, ResourceInfo, ResourceTemplateInfo
 from .logs import LogLevel
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "get_prompt",
     "is_modern",
     "list_prompts",
+    "list_resource_templates",
     "list_resources",
     "notify_roots_changed",
     "read_resource",
@@ -100,6 +101,13 @@ async def list_resources(client: Client) -> list[ResourceInfo]:
     if client.server_capabilities.resources is None:
         return []
     return [resource_info(r) for r in (await client.list_resources()).resources]
+
+
+async def list_resource_templates(client: Client) -> list[ResourceTemplateInfo]:
+    """The server's resource templates (URIs with `{variables}`); none without the `resources` capability."""
+    if client.server_capabilities.resources is None:
+        return []
+    return [resource_template_info(t) for t in (await client.list_resource_templates()).resource_templates]
 
 
 async def read_resource(client: Client, uri: str) -> tuple[ContentBlock, ...]:

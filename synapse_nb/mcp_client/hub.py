@@ -43,12 +43,13 @@ from . import features, task_calls, ui
 from .connection import ServerConnection
 from .exit_guard import ExitGuard
 from .handlers import ClientHandlers, ServerHooks
-from .info import PromptInfo, PromptResult, ResourceInfo, ServerInfo
+from .info import PromptInfo, PromptResult, ResourceInfo, ResourceTemplateInfo, ServerInfo
 from .logs import LogEntry, check_level
 from .loop_owner import LoopOwner
 from .oauth.accounts import OAuthAccounts
 from .oauth.redirect import SignIn
 from .oauth.storage import TokenStore
+from .skill_shelf import SkillShelf
 from .table import ConnectionTable
 from .task_watch import TaskWatch
 
@@ -87,6 +88,8 @@ class McpHub:
         self._accounts = OAuthAccounts(token_store, sign_in)
         self._exit = ExitGuard(self._table)
         self._closing: set[asyncio.Task[None]] = set()  # stops that outlive a cancelled caller
+        self.skills = SkillShelf(self._table, self._request)
+        """The servers' skills (SEP-2640): listed as they connect, loaded on demand (skill_shelf.py)."""
 
     async def __aenter__(self) -> Self:
         return self
@@ -340,6 +343,9 @@ class McpHub:
 
     async def list_resources(self, name: str) -> list[ResourceInfo]:
         return await self._request(name, features.list_resources, "resources/list")
+
+    async def list_resource_templates(self, name: str) -> list[ResourceTemplateInfo]:
+        return await self._request(name, features.list_resource_templates, "resources/templates/list")
 
     async def read_resource(self, name: str, uri: str) -> tuple[ContentBlock, ...]:
         return await self._request(name, partial(features.read_resource, uri=uri), f"resources/read {uri!r}")

@@ -11,8 +11,8 @@ from ..server_config import Transport
 from ..types import Message
 
 __all__ = [
-    "EVENT_OF", "TRANSITIONS", "PromptArgument", "PromptInfo", "PromptResult", "ResourceInfo", "ServerInfo",
-    "ServerState", "ServerTransport",
+    "EVENT_OF", "TRANSITIONS", "PromptArgument", "PromptInfo", "PromptResult", "ResourceInfo",
+    "ResourceTemplateInfo", "ServerInfo", "ServerState", "ServerTransport",
 ]
 
 ServerState = Literal["connecting", "connected", "crashed", "stopped", "failed", "down"]
@@ -126,6 +126,16 @@ class ResourceInfo:
     description: str | None = None
     mime_type: str | None = None
     size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceTemplateInfo:
+    """One resource template a server lists: a URI with `{variables}` (RFC 6570) to fill before reading."""
+
+    uri_template: str
+    name: str
+    description: str | None = None
+    mime_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

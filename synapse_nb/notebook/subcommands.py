@@ -18,7 +18,7 @@ from IPython.core.error import UsageError
 from .commands import help as help_text
 from .commands import lake as lake_cmd
 from .commands import mcp as mcp_cmd
-from .commands import mcp_auth, mcp_features, mcp_read, mcp_tasks
+from .commands import mcp_auth, mcp_features, mcp_read, mcp_skills, mcp_tasks
 from .commands import session as session_cmd
 from .commands.args import (
     CONNECT_OPTIONS,
@@ -297,6 +297,13 @@ def _tools(m: SynapseMagics, rest: str) -> Any:
     return mcp_cmd.tools(m.hub, state.registry, state.kernel, m.settings(), words[0] if words else None)
 
 
+def _skills(m: SynapseMagics, rest: str) -> Any:
+    server, refresh = mcp_skills.parse(m.words("%mcp skills", rest, expanded=True))
+    if refresh:
+        return Pending(mcp_skills.refresh_async(m.hub, server), "listing the skills again was cancelled")
+    return mcp_skills.skills(m.hub, server)
+
+
 def _search(m: SynapseMagics, rest: str) -> Any:
     from .commands import mcp_search
 
@@ -341,10 +348,14 @@ def _inspect_servers(m: SynapseMagics, rest: str) -> Any:
 
 
 def _read(sub: str) -> Callable[[SynapseMagics, str], Pending]:
-    """`%mcp read | prompt` (commands/mcp_read.py)."""
+    """`%mcp resources | read | prompt` (commands/mcp_read.py)."""
 
     def run(m: SynapseMagics, rest: str) -> Pending:
-        words = m.words(f"%mcp {sub}", rest, expanded=True)
+        if sub == "read":  # a template's `{variables}` reach the server's URI as written, not as Python names
+            words = m.words("%mcp read", rest)
+            words = words[:2] + [expand(w, m.ns) for w in words[2:]]
+        else:
+            words = m.words(f"%mcp {sub}", rest, expanded=True)
         return Pending(mcp_read.run(m.hub, sub, words), f"%mcp {sub} was cancelled; the server stays connected")
 
     return run
@@ -440,6 +451,8 @@ MCP_TABLE: SubcommandTable[SynapseMagics] = SubcommandTable("%mcp", (
                ), options=CONNECT_OPTIONS),
     Subcommand("list", _list, "servers: transport, state, tools, pid"),
     Subcommand("tools", _tools, "tools as offered to the model (DataFrame)", "[SERVER]"),
+    Subcommand("skills", _skills, "skills the servers offer (SEP-2640; DataFrame): the model loads one when it "
+               "needs it", "[SERVER] [--refresh]"),
     Subcommand("search", _search, "tools ranked for a request in plain words, as the model's tools__search ranks "
                "them (DataFrame)", "[-n N] TEXT"),
     Subcommand("call", _call, "call a tool by hand (a JSON object,", 'SERVER.TOOL {"key": "value"}', forms=(
@@ -452,7 +465,10 @@ MCP_TABLE: SubcommandTable[SynapseMagics] = SubcommandTable("%mcp", (
     Subcommand("disconnect", _disconnect, "stop servers", "NAME | --all"),
     Subcommand("restart", _restart, "restart a server (also one that crashed too often)", "NAME"),
     Subcommand("inspect", _inspect_servers, "inspector widget: servers, tools, forms to call them", "[NAME]"),
-    Subcommand("read", _read("read"), "read a resource, e.g. %mcp read demo demo://schema", "SERVER URI"),
+    Subcommand("resources", _read("resources"), "resources and resource templates (DataFrame)", "[SERVER]"),
+    Subcommand("read", _read("read"), "read a resource, e.g. %mcp read demo demo://schema", "SERVER URI", forms=(
+        ("SERVER TEMPLATE k=v ...", "fill a template's {variables} and read it (the URI as written: no {expr} "
+         "expansion), e.g. %mcp read ev demo://item/{id} id=3"),)),
     Subcommand("prompt", _read("prompt"), "render a prompt template, e.g. %mcp prompt demo explore_table "
                "table=orders", "SERVER NAME [k=v ...]"),
     Subcommand("logs", _logs, "the server's last log messages (DataFrame), or what its process wrote to stderr",

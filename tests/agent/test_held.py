@@ -184,6 +184,21 @@ def test_a_summary_stays_under_the_cap_however_wide_or_long_the_cells_and_says_w
     assert SQL_TOOL in summary
 
 
+def test_a_held_tables_warning_is_on_its_frame_and_first_in_what_the_model_is_told() -> None:
+    """motherduck's shape: rows cut by the server, saying so beside them. Held, the model saw only the rows and
+    took 1,024 of them for all there is; the variable's DataFrame lost the warning `%mcp call`'s `.df` keeps."""
+    sent = {"rows": _orders(1024), "truncated": True, "warning": "Results limited to 1,024 rows"}
+    result = ToolResult(content=(ContentBlock("text", text=json.dumps(sent)),), structured_content=sent)
+    namespace: dict[str, Any] = {}
+    held = HeldResults(namespace).hold(result, tool="md__query", call_id="c")
+    assert namespace["query_1"].attrs == {"truncated": True, "warning": "Results limited to 1,024 rows"}
+    from synapse_nb.agent.held_summary import summarize
+
+    summary = summarize(held, sql_tool=SQL_TOOL)
+    assert "\nthe server sent beside the rows: truncated: true; warning: Results limited to 1,024 rows\n" in summary
+    assert len(summary) <= SUMMARY_CHARS
+
+
 def test_csv_and_markdown_tables_and_prose_are_told_apart() -> None:
     from synapse_nb.tables import csv_table, table_of
 

@@ -78,7 +78,7 @@ def test_inspector_calls_a_demo_tool_in_jupyterlab(lab: Lab, browser: Any) -> No
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
 
-        inspector = page.locator(".snb-inspector").first
+        inspector = page.locator(".snb-inspector.jupyter-widgets").first
         try:
             inspector.wait_for(timeout=RUN_TIMEOUT_MS)
         except PlaywrightTimeoutError:

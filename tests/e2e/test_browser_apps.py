@@ -114,8 +114,7 @@ def run_again(nb: NotebookPage, i: int) -> None:
 
 
 def _press_run(nb: NotebookPage, i: int) -> None:
-    nb.cell(i).locator(".jp-InputPrompt").click()
-    nb.page.keyboard.press("Escape")
+    nb.select(i)
     nb.page.keyboard.press("Control+Enter")
 
 

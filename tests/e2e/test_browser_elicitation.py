@@ -171,7 +171,7 @@ def test_the_inspector_asks_in_the_same_card_at_760_px(lab: Lab, browser: Any, t
         _use_theme(nb, "JupyterLab Light")
         for i in range(len(cells)):
             nb.run(i, timeout=90_000)
-        inspector = nb.output(2).locator(".snb-inspector")
+        inspector = nb.output(2).locator(".snb-inspector.jupyter-widgets")
         inspector.locator(".snb-tool-list select").select_option(label="trigger-elicitation-request")
         tool = inspector.locator(".snb-tool").filter(
             has=nb.page.locator("code", has_text="everything__trigger-elicitation-request"))

@@ -58,7 +58,11 @@ MEASURE_JS = """
   const clipped = [...root.querySelectorAll('.widget-html-content')].filter(visible)
     .filter((e) => e.scrollWidth > e.clientWidth + 1)
     .map((e) => e.textContent.trim().slice(0, 60) + ' ' + e.scrollWidth + '>' + e.clientWidth);
-  return {cut, past, borderless, clipped};
+  // tab labels (servers, a server's Tools / Resources / Prompts) cut short by their tab
+  const tabs = [...root.querySelectorAll('.lm-TabBar-tabLabel')].filter(visible)
+    .filter((e) => e.scrollWidth > e.clientWidth + 1)
+    .map((e) => e.textContent.trim() + ' ' + e.scrollWidth + '>' + e.clientWidth);
+  return {cut, past, borderless, clipped, tabs};
 }
 """
 
@@ -78,7 +82,7 @@ def test_the_inspector_fits_the_window(lab: Lab, browser: Any, width: int, tmp_p
     with failure_shot(nb, f"inspector-{width}"):
         for i in range(len(CELLS)):
             nb.run(i, timeout=90_000)
-        inspector = nb.output(3).locator(".snb-inspector")
+        inspector = nb.output(3).locator(".snb-inspector.jupyter-widgets")
         expect(inspector).to_be_visible(timeout=30_000)
         server = inspector.locator(".snb-server-demo")
         server.locator(".lm-TabBar-tab", has_text="Tools").click()
@@ -103,5 +107,6 @@ def test_the_inspector_fits_the_window(lab: Lab, browser: Any, width: int, tmp_p
             assert listing["x"] + listing["width"] <= detail["x"] + 1, (listing, detail)
     assert found["past"] == [], f"boxes past the inspector's edge at {width} px: {found['past']}"
     assert found["clipped"] == [], f"text cut at the right at {width} px: {found['clipped']}"
+    assert found["tabs"] == [], f"tab labels cut at {width} px: {found['tabs']}"
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", shot
     assert shot.stat().st_size > 1000, shot

@@ -124,7 +124,7 @@ def _run_cells(nb: NotebookPage, llm: LlmServer) -> None:
     expect(nb.cell(2).locator("div.snb-turn-tool")).to_have_count(3)
     nb.page.evaluate("() => document.querySelectorAll('details.snb-turn-tool').forEach((d) => { d.open = true; })")
     nb.run(3)
-    trace = nb.output(3).locator(".snb-trace")
+    trace = nb.output(3).locator(".snb-trace.jupyter-widgets")
     expect(trace).to_be_visible(timeout=30_000)
     trace.locator("details.snb-span").first.evaluate("(d) => { d.open = true; }")
     # a long tool name is shown whole and its badge stays in view, inside the label's column
@@ -142,7 +142,7 @@ def _run_cells(nb: NotebookPage, llm: LlmServer) -> None:
     nb.run(4)
     expect(nb.output(4).locator(".snb-sign-in")).to_contain_text("Sign in to notes")
     nb.run(5)
-    inspector = nb.output(5).locator(".snb-inspector")
+    inspector = nb.output(5).locator(".snb-inspector.jupyter-widgets")
     inspector.locator(".snb-tool-list select").select_option(label="list_tables")
     tool = inspector.locator(".snb-tool").filter(has=nb.page.locator("code", has_text=f"{SERVER}__list_tables"))
     tool.locator("button.snb-call").click()  # a result with its badge, and a Recent-calls row

@@ -99,7 +99,7 @@ def test_server_state_and_the_inspector(lab: Lab, browser: Any) -> None:
 
         # the inspector opens on the running server's tab, never on the failed one's
         nb.run(7)
-        inspector_a = nb.output(7).locator(".snb-inspector")
+        inspector_a = nb.output(7).locator(".snb-inspector.jupyter-widgets")
         tabs_a = inspector_a.locator(".lm-TabBar").first.locator(".lm-TabBar-tab")
         expect(tabs_a).to_have_count(3, timeout=30_000)  # bad, demo and the built-in kernel group
         expect(inspector_a.locator(".lm-TabBar").first.locator(".lm-mod-current")).to_have_text("● demo")
@@ -117,7 +117,7 @@ def test_server_state_and_the_inspector(lab: Lab, browser: Any) -> None:
         nb.run(8)
         assert len(error_lines(nb.cell(8))) == 1, error_lines(nb.cell(8))
         nb.run(9)
-        inspector_b = nb.output(9).locator(".snb-inspector")
+        inspector_b = nb.output(9).locator(".snb-inspector.jupyter-widgets")
         # no server runs: it opens on the built-in kernel group, not on the failed or the crashed one
         expect(inspector_b.locator(".lm-TabBar").first.locator(".lm-mod-current")).to_contain_text("kernel")
         inspector_b.locator(".lm-TabBar").first.locator(".lm-TabBar-tab", has_text="demo").click()
@@ -251,8 +251,8 @@ def test_the_committed_tool_inspection_notebook_reads_well_without_running_it(la
     source = REPO / "notebooks" / "tool_inspection.ipynb"
     shutil.copyfile(source, lab.root / "saved_tool_inspection.ipynb")
     saved = json.loads(source.read_text())
-    snapshots = [o["data"] for c in saved["cells"] for o in c.get("outputs", ())
-                 if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    snapshots = [c["outputs"][n - 1]["data"] for c in saved["cells"] for n, o in enumerate(c.get("outputs", ()))
+                 if "application/vnd.jupyter.widget-view+json" in o.get("data", {}) and n > 0]  # the output above
     assert snapshots, "the committed notebook has no inspector output"
     nb = NotebookPage.open(browser, lab, "saved_tool_inspection.ipynb", kernel=False)
     expect, page = nb.expect, nb.page

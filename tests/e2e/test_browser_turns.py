@@ -59,7 +59,12 @@ CELLS = [
     "%%synapse --background\nA quick one in the background.",           # 10 run controls
     "(await _synapse).text",                                            # 11
     "%%synapse --format code\nCount the orders per customer.",          # 12 inserts cell 13
+    "%mcp inspect",                                                     # 13 (14 once 12 inserted its cell)
+    "%synapse How did revenue do?",                                     # 14 (15) money, not math
+    "from IPython.display import Markdown\nMarkdown('math still works: $x^2$')",  # 15 (16)
 ]
+MONEY = "Revenue was $12,400 in Q1 and $15,100 in Q2."
+INSPECTOR, ANSWER, MATH = 14, 15, 16  # the cells' indexes once cell 12 inserted its code cell
 NEUTRAL, GREY, RED = rgb("#57606a"), rgb("#6e7781"), rgb("#cf222e")
 
 
@@ -69,6 +74,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, llm: LlmServer) -> Iterator[La
         yield lab
 
 
+@pytest.mark.timeout(480)  # 16 cells driven, saved, reopened in JupyterLab and Notebook 7: minutes on a busy machine
 def test_turns_while_running_finished_and_traced(lab: Lab, browser: Any, llm: LlmServer) -> None:
     name = write_notebook(lab.root / "turns.ipynb", CELLS)
     nb = NotebookPage.open(browser, lab, name, height=2400)  # tall: the expanded tool blocks fit a screenshot
@@ -239,7 +245,7 @@ def _trace(nb: NotebookPage) -> None:
     nb.run(6)
     expect(nb.output(6)).to_contain_text("by-hand")
     nb.run(7)
-    trace = nb.output(7).locator(".snb-trace")
+    trace = nb.output(7).locator(".snb-trace.jupyter-widgets")
     expect(trace).to_be_visible(timeout=30_000)
     # one real error (demo__fail): the cancelled calls and the denied one are not counted as errors
     expect(trace.locator(".snb-title")).to_contain_text("1 error")
@@ -283,7 +289,7 @@ def _small_things(nb: NotebookPage, llm: LlmServer) -> None:
     nb.run(10)
     nb.run(11)
     expect(nb.output(11)).to_contain_text("'done in the background'")
-    controls = nb.output(10).locator(".snb-run-controls")
+    controls = nb.output(10).locator(".snb-run-controls.jupyter-widgets")
     expect(controls.locator(".snb-run-status")).to_contain_text("finished", timeout=30_000)
     expect(controls.get_by_role("button", name="Stop")).to_be_hidden()  # nothing left to stop
     nb.shot("background-run-controls", nb.cell(10))
@@ -296,6 +302,31 @@ def _small_things(nb: NotebookPage, llm: LlmServer) -> None:
     expect(inserted).to_contain_text("orders_per_customer = {'c1': 3}")
     expect(inserted).not_to_contain_text("SELECT")
     nb.shot("format-code-inserted", nb.page.locator(".jp-Notebook"))
+
+    # the inspector, live: its view shows, the snapshot output above it is hidden (issue 38, item 11)
+    nb.run(INSPECTOR)
+    expect(nb.output(INSPECTOR).locator(".snb-inspector.jupyter-widgets")).to_be_visible(timeout=30_000)
+    expect(nb.output(INSPECTOR).locator(".snb-snapshot")).to_be_hidden()
+
+    # money is text, not math (issue 38, item 10): no MathJax element, both amounts with their spaces
+    llm.queue(text(MONEY))
+    nb.run(ANSWER)
+    _math_settled(nb)
+    _money_as_text(nb)
+    nb.shot("money-as-text", nb.cell(ANSWER))
+
+
+def _math_settled(nb: NotebookPage) -> None:
+    """Run the cell below the answer, whose Markdown has real math, and wait until MathJax typeset it: MathJax
+    typesets outputs in turn, so the answer above has been typeset (or left alone) by then."""
+    nb.run(MATH)
+    nb.expect(nb.output(MATH).locator("mjx-container")).to_have_count(1, timeout=30_000)
+
+
+def _money_as_text(nb: NotebookPage) -> None:
+    answer = nb.output(ANSWER)
+    nb.expect(answer).to_contain_text(MONEY)
+    nb.expect(answer.locator("mjx-container")).to_have_count(0)
 
 
 def _saved_snapshots(nb: NotebookPage, lab: Lab, browser: Any) -> None:
@@ -310,8 +341,15 @@ def _saved_snapshots(nb: NotebookPage, lab: Lab, browser: Any) -> None:
         i: o["data"] for i, c in enumerate(cells) for o in c.get("outputs", ())
         if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
     }
-    assert set(widgets) == {7, 10}, sorted(widgets)
-    trace, controls = widgets[7], widgets[10]
+    assert set(widgets) == {7, 10, INSPECTOR}, sorted(widgets)
+    # each widget's snapshot is the output just before its view (issue 38, item 11)
+    snapshots = {
+        i: c["outputs"][n - 1]["data"] for i, c in enumerate(cells) for n, o in enumerate(c.get("outputs", ()))
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {}) and n > 0
+    }
+    assert set(snapshots) == set(widgets), sorted(snapshots)
+    assert all('class="snb-snapshot"' in "".join(data["text/html"]) for data in snapshots.values())
+    trace, controls = snapshots[7], snapshots[10]
     for data in (trace, controls):
         assert "(children=" not in "".join(data["text/plain"]) + "".join(data["text/html"])
     plain = "".join(trace["text/plain"])
@@ -340,3 +378,85 @@ def _saved_snapshots(nb: NotebookPage, lab: Lab, browser: Any) -> None:
         page.screenshot(path=str(ARTIFACTS / "saved-trace-snapshot-unstyled.png"), full_page=True)
     finally:
         page.close()
+    _reopened(nb, lab, browser)
+
+
+def _reopened(nb: NotebookPage, lab: Lab, browser: Any) -> None:
+    """Closed and opened again with a new kernel (no widget state saved): every widget output shows its last
+    snapshot, none reads "Error displaying widget: model not found" (issue 38, item 11); money stays text."""
+    expect, page = nb.expect, nb.page
+    _shut_down_kernels(lab)
+    page.reload()
+    page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(timeout=60_000)
+    nb.wait_idle(120_000)
+    notebook = page.locator(".jp-Notebook")
+    expect(nb.output(7).locator(".snb-snapshot .snb-trace")).to_be_visible(timeout=30_000)
+    expect(nb.output(10).locator(".snb-snapshot")).to_contain_text("finished")
+    expect(nb.output(INSPECTOR).locator(".snb-snapshot .snb-inspector")).to_contain_text("demo")
+    _math_settled(nb)
+    _money_as_text(nb)
+    page.wait_for_function("() => !document.body.innerText.includes('Loading widget')", timeout=30_000)
+    for bad in ("model not found", "Error displaying widget", "(children="):
+        assert bad not in notebook.inner_text(), bad
+    for i in (7, 10, INSPECTOR):
+        expect(nb.output(i).locator(".jp-OutputArea-child").filter(has=page.locator(".snb-snapshot"))).to_be_visible()
+    nb.shot("reopened-trace", nb.cell(7))
+    nb.shot("reopened-controls", nb.cell(10))
+    nb.shot("reopened-inspector", nb.cell(INSPECTOR))
+    _use_dark_theme(nb)
+    nb.shot("reopened-trace-dark", nb.cell(7))
+    nb.shot("reopened-inspector-dark", nb.cell(INSPECTOR))
+    _reopened_in_notebook_7(nb, lab, browser)
+
+
+def _reopened_in_notebook_7(nb: NotebookPage, lab: Lab, browser: Any) -> None:
+    """The same saved notebook opened in Jupyter Notebook 7 (served by the same server, its widget models gone
+    with the old kernel): each widget output shows its snapshot there too, none "model not found" (item 11)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    try:
+        page.goto(f"{lab.url}/notebooks/{nb.name}?token={lab.token}", timeout=60_000)
+        page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
+        seven = NotebookPage(page, nb.name)
+        seven.shots = nb.shots
+        with failure_shot(seven, "reopened-nb7"):
+            assert page.locator("#jp-main-statusbar").count() == 0  # Notebook 7's page, not JupyterLab's
+            expect = seven.expect
+            expect(seven.output(7).locator(".snb-snapshot .snb-trace")).to_be_visible(timeout=30_000)
+            expect(seven.output(10).locator(".snb-snapshot")).to_contain_text("finished")
+            expect(seven.output(INSPECTOR).locator(".snb-snapshot .snb-inspector")).to_contain_text("demo")
+            page.wait_for_function("() => !document.body.innerText.includes('Loading widget')", timeout=30_000)
+            text = page.locator(".jp-Notebook").inner_text()
+            for bad in ("model not found", "Error displaying widget", "(children="):
+                assert bad not in text, bad
+            for i in (7, 10, INSPECTOR):
+                snapshot = seven.output(i).locator(".jp-OutputArea-child").filter(has=page.locator(".snb-snapshot"))
+                expect(snapshot).to_be_visible()
+            seven.shot("reopened-nb7-inspector", seven.cell(INSPECTOR))
+    finally:
+        page.close()
+
+
+def _shut_down_kernels(lab: Lab) -> None:
+    """Every session of the lab (and so its kernel) shut down through the REST API, as closing a notebook and
+    shutting its kernel down does: the page reloaded next starts a new kernel."""
+    import urllib.request
+
+    auth = {"Authorization": f"token {lab.token}"}
+    with urllib.request.urlopen(urllib.request.Request(f"{lab.url}/api/sessions", headers=auth), timeout=30) as r:
+        sessions = json.loads(r.read())
+    for session in sessions:
+        gone = urllib.request.Request(f"{lab.url}/api/sessions/{session['id']}", method="DELETE", headers=auth)
+        urllib.request.urlopen(gone, timeout=60).close()
+
+
+def _use_dark_theme(nb: NotebookPage) -> None:
+    """Settings > Theme > JupyterLab Dark, then wait until the notebook is drawn dark."""
+    page = nb.page
+    page.get_by_role("menuitem", name="Settings", exact=True).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Theme$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^JupyterLab Dark$")).click()
+    page.wait_for_function(
+        """() => document.body.dataset.jpThemeLight === 'false'
+            && getComputedStyle(document.querySelector('.jp-Notebook')).backgroundColor !== 'rgb(255, 255, 255)'""",
+        timeout=30_000,
+    )

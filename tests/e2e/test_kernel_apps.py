@@ -34,13 +34,15 @@ def test_a_ui_tools_call_shows_one_view_with_a_capped_fallback_then_the_result(k
     run = kernel.ok("%mcp call seg.get-customer-data {}", timeout=120)
     widgets = [d for d in run.displays if d["kind"] == "display_data" and WIDGET_VIEW in d["data"]]
     assert len(widgets) == 1, [d["data"].get("text/plain", "")[:80] for d in widgets]
-    view, result = run.final_outputs()
+    snapshot, view, result = run.final_outputs()  # the View's snapshot (its text fallback), the View, the result
     assert WIDGET_VIEW in view
+    assert view["text/plain"] == ""
+    assert 'class="snb-snapshot"' in snapshot["text/html"]
     assert WIDGET_VIEW not in result
     assert result["text/plain"].startswith("seg.get-customer-data → ok (")
     whole = int(kernel.ok("print(len(_.text))").stdout)
     assert whole > 40_000
-    fallback = view["text/plain"]
+    fallback = snapshot["text/plain"]
     assert len(fallback) < 4_000  # the call's plain-text cap (3,000 characters) and the View's line
     lines = fallback.splitlines()
     assert lines[:2] == ["{", '  "customers": [']
@@ -64,7 +66,8 @@ def test_the_first_ui_call_of_a_kernel_records_the_tools_own_time_under_a_closed
                         "print(repr(float(_rows.duration_ms[0])))")
         # the tool's own time (the request, as the hub measured it), not the first call's jsonschema import
         assert float(recorded.stdout) == pytest.approx(shown, rel=1e-9)
-        view, result = run.final_outputs()
+        snapshot, view, result = run.final_outputs()  # the View: its text fallback's snapshot, then its view
+        assert "snb-snapshot" in snapshot["text/html"]
         assert WIDGET_VIEW in view
         html = result["text/html"]
         assert '<details class="snb-turn-tool" open>' not in html  # under its View the block stays closed

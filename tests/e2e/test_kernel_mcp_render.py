@@ -55,9 +55,12 @@ def test_a_200_row_query_is_a_table_in_a_scroll_box(kernel: Kernel) -> None:
     assert "max-height:22em;overflow:auto" in html
     plain = final["text/plain"]
     assert plain.startswith("shop.query → ok (")
-    assert "\n200 rows · 8 columns (a DataFrame: .df)\n" in plain
+    # the server's fields beside its rows come above them, and stay on the value and on the held DataFrame
+    fields = "\ntruncated: false\nrow_count: 200\n"
+    assert f"{fields}200 rows · 8 columns (a DataFrame: .df, the fields above: .meta)\n" in plain
     assert len(plain.splitlines()) < 40
-    assert kernel.ok("print(_.df.shape)").stdout == "(200, 8)\n"
+    assert kernel.ok("print(_.df.shape, _.meta)").stdout == "(200, 8) {'row_count': 200, 'truncated': False}\n"
+    assert kernel.ok("print(globals()[_.held].attrs)").stdout == "{'row_count': 200, 'truncated': False}\n"
 
 
 @pytest.fixture(scope="module")
@@ -70,13 +73,16 @@ def segmentation(kernel: Kernel) -> str:
 @pytest.mark.node
 def test_one_long_line_of_json_is_indented_and_capped(kernel: Kernel, segmentation: str) -> None:
     run = kernel.ok(f"%mcp call {segmentation}.get-customer-data {{}}", timeout=120)
-    *views, final = run.final_outputs()  # get-customer-data has an MCP Apps View: it is shown above the result
+    # get-customer-data has an MCP Apps View: it is shown above the result, as its snapshot and then its view
+    *views, final = run.final_outputs()
     assert views
-    assert all("application/vnd.jupyter.widget-view+json" in v for v in views)
+    assert "snb-snapshot" in views[0]["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in views[-1]
     whole = int(kernel.ok("print(len(_.text))").stdout)
     assert whole > 40_000
     assert size_of([final]) < 45_000
-    assert final["text/plain"].splitlines()[1:3] == ["{", '  "customers": [']
+    assert final["text/plain"].splitlines()[1:4] == [
+        "2 tables: 'customers', 'segments' (a DataFrame of one: .df_of(NAME))", "{", '  "customers": [']
     assert re.search(r"… [\d,]+ more lines \([\d,]+ characters\) in \.text of this cell's value", final["text/plain"])
     assert re.search(r"show all \([\d,]+ lines\)", final["text/html"])
 

@@ -135,13 +135,29 @@ def test_replay_demo_replays_its_cassette_which_holds_no_secret() -> None:
 
 
 def test_mcp_apps_saves_each_views_text_fallback() -> None:
-    """Where no widget renders (GitHub, nbviewer, nbval), a View reads as the tool's result and a line naming it."""
+    """Where no widget renders (GitHub, nbviewer, nbval, a notebook opened again later), a View reads as the
+    tool's result and a line naming it: the snapshot output just before the View's own."""
     nb = load("mcp_apps")
     opened = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(("%mcp call", "%%synapse"))]
     assert len(opened) == 2
     for cell in opened:
-        views = [o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+        views = [cell.outputs[n - 1] for n, o in enumerate(cell.outputs)
+                 if "application/vnd.jupyter.widget-view+json" in o.get("data", {}) and n > 0]
+        assert all('class="snb-snapshot"' in o.data["text/html"] for o in views), cell.source
         fallback = [o.data["text/plain"] for o in views if "interactive view" in o.data["text/plain"]]
         assert len(fallback) == 1, cell.source
         assert fallback[0].startswith("Cohort Analysis: 6 cohorts, 6 periods")
         assert "[cohort.get-cohort-data has an interactive view (ui://get-cohort-data/mcp-app.html)" in fallback[0]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_saved_outputs_hold_no_path_of_the_machine_that_ran_them(name: str) -> None:
+    """The interpreter a connect line names and the run's temporary history file read `python` and
+    `synapse-…/history.duckdb`: a reader's machine has neither /work/... nor that /tmp folder."""
+    import tempfile
+
+    saved = (REPO / "notebooks" / f"{name}.ipynb").read_text()
+    interpreters = re.findall(r"(?<![\w.])/[\w./-]*/bin/python[\d.]*", saved)
+    assert interpreters == [], interpreters[:3]
+    for folder in {str(REPO), tempfile.gettempdir(), "/tmp"}:
+        assert f"{folder}/" not in saved, folder

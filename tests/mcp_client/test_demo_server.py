@@ -176,7 +176,13 @@ async def test_image_is_a_valid_png() -> None:
 async def test_resource_and_prompt() -> None:
     async with Client(build_server()) as client:
         resources = (await client.list_resources()).resources
-        assert [str(r.uri) for r in resources] == ["demo://schema"]
+        # the schema, and the files of its skill (SEP-2640), the SKILL.md named and described from its front matter
+        assert [str(r.uri) for r in resources] == [  # the schema first: the inspector offers it to read first
+            "demo://schema", "skill://shop-revenue/SKILL.md", "skill://shop-revenue/references/margin.md"]
+        skill_md = next(r for r in resources if str(r.uri).endswith("SKILL.md"))
+        assert (skill_md.name, skill_md.mime_type) == ("shop-revenue", "text/markdown")
+        assert skill_md.description is not None
+        assert skill_md.description.startswith("Compute the synapse-demo shop's revenue")
         contents = (await client.read_resource("demo://schema")).contents[0]
         assert isinstance(contents, mt.TextResourceContents)
         assert "## orders" in contents.text
@@ -195,6 +201,8 @@ def test_wheel_carries_the_demo_data(tmp_path: Path, repo_root: Path) -> None:
     for table in ("products", "customers", "orders"):
         assert f"synapse_nb/mcp_client/demo_data/{table}.csv" in files
     assert "synapse_nb/mcp_client/demo_server.py" in files
+    for skill_file in ("SKILL.md", "references/margin.md"):  # its skill, served from the wheel
+        assert f"synapse_nb/mcp_client/demo_skills/shop-revenue/{skill_file}" in files
     assert not [f for f in files if "waiting" in f or "tools_server" in f]  # the test tools stay in tests/
 
 

@@ -67,7 +67,9 @@ async def test_resources_and_prompts() -> None:
     async with McpHub() as hub:
         await hub.connect_in_process("demo", build_server())
         resources = await hub.list_resources("demo")
-        assert [(r.uri, r.mime_type) for r in resources] == [("demo://schema", "text/markdown")]
+        assert ("demo://schema", "text/markdown") in [(r.uri, r.mime_type) for r in resources]
+        assert {r.uri for r in resources} - {"demo://schema"} == {  # the files of its skill (SEP-2640)
+            "skill://shop-revenue/SKILL.md", "skill://shop-revenue/references/margin.md"}
         blocks = await hub.read_resource("demo", "demo://schema")
         assert blocks[0].kind == "resource"
         assert blocks[0].text is not None

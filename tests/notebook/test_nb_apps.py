@@ -45,6 +45,13 @@ def ask(ip: Any, widget: Any, method: str, params: Mapping[str, Any]) -> dict[st
     return ip.state.runner.run(answered(), timeout=ANSWER_TIMEOUT + 5)  # type: ignore[no-any-return]
 
 
+def _kind(bundle: Mapping[str, Any]) -> str:
+    """What an output is: a widget's snapshot (shown where the widget has no model), the View, or the turn."""
+    if WIDGET_VIEW in bundle:
+        return "view"
+    return "snapshot" if 'class="snb-snapshot"' in bundle.get("text/html", "") else "turn"
+
+
 def first_text(answer: Mapping[str, Any]) -> str:
     return str(answer["result"]["content"][0]["text"])
 
@@ -62,8 +69,12 @@ def test_mcp_call_shows_the_view_and_its_tool_calls_reach_the_server_recorded_wi
     assert (view.server, view.resource_uri, view.tool_input) == ("apps", "ui://fixture/counter.html", {"start": 3})
     assert view.tool_result["content"][0]["text"] == "counter starts at 3"
     assert "connect-src https://api.example.com" in view.csp_policy
-    # shown as its own output next to the call's result; its text/plain is the fallback of saved notebooks
-    shown = [b for b, _id, _update in apps.published.items if WIDGET_VIEW in b]
+    # shown as its own outputs next to the call's result: the snapshot (the fallback of saved notebooks), the View
+    published = [b for b, _id, _update in apps.published.items]
+    at = next(i for i, b in enumerate(published) if WIDGET_VIEW in b)
+    shown = [published[at - 1]]
+    assert 'class="snb-snapshot"' in shown[0]["text/html"]
+    assert published[at]["text/plain"] == ""
     assert shown[0]["text/plain"].splitlines() == [
         "counter starts at 3",
         "[apps.counter has an interactive view (ui://fixture/counter.html): it renders in JupyterLab, "
@@ -182,11 +193,10 @@ def test_a_synapse_turn_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(ap
     model = script([{"tool_calls": [{"name": "apps__counter", "arguments": {"start": 7}}]}, "The counter is open."])
     apps.cell(f"synapse --model {model}", "open the counter")
     final = apps.published.final
-    kinds = ["view" if WIDGET_VIEW in b and "interactive view" in b["text/plain"] else
-             "companion" if WIDGET_VIEW in b else "turn" for b in final]
-    assert kinds == ["turn", "view", "turn"]  # one output: the companion holding the View, no empty widget
+    kinds = [_kind(b) for b in final]
+    assert kinds == ["turn", "snapshot", "view", "turn"]  # the companion holding the View, no empty widget
     opened = apps.state.apps.last
-    assert final[1][WIDGET_VIEW]["model_id"] == opened.companion.model_id
+    assert final[2][WIDGET_VIEW]["model_id"] == opened.companion.model_id
     assert opened.companion.children[0] is opened.view
     assert final[1]["text/plain"].endswith("; run the cell there to open it]")
     head, tail = final[0]["text/plain"], final[-1]["text/plain"]
@@ -223,9 +233,9 @@ def test_a_background_run_that_calls_a_ui_tool_shows_the_view_in_its_tool_block(
     assert apps.state.apps.last.view.tool_input == {"start": 2}
     # the block, the View (its fallback holding the result), the answer: in place, in this order
     final = [b for b in apps.published.final if "open the counter" not in b.get("text/plain", "")]
-    kinds = ["view" if WIDGET_VIEW in b else "turn" for b in final if b.get("text/plain")]
-    assert kinds[-3:] == ["turn", "view", "turn"], [b.get("text/plain", "")[:60] for b in final]
-    shown = [b for b in final if WIDGET_VIEW in b]
+    kinds = [_kind(b) for b in final if b.get("text/plain") or WIDGET_VIEW in b]
+    assert kinds[-4:] == ["turn", "snapshot", "view", "turn"], [b.get("text/plain", "")[:60] for b in final]
+    shown = [b for b in final if _kind(b) == "snapshot"]
     assert "counter starts at 2" in shown[-1]["text/plain"]
 
 
@@ -346,8 +356,8 @@ def test_a_ui_tools_view_opens_while_its_arguments_stream_and_gets_them_growing_
     assert "tool_cancelled" not in [name for name, _ in history]
     # one View, right under the call's block (which went on to show the call's result), the answer below it
     final = apps.published.final
-    kinds = ["view" if WIDGET_VIEW in b else "turn" for b in final]
-    assert kinds == ["turn", "view", "turn"]
+    kinds = [_kind(b) for b in final]
+    assert kinds == ["turn", "snapshot", "view", "turn"]
     assert "apps__counter" in final[0]["text/plain"]
     assert "counter starts at 1234567" in final[0]["text/plain"]
     assert "The counter is open." in final[-1]["text/plain"]

@@ -357,7 +357,8 @@ def test_foreground_and_background_runs_take_the_same_turn_path(
     ip.cell(f"synapse --model {model} --background --session other --out job", "shout there")
     ip.run("answer = await job")
     assert ip.ns["answer"].text == "It says THERE."
-    assert ran == [("shout here", "StdinApproval", "It says HERE."), ("shout there", "method", "It says THERE.")]
+    assert ran == [("shout here", "StdinApproval", "It says HERE."),
+                   ("shout there", "ButtonsApproval", "It says THERE.")]
 
 
 def test_background_run_can_be_cancelled(ip: Any, script: Script) -> None:
@@ -423,6 +424,29 @@ def test_background_approvals_are_answered_with_the_buttons(ip: Any, script: Scr
     assert result.tool_calls.approval.tolist() == ["approved"]
     assert controls.status == "finished"
     assert not ip.prompts  # nothing was asked on stdin
+
+
+def test_a_background_approval_is_a_card_right_above_the_tool_line_where_a_form_goes(ip: Any, script: Script) -> None:
+    """One place for what a background run asks: its approvals sat below the tool's line, in the run's controls,
+    while a server's form is cut in above it (test_nb_asking_call.py). Now the approval is that card too, with
+    buttons; answered, it says the decision, and the tool's line goes on below it."""
+    ip.run(TOOLS)
+    ip.cell(f"synapse --model {script(SHOUT)} --background", "wipe orders")
+    handle = ip.ns["_synapse"]
+    controls = handle.controls
+    ip.run(WAIT_FOR_APPROVAL_REQUEST)
+    (card,) = [b for b, _, update in ip.published.items if "snb-approval-card" in b.get("text/html", "")]
+    assert "application/vnd.jupyter.widget-view+json" in card  # the buttons
+    assert "Answer with the buttons below." in card["text/html"]
+    assert '  "table": "orders"' in card["text/plain"]
+    assert controls.approval_box not in controls.children  # not a second time, in the controls below
+    controls.approve_button.click()
+    result = handle.result(timeout=10)
+    assert result.tool_calls.approval.tolist() == ["approved"]
+    final = [b["text/plain"] for b in ip.published.final]
+    at = final.index("✓ wipe: approved")
+    assert "wipe" not in "\n".join(final[:at])  # nothing of the call above the card
+    assert "wipe" in "\n".join(final[at + 1:])  # the tool's line below it
 
 
 def test_stop_button_cancels_a_background_run(ip: Any, script: Script) -> None:
@@ -491,3 +515,12 @@ def test_a_bad_cell_leaves_no_running_line(ip: Any) -> None:
     with pytest.raises(UsageError):
         ip.cell("synapse --tools nothing_like_this", "hello")
     assert ip.published.final == []
+
+
+def test_the_running_line_names_no_model_before_it_is_known_and_counts_no_zero_iterations(ip: Any) -> None:
+    ip.cell("synapse", "hello there")
+    shown = [str(bundle.get("text/plain", "")) for bundle, _id, _update in ip.published.items]
+    running = [text for text in shown if "running" in text]
+    assert running, shown
+    assert not [text for text in shown if "default model" in text or "0 iterations" in text], shown
+    assert "1 iteration" in ip.published.final[-1]["text/plain"]

@@ -45,7 +45,8 @@ def test_the_footer_and_result_show_the_turns_cost(ip: Any, server: LlmServer) -
     footer = ip.published.text().splitlines()[-1]
     assert "$0.8400" in footer
     assert "400 cached" in footer
-    assert "$0.8400" in result._repr_markdown_()
+    assert "<span>&#36;</span>0.8400" in result._repr_markdown_()  # money as text, never a math delimiter
+    assert "$0.8400" in repr(result)
 
     server.queue(text("Hi.", usage=(10, 1)))
     ip.cell("synapse --model openai:gpt-unlisted", "hello")

@@ -600,3 +600,40 @@ def test_a_cut_never_freezes_a_call_still_running_above_it(published: Any) -> No
     assert "demo__query" not in above  # not frozen as running above the card
     assert "demo__query" in below
     assert "demo__drop_table" in below
+
+
+def test_a_long_argument_is_capped_in_the_call_block_and_kept_whole_on_the_call() -> None:
+    view = TurnView(model="m")
+    content = "x" * 60_000
+    call = _call("fs__write_file", path="/tmp/big.txt", content=content)
+    view.apply(ToolCallStarted(session_id=S, call=call, server="fs", tool="write_file", approval="auto"))
+    view.apply(ToolCallFinished(session_id=S, call=call, server="fs", tool="write_file", approval="auto",
+                                started_at=NOW, duration_ms=3, result=ToolResult((ContentBlock("text", text="ok"),))))
+    markdown = render(view)["text/markdown"]
+    assert len(markdown) < 10_000
+    shown = "path: /tmp/big.txt&#10;content: " + "x" * (4_000 - len("path: /tmp/big.txt\ncontent: "))
+    assert f"{shown}&#10;… 56,028 more characters in _synapse.tool_calls.arguments" in markdown
+    assert view.parts[0].arguments["content"] == content  # the view (and so the history) keeps it whole
+
+
+def test_dollar_signs_in_an_answer_are_published_as_text_not_math() -> None:
+    view = TurnView(model="m")
+    answer = "Revenue was $12,400 in Q1 and $15,100 in Q2.\n\nIn code: `echo $HOME`\n\n```sh\nexport A=$B\n```\n"
+    view.apply(TextDelta(session_id=S, turn_id=T, text=answer))
+    view.apply(TurnFinished(session_id=S, turn_id=T, text=answer, iterations=1, usage=Usage(30, 13), duration_ms=5))
+    published = render(view)["text/markdown"]
+    dollar = "<span>&#36;</span>"
+    assert f"Revenue was {dollar}12,400 in Q1 and {dollar}15,100 in Q2." in published
+    assert "`echo $HOME`" in published  # code keeps its dollar signs as written
+    assert "export A=$B" in published
+    assert render(view)["text/plain"].startswith("Revenue was $12,400 in Q1 and $15,100 in Q2.")
+
+
+def test_a_figure_shows_under_the_closed_tool_block_not_inside_it() -> None:
+    chart = ToolResult((ContentBlock("text", text="drew a chart"), ContentBlock("image", data="iVBORw0KGgo=",
+                                                                              mime_type="image/png")))
+    block = _finished_call(TurnView(model="m"), chart, name="kernel__run_python")
+    details_end = block.index("</details>")
+    assert "<details class=\"snb-turn-tool\"><summary>" in block  # the block stays closed
+    assert block.index('<img src="data:image/png;base64,iVBORw0KGgo="/>') > details_end  # the figure below it
+    assert block.count("<img") == 1

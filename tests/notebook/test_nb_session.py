@@ -93,6 +93,19 @@ def test_history_and_sql(ip: Any, script: Script) -> None:
     assert ip.ns["turns_df"] is cell
 
 
+def test_synapse_sql_shows_long_cells_whole(ip: Any) -> None:
+    prompt = "Which of our customers in the north region bought more than three kettles last spring?"  # 87 chars
+    frame = ip.line("synapse", f"sql SELECT '{prompt}' AS prompt, repeat('y', 2500) AS big")
+    shown, html = repr(frame), frame._repr_html_()
+    assert prompt in shown
+    assert prompt in html
+    assert "y" * 1_990 in shown  # a generous cap (2,000 characters), said with pandas' "..."
+    assert "y" * 2_000 not in shown
+    assert "y..." in shown
+    cell = ip.cell("synapse_sql", f"SELECT '{prompt}' AS prompt")
+    assert prompt in repr(cell)
+
+
 @pytest.mark.parametrize(
     ("line", "needle"),
     [

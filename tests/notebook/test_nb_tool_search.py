@@ -40,8 +40,13 @@ def _connect(ip: Any) -> None:
     ip.line("mcp", f"connect demo -- {sys.executable} -m synapse_nb.mcp_client.demo_server")
 
 
+SKILL_TOOLS = ("skills__load", "skills__read")
+"""Offered beside the search while a server lists skills (the demo server serves one); not the search's business."""
+
+
 def _offered(request: Any) -> list[str]:
-    return [t["function"]["name"] for t in request.body.get("tools", [])]
+    """The tools a request offered, less the skill tools."""
+    return [t["function"]["name"] for t in request.body.get("tools", []) if t["function"]["name"] not in SKILL_TOOLS]
 
 
 def test_mcp_search_ranks_the_connected_tools_and_says_what_is_wrong_in_one_line(ip: Any) -> None:

@@ -212,6 +212,15 @@ def write_notebook(path: Path, cells: list[str]) -> str:
     return path.name
 
 
+SELECT_TRIES = 10
+_SELECTED_JS = """(i) => {
+  const cell = document.querySelectorAll('.jp-Notebook .jp-Cell')[i];
+  const focused = document.activeElement;
+  return !!cell && cell.classList.contains('jp-mod-active') && !!focused && focused.tagName !== 'IFRAME'
+    && !!focused.closest('.jp-Notebook');
+}"""
+
+
 class NotebookPage:
     """A notebook open in JupyterLab: run cell i, wait for it, read its outputs, interrupt, answer input."""
 
@@ -255,12 +264,22 @@ class NotebookPage:
         """The output area of cell i."""
         return self.cell(i).locator(".jp-OutputArea").first
 
+    def select(self, i: int) -> Any:
+        """Make cell i the active cell in command mode, the keyboard's focus in the notebook. A click on its
+        prompt can land elsewhere while the outputs above it change height (a widget's snapshot giving way to
+        its view), and the keys then went to another cell or into a View's frame: the cell ran never."""
+        cell = self.cell(i)
+        for _ in range(SELECT_TRIES):  # bounded: each try is one click
+            cell.locator(".jp-InputPrompt").click()
+            self.page.keyboard.press("Escape")
+            if self.page.evaluate(_SELECTED_JS, i):
+                return cell
+        pytest.fail(f"cell {i} could not be selected in {SELECT_TRIES} clicks:\n{self.state()}")
+
     def run(self, i: int, *, wait: bool = True, timeout: float = CELL_TIMEOUT_MS) -> Any:
         """Run cell i (select it, Ctrl+Enter: no new cell is added after the last); with `wait`, until its
         prompt shows an execution count."""
-        cell = self.cell(i)
-        cell.locator(".jp-InputPrompt").click()
-        self.page.keyboard.press("Escape")
+        cell = self.select(i)
         self.page.keyboard.press("Control+Enter")
         prompt = cell.locator(".jp-InputPrompt")
         if wait:

@@ -184,9 +184,12 @@ class AppTurnViews:
             setattr(opened.view, trait, value)
         self.opened.append(opened)
 
+        from ..widgets._snapshot import snapshot_id  # the widgets package imports ipywidgets: not at %load_ext
+
         publish = self.display.output.publisher
 
         def show() -> None:  # live: a frontend that ignores display updates sees it once, from reshow
+            publish(EMPTY, snapshot_id(early.display_id), False)
             publish(EMPTY, early.display_id, False)
             opened.publish(publish, early.display_id, update=True)
 
@@ -194,6 +197,7 @@ class AppTurnViews:
             if in_place:                       # has the result by now)
                 opened.publish(publish, early.display_id, update=True)
                 return
+            publish(EMPTY, snapshot_id(early.display_id), True)
             publish(EMPTY, early.display_id, True)
             opened.publish(publish)
 

@@ -58,15 +58,25 @@ class OpenedView:
         self.companion = companion
 
     def bundles(self) -> list[dict[str, Any]]:
-        """The one output: the companion widget holding the View, the View's text fallback as text/plain."""
-        found = self.companion._repr_mimebundle_()
-        return [dict(found or {})]
+        """Two outputs: the View's text fallback as a snapshot (what a notebook opened again later shows in
+        JupyterLab, and GitHub or nbviewer show), then the companion widget holding the View (widgets/_snapshot.py
+        swaps them while the widget lives)."""
+        from ..widgets._snapshot import snapshot_outputs  # the widgets package imports ipywidgets: not at %load_ext
+
+        found = dict(self.companion._repr_mimebundle_() or {})
+        text = str(found.get("text/plain", ""))
+        return snapshot_outputs(found, Html('<pre class="snb-pre snb-view-fallback">{}</pre>').format(text), text)
 
     def publish(self, publish: Publisher, display_id: str | None = None, *, update: bool = False) -> None:
-        """Show it as a new output through `publish` (the kernel port's, or a turn's); with `display_id`,
-        `update` shows it again in that output (its text fallback once the result came)."""
-        for bundle in self.bundles():
-            publish(bundle, display_id, update)
+        """Show it as new outputs through `publish` (the kernel port's, or a turn's); with `display_id`,
+        `update` shows it again in those outputs (its text fallback once the result came): the snapshot's
+        is `snapshot_id(display_id)`."""
+        from ..widgets._snapshot import snapshot_id
+
+        bundles = self.bundles()
+        for n, bundle in enumerate(bundles):
+            shown_id = snapshot_id(display_id) if display_id is not None and n < len(bundles) - 1 else display_id
+            publish(bundle, shown_id, update)
 
 
 class AppViews:

@@ -22,13 +22,14 @@ from ...task_state import TASK_ORIGIN, TaskOrigin
 from ...types import Message, ToolSpec
 from ..apps.turn_views import AppTurnViews
 from ..output.live import LiveOutput, Publisher
-from ..questions.approval import StdinApproval
+from ..questions.approval import ButtonsApproval, StdinApproval
 from ..settings import Settings
 from ..turns.budget import check_prices
 from ..turns.display import Format, TurnDisplay, TurnView, render
 from ..turns.holding import hold_policy, results_tools
 from ..turns.interpolate import interpolate
 from ..turns.result import BackgroundRun, SynapseResult
+from ..turns.skills import skill_tools
 from ..turns.tool_search import tool_search
 from .args import AskOptions
 
@@ -186,7 +187,9 @@ def background(
 ) -> BackgroundRun:
     """`%%synapse --background`: start the turn as a task on the loop and return its handle at once.
 
-    Approval is asked with the RunControls' buttons (denied, with a note, where no widget can show)."""
+    Approval is asked with buttons in a card right above the tool's line, where a server's form goes too
+    (ButtonsApproval); the RunControls hold the status line and Stop (denied, with a note, where no widget can
+    show)."""
     from ..widgets import RunControls
 
     turn = _Turn(state, settings, options, body)
@@ -196,8 +199,9 @@ def background(
         if handle is not None:
             handle.cancel()
 
-    controls = RunControls(on_stop=stop)
-    approval: ApprovalCallback = controls.ask if state.port.live else _NoButtons(turn.display)
+    controls = RunControls(on_stop=stop, inline_approval=False)
+    approval: ApprovalCallback = (ButtonsApproval(controls, turn.display) if state.port.live
+                                  else _NoButtons(turn.display))
     told = turn.options(approval, controls.on_event)
     turn.display.view.footer_elsewhere = state.port.live  # the controls' status line is the run's one footer
     turn.display.start()
@@ -256,6 +260,7 @@ class _Turn:
         self._approval = state.policy if plan.approve is None else _cell_policy(plan.approve)
         self._tool_answer = state.deck.tape.tool_answer() if state.deck.tape is not None else None
         self._held = state.held  # results held whole by name; the model gets summaries and results__sql
+        self._skills = skill_tools(state.hub if state.has_hub else None)  # servers' skills, loaded on demand
         self._hub = state.hub if state.has_hub else None
         self._store = state.store if plan.history else None  # what worked before: the search's tie-breaker
         # MCP Apps: UI tools' Views show in the tool block; a View's context joins this turn's system prompt
@@ -285,7 +290,8 @@ class _Turn:
             sinks=(*self.sinks, *more_sinks),
             tool_scope=self.router.tool_scope(self.tracing.tool_scope if self.tracing is not None else None),
             budget=_budget(plan), tool_answer=self._tool_answer,
-            held=self._held, hold=plan.hold, agent_tools=(*results_tools(self._held), self._view_tools),
+            held=self._held, hold=plan.hold,
+            agent_tools=(*results_tools(self._held), self._view_tools, *self._skills),
             tool_search=tool_search(self._hub, self._store, plan.tool_budget, plan.cell_tool_budget),
         )
 
@@ -428,7 +434,7 @@ def _placeholder(state: SynapseState, settings: Settings, options: AskOptions) -
     """The cell's running line, shown before anything slow: resolving the provider (its first import of
     httpx), the tools, the history's session-name lookup. The turn's display then takes this output over."""
     output = LiveOutput(live=state.port.live, publish=state.port.publish)
-    model = options.model or settings.model or "default model"
+    model = options.model or settings.model or ""  # not known yet (SYNAPSE_MODEL, a key, or scripted:demo)
     view = TurnView(model=model, session=options.session or state.sessions.current,
                     format=cast(Format, options.format or settings.format))
     output.start(render(view))

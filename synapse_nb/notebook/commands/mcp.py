@@ -417,10 +417,26 @@ class CallOutput:
 
     @property
     def df(self) -> pd.DataFrame:
-        """The tool's tabular or structured result as a DataFrame; ValueError when it holds neither."""
-        from ..turns.result import result_frame
+        """The tool's tabular or structured result as a DataFrame (the fields found beside a table, such as
+        a `warning` or `truncated`, in its `.attrs`); ValueError when it holds neither."""
+        from ..turns.frames import result_frame
 
         return result_frame(self.result)
+
+    def df_of(self, name: str | int) -> pd.DataFrame:
+        """One of several tables in the result, by its path (`customers`, `data.rows`) or position."""
+        from ..turns.frames import result_frame
+
+        return result_frame(self.result, name)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The fields the server sent beside its table (`warning`, `truncated`, `nextCursor` ...); {} when the
+        result is no single table or the table was all of it."""
+        from ...tables import table_of
+
+        table = None if self.result.is_error else table_of(self.result)
+        return dict(table.meta) if table is not None else {}
 
     def __repr__(self) -> str:
         return call_text(self.name, self.result, held=self.held)

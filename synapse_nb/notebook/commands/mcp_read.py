@@ -1,4 +1,5 @@
-"""`%mcp read SERVER URI` and `%mcp prompt SERVER NAME [k=v ...]`: a server's resources and prompts by hand."""
+"""`%mcp resources [NAME]`, `%mcp read SERVER URI [k=v ...]` and `%mcp prompt SERVER NAME [k=v ...]`: a server's
+resources, resource templates and prompts by hand."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from ...errors import SynapseError
+from ...mcp_client import uri_template
 from ...types import ContentBlock
 from ..output.calls import read_bundle, read_text, resource_parts
 from ..output.markup import Html, join
@@ -18,10 +20,14 @@ from .args import parse_pairs
 from .servers import find_server
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ...mcp_client.hub import McpHub
     from ...mcp_client.info import PromptResult
 
-__all__ = ["PromptOutput", "ReadOutput", "prompt_async", "read_async", "run"]
+__all__ = ["RESOURCE_COLUMNS", "PromptOutput", "ReadOutput", "prompt_async", "read_async", "resources_async", "run"]
+
+RESOURCE_COLUMNS = ("server", "kind", "uri", "name", "description", "mime_type", "variables")
 
 
 @dataclass(frozen=True)
@@ -87,15 +93,70 @@ class PromptOutput:
         return {"text/plain": repr(self), "text/html": join(parts)}
 
 
-async def read_async(hub: McpHub | None, server: str, uri: str) -> ReadOutput:
-    """`%mcp read SERVER URI`: read one resource of a connected server."""
+async def resources_async(hub: McpHub | None, server: str | None = None) -> pd.DataFrame:
+    """`%mcp resources [NAME]`: the resources and resource templates of one server (or of every usable one),
+    a row each, every cell whole. A template's `uri` keeps its `{variables}`, named in `variables`:
+    `%mcp read SERVER TEMPLATE name=value` fills them."""
+    from ..output.listing import Listing
+
+    if server is not None:
+        find_server(hub, server)
+    rows: list[dict[str, Any]] = []
+    if hub is None:  # no server was ever connected
+        return Listing(rows, columns=list(RESOURCE_COLUMNS))
+    names = [server] if server is not None else [s.name for s in hub.servers if s.usable]
+    try:
+        for name in names:
+            for r in await hub.list_resources(name):
+                rows.append({"server": name, "kind": "resource", "uri": r.uri, "name": r.name,
+                             "description": r.description or "", "mime_type": r.mime_type or "", "variables": ""})
+            for t in await hub.list_resource_templates(name):
+                rows.append({"server": name, "kind": "template", "uri": t.uri_template, "name": t.name,
+                             "description": t.description or "", "mime_type": t.mime_type or "",
+                             "variables": ", ".join(_variables(t.uri_template))})
+    except SynapseError as exc:
+        raise usage_error(exc) from None
+    return Listing(rows, columns=list(RESOURCE_COLUMNS))
+
+
+def _variables(template: str) -> list[str]:
+    try:
+        return uri_template.variables(template)
+    except SynapseError:
+        return []  # a template the SDK cannot parse is still listed; reading it says why
+
+
+async def read_async(hub: McpHub | None, server: str, uri: str,
+                     values: Mapping[str, str] | None = None) -> ReadOutput:
+    """`%mcp read SERVER URI [k=v ...]`: read one resource of a connected server. A resource template
+    (`demo://table/{name}`) is filled in from the `k=v` words first (RFC 6570); a variable left without a
+    value is one UsageError line naming it, nothing is sent."""
     find_server(hub, server)
     assert hub is not None  # it has that server
+    uri = _filled(server, uri, values or {})
     try:
         contents = await hub.read_resource(server, uri)
     except SynapseError as exc:
         raise usage_error(exc) from None
     return ReadOutput(server, uri, contents, _views_of(hub, server, uri))
+
+
+def _filled(server: str, uri: str, values: Mapping[str, str]) -> str:
+    """The URI to read: `uri` itself, or the template it is filled with `values`."""
+    if not uri_template.is_template(uri):
+        if values:
+            raise UsageError(f"%mcp read: {uri} is no template, so {', '.join(values)}=... has nothing to fill; "
+                             f"e.g. %mcp read {server} {uri}")
+        return uri
+    try:
+        names = uri_template.variables(uri)
+    except SynapseError as exc:
+        raise UsageError(f"%mcp read: {exc}") from None
+    try:
+        return uri_template.expand(uri, values)
+    except SynapseError as exc:
+        example = " ".join(f"{n}={values.get(n, 'VALUE')}" for n in names)
+        raise UsageError(f"%mcp read: {exc}; e.g. %mcp read {server} {uri} {example}") from None
 
 
 def _views_of(hub: McpHub, server: str, uri: str) -> tuple[str, ...]:
@@ -132,12 +193,19 @@ async def prompt_async(hub: McpHub | None, server: str, name: str, arguments: Ma
     return PromptOutput(server, name, dict(arguments), result)
 
 
-def run(hub: McpHub | None, sub: str, words: Sequence[str]) -> Coroutine[Any, Any, ReadOutput | PromptOutput]:
-    """Parse `%mcp read` / `%mcp prompt` words (UsageError at once on bad input) into the command to await."""
+def run(hub: McpHub | None, sub: str,
+        words: Sequence[str]) -> Coroutine[Any, Any, ReadOutput | PromptOutput | pd.DataFrame]:
+    """Parse `%mcp resources` / `%mcp read` / `%mcp prompt` words (UsageError at once on bad input) into the
+    command to await."""
+    if sub == "resources":
+        if len(words) > 1:
+            raise UsageError("%mcp resources: name at most one server, e.g. %mcp resources demo")
+        return resources_async(hub, words[0] if words else None)
     if sub == "read":
-        if len(words) != 2:
+        if len(words) < 2:
             raise UsageError("%mcp read: name a server and a resource URI, e.g. %mcp read demo demo://schema")
-        return read_async(hub, words[0], words[1])
+        values = parse_pairs(words[2:], "%mcp read", "%mcp read SERVER demo://table/{name} name=orders")
+        return read_async(hub, words[0], words[1], values)
     if len(words) < 2:
         raise UsageError("%mcp prompt: name a server and a prompt, e.g. %mcp prompt demo explore_table table=orders")
     arguments = parse_pairs(words[2:], "%mcp prompt", "table=orders")

@@ -263,10 +263,13 @@ def history(store: HistoryStore, settings: Settings, n: int | None = None) -> pd
 
 
 def sql(store: HistoryStore, query: str) -> pd.DataFrame:
-    """`%synapse sql QUERY` / `%%synapse_sql`: any SQL over the history relations, as a DataFrame."""
+    """`%synapse sql QUERY` / `%%synapse_sql`: any SQL over the history relations, as a DataFrame whose cells
+    show whole up to 2,000 characters (`QueryFrame`)."""
+    from ..output.listing import QueryFrame
+
     if not query.strip():
         raise UsageError("%synapse sql: missing query, e.g. %synapse sql SELECT * FROM tool_calls")
-    return _sql(require_reader(store), query)
+    return QueryFrame(_sql(require_reader(store), query))
 
 
 def _sql(hist: Any, query: str) -> pd.DataFrame:

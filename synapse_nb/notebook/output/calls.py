@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...mcp_client.task_watch import status_text
-from ...tables import table_of
+from ...tables import meta_items, table_of, tables_of
 from ...task_state import TaskState
 from ...types import ContentBlock, ToolResult
 from ..turns.render import (
@@ -36,7 +36,8 @@ __all__ = [
     "read_bundle", "read_text", "resource_part", "resource_parts", "task_line",
 ]
 
-CALL_REST = Rest(".text of this cell's value (_.text)", ".df of this cell's value (_.df)")
+CALL_REST = Rest(".text of this cell's value (_.text)", ".df of this cell's value (_.df)",
+                 ".arguments of this cell's value (_.arguments)")
 READ_REST = Rest(".text of this cell's value (_.text)", ".text of this cell's value (_.text)")
 PLAIN_LINES = 30  # the text/plain of a result (what a terminal prints, and the notebook keeps) stops there
 PLAIN_CHARS = 3_000
@@ -118,8 +119,16 @@ def call_text(name: str, result: ToolResult, *, held: str | None = None) -> str:
     table = None if result.is_error else table_of(result)
     lines = [head]
     if table is not None and table.columns:
+        lines.extend(f"{name}: {text}" for name, text, _ in meta_items(table.meta))
         rows = len(table.rows)
-        lines.append(f"{rows:,} row{'' if rows == 1 else 's'} · {len(table.columns)} columns (a DataFrame: .df)")
+        where = f" of {table.path}" if table.path else ""
+        lines.append(f"{rows:,} row{'' if rows == 1 else 's'} · {len(table.columns)} columns{where} (a DataFrame: .df"
+                     + (", the fields above: .meta)" if table.meta else ")"))
+    elif not result.is_error:
+        several = tables_of(result)
+        if len(several) > 1:
+            names = ", ".join(repr(t.path) for t in several)
+            lines.append(f"{len(several)} tables: {names} (a DataFrame of one: .df_of(NAME))")
     if result.text:
         lines.append(capped_plain(result.text, CALL_REST))
     hint = pin_hint(_server_of(name), result.text)

@@ -1,4 +1,5 @@
-"""Tool approval in a blocking cell: the card above the input box, then y / n / a asked through the kernel port."""
+"""Tool approval right above the tool's line: in a blocking cell a card above the input box, then y / n / a asked
+through the kernel port; in a background run the same card with the run controls' buttons in it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ..turns.display import TurnDisplay
 from ..turns.view import ToolCallView
 from .approval_card import answered_card, approval_card, approval_prompt
 
-__all__ = ["StdinApproval"]
+__all__ = ["ButtonsApproval", "StdinApproval"]
 
 _TRIES = 3
 
@@ -38,18 +39,11 @@ class StdinApproval:
         card_id = uuid.uuid4().hex
         # The card (and below it the input box, then its echo) goes right above the tool's line: the turn's
         # output is cut there, so what came before stays above and the tool's line goes on below the answer.
-        self.display.cut(self._line(spec), lambda: self.port.publish(approval_card(spec, arguments), card_id, False))
+        self.display.cut(_line(self.display, spec),
+                         lambda: self.port.publish(approval_card(spec, arguments), card_id, False))
         answer = await self._ask(spec)
         self.port.publish(answered_card(spec, answer), card_id, True)
         return answer
-
-    def _line(self, spec: ToolSpec) -> int:
-        """Where the tool's line is in the turn's view (the end when it has none yet)."""
-        parts = self.display.view.parts
-        asked = [i for i, p in enumerate(parts) if isinstance(p, ToolCallView) and p.name == spec.name and p.asking]
-        named = [i for i, p in enumerate(parts)
-                 if isinstance(p, ToolCallView) and p.name == spec.name and p.status == "streaming"]
-        return (asked or named or [len(parts)])[0]
 
     async def _ask(self, spec: ToolSpec) -> str:
         question = approval_prompt(spec)
@@ -74,3 +68,40 @@ class StdinApproval:
                 return "no"
             question = "please answer y (yes), n (no) or a (always): "
         return "no"
+
+
+class ButtonsApproval:
+    """Asks approval in a background run: StdinApproval's card, right above the tool's line, with buttons in
+    it (`controls.card`); the run's controls keep the queue, the status line and Stop. A server's form in a
+    background run goes right above the tool's line too (NotebookAnswers._place): one place for what a run
+    asks. Once answered (or the run stopped) the card shows the decision, as a plain output: a saved notebook
+    reads as what happened."""
+
+    def __init__(self, controls: Any, display: TurnDisplay) -> None:
+        """`controls`: the run's RunControls (its `ask` and `card`)."""
+        self.controls = controls
+        self.display = display
+
+    async def __call__(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> str:
+        card_id = uuid.uuid4().hex
+        asked = approval_card(spec, arguments, buttons=True)
+        widget = self.controls.card(asked["text/html"])
+        bundle = {**(widget._repr_mimebundle_() or {}), **asked}  # the widget's view, the card where none draws
+        publish = self.display.output.publisher
+        self.display.cut(_line(self.display, spec), lambda: publish(bundle, card_id, False))
+        answer = "no"
+        try:
+            answer = str(await self.controls.ask(spec, arguments))
+            return answer
+        finally:
+            publish(answered_card(spec, answer), card_id, True)
+            widget.close()
+
+
+def _line(display: TurnDisplay, spec: ToolSpec) -> int:
+    """Where the tool's line is in the turn's view (the end when it has none yet)."""
+    parts = display.view.parts
+    asked = [i for i, p in enumerate(parts) if isinstance(p, ToolCallView) and p.name == spec.name and p.asking]
+    named = [i for i, p in enumerate(parts)
+             if isinstance(p, ToolCallView) and p.name == spec.name and p.status == "streaming"]
+    return (asked or named or [len(parts)])[0]

@@ -43,8 +43,9 @@ def _arguments(arguments: Mapping[str, Any]) -> str:
     return json.dumps(dict(arguments), ensure_ascii=False, default=str, indent=2)
 
 
-def approval_card(spec: ToolSpec, arguments: Mapping[str, Any]) -> Bundle:
-    """The card shown above the input box (HTML, and plain text for frontends without HTML)."""
+def approval_card(spec: ToolSpec, arguments: Mapping[str, Any], *, buttons: bool = False) -> Bundle:
+    """The card shown above the input box (HTML, and plain text for frontends without HTML); with `buttons`,
+    the card of a background run, answered with the buttons under it."""
     destructive = spec.destructive
     accent = "#cf222e" if destructive else "#bf8700"
     # a tool that says nothing may change things (MCP's default): said apart from one that says destructive
@@ -59,8 +60,10 @@ def approval_card(spec: ToolSpec, arguments: Mapping[str, Any]) -> Bundle:
               else "")
     description = spec.description.strip().split("\n", 1)[0][:200]
     answers = join(
-        Html("<li><code>{}</code> {}: {}</li>").format(key, word, meaning) for key, word, meaning in ANSWERS
+        Html("<li>{}: {}</li>").format(word.capitalize() if word != "no" else "Deny", meaning) if buttons
+        else Html("<li><code>{}</code> {}: {}</li>").format(key, word, meaning) for key, word, meaning in ANSWERS
     )
+    how = "Answer with the buttons below." if buttons else "Answer in the box below."
     described = (Html('<div style="color:{};font-size:12px">{}</div>').format(_MUTED, description) if description
                  else "")
     card = Html(
@@ -69,9 +72,9 @@ def approval_card(spec: ToolSpec, arguments: Mapping[str, Any]) -> Bundle:
         '<div style="font-size:11px;font-weight:600;color:{};margin-top:4px">ARGUMENTS</div>'
         '<pre style="{}">{}</pre>'
         '<ul style="margin:4px 0 0 0;padding-left:18px;font-size:12px">{}</ul>'
-        '<div style="color:{};font-size:12px">Answer in the box below.</div></div>'
+        '<div style="color:{};font-size:12px">{}</div></div>'
     ).format(Html(DARK_STYLE), _BOX.format(accent=accent), spec.name, server, badge, described, _MUTED, _PRE,
-             _arguments(arguments), answers, _MUTED)
+             _arguments(arguments), answers, _MUTED, how)
     where = f" on server {spec.server}" if spec.server else ""
     text = "\n".join([
         f"Approve this tool call? {spec.name}{where}" + (f" [{word}]" if destructive else ""),

@@ -13,21 +13,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...tables import Table
+from ...tables import Table, meta_items, tables_of
+from ...types import ToolResult
 from ..output.live import Bundle
 from ..output.markup import Html, join
 from ..output.palette import DARK_STYLE
 from ..output.palette import colour as _colour
 from ..output.pin_hint import pin_hint, pin_hint_html
+from .dollars import text_dollars
 from .result import parse_json_answer
 from .view import ToolCallView, TurnView, progress_fraction
 
 __all__ = [
-    "STYLE", "TURN_REST", "Rest", "capped_text", "markdown", "plain", "progress_html", "progress_text", "readable",
-    "render", "tool_block",
+    "STYLE", "TURN_REST", "Rest", "capped_text", "markdown", "meta_html", "plain", "progress_html", "progress_text",
+    "readable", "render", "tool_block",
 ]
 
 RESULT_PREVIEW = 20_000  # characters of a result shown in the cell (all of it is in _synapse.tool_calls)
+ARGUMENTS_PREVIEW = 4_000  # characters of a call's arguments shown in its block (all of them are recorded)
 TABLE_ROWS = 200
 CAP_LINES = 18  # longer results and answers sit in a scroll box with "show all"
 ANSWER_CAP_CHARS = 6_000
@@ -41,9 +44,10 @@ class Rest:
 
     text: str
     rows: str
+    arguments: str = "the history's tool_calls.arguments"
 
 
-TURN_REST = Rest("_synapse.tool_calls", "_synapse.tool_calls")
+TURN_REST = Rest("_synapse.tool_calls", "_synapse.tool_calls", "_synapse.tool_calls.arguments")
 
 COLOURS: Mapping[str, str] = {
     "ok": _colour("ok"), "finished": _colour("ok"), "error": _colour("error"), "failed": _colour("error"),
@@ -113,7 +117,7 @@ def markdown(view: TurnView) -> str:
         if isinstance(part, ToolCallView):
             blocks.append(tool_block(part, now))
         elif part.strip():
-            text = part.strip("\n")
+            text = text_dollars(part.strip("\n"))  # a `$` is money, not math (dollars.py)
             if view.status == "running":
                 blocks.append(_close_fence(text))
             else:
@@ -125,16 +129,18 @@ def markdown(view: TurnView) -> str:
         return "\n\n".join(blocks)
     activity = view.activity
     if activity:
-        blocks.append(Html('<div class="snb-activity" style="color:{}">{} {}</div>').format(MUTED, SPINNER, activity))
-    blocks.extend(Html("> {}").format(note) for note in view.notes)
+        blocks.append(Html('<div class="snb-activity" style="color:{}">{} {}</div>').format(MUTED, SPINNER,
+                                                                                              _money(activity)))
+    blocks.extend(Html("> {}").format(_money(note)) for note in view.notes)  # budget notes name amounts
     if view.shown_error:
         colour = COLOURS["budget_exceeded"] if view.status == "budget_exceeded" else RED
-        blocks.append(Html('<pre style="{};color:{}">{}</pre>').format(PRE, colour, _one_line(view.shown_error)))
+        error = Html(text_dollars(_one_line(view.shown_error)))
+        blocks.append(Html('<pre style="{};color:{}">{}</pre>').format(PRE, colour, error))
     colour = COLOURS.get(view.tone, MUTED)
     if view.footer_elsewhere:
         return "\n\n".join(blocks)
     blocks.append(Html('<sub class="snb-footer snb-{}" style="color:{}">{}</sub>').format(view.tone, colour,
-                                                                                        view.footer))
+                                                                                        _money(view.footer)))
     return "\n\n".join(blocks)
 
 
@@ -179,10 +185,11 @@ def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Re
     ).format(icon, call.call_line, where, call.status, colour, call.outcome(now), held)
     body: list[Html] = [Html('<div style="{}">arguments</div>').format(LABEL)]
     if call.status == "streaming":
-        body.append(Html('<pre style="{}">{}</pre>').format(PRE, _one_line(call.streamed or " ")))
+        streamed = _capped_arguments(call.streamed or " ", rest)
+        body.append(Html('<pre style="{};{}">{}</pre>').format(PRE, CAPPED, _one_line(streamed)))
     else:
-        arguments = _arguments_text(call.arguments) or "(none)"
-        body.append(Html('<pre style="{}">{}</pre>').format(PRE, _one_line(arguments)))
+        arguments = _capped_arguments(_arguments_text(call.arguments) or "(none)", rest)
+        body.append(Html('<pre style="{};{}">{}</pre>').format(PRE, CAPPED, _one_line(arguments)))
     if call.status == "running" and call.progress is not None:
         body.append(_progress(call))
     if call.error and call.status == "cancelled":
@@ -190,16 +197,20 @@ def tool_block(call: ToolCallView, now: float, *, opened: bool = False, rest: Re
     elif call.error:
         body.append(Html('<div style="{};color:{}">error</div><pre style="{};{}">{}</pre>').format(
             LABEL, RED, PRE, ON_RED, _one_line(call.error)))
-    elif call.result is not None:
-        body.append(_result_html(call, rest))
     if call.status in ("error", "ok"):
         body.append(pin_hint_html(call.server, call.error or call.result_text))
     is_open = " open" if opened or (call.status == "running" and call.progress is not None) else ""
+    # a figure (a chart drawn by kernel__run_python) shows under the closed block, not inside it: the answer
+    # that speaks of "the chart above" finds it there
+    figures = Html("") if is_open or call.result is None else _images_html(call.result)
+    if call.result is not None and not call.error:
+        body.append(_result_html(call, rest, images=not figures))
+    below = Html('<div class="snb-tool-figures">{}</div>').format(figures) if figures else ""
     return Html(
         '<div class="snb-turn-tool snb-call-{}" style="margin:4px 0 14px 0">'
         '<details class="snb-turn-tool"{}><summary>{}</summary>'
-        '<div class="snb-tool-body" style="{}">{}</div></details></div>'
-    ).format(call.status, is_open, summary, BOX.format(accent=colour), join(body))
+        '<div class="snb-tool-body" style="{}">{}</div></details>{}</div>'
+    ).format(call.status, Html(is_open), summary, BOX.format(accent=colour), join(body), below)
 
 
 def _progress(call: ToolCallView) -> Html:
@@ -232,7 +243,7 @@ def progress_text(progress: float, total: float | None, message: str | None) -> 
     return f"{bar}{amount}" + (f" {message}" if message else "")
 
 
-def _result_html(call: ToolCallView, rest: Rest) -> Html:
+def _result_html(call: ToolCallView, rest: Rest, *, images: bool = True) -> Html:
     assert call.result is not None
     label = "result (error)" if call.status == "error" else "result"
     colour = f";{ON_RED}" if call.status == "error" else ""
@@ -244,11 +255,25 @@ def _result_html(call: ToolCallView, rest: Rest) -> Html:
     if table is not None and table.columns:
         out.append(_table_html(table, call.derived("readable", lambda r: readable(r.text)), rest))
     else:
+        several = tables_of(call.result) if call.status == "ok" else []
+        if len(several) > 1:
+            names = ", ".join(t.path for t in several)
+            out.append(Html('<div style="color:{};font-size:12px">{} tables: {} (a DataFrame of one: <code>{}</code>)'
+                            "</div>").format(MUTED, len(several), names, _pick_one(rest)))
         out.append(call.derived(f"capped {colour} {rest}", lambda r: capped_text(r.text, rest, colour=colour)))
-    for image in call.result.images:
-        if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES:
-            out.append(Html('<img src="data:{};base64,{}"/>').format(image.mime_type or "image/png", image.data))
+    if images:
+        out.append(_images_html(call.result))
     return join(out)
+
+
+def _images_html(result: ToolResult) -> Html:
+    """The result's images small enough to show inline (the rest are in the history)."""
+    return join(Html('<img src="data:{};base64,{}"/>').format(image.mime_type or "image/png", image.data)
+                for image in result.images if image.data and len(image.data) <= IMAGE_PREVIEW_BYTES)
+
+
+def _pick_one(rest: Rest) -> str:
+    return "_synapse.tool_calls.result_df(i, table=NAME)" if rest is TURN_REST else ".df_of(NAME)"
 
 
 def capped_text(text: str, rest: Rest = TURN_REST, *, colour: str = "") -> Html:
@@ -306,7 +331,20 @@ def _table_html(table: Table, raw: str, rest: Rest) -> Html:
         PRE, CAPPED, _one_line(raw_text))
     caption = Html('<span style="color:{};font-size:11px">{}</span> ').format(MUTED, count)
     show_all = _show_all(len(rows), "rows") if capped else ""
-    return Html("<div>{}{}</div>{}{}").format(caption, toggle, show_all, grid)
+    return Html("{}<div>{}{}</div>{}{}").format(meta_html(table), caption, toggle, show_all, grid)
+
+
+def meta_html(table: Table) -> Html:
+    """The fields found beside a table (a warning, `truncated`, a cursor ...), one line each above it,
+    warnings in the warning colour: what the server said about its rows is read before the rows."""
+    lines = []
+    for name, text, warns in meta_items(table.meta):
+        lines.append(Html('<div class="snb-table-meta{}" style="font-size:12px;color:{}"><b>{}</b>: {}</div>').format(
+            Html(" snb-table-warning") if warns else "", _colour("warn") if warns else MUTED, name, text))
+    if table.path:
+        lines.append(Html('<div class="snb-table-meta" style="font-size:11px;color:{}">the table of '
+                          "<code>{}</code></div>").format(MUTED, table.path))
+    return join(lines)
 
 
 NESTED_CHARS = 60  # a nested value (an object or a list in a cell) longer than this as JSON is summarised
@@ -342,6 +380,19 @@ def _arguments_text(arguments: Mapping[str, Any]) -> str:
         pad = "\n" + " " * (len(name) + 2)
         lines.append(f"{name}: {pad.join(text.splitlines()) if text else repr(text)}")
     return "\n".join(lines)
+
+
+def _capped_arguments(text: str, rest: Rest) -> str:
+    """A call's arguments cut to ARGUMENTS_PREVIEW characters, with how many more there are and where: a
+    60,000-character argument (a whole file written by the model) is not printed whole into the notebook."""
+    if len(text) <= ARGUMENTS_PREVIEW:
+        return text
+    return f"{text[:ARGUMENTS_PREVIEW]}\n… {len(text) - ARGUMENTS_PREVIEW:,} more characters in {rest.arguments}"
+
+
+def _money(text: object) -> Html:
+    """Escaped, each `$` as text (a cost, a budget), never a math delimiter (dollars.py)."""
+    return Html(text_dollars(Html.escape(text)))
 
 
 def _json_block(text: str) -> str:

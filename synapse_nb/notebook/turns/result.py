@@ -227,10 +227,12 @@ class SynapseResult:
         return f"{self.status} · {self.model} · {calls} · {tokens} · session {self.session}"
 
     def _repr_markdown_(self) -> str:
+        from .dollars import text_dollars  # a `$` in the answer is money, not math
+
         body = self.text.strip() or "*(no answer text)*"
         if self.error:
             body += f"\n\n> {self.error}"
-        return f"{body}\n\n" + Html("<sub>{}</sub>").format(self._summary())  # the body is Markdown
+        return text_dollars(f"{body}\n\n" + Html("<sub>{}</sub>").format(self._summary()))  # the body is Markdown
 
     def __repr__(self) -> str:
         preview = " ".join(self.text.split())

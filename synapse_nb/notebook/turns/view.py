@@ -368,7 +368,9 @@ class TurnView:
         if self.status == "running":
             head = "running in the background" if self.background else "running"
         model = f"{self.model} ({self.model_note})" if self.model_note else self.model
-        items = [f"{head} {model}", _plural(self.iterations, "iteration")]
+        items = [f"{head} {model}".rstrip()]  # a placeholder shown before the model is known names none
+        if self.iterations or self.status != "running":  # "running · 0 iterations" told nothing
+            items.append(_plural(self.iterations, "iteration"))
         failed, calls = self.failed_calls, [p for p in self.parts if isinstance(p, ToolCallView)]
         if self.status == "finished" and failed:  # not a plain ✓: the answer was written around a failure
             items[0] = f"{GLYPH['error']} finished, {len(failed)} of {_plural(len(calls), 'tool call')} failed {model}"

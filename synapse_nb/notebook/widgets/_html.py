@@ -88,6 +88,8 @@ _STYLE = Template("""<style>
 .snb-root .widget-button{flex-shrink:0;min-width:max-content}
 .snb-root .widget-hbox>.widget-vbox{min-width:0}
 .snb-root .widget-vbox,.snb-root .widget-hbox{box-sizing:border-box}
+.snb-root .jupyter-widget-tab>.lm-TabBar .lm-TabBar-content{flex-wrap:wrap}
+.snb-root .jupyter-widget-tab>.lm-TabBar .lm-TabBar-tab{flex:0 0 auto;min-width:max-content;max-width:none}
 .snb-root .jupyter-widget-tab>.lm-TabBar .lm-TabBar-tab,
 .snb-root .jupyter-widget-Collapse>.jupyter-widget-Collapse-header{color:var(--jp-ui-font-color1,#1f2328)}
 .snb-root code{overflow-wrap:break-word}

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as w
 
 from ...errors import SynapseError
+from ...mcp_client import uri_template
 from ..output.markup import Html, join
 from ._html import SPINNER, pre
 
@@ -91,8 +92,9 @@ class _Browser(w.VBox):  # type: ignore[misc]
 
 
 class ResourceBrowser(_Browser):
-    """Resources of one server; Read shows the chosen one's contents (`hub.read_resource`); Subscribe asks
-    the server for its updates (`hub.subscribe`), which `show_updates` lists as they arrive."""
+    """Resources and resource templates of one server; Read shows the chosen one's contents
+    (`hub.read_resource`; a template is filled first from a text box per variable); Subscribe asks the
+    server for a resource's updates (`hub.subscribe`), which `show_updates` lists as they arrive."""
 
     def __init__(self, hub: HubLike, server: str, spawn: Callable[[Any], Any], on_loop: Callable[..., None]) -> None:
         self.hub, self.server = hub, server
@@ -102,12 +104,42 @@ class ResourceBrowser(_Browser):
                                          tooltip="Show updates the server sends for this resource")
         self.subscribe_button.on_click(lambda _b: on_loop(self._subscribe_clicked))
         self.choice.observe(lambda _c: on_loop(self._label_subscribe), "value")
+        self.choice.observe(lambda _c: on_loop(self._chosen), "value")
         self.controls.children = (*self.controls.children, self.subscribe_button)
         self.updates = w.HTML()
-        self.children = (self.listing, self.controls, self.updates, self.output)
+        self.variables: dict[str, w.Text] = {}
+        self.variable_box = w.VBox()
+        self.children = (self.listing, self.controls, self.variable_box, self.updates, self.output)
 
     def show(self, resources: Sequence[Any]) -> None:
-        self.offer([(str(_get(r, "name") or _get(r, "uri")), str(_get(r, "uri"))) for r in resources])
+        """Offer the resources, then the templates (`uri_template`: a text box per variable to fill)."""
+        options = []
+        for r in resources:
+            template = _get(r, "uri_template")
+            uri = str(template or _get(r, "uri"))
+            options.append((str(_get(r, "name") or uri) + (" (template)" if template else ""), uri))
+        self.offer(options)
+        self._chosen()
+
+    def _chosen(self) -> None:
+        """A template's variables as text boxes (none for a plain resource)."""
+        uri = str(self.choice.value or "")
+        names = self._variables(uri)
+        self.variables = {n: w.Text(placeholder=n, layout=w.Layout(width="320px")) for n in names}
+        self.variable_box.children = tuple(
+            w.HBox([w.HTML(Html("<b>{}</b>").format(n), layout=w.Layout(width="150px")), box])
+            for n, box in self.variables.items()
+        )
+        self.subscribe_button.disabled = bool(names)  # a template is no resource to watch until filled
+
+    @staticmethod
+    def _variables(uri: str) -> list[str]:
+        if not uri or not uri_template.is_template(uri):
+            return []
+        try:
+            return uri_template.variables(uri)
+        except SynapseError:
+            return []
 
     def show_updates(self, uris: Sequence[str]) -> None:
         """The `resources/updated` notifications received from this server, newest last (the last 20)."""
@@ -120,9 +152,17 @@ class ResourceBrowser(_Browser):
             watching, len(uris), "s" if len(uris) != 1 else "", lines)
 
     def _clicked(self) -> None:
-        uri = self.choice.value
-        if uri:
-            self.spawn(self._show(f"reading {uri}", lambda: self.hub.read_resource(self.server, uri), blocks_html))
+        uri = str(self.choice.value or "")
+        if not uri:
+            return
+        if self.variables:
+            values = {n: box.value for n, box in self.variables.items() if box.value}
+            try:
+                uri = uri_template.expand(uri, values)
+            except SynapseError as exc:  # a variable left empty: say which, send nothing
+                self.output.value = Html('<span class="snb-err">{}</span>').format(exc)
+                return
+        self.spawn(self._show(f"reading {uri}", lambda: self.hub.read_resource(self.server, uri), blocks_html))
 
     def _label_subscribe(self) -> None:
         on = self.choice.value in self.subscribed

@@ -24,14 +24,24 @@ __all__ = [
     "RegistryLike",
     "RunnerLike",
     "SignInLike",
+    "SkillsLike",
     "StateLike",
     "WidgetParts",
     "listed_tools",
 ]
 
 
+class SkillsLike(Protocol):
+    """The hub's skills (mcp_client/skill_shelf.py) as the inspector reads them: each server's listed entries."""
+
+    def listed(self, server: str | None = None, /) -> Sequence[Any]: ...
+
+
 class HubLike(Protocol):
     """The parts of McpHub the inspector uses (positional-only, so any parameter names fit)."""
+
+    @property
+    def skills(self) -> SkillsLike: ...
 
     @property
     def servers(self) -> Sequence[Any]: ...
@@ -47,6 +57,8 @@ class HubLike(Protocol):
     def disconnect(self, name: str, /) -> Awaitable[Any]: ...
 
     def list_resources(self, name: str, /) -> Awaitable[Any]: ...
+
+    def list_resource_templates(self, name: str, /) -> Awaitable[Any]: ...
 
     def list_prompts(self, name: str, /) -> Awaitable[Any]: ...
 

@@ -150,6 +150,10 @@ class Inspector(Snapshot, w.VBox):  # type: ignore[misc]
         self.summary.value = Html('<span class="snb-muted">{} server{} · {} tools</span>').format(
             len(seen), "s" if len(seen) != 1 else "", total)
         self._layout()
+        try:
+            self.refresh_snapshot()  # a reopened notebook shows the servers as they were last seen
+        except Exception:  # a widget callback: the snapshot is a copy, the widget itself is fine
+            logger.exception("taking the inspector's snapshot again failed")
 
     def _layout(self) -> None:
         none_connected = w.HTML(

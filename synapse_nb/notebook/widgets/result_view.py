@@ -12,7 +12,7 @@ import ipywidgets as w
 from ...tables import Table, table_of
 from ...types import ToolResult
 from ..output.markup import Html, join
-from ..turns.render import progress_html
+from ..turns.render import meta_html, progress_html
 from ._html import SPINNER, badge, fmt_ms, json_block, pre
 
 __all__ = ["ResultView", "png_size", "result_html", "table_html"]
@@ -31,7 +31,7 @@ def result_html(result: ToolResult, *, elapsed_ms: float | None = None, note: st
     parts = [Html('<div class="snb-result-status">{}<span class="snb-muted">{}</span></div>').format(status, took)]
     table = None if result.is_error else table_of(result)
     if table is not None and table.columns:
-        parts.append(table_html(table))
+        parts.append(meta_html(table) + table_html(table))
         raw = join(_text(b.text, error=False) for b in result.content if b.text is not None)
         if result.structured_content is not None:
             raw += json_block(dict(result.structured_content))

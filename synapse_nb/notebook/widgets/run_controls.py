@@ -56,13 +56,15 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
 
     children: tuple[Any, ...]
 
-    def __init__(self, on_stop: Callable[[], None]) -> None:
+    def __init__(self, on_stop: Callable[[], None], *, inline_approval: bool = True) -> None:
+        """`inline_approval`: a waiting approval shows in these controls; False: elsewhere, in a `card` (a
+        background turn shows it right above the tool's line, where a server's form goes too)."""
         self.on_stop = on_stop
+        self.inline_approval = inline_approval
         self.status = "running"
         self.detail = ""
         self._tools: dict[str, str] = {}  # call id -> tool, for progress lines
         self.finished = False
-        self._handle: Any = None
         self.pending: tuple[_Request, ...] = ()
         self.answers: tuple[tuple[str, str], ...] = ()  # (tool, answer) in the order given, for the record
 
@@ -116,17 +118,17 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
             _resolve(request.future, "no")
         self.pending = ()
         self._render()
-        if self._handle is not None:
-            try:
-                self._handle.update(self)  # the saved output's snapshot says how the run ended
-            except Exception:  # a display hook failing must not break the run's end
-                logger.exception("updating the run controls' output failed")
+        try:
+            self.refresh_snapshot()  # the saved output's snapshot says how the run ended
+        except Exception:  # a display hook failing must not break the run's end
+            logger.exception("updating the run controls' snapshot failed")
 
     def show(self) -> None:
-        """Display the controls in the current cell, keeping a handle so `finish` can update the snapshot."""
+        """Display the controls (their snapshot, then the widget) in the current cell; `finish` takes the
+        snapshot again."""
         from IPython.display import display
 
-        self._handle = display(self, display_id=True)  # type: ignore[no-untyped-call]
+        display(self)  # type: ignore[no-untyped-call]
 
     def snapshot(self) -> tuple[Html, str]:
         # the labels' values are Html this widget built (a trait may hand them back as plain str)
@@ -188,6 +190,20 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
             if not self.finished and not self.pending and self.status == "running":
                 self.set_status("running", before)
 
+    def card(self, html: Html) -> w.VBox:
+        """A card for the waiting approval shown elsewhere: `html` (what is asked) above its own Approve, Deny
+        and Always buttons, which answer the first waiting request as this widget's do."""
+        buttons = []
+        for description, icon, style, answer in (("Approve", "check", "success", "yes"),
+                                                 ("Deny", "times", "warning", "no"),
+                                                 ("Always", "check-double", "", "always")):
+            button = w.Button(description=description, icon=icon, button_style=style)
+            button.on_click(lambda _b, a=answer: call_on(self.loop, self._answer, a))
+            buttons.append(button)
+        card = w.VBox([w.HTML(html), w.HBox(buttons)])
+        card.add_class("snb-root")
+        return card
+
     def _answer(self, answer: str) -> None:
         try:
             if not self.pending:
@@ -220,7 +236,7 @@ class RunControls(Snapshot, w.VBox):  # type: ignore[misc]
 
     def _render(self) -> None:
         top = self.children[1]
-        if not self.pending:
+        if not self.pending or not self.inline_approval:
             self.children = (self.children[0], top)
             return
         request = self.pending[0]

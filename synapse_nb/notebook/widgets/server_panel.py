@@ -1,4 +1,4 @@
-"""ServerPanel: one MCP server in the inspector: card, restart, stderr and logs, tools, resources, prompts."""
+"""ServerPanel: one MCP server in the inspector: card, restart, stderr and logs, tools, resources, prompts, skills."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from .kernel_group import OFF_HINT, BuiltinInfo
 from .log_view import LogView
 from .tool_panel import ToolPanel, ui_mark
 
-__all__ = ["ServerPanel", "card_html", "prompts_html", "resources_html"]
+__all__ = ["ServerPanel", "card_html", "prompts_html", "resources_html", "skills_html"]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
@@ -101,8 +101,9 @@ def resources_html(resources: Sequence[Any]) -> Html:
     if not resources:
         return Html('<span class="snb-muted">This server offers no resources.</span>')
     rows = join(
-        Html("<tr><td><b>{}</b></td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>").format(
-            _get(r, "name", ""), _get(r, "uri", ""), _get(r, "mime_type") or _get(r, "mimeType") or "",
+        Html("<tr><td><b>{}</b>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>").format(
+            _get(r, "name", ""), Html(' <span class="snb-muted">template</span>') if _get(r, "uri_template") else "",
+            _get(r, "uri") or _get(r, "uri_template") or "", _get(r, "mime_type") or _get(r, "mimeType") or "",
             _get(r, "description") or "")
         for r in resources
     )
@@ -124,6 +125,22 @@ def prompts_html(prompts: Sequence[Any]) -> Html:
             _get(p, "name", ""), join(args, ", "), _get(p, "description") or ""))
     head = Html("<tr><th>name</th><th>arguments</th><th>description</th></tr>")
     return Html('<table class="snb-table">{}{}</table>').format(head, join(rows))
+
+
+def skills_html(skills: Sequence[Any]) -> Html:
+    """The server's skills (SEP-2640) as listed when it connected: name, description, files; never their content
+    (it is read only when the model loads one)."""
+    if not skills:
+        return Html('<span class="snb-muted">This server offers no skills.</span>')
+    rows = []
+    for e in skills:
+        files = "dynamic" if e.resources == "dynamic" else f"{len(e.resources)} ({e.total_size:,} bytes)"
+        rows.append(Html("<tr><td><b>{}</b></td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>").format(
+            e.key, e.description, files, e.uri))
+    head = Html("<tr><th>skill</th><th>description</th><th>files</th><th>URI</th></tr>")
+    note = Html('<div class="snb-muted">The model is offered each skill\'s name and description, and loads one when '
+                "it needs it (<code>skills__load</code>).</div>")
+    return Html('{}<table class="snb-table">{}{}</table>').format(note, head, join(rows))
 
 
 class ServerPanel(w.VBox):  # type: ignore[misc]
@@ -172,13 +189,16 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
         self.prompt_browser = PromptBrowser(state.hub, name, self._spawn, self._on_loop)
         self.resources = self.resource_browser.listing
         self.prompts = self.prompt_browser.listing
+        self.skills = w.HTML(skills_html(()))
+        self.skill_keys: tuple[str, ...] = ()
         self.tabs = w.Tab(
             [
                 w.HBox([w.VBox([self.tool_filter, self.tool_list]), self.tool_detail], layout=w.Layout(width="100%")),
                 self.resource_browser,
                 self.prompt_browser,
+                self.skills,
             ],
-            titles=("Tools", "Resources", "Prompts"),
+            titles=("Tools", "Resources", "Prompts", "Skills"),
         )
         buttons = w.HBox(
             [self.restart_button, self.disconnect_button, self.action_status], layout=w.Layout(align_items="center")
@@ -224,10 +244,18 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
             asking = tuple(self._sign_ins()) + tuple(self._asking())
             if asking != tuple(self.asking.children):
                 self.asking.children = asking
+        skills = self.state.hub.skills.listed(self.name) if state == "connected" and not self.builtin else []
+        keys = tuple(f"{e.key} {e.uri} {e.resources}" for e in skills)
         tools = tuple(tools)
+        if keys != self.skill_keys:
+            self.skill_keys = keys
+            self.skills.value = skills_html(skills)
+        tools_title = self.tabs.titles[0] if tools == self.tools else f"Tools ({len(tools)})"
+        titles = (tools_title, "Resources", "Prompts", f"Skills ({len(skills)})" if skills else "Skills")
+        if tuple(self.tabs.titles) != titles:
+            self.tabs.titles = titles
         if tools != self.tools:
             self.tools = tools
-            self.tabs.titles = (f"Tools ({len(tools)})", "Resources", "Prompts")
             self._filter_tools()
 
     def _filter_tools(self) -> None:
@@ -281,8 +309,11 @@ class ServerPanel(w.VBox):  # type: ignore[misc]
 
     async def _catalogue(self) -> None:
         hub = self.state.hub
+        async def resources(name: str) -> list[Any]:
+            return [*await hub.list_resources(name), *await hub.list_resource_templates(name)]
+
         for kind, view, listing, render in (
-            ("resources", self.resources, hub.list_resources, resources_html),
+            ("resources", self.resources, resources, resources_html),
             ("prompts", self.prompts, hub.list_prompts, prompts_html),
         ):
             try:

@@ -15,6 +15,7 @@ from synapse_nb.errors import McpError, ToolCallTimeout, UnknownServerError
 from synapse_nb.notebook.widgets import Inspector, inspector
 from synapse_nb.notebook.widgets.server_panel import ServerPanel
 from synapse_nb.notebook.widgets.tool_panel import ToolPanel
+from synapse_nb.skill_entry import SkillEntry, SkillFile
 from synapse_nb.types import ContentBlock, ToolResult
 from tests.notebook.widgets.widget_fakes import (
     ECHO_SCHEMA,
@@ -67,9 +68,30 @@ def test_servers_are_tabs_with_state_transport_pid_and_tool_count(state: FakeSta
     assert "snb-b-red" in web.card.value
     assert "last error: connection reset" in web.card.value
     assert "http://127.0.0.1:9/mcp" in web.card.value
-    assert demo.tabs.titles == ("Tools (3)", "Resources", "Prompts")
+    assert demo.tabs.titles == ("Tools (3)", "Resources", "Prompts", "Skills")
     assert "1 server" not in ins.summary.value
     assert "2 servers · 4 tools" in ins.summary.value
+
+
+def test_a_servers_skills_tab_lists_its_skills_never_their_content(state: FakeState, hub: FakeHub) -> None:
+    hub.skill_entries["demo"] = [SkillEntry(
+        server="demo", uri="skill://shop-revenue/SKILL.md",
+        frontmatter={"name": "shop-revenue", "description": "Revenue <the finance way>"},
+        resources=(SkillFile("skill://shop-revenue/SKILL.md", "sha256:" + "a" * 64, 900),
+                   SkillFile("skill://shop-revenue/references/margin.md", "sha256:" + "b" * 64, 300)))]
+    hub.skill_entries["web"] = hub.skill_entries["demo"]  # a crashed server's skills are not shown
+    ins = inspector(state)
+    demo, web = panel(ins, "demo"), panel(ins, "web")
+    assert demo.tabs.titles == ("Tools (3)", "Resources", "Prompts", "Skills (1)")
+    assert "<b>demo/shop-revenue</b>" in demo.skills.value
+    assert "Revenue &lt;the finance way&gt;" in demo.skills.value
+    assert "2 (1,200 bytes)" in demo.skills.value
+    assert "skills__load" in demo.skills.value
+    assert "offers no skills" in web.skills.value
+    hub.skill_entries["demo"] = []
+    ins.refresh()
+    assert demo.tabs.titles[3] == "Skills"
+    assert "offers no skills" in demo.skills.value
 
 
 def test_stderr_is_collapsed_under_a_title_with_its_length(state: FakeState) -> None:

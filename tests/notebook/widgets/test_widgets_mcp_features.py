@@ -170,6 +170,30 @@ def test_subscribe_button_shows_resource_updates(clean_env: Any) -> None:
         ins.close()
 
 
+@pytest.mark.node
+def test_a_resource_template_is_listed_with_a_box_per_variable_and_read_filled(clean_env: Any) -> None:
+    template = "demo://resource/dynamic/text/{resourceId}"
+    with private_state() as state:
+        state.runner.run(state.hub.connect("everything", **node_args()), timeout=TIMEOUT)
+        ins = Inspector(widget_parts(state), "everything")
+        panel = ins.panels["everything"]
+        settle(state.runner, panel.tasks)  # the catalogue
+        browser = panel.resource_browser
+        assert ("Dynamic Text Resource (template)", template) in browser.choice.options
+        assert f"<code>{template}</code>" in browser.listing.value
+        browser.choice.value = template
+        assert list(browser.variables) == ["resourceId"]
+        assert browser.subscribe_button.disabled
+
+        browser.button.click()  # nothing filled: nothing sent, the variable named
+        assert "needs resourceId" in browser.output.value
+        browser.variables["resourceId"].value = "3"
+        browser.button.click()
+        settle(state.runner, panel.tasks)
+        assert "Resource 3" in browser.output.value
+        ins.close()
+
+
 class Shown:
     """An elicitation handler that answers through an ElicitationWidget, as a background run does."""
 

@@ -185,3 +185,28 @@ def test_the_inspector_lists_mcp_apps_tools_with_a_ui_badge_app_only_ones_includ
         text = ins._repr_mimebundle_()["text/plain"]
         assert "  bump [UI, app only]: Add one to `value` (for the counter View only)" in text
         assert "  counter [UI]: Show a counter View starting at `start`" in text
+
+
+def test_the_header_counts_a_server_connected_after_the_inspector_opened(clean_env: Any) -> None:
+    """The header and the panels follow a server connected later, tools included (its "connected" event comes
+    before the hub lists its tools: the header once said `2 servers · 5 tools` beside two servers of 5). The
+    kernel's built-in group is a tab of its own and counted with the servers."""
+    command = [sys.executable, "-m", "synapse_nb.mcp_client.demo_server"]
+    with private_state() as state:
+        state.runner.run(state.hub.connect("demo", command=command[0], args=command[1:]), timeout=60)
+        ins = Inspector(widget_parts(state))
+        kernel_tools = len(ins.panels["kernel"].tools)
+        assert f"2 servers · {5 + kernel_tools} tools" in ins.summary.value
+        state.runner.run(state.hub.connect("demo2", command=command[0], args=command[1:]), timeout=60)
+        want = f"3 servers · {10 + kernel_tools} tools"
+
+        async def counted() -> None:
+            done = asyncio.Event()
+            ins.summary.observe(lambda change: done.set() if want in change["new"] else None, "value")
+            if want not in ins.summary.value:
+                await done.wait()
+
+        state.runner.run(asyncio.wait_for(counted(), 30), timeout=35)
+        assert want in ins.summary.value
+        assert len(ins.panels["demo2"].tools) == 5
+        ins.close()

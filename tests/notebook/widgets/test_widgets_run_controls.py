@@ -195,7 +195,9 @@ def test_a_failed_turn_shows_its_error() -> None:
     assert "snb-b-red" in controls.status_label.value
 
 
-async def test_the_snapshot_shows_the_status_and_a_waiting_approval_and_the_end() -> None:
+async def test_the_snapshot_shows_the_status_and_a_waiting_approval_and_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     controls = RunControls(on_stop=lambda: None)
     bundle = controls._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
@@ -207,16 +209,17 @@ async def test_the_snapshot_shows_the_status_and_a_waiting_approval_and_the_end(
     assert "destructive" in bundle["text/html"]
     assert "waiting for approval: demo__drop_table {'table': 'orders'}" in bundle["text/plain"]
 
-    updates: list[str] = []
+    updates: list[tuple[str, str]] = []
 
-    class Handle:
-        def update(self, obj: Any) -> None:
-            updates.append(obj._repr_mimebundle_()["text/plain"])
+    def update_display(bundle: dict[str, Any], *, raw: bool, display_id: str) -> None:
+        updates.append((display_id, bundle["text/plain"]))
 
-    controls._handle = Handle()
+    monkeypatch.setattr("IPython.display.update_display", update_display)
+    controls._snapshot_id = "snapshot-output"  # as displayed (Snapshot._ipython_display_)
     controls.finish("cancelled", "after 2.0 s")
     assert await settled(task) == ["no"]
-    assert updates == ["background run: cancelled · after 2.0 s"]  # the saved output says how it ended
+    # the saved snapshot output says how it ended
+    assert updates == [("snapshot-output", "background run: cancelled · after 2.0 s")]
 
 
 async def test_the_snapshot_is_styled_inline_so_it_reads_well_where_style_blocks_are_stripped() -> None:

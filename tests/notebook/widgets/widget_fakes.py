@@ -75,6 +75,18 @@ def text_result(text: str, *, is_error: bool = False, ms: float = 12.5) -> ToolR
 
 
 @dataclass
+class FakeSkills:
+    """The hub's skills as the inspector reads them: each server's listed entries."""
+
+    entries: dict[str, list[Any]]
+
+    def listed(self, server: str | None = None) -> list[Any]:
+        if server is None:
+            return [e for listed in self.entries.values() for e in listed]
+        return list(self.entries.get(server, []))
+
+
+@dataclass
 class FakeHub:
     servers: list[Info] = field(default_factory=list)
     tools: list[ToolSpec] = field(default_factory=list)
@@ -83,10 +95,15 @@ class FakeHub:
     actions: list[tuple[str, str]] = field(default_factory=list)
     resources: dict[str, list[Any] | BaseException] = field(default_factory=dict)
     prompts: dict[str, list[Any] | BaseException] = field(default_factory=dict)
+    skill_entries: dict[str, list[Any]] = field(default_factory=dict)
 
     @property
     def all_tools(self) -> list[ToolSpec]:
         return self.tools
+
+    @property
+    def skills(self) -> FakeSkills:
+        return FakeSkills(self.skill_entries)
 
     async def call(
         self, qualified: str, arguments: Mapping[str, Any], timeout: float | None = None,
@@ -118,6 +135,9 @@ class FakeHub:
         if isinstance(found, BaseException):
             raise found
         return found
+
+    async def list_resource_templates(self, name: str) -> list[Any]:
+        return []
 
     async def read_resource(self, name: str, uri: str) -> tuple[ContentBlock, ...]:
         self.actions.append(("read", f"{name} {uri}"))
