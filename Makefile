@@ -93,12 +93,17 @@ export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 WIDGET_JS_DEPS := js/node_modules/.package-lock.json
 # The official MCP Apps example servers, pinned, into a folder of their own under .tools/.
 APPS_EXAMPLES_VERSION := 2.0.3
+# The PDF viewer (PDF.js with its worker from a blob: URL) and the three.js View (eval) are the tests of the View
+# frame's Content-Security-Policy (issue 36); server-pdf's newest release is 2.0.4.
+APPS_PDF_VERSION := 2.0.4
 APPS_EXAMPLES := @modelcontextprotocol/server-basic-vanillajs@$(APPS_EXAMPLES_VERSION) \
                  @modelcontextprotocol/server-cohort-heatmap@$(APPS_EXAMPLES_VERSION) \
                  @modelcontextprotocol/server-customer-segmentation@$(APPS_EXAMPLES_VERSION) \
-                 @modelcontextprotocol/server-system-monitor@$(APPS_EXAMPLES_VERSION)
+                 @modelcontextprotocol/server-system-monitor@$(APPS_EXAMPLES_VERSION) \
+                 @modelcontextprotocol/server-threejs@$(APPS_EXAMPLES_VERSION) \
+                 @modelcontextprotocol/server-pdf@$(APPS_PDF_VERSION)
 APPS_TOOLS := $(TOOLS)/apps
-APPS_SERVERS := $(APPS_TOOLS)/.installed-$(APPS_EXAMPLES_VERSION)
+APPS_SERVERS := $(APPS_TOOLS)/.installed-$(APPS_EXAMPLES_VERSION)-pdf-$(APPS_PDF_VERSION)
 # The examples whose Views the tests read as a user does (issue 36): scenario-modeler's nested result under its
 # View, sheet-music's View drawing from its schema's default tune, budget-allocator's sliders.
 APPS_READING := @modelcontextprotocol/server-scenario-modeler@$(APPS_EXAMPLES_VERSION) \

@@ -4,6 +4,8 @@
 // the kernel through the widget's comm, tagged with this view's id so that the answer reaches the View that
 // asked; links open here, in the browser; the frame follows the View's size and JupyterLab's theme.
 import { AppBridge, PostMessageTransport, buildAllowAttribute } from "@modelcontextprotocol/ext-apps/app-bridge";
+import { preludeScript } from "./frame_prelude.js";
+import { FullWindow } from "./full_window.js";
 
 /**
  * The AppView widget's synced traits (synapse_nb/notebook/apps/view.py), as the browser reads them.
@@ -13,13 +15,14 @@ import { AppBridge, PostMessageTransport, buildAllowAttribute } from "@modelcont
  *   permissions: Record<string, {}>, prefers_border: boolean, tool_input: Record<string, unknown> | null,
  *   tool_input_partial: Record<string, unknown>, tool_result: Partial<ToolResult>, tool_cancelled: string,
  *   theme: string, display_mode: "inline" | "fullscreen" | "pip", height: number, host_version: string,
+ *   storage: Record<string, string>, instance: string,
  * }} ViewTraits
  * @typedef {import("@anywidget/types").AnyModel<ViewTraits>} ViewModel
  * @typedef {import("@modelcontextprotocol/ext-apps/app-bridge").McpUiHostContext} HostContext
  * @typedef {import("@modelcontextprotocol/ext-apps/app-bridge").McpUiStyles} Styles
  * @typedef {Parameters<AppBridge["sendToolResult"]>[0]} ToolResult
  * @typedef {NonNullable<HostContext["toolInfo"]>["tool"]} Tool
- * @typedef {{ resolve: (result: any) => void, reject: (error: Error) => void }} Waiter
+ * @typedef {{ resolve: (result: any) => void, reject: (error: Error) => void, received: boolean }} Waiter
  * @typedef {{ type: string, view?: string, id?: number, result?: any, error?: { message?: string },
  *   method?: string, params?: any }} KernelMessage
  * @typedef {{ park: () => void, unpark: () => void }} Parking
@@ -27,10 +30,19 @@ import { AppBridge, PostMessageTransport, buildAllowAttribute } from "@modelcont
  * @typedef {{ processMessage: (msg: LuminoMessage) => void, synapseDetach?: Parking }} LuminoWidget
  * @typedef {{ luminoWidget?: LuminoWidget, pWidget?: LuminoWidget }} WidgetView
  * @typedef {HTMLElement & { moveBefore?: (node: Node, child: Node | null) => void }} MovableParent
+ * @typedef {{ kind?: string, text?: string, items?: Record<string, string> }} FrameReport
  */
 
 const TEARDOWN_MS = 1000;
-const DEFAULT_HEIGHT = 120;
+// A View that never reports its size gets this much (the Full window button shows the rest); a View that
+// reports one gets exactly that.
+const DEFAULT_HEIGHT = 360;
+// A request the kernel has not received after this long waits behind a running cell: the bar says so.
+const WAITING_MS = 400;
+// A View whose document has not initialized after this long is said not to have started (it may yet).
+const START_MS = 30_000;
+const NOT_STARTED = "the view did not start";
+const STORAGE_QUOTA = 2_000_000;  // characters of keys and values a View may keep (the browser's own is ~5 MB)
 const LINK_SCHEMES = ["http:", "https:", "mailto:"];
 
 // The spec's style variables, read from the JupyterLab theme variables they correspond to.
@@ -81,8 +93,8 @@ function hostContext(model, el) {
   return {
     theme: pageTheme(model),
     styles: pageStyles(),
-    displayMode: model.get("display_mode") || "inline",
-    availableDisplayModes: ["inline"],
+    displayMode: "inline",
+    availableDisplayModes: ["inline", "fullscreen"],
     containerDimensions: { maxWidth: Math.max(el.clientWidth, 320) },
     locale: navigator.language,
     timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
@@ -105,12 +117,20 @@ async function resourceHtml(model) {
 }
 
 // The resource's HTML with the host's Content-Security-Policy as its first element (after a doctype, which
-// must stay first), so that it governs everything the document loads.
-/** @param {string} html @param {string} policy @returns {string} */
-function withPolicy(html, policy) {
+// must stay first), so that it governs everything the document loads, then the host's prelude (problems,
+// storage, theme: frame_prelude.js).
+/** @param {string} html @param {string} policy @param {string} prelude @returns {string} */
+function withPolicy(html, policy, prelude) {
   const meta = `<meta http-equiv="Content-Security-Policy" content="${policy.replace(/"/g, "&quot;")}">`;
   const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
-  return doctype ? doctype[0] + meta + html.slice(doctype[0].length) : meta + html;
+  return doctype ? doctype[0] + meta + prelude + html.slice(doctype[0].length) : meta + prelude + html;
+}
+
+/** @param {ViewModel} model @returns {import("./frame_prelude.js").FrameTheme} */
+function frameTheme(model) {
+  const variables = /** @type {Record<string, string>} */ (pageStyles().variables);
+  return { scheme: pageTheme(model), background: variables["--color-background-primary"],
+           text: variables["--color-text-primary"] };
 }
 
 /** @returns {string} */
@@ -153,8 +173,27 @@ function watchDetach(view, park, unpark) {
   return true;
 }
 
+// Views whose output went away with their document still alive (parked), by their widget's `instance`, for a
+// moment: a view of the same widget rendered then takes the live document over (adopt) instead of loading the
+// View again. JupyterLab shows a widget output again that way when a turn ends (its live outputs become final
+// ones) or a cell is moved, and the user's work in the View (sliders moved, a page turned) stays.
+/** @type {Map<string, (model: ViewModel, el: HTMLElement) => () => void>} */
+const RELEASED = new Map();
+const ADOPT_MS = 1500;
+
 /** @param {{ model: ViewModel, el: HTMLElement }} props @returns {() => void} the cleanup */
 function render({ model, el }) {
+  const key = model.get("instance");
+  const adopt = key ? RELEASED.get(key) : undefined;
+  if (key && adopt) {
+    RELEASED.delete(key);
+    return adopt(model, el);
+  }
+  return open(model, el);
+}
+
+/** @param {ViewModel} model @param {HTMLElement} el @returns {() => void} the cleanup */
+function open(model, el) {
   const id = viewId();
   /** @type {Map<number, Waiter>} */
   const pending = new Map();
@@ -172,6 +211,36 @@ function render({ model, el }) {
   frame.style.border = model.get("prefers_border") ? "1px solid var(--jp-border-color2)" : "0";
   frame.style.display = "block";
   frame.style.height = `${model.get("height") || DEFAULT_HEIGHT}px`;
+  frame.style.colorScheme = pageTheme(model);  // the View's prefers-color-scheme follows the notebook's theme
+
+  // Under the frame, one line: a problem of the View (refused by its policy, failed to load), or a request
+  // waiting for a busy kernel; and the Full window button (a View that never says its size is cut at the
+  // default height; and any View may be wanted bigger).
+  const bar = document.createElement("div");
+  bar.className = "synapse-app-bar";
+  bar.style.cssText = "display:flex;align-items:center;gap:8px;min-height:20px;"
+    + "font:12px var(--jp-ui-font-family, sans-serif);color:var(--jp-ui-font-color2, #616161)";
+  const status = document.createElement("span");
+  status.className = "synapse-app-status";
+  status.style.flex = "1";
+  const expand = document.createElement("button");
+  expand.type = "button";
+  expand.className = "synapse-app-expand";
+  expand.textContent = "Full window";
+  expand.title = "Show this view over the whole window (Escape or Close brings it back)";
+  expand.style.cssText = "font:inherit;color:inherit;background:none;border:0;cursor:pointer;text-decoration:underline";
+  bar.append(status, expand);
+  /** @type {string} */
+  let problem = "";
+  /** @type {Set<string>} */
+  const toldProblems = new Set();
+  let waiting = false;
+  const showStatus = () => {
+    status.textContent = problem || (waiting
+      ? "waiting: a cell is running; the view's request goes to the kernel when it is free" : "");
+    status.className = problem ? "synapse-app-status synapse-app-problem" : "synapse-app-status";
+    status.style.color = problem ? "var(--jp-error-color1, #c62828)" : "";
+  };
 
   /** @param {Record<string, unknown>} content */
   const send = (content) => {
@@ -186,9 +255,33 @@ function render({ model, el }) {
   const ask = (method, params) =>
     new Promise((resolve, reject) => {
       const n = ++seq;
-      pending.set(n, { resolve, reject });
+      pending.set(n, { resolve, reject, received: false });
       send({ type: "request", id: n, method, params: params || {} });
+      setTimeout(() => {
+        const waiter = pending.get(n);
+        if (alive && waiter && !waiter.received) {
+          waiting = true;
+          showStatus();
+        }
+      }, WAITING_MS);
     });
+  // The kernel said it has a request (or answered one): is any still unread by it?
+  const recheckWaiting = () => {
+    const still = [...pending.values()].some((w) => !w.received);
+    if (still !== waiting && !still) {
+      waiting = false;
+      showStatus();
+    }
+  };
+  /** @param {string} text */
+  const sayProblem = (text) => {
+    problem = text;
+    showStatus();
+    if (!toldProblems.has(text)) {
+      toldProblems.add(text);
+      send({ type: "notification", method: "synapse/view-problem", params: { text } });
+    }
+  };
   // Parked outside the output while its widget is detached (see watchDetach); moveBefore keeps the document.
   /** @type {MovableParent | null} */
   let parking = null;
@@ -203,12 +296,18 @@ function render({ model, el }) {
   };
   const unpark = () => {
     if (!alive || !parking || frame.parentNode !== parking || !el.isConnected) return;
-    /** @type {MovableParent} */ (el).moveBefore?.(frame, null);
+    /** @type {MovableParent} */ (el).moveBefore?.(frame, el.firstChild);
   };
   /** @this {WidgetView | undefined} @param {KernelMessage | null} msg */
   const onMessage = function (msg) {
     if (msg && msg.view === id && msg.type === "hello") {
       if (watchDetach(this, park, unpark)) el.dataset.watched = "true";
+      return;
+    }
+    if (msg && msg.view === id && msg.type === "received") {
+      const waiter = msg.id === undefined ? undefined : pending.get(msg.id);
+      if (waiter) waiter.received = true;
+      recheckWaiting();
       return;
     }
     if (msg && msg.view === id && msg.type === "app-request") {
@@ -219,11 +318,10 @@ function render({ model, el }) {
     const waiter = msg.id === undefined ? undefined : pending.get(msg.id);
     if (!waiter || msg.id === undefined) return;
     pending.delete(msg.id);
+    recheckWaiting();
     if (msg.error) waiter.reject(new Error(msg.error.message || "the kernel refused the request"));
     else waiter.resolve(msg.result || {});
   };
-  model.on("msg:custom", onMessage);
-  send({ type: "hello" });  // the kernel echoes it: its arrival gives onMessage the view (watchDetach)
 
   const bridge = new AppBridge(
     null,
@@ -236,6 +334,7 @@ function render({ model, el }) {
       logging: {},
       updateModelContext: { text: {} },
       message: { text: {} },
+      downloadFile: {},
       sandbox: { csp: model.get("csp") || {}, permissions: model.get("permissions") || {} },
     },
     { hostContext: hostContext(model, el) },
@@ -244,7 +343,41 @@ function render({ model, el }) {
   bridge.onreadresource = (params) => ask("resources/read", params);
   bridge.onmessage = (params) => ask("ui/message", params);
   bridge.onupdatemodelcontext = (params) => ask("ui/update-model-context", params);
-  bridge.onrequestdisplaymode = (params) => ask("ui/request-display-mode", params);
+  /** @type {"inline" | "fullscreen"} */
+  let mode = "inline";
+  /** @param {"inline" | "fullscreen"} next */
+  const modeIs = (next) => {
+    if (next === mode) return;
+    mode = next;
+    el.dataset.displayMode = next;
+    const { width, height } = full.open ? full.size() : { width: el.clientWidth, height: 0 };
+    if (initialized) {
+      bridge.sendHostContextChange({
+        displayMode: next,
+        containerDimensions: full.open ? { width, height } : { maxWidth: Math.max(el.clientWidth, 320) },
+      });
+    }
+  };
+  const full = new FullWindow(frame, el, `${model.get("server")}: ${model.get("resource_uri")}`, () => modeIs("inline"));
+  expand.onclick = () => {
+    full.show();
+    modeIs("fullscreen");
+  };
+  // Granted here (the page is where the View is shown): fullscreen, if the View declared it; inline; never
+  // picture-in-picture (a notebook has no floating player). The kernel records what was asked and granted.
+  bridge.onrequestdisplaymode = async ({ mode: asked }) => {
+    const declared = bridge.getAppCapabilities()?.availableDisplayModes;  // never a mode it did not declare, if set
+    if (asked === "fullscreen" && (!declared || declared.includes("fullscreen"))) {
+      full.show();
+      modeIs("fullscreen");
+    } else if (asked === "inline") {
+      full.close();
+      modeIs("inline");
+    }
+    send({ type: "notification", method: "ui/request-display-mode", params: { mode: asked, granted: mode } });
+    return { mode };
+  };
+  bridge.ondownloadfile = (params) => ask("ui/download-file", params);
   bridge.onloggingmessage = (params) => send({ type: "notification", method: "notifications/message", params });
   bridge.onopenlink = async ({ url }) => {
     let scheme = "";
@@ -319,6 +452,10 @@ function render({ model, el }) {
   // Every (re)load of the frame's document initializes again (a cell moved in the page reloads its iframe).
   bridge.oninitialized = () => {
     initialized = true;
+    if (problem.startsWith(NOT_STARTED)) {
+      problem = "";
+      showStatus();
+    }
     inputSent = false;
     el.dataset.initialized = "true";
     sendTool();
@@ -331,34 +468,105 @@ function render({ model, el }) {
     if (initialized && !inputSent && partial) bridge.sendToolInputPartial({ arguments: partial });
   };
   const onTheme = () => {
+    frame.style.colorScheme = pageTheme(model);
     if (initialized) bridge.sendHostContextChange({ theme: pageTheme(model), styles: pageStyles() });
   };
-  model.on("change:tool_result", onResult);
-  model.on("change:tool_cancelled", onResult);
-  model.on("change:tool_input", onInput);
-  model.on("change:tool_input_partial", onPartial);
-  model.on("change:theme", onTheme);
-  const themeWatch = new MutationObserver(onTheme);
-  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
-
-  el.appendChild(frame);
-  whenConnected(el, () => alive).then(async () => {
-    // connect before the document loads, so the View's first ui/initialize is heard (the frame's
-    // WindowProxy outlives the navigation to the srcdoc document)
-    const view = /** @type {Window} */ (frame.contentWindow);  // a connected iframe has its window
-    await bridge.connect(new PostMessageTransport(view, view));
-    frame.srcdoc = withPolicy(await resourceHtml(model), model.get("csp_policy"));
-  });
-
-  return () => {
-    alive = false;
-    themeWatch.disconnect();
+  // The model's listeners, per view of it (an adopted document listens to the new view's model)
+  const listen = () => {
+    model.on("msg:custom", onMessage);
+    model.on("change:tool_result", onResult);
+    model.on("change:tool_cancelled", onResult);
+    model.on("change:tool_input", onInput);
+    model.on("change:tool_input_partial", onPartial);
+    model.on("change:theme", onTheme);
+    send({ type: "hello" });  // the kernel echoes it: its arrival gives onMessage the view (watchDetach)
+  };
+  const unlisten = () => {
     model.off("msg:custom", onMessage);
     model.off("change:tool_result", onResult);
     model.off("change:tool_cancelled", onResult);
     model.off("change:tool_input", onInput);
     model.off("change:tool_input_partial", onPartial);
     model.off("change:theme", onTheme);
+  };
+  listen();
+  const themeWatch = new MutationObserver(onTheme);
+  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
+
+  // What the prelude in the frame reports (frame_prelude.js): problems, and the View's storage.
+  /** @param {MessageEvent} e */
+  const onFrame = (e) => {
+    if (e.source !== frame.contentWindow || !e.data || typeof e.data.synapseFrame !== "object") return;
+    const report = /** @type {FrameReport} */ (e.data.synapseFrame);
+    if (report.kind === "storage" && report.items && typeof report.items === "object") {
+      model.set("storage", report.items);
+      model.save_changes();
+    } else if (report.kind === "blocked") {
+      sayProblem(`the view's security policy blocked ${report.text} (the server declares what a View may load in _meta.ui.csp)`);
+    } else if (report.kind === "error" && !initialized) {
+      sayProblem(`the view failed while loading: ${report.text}`);
+    }
+  };
+  window.addEventListener("message", onFrame);
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let startTimer;
+
+  el.append(frame, bar);
+  whenConnected(el, () => alive).then(async () => {
+    // connect before the document loads, so the View's first ui/initialize is heard (the frame's
+    // WindowProxy outlives the navigation to the srcdoc document)
+    const view = /** @type {Window} */ (frame.contentWindow);  // a connected iframe has its window
+    await bridge.connect(new PostMessageTransport(view, view));
+    const prelude = preludeScript({ storage: model.get("storage") || {}, theme: frameTheme(model), quota: STORAGE_QUOTA });
+    frame.srcdoc = withPolicy(await resourceHtml(model), model.get("csp_policy"), prelude);
+    startTimer = setTimeout(() => {
+      if (alive && !initialized) sayProblem(`${NOT_STARTED} in ${START_MS / 1000} s (it sent no ui/initialize)`);
+    }, START_MS);
+  });
+
+  /** @param {ViewModel} nextModel @param {HTMLElement} nextEl @returns {() => void} */
+  const adopt = (nextModel, nextEl) => {
+    model = nextModel;
+    el = nextEl;
+    full.home = el;
+    el.classList.add("synapse-app-view");
+    el.dataset.initialized = "true";
+    el.dataset.adopted = "true";
+    el.append(bar);
+    listen();
+    whenConnected(el, () => alive).then(() => {
+      if (frame.parentNode !== el) /** @type {MovableParent} */ (el).moveBefore?.(frame, el.firstChild);
+    });
+    return release;
+  };
+  // The view goes: a document still alive (its frame parked as its output was cleared, or still in the page) waits
+  // ADOPT_MS for a view of the same widget to take it over; then, or at once when it cannot wait, it is torn down.
+  const release = () => {
+    unlisten();
+    const key = model.get("instance");
+    const movable = typeof /** @type {MovableParent} */ (document.body).moveBefore === "function";
+    if (alive && initialized && key && movable && frame.isConnected && !RELEASED.has(key)) {
+      full.close();
+      park();
+      bar.remove();
+      const timer = setTimeout(() => {
+        RELEASED.delete(key);
+        tearDown();
+      }, ADOPT_MS);
+      RELEASED.set(key, (nextModel, nextEl) => {
+        clearTimeout(timer);
+        return adopt(nextModel, nextEl);
+      });
+      return;
+    }
+    tearDown();
+  };
+  const tearDown = () => {
+    alive = false;
+    clearTimeout(startTimer);
+    window.removeEventListener("message", onFrame);
+    full.close();
+    themeWatch.disconnect();
     for (const waiter of pending.values()) waiter.reject(new Error("the view was removed"));
     pending.clear();
     send({ type: "notification", method: "ui/resource-teardown", params: {} });
@@ -385,6 +593,7 @@ function render({ model, el }) {
     };
     bridge.teardownResource({}, { timeout: TEARDOWN_MS }).then(() => done(true), () => done(false));
   };
+  return release;
 }
 
 export default { render };

@@ -1,17 +1,17 @@
 """MCP Apps Views in JupyterLab in Chromium (issue 24's groundwork): tests/support/apps_server.py's Views
 rendered by synapse_nb's AppView widget, their requests answered by the kernel.
 
-One JupyterLab and one notebook for the module, driven cell by cell: the counter View renders inside the
-cell output (text inside the sandboxed frame, the tool input and result delivered); a click in the View calls
-the app-only tool through the kernel and the View shows the answer; ui/message, context, log and link reach
-the kernel (the link opens as a browser tab); the frame follows the View's height; JupyterLab's dark theme
-reaches the View; a request made while a cell runs is answered when the kernel is free; the probe View's
-escapes (parent DOM, top, cookies, storage, /api/contents, popups) fail; save + reload brings the View back
+One JupyterLab and one notebook for the module, driven cell by cell: the counter View renders inside the cell
+output (text inside the sandboxed frame, the tool input and result delivered); a click in the View calls the
+app-only tool through the kernel and the View shows the answer; ui/message, context, log and link reach the
+kernel (the link opens as a browser tab); the frame follows the View's height; JupyterLab's dark theme reaches
+the View; a request made while a cell runs is answered when the kernel is free; the probe View's escapes (parent
+DOM, top, cookies, /api/contents, popups) fail and its storage is its own; save + reload brings the View back
 without a tool call and the re-created View's requests are answered (a reload whose widget restore ended without
-the kernel's models, seen on a loaded machine, is reloaded again, twice at most); re-running the cell tears the View
-down; a View closed by the kernel answers ui/resource-teardown before its frame goes; a reload with three
-Views shows each without a tool call. Each state is screenshotted into the test's tmp dir and checked to be
-a PNG of the element.
+the kernel's models, seen on a loaded machine, is reloaded again, twice at most); re-running the cell tears the
+View down; a View closed by the kernel answers ui/resource-teardown before its frame goes; a reload with three
+Views shows each without a tool call. Each state is screenshotted into the test's tmp dir and checked to be a
+PNG of the element.
 
 A third JupyterLab, in the 'full' windowing mode (cells out of view are hidden) and saving widget state
 (saveState), checks that a notebook with two Views saves the View code once, and that scrolling far away
@@ -382,6 +382,9 @@ def test_the_sandbox_keeps_the_view_away_from_the_notebook(nb: NotebookPage, tmp
         )
         assert set(outcomes) == {"parent-document", "top-location", "cookie", "local-storage", "session-storage",
                                  "api-contents", "popup"}
+        # the View's storage is its own (the host's, in the frame: empty here), never the notebook's origin's
+        assert outcomes.pop("local-storage") == "allowed: null"
+        assert outcomes.pop("session-storage") == "allowed: null"
         assert all(outcome.startswith("blocked") for outcome in outcomes.values()), outcomes
         shot(nb, tmp_path, "apps-probe", nb.cell(3))
 

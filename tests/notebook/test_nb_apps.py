@@ -102,6 +102,11 @@ def test_a_view_calls_only_its_servers_app_visible_tools_and_app_only_tools_are_
     assert origins(apps) == [("counter", "manual")]  # nothing ran
 
 
+def _response(message: Mapping[str, Any], request_id: int) -> bool:
+    content = message["data"].get("content") or {}
+    return bool(content.get("type") == "response" and content.get("id") == request_id)
+
+
 def test_a_views_tool_calls_go_through_the_approval_policy(apps: Any) -> None:
     apps.line("mcp", "call apps.counter")
     opened = apps.state.apps.last
@@ -119,12 +124,11 @@ def test_a_views_tool_calls_go_through_the_approval_policy(apps: Any) -> None:
         assert opened.companion.controls.pending[0].spec.name == "apps__bump"
         opened.companion.controls.approve_button.click()
         async with asyncio.timeout(ANSWER_TIMEOUT):
-            while not any((m["data"].get("content") or {}).get("id") == 99  # noqa: ASYNC110
-                          for m in opened.view.comm.sent):
+            while not any(_response(m, 99) for m in opened.view.comm.sent):  # noqa: ASYNC110
                 await asyncio.sleep(0.01)  # the comm is a list: no event to wait on
 
     apps.state.runner.run(approve_when_asked(), timeout=ANSWER_TIMEOUT + 5)
-    [answer] = [m["data"]["content"] for m in opened.view.comm.sent if (m["data"].get("content") or {}).get("id") == 99]
+    [answer] = [m["data"]["content"] for m in opened.view.comm.sent if _response(m, 99)]
     assert first_text(answer) == "bumped to 2"
     assert origins(apps)[-1] == ("bump", "app:apps")
 
@@ -136,13 +140,16 @@ def test_view_logs_go_to_the_servers_log_ring_and_links_and_display_modes_are_re
                      "params": {"level": "warning", "data": "count is 0"}})
     from_view(view, {"type": "notification", "view": "V", "method": "ui/open-link",
                      "params": {"url": "https://example.com/counter"}})
-    assert ask(apps, view, "ui/request-display-mode", {"mode": "fullscreen"})["result"] == {"mode": "inline"}
+    # the page grants display modes, and tells the kernel what was asked and granted
+    from_view(view, {"type": "notification", "view": "V", "method": "ui/request-display-mode",
+                     "params": {"mode": "pip", "granted": "inline"}})
     [entry] = apps.state.hub.logs("apps")
     assert (entry.level, entry.text, entry.logger) == ("warning", "count is 0", "view")
     events = apps.line("synapse", "sql SELECT detail FROM server_events WHERE event = 'app_request' ORDER BY \"at\"")
     details = "\n".join(events.detail.astype(str))
     assert "https://example.com/counter" in details
     assert "ui/request-display-mode" in details
+    assert '"mode":"pip","granted":"inline"' in details
 
 
 @pytest.fixture
@@ -368,3 +375,20 @@ def test_a_ui_tools_view_opened_while_its_arguments_stream_is_told_when_the_call
     view = apps.state.apps.last.view
     assert "denied" in view.tool_cancelled
     assert view.tool_result == {}
+
+
+def test_a_view_the_page_saw_fail_is_recorded_and_the_next_turn_is_told(apps: Any) -> None:
+    """Issue 36: the PDF viewer failed in its frame while the model was told "PDF opened". The page tells the
+    kernel what went wrong; the session's next turn hears it."""
+    apps.line("mcp", "call apps.counter")
+    view = apps.state.apps.last.view
+    problem = "the view's security policy blocked worker-src blob:"
+    from_view(view, {"type": "notification", "view": "V", "method": "synapse/view-problem",
+                     "params": {"text": problem}})
+    told = apps.state.apps.contexts.peek(apps.state.sessions.current)
+    assert told is not None
+    assert "did not work for the user" in told.prompt
+    assert problem in told.prompt
+    assert told.label == "apps.counter (ui://fixture/counter.html)"
+    events = apps.line("synapse", "sql SELECT detail FROM server_events WHERE event = 'app_view_problem'")
+    assert problem in "\n".join(events.detail.astype(str))

@@ -77,6 +77,7 @@ def test_the_approval_line_under_a_view_goes_once_answered(apps: Any) -> None:
             asked = companion.controls in companion.children
             companion.controls.approve_button.click()
             while not any((m["data"].get("content") or {}).get("id") == 401  # noqa: ASYNC110
+                          and (m["data"].get("content") or {}).get("type") == "response"  # not only received
                           for m in opened.view.comm.sent):
                 await asyncio.sleep(0.01)  # the comm is a list: no event to wait on
             return asked, companion.controls in companion.children

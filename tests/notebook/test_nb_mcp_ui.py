@@ -33,7 +33,7 @@ def test_mcp_tools_shows_each_tools_ui_and_a_hand_call_of_an_app_only_tool_is_re
     assert ip.line("mcp", f"connect {APPS}") is None
     tools = ip.line("mcp", "tools apps").set_index("tool")
     assert tools["ui"].to_dict() == {"counter": "model + app", "bump": "app only", "summary": "model only",
-                                       "probe": "model + app"}
+                                       "probe": "model + app", "frame": "model + app", "plain": "model + app"}
     assert "ui" in ip.line("mcp", "tools").columns
     out = ip.line("mcp", "call apps.bump value=41")
     assert out.text == "bumped to 42"
@@ -50,7 +50,7 @@ def test_the_model_is_never_offered_an_app_only_tool(ip: Any, server: LlmServer)
     assert ip.ns["_synapse"].status == "finished"
     first, second = server.requests
     offered = sorted(t["function"]["name"] for t in first.body["tools"])
-    assert offered == ["apps__counter", "apps__probe", "apps__summary"]
+    assert offered == ["apps__counter", "apps__frame", "apps__plain", "apps__probe", "apps__summary"]
     assert "apps__bump" not in str(second.body)
     recorded = ip.line("synapse", "sql SELECT tool, approval, origin FROM tool_calls")
     assert recorded.values.tolist() == [["counter", "auto", "agent"]]

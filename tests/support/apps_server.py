@@ -196,6 +196,63 @@ $("done").textContent = "probe done";
 """
 
 
+# The frame View (issue 36): its own storage (`localStorage` in an origin-less frame), display modes, a download.
+FRAME_BODY = """
+<h3 id="title">Frame view</h3>
+<p>stored: <span id="stored">?</span> mode: <span id="mode">inline</span></p>
+<p id="status">waiting</p>
+<button id="store">Store a click</button><button id="full">Fullscreen</button>
+<button id="pip">Picture in picture</button><button id="inline">Inline</button>
+<button id="download">Download notes</button>
+"""
+
+FRAME_SCRIPT = """
+const app = new App({ name: "fixture-frame", version: "1.0.0" },
+                    { availableDisplayModes: ["inline", "fullscreen", "pip"] });
+const say = (text) => { $("status").textContent = text; };
+$("stored").textContent = window.localStorage.getItem("clicks") || "none";
+const act = (id, fn) => {
+  $(id).onclick = async () => {
+    try { await fn(); } catch (err) { say(id + " failed: " + (err && err.message)); }
+  };
+};
+act("store", async () => {
+  const n = Number(window.localStorage.getItem("clicks") || 0) + 1;
+  window.localStorage.setItem("clicks", String(n));
+  $("stored").textContent = String(n);
+  say("stored " + n);
+});
+const ask = async (mode) => {
+  const r = await app.requestDisplayMode({ mode });
+  $("mode").textContent = r.mode;
+  say("asked " + mode + ", granted " + r.mode);
+};
+act("full", () => ask("fullscreen"));
+act("pip", () => ask("pip"));
+act("inline", () => ask("inline"));
+act("download", async () => {
+  const r = await app.downloadFile({ contents: [{ type: "resource", resource: {
+    uri: "file:///notes.txt", mimeType: "text/plain", text: "hello from the view" } }] });
+  say(r && r.isError ? "download refused" : "downloaded");
+});
+app.onhostcontextchanged = (p) => { if (p.displayMode) $("mode").textContent = p.displayMode; };
+await app.connect();
+say("connected");
+"""
+
+# A View with no styles of its own that never reports its size (issue 36: cut at 120 px, black on a dark page).
+PLAIN_HTML = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Plain</title></head>
+<body><p id="plain">A plain view with no styles.</p>
+<div style="height: 900px"></div><p id="bottom">the bottom of the plain view</p>
+<script type="module">
+{lib}
+const app = new window.McpApps.App({{ name: "fixture-plain", version: "1.0.0" }}, {{}}, {{ autoResize: false }});
+await app.connect();
+document.getElementById("plain").dataset.ready = "yes";
+</script></body></html>"""
+
+
 def build_server() -> MCPServer:
     apps = Apps()
 
@@ -219,6 +276,17 @@ def build_server() -> MCPServer:
     def probe() -> str:
         return "sandbox probe"
 
+    @apps.tool(resource_uri="ui://fixture/frame.html", description="Show the frame View (storage, display modes)",
+               annotations=CHANGES_NOTHING)
+    def frame() -> str:
+        return "frame view"
+
+    @apps.tool(resource_uri="ui://fixture/plain.html", description="Show a plain View", annotations=CHANGES_NOTHING)
+    def plain() -> str:
+        return "plain view"
+
+    apps.add_html_resource("ui://fixture/frame.html", page("Frame", FRAME_BODY, FRAME_SCRIPT), name="frame view")
+    apps.add_html_resource("ui://fixture/plain.html", PLAIN_HTML.format(lib=view_lib()), name="plain view")
     apps.add_html_resource("ui://fixture/counter.html", page("Counter", COUNTER_BODY, COUNTER_SCRIPT),
                            name="counter view",
                            csp=ResourceCsp(connect_domains=["https://api.example.com"]))

@@ -16,10 +16,9 @@ __all__ = ["AppHost", "DisplayMode", "REQUESTS"]
 
 DisplayMode = Literal["inline", "fullscreen", "pip"]
 
-REQUESTS = frozenset({
-    "tools/call", "resources/read", "ui/message", "ui/update-model-context", "ui/request-display-mode",
-})
-"""The View-initiated requests the kernel answers (everything else the bridge or the browser handles)."""
+REQUESTS = frozenset({"tools/call", "resources/read", "ui/message", "ui/update-model-context", "ui/download-file"})
+"""The View-initiated requests the kernel answers (everything else the bridge or the browser handles: the page
+grants display modes, and tells the kernel what it granted as a notification)."""
 
 
 class AppHost(Protocol):
@@ -41,12 +40,15 @@ class AppHost(Protocol):
         """`ui/update-model-context`: context (`content`, `structuredContent`) for the next turn; last write wins."""
         ...
 
-    async def request_display_mode(self, mode: DisplayMode, /) -> DisplayMode:
-        """`ui/request-display-mode`: the mode the host now shows the View in (inline when it cannot)."""
+    async def download_file(self, params: Mapping[str, Any], /) -> dict[str, Any]:
+        """`ui/download-file`: save the files (`contents`: embedded resources or links to the server's own
+        resources) once the user agreed; `{}`, or `{"isError": True}` when refused or failed."""
         ...
 
     def notify(self, method: str, params: Mapping[str, Any], /) -> None:
         """A notification from the View or its frame: `notifications/message` (a log line), `ui/open-link`
-        (opened by the browser; told here to be recorded), `ui/resource-teardown` (the view was removed), `ui/app-tools`
-        (the names of the tools the View registered, as it listed them)."""
+        (opened by the browser; told here to be recorded), `ui/resource-teardown` (the view was removed),
+        `ui/request-display-mode` (`mode` asked, `granted` by the page), `synapse/view-problem` (`text`: the
+        page saw the View fail to load, or its policy refuse something), `ui/app-tools` (the names of the tools the
+        View registered, as it listed them)."""
         ...

@@ -5,8 +5,11 @@ the approval policy of whatever opened it (a destructive tool asks; `--approve` 
 rule are never bypassed), recorded in `tool_calls` with origin `app:SERVER`; read its own server's
 resources; log into its server's log ring (`%mcp logs`); open a link (the browser opens it; the kernel only
 records it); send a message that becomes a turn of the agent in the session (shown under the View); set
-the context of the session's next turn (last write wins). Display modes other than inline are refused by
-answering "inline", the mode it stays in. Every request is recorded as a server event `app_request`.
+the context of the session's next turn (last write wins); save a file into the notebook's folder once the user
+agreed (`ui/download-file`: downloads.py). The page grants display modes and says what it granted; a View the page
+saw fail (its policy refused something, it did not load) is recorded, and the session's next turn is told, so the
+model does not go on believing a tool result that said the View opened. Every request is recorded as a server
+event `app_request`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     from ..recording.manual import ManualCalls
     from ..recording.router import EventRouter
     from .context import ModelContexts
-    from .host import DisplayMode
+    from .downloads import Downloads
 
 __all__ = ["KernelAppHost", "MessageTurn"]
 
@@ -57,13 +60,14 @@ class KernelAppHost:
     def __init__(
         self, hub: McpHub, manual: ManualCalls, router: EventRouter, contexts: ModelContexts, *, server: str,
         resource_uri: str, session: str, policy: ApprovalPolicy, ask: ApprovalCallback | None = None,
-        on_message: MessageTurn | None = None, tool: str = "",
+        on_message: MessageTurn | None = None, tool: str = "", downloads: Downloads | None = None,
     ) -> None:
         """The parts it uses: the hub (the server's tools, resources, log), the manual calls (the View's tool calls,
         recorded), the router (its requests, recorded), the View contexts of the next turns. `policy` is the
         approval policy of what opened the View (the cell's `--approve`, else the kernel's); `ask` asks the user
         about a call the policy says to ask for (None: such calls are refused); `tool` is the server's tool whose call
-        opened the View (the context it gives the model names it)."""
+        opened the View (the context it gives the model names it); `downloads` saves the files the View offers once
+        the user agreed (None: refused)."""
         self.hub = hub
         self.manual = manual
         self.router = router
@@ -75,6 +79,7 @@ class KernelAppHost:
         self.policy = policy
         self.ask = ask
         self.on_message = on_message
+        self.downloads = downloads
         self.origin = f"app:{server}"
 
     def _record(self, method: str, detail: Mapping[str, Any]) -> None:
@@ -131,9 +136,17 @@ class KernelAppHost:
         self._record("ui/update-model-context", {"session": self.session, "chars": len(given.text) if given else 0})
         return {}
 
-    async def request_display_mode(self, mode: DisplayMode, /) -> DisplayMode:
-        self._record("ui/request-display-mode", {"mode": mode})
-        return "inline"  # a cell output has no fullscreen or picture-in-picture: the View stays inline
+    async def download_file(self, params: Mapping[str, Any], /) -> dict[str, Any]:
+        if self.downloads is None:
+            self._record("ui/download-file", {"outcome": "no place to save"})
+            return {"isError": True}
+        saved, outcome = await self.downloads.save(params, self._read_own)
+        self._record("ui/download-file", {"files": saved, "outcome": outcome})
+        return {} if saved else {"isError": True}
+
+    async def _read_own(self, uri: str) -> list[ContentBlock]:
+        """A linked file's contents: read from the View's own server."""
+        return list(await self.hub.read_resource(self.server, uri))
 
     def notify(self, method: str, params: Mapping[str, Any], /) -> None:
         if method == "notifications/message":
@@ -150,6 +163,17 @@ class KernelAppHost:
             self._record("ui/open-link", {"url": url if isinstance(url, str) else ""})
         elif method == "ui/resource-teardown":
             self._record("ui/resource-teardown", {})
+        elif method == "ui/request-display-mode":
+            self._record("ui/request-display-mode",
+                         {"mode": str(params.get("mode")), "granted": str(params.get("granted"))})
+        elif method == "synapse/view-problem":
+            text = str(params.get("text", ""))[:300]
+            self.router.record(ServerEvent(server=self.server, event="app_view_problem",
+                                           detail={"view": self.resource_uri, "problem": text}))
+            self.contexts.put(self.session, server=self.server, tool=self.tool, view=self.resource_uri, params={
+                "content": [{"type": "text", "text": (
+                f"The interactive view did not work for the user: {text}. Whatever its tool's result said, the "
+                "user did not see a working view; say so if it matters to your answer.")}]})
         elif method == "ui/app-tools":  # the tools the View registered, as it listed them
             tools = params.get("tools")
             self._record("ui/app-tools", {"tools": list(tools) if isinstance(tools, list) else []})

@@ -24,6 +24,7 @@ _KEYS = {
     "frameDomains": "frame",
     "baseUriDomains": "base",
 }
+_WASM = "wasmUnsafeEval"
 
 
 class CspError(ValueError):
@@ -46,26 +47,37 @@ def _sources(declared: Mapping[str, Any], key: str) -> list[str]:
 
 
 def content_security_policy(declared: Mapping[str, Any] | None) -> str:
-    """The policy of the View's document: inline scripts and styles of the resource itself, data/blob media,
-    and only the origins the resource declared for network (`connectDomains`), scripts, styles, images,
-    fonts and media (`resourceDomains`), nested frames (`frameDomains`) and `<base>` (`baseUriDomains`).
-    With nothing declared, the View can load and reach nothing outside its own HTML."""
+    """The policy of the View's document, the specification's reference host's (ext-apps examples/basic-host):
+    scripts inline, by eval and from `blob:` / `data:` URLs, workers from `blob:`, styles, fonts, images and
+    media inline or from `blob:` / `data:`; plus the origins the resource declared for scripts, styles,
+    images, fonts, media and workers (`resourceDomains`), network (`connectDomains`), nested frames
+    (`frameDomains`) and `<base>` (`baseUriDomains`), and `'wasm-unsafe-eval'` when it asks for it
+    (`wasmUnsafeEval`). What the reference host grants with `'self'` is left out: the frame has no origin of
+    its own, and the notebook's is never the View's. Inside the sandboxed, origin-less frame the `blob:`,
+    `data:` and eval sources only let the View run code it could already run inline; what it can reach is
+    decided by the opaque origin and `connect-src`: with nothing declared, nothing outside its own HTML."""
     declared = declared or {}
-    unknown = sorted(set(declared) - set(_KEYS))
+    unknown = sorted(set(declared) - set(_KEYS) - {_WASM})
     if unknown:
-        raise CspError(f"_meta.ui.csp has unknown keys {unknown}; expected {sorted(_KEYS)}")
+        raise CspError(f"_meta.ui.csp has unknown keys {unknown}; expected {sorted({*_KEYS, _WASM})}")
+    wasm = declared.get(_WASM, False)
+    if not isinstance(wasm, bool):
+        raise CspError(f"_meta.ui.csp.{_WASM} must be true or false, got {type(wasm).__name__}")
     found = {short: _sources(declared, key) for key, short in _KEYS.items()}
     resource, connect = found["resource"], found["connect"]
+    inline = ("'unsafe-inline'", "blob:", "data:")
 
     def directive(name: str, *sources: str) -> str:
         return f"{name} {' '.join(sources) or _NONE}"
 
     return "; ".join([
         "default-src 'none'",
-        directive("script-src", "'unsafe-inline'", *resource),
-        directive("style-src", "'unsafe-inline'", *resource),
+        directive("script-src", "'unsafe-inline'", "'unsafe-eval'", *(["'wasm-unsafe-eval'"] if wasm else []),
+                  "blob:", "data:", *resource),
+        directive("worker-src", "blob:", *resource),
+        directive("style-src", *inline, *resource),
         directive("img-src", "data:", "blob:", *resource),
-        directive("font-src", "data:", *resource),
+        directive("font-src", "data:", "blob:", *resource),
         directive("media-src", "data:", "blob:", *resource),
         directive("connect-src", *connect),
         directive("frame-src", *found["frame"]),

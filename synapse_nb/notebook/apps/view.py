@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets as t
@@ -34,7 +35,7 @@ from ..widgets._threads import call_on, current_loop, kernel_loop
 from ..widgets.facade import RunnerLike
 from .app_tools import AppTools
 from .bundle import AppViewBundle, shared_bundle
-from .host import REQUESTS, AppHost, DisplayMode
+from .host import REQUESTS, AppHost
 from .page import AppViewPage, shared_page
 from .policy import content_security_policy, fallback_text
 
@@ -46,8 +47,9 @@ __all__ = ["AppView"]
 logger = logging.getLogger("synapse_nb.notebook")
 
 _ESM = Path(__file__).with_name("static") / "app_view_loader.js"
-_NOTIFICATIONS = frozenset({"notifications/message", "ui/open-link", "ui/resource-teardown"})
-_DISPLAY_MODES: frozenset[str] = frozenset({"inline", "fullscreen", "pip"})
+_NOTIFICATIONS = frozenset({
+    "notifications/message", "ui/open-link", "ui/resource-teardown", "ui/request-display-mode", "synapse/view-problem",
+})
 
 
 class AppView(anywidget.AnyWidget):  # type: ignore[misc]
@@ -73,7 +75,13 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
     tool_result = t.Dict().tag(sync=True)
     tool_cancelled = t.Unicode("").tag(sync=True)
     theme = t.Unicode("auto").tag(sync=True)  # auto (follow the frontend), light or dark
-    display_mode = t.Unicode("inline").tag(sync=True)
+    display_mode = t.Unicode("inline").tag(sync=True)  # the mode it opens in (the page grants the others)
+    # the View's own `localStorage` (its frame has no origin, so no storage of its own): set by the page as the View
+    # writes it, saved with the notebook's widget state, given back to the View's document when it loads again
+    storage = t.Dict().tag(sync=True)
+    # this View's identity for the page: a view of the same widget shown again (a turn's live output made final)
+    # takes over the live document of the one that just went, instead of loading the View afresh
+    instance = t.Unicode("").tag(sync=True)
     height = t.Int(0).tag(sync=True)  # the View's last reported height in px (0: not known yet)
     host_version = t.Unicode(__version__).tag(sync=True)  # the hostInfo the View is told (written once, in Python)
 
@@ -101,7 +109,8 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
             server=server, tool=dict(tool), resource_uri=resource_uri, html=html, csp=csp,
             csp_policy=content_security_policy(csp), permissions=dict(meta.get("permissions") or {}),
             prefers_border=bool(meta.get("prefersBorder", False)), tool_input=dict(tool_input or {}),
-            tool_result=dict(tool_result or {}), bundle=shared_bundle(), page=shared_page(html), **kwargs,
+            tool_result=dict(tool_result or {}), bundle=shared_bundle(), page=shared_page(html),
+            instance=uuid.uuid4().hex, **kwargs,
         )
         self.host = host
         self.rest = rest
@@ -143,6 +152,8 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
         elif kind == "hello" and isinstance(view, str):  # echoed: the browser view learns its own widget from it
             call_on(self.loop, self.send, {"type": "hello", "view": view})
         elif kind == "request" and isinstance(view, str) and isinstance(content.get("id"), int):
+            # said at once: a request the page hears nothing of waits behind a running cell, and it says so
+            call_on(self.loop, self.send, {"type": "received", "view": view, "id": content["id"]})
             call_on(self.loop, self._start, view, content["id"], method, dict(params))
         else:
             logger.warning("app view %s: ignored a malformed message (%s)", self.resource_uri, kind)
@@ -215,11 +226,4 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
             return self.host.message(params)
         if method == "ui/update-model-context":
             return self.host.update_model_context(params)
-        return self._display_mode(params.get("mode"))
-
-    async def _display_mode(self, requested: Any) -> dict[str, Any]:
-        if requested not in _DISPLAY_MODES:
-            raise ValueError(f"unknown display mode {requested!r}")
-        mode: DisplayMode = await self.host.request_display_mode(cast("DisplayMode", requested))
-        self.display_mode = mode
-        return {"mode": mode}
+        return self.host.download_file(params)

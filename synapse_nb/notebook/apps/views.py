@@ -12,6 +12,7 @@ import asyncio
 import logging
 import weakref
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...errors import SynapseError
@@ -121,6 +122,7 @@ class AppViews:
         if uri is None or spec.server is None:
             return None
         from .companion import AppCompanion
+        from .downloads import Downloads
         from .policy import CspError
         from .view import AppView
 
@@ -133,6 +135,7 @@ class AppViews:
                 hub, self._manual, self._router, self.contexts, server=spec.server, resource_uri=uri,
                 session=session, policy=policy if policy is not None else self._policy(), ask=companion.ask,
                 on_message=lambda text: self._message_turn(companion, session, model, text),
+                downloads=Downloads(Path.cwd(), companion.ask_file, companion.say),
                 tool=spec.original_name or spec.name,
             )
             view = AppView(

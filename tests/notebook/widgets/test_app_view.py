@@ -16,7 +16,6 @@ from typing import Any
 import comm
 import pytest
 
-from synapse_nb.notebook.apps.host import DisplayMode
 from synapse_nb.notebook.apps.policy import CspError, content_security_policy, fallback_text
 from synapse_nb.notebook.apps.view import AppView
 from synapse_nb.notebook.turns.render import TURN_REST
@@ -37,13 +36,15 @@ def from_view(widget: AppView, content: Mapping[str, Any]) -> None:
     widget.comm.handle_msg({"content": {"data": {"method": "custom", "content": dict(content)}}, "buffers": []})
 
 
-async def answers(widget: AppView, count: int) -> list[dict[str, Any]]:
-    """The first `count` custom messages the widget sent, waiting (bounded) for them."""
+async def answers(widget: AppView, count: int, *, received: bool = False) -> list[dict[str, Any]]:
+    """The first `count` custom messages the widget sent, waiting (bounded) for them; without `received`, the
+    acknowledgements of requests (`{"type": "received"}`) are left out."""
     sent: ListComm = widget.comm
 
     def custom() -> list[dict[str, Any]]:
         return [m["data"]["content"] for m in sent.sent
-                if m["msg_type"] == "comm_msg" and m["data"].get("method") == "custom"]
+                if m["msg_type"] == "comm_msg" and m["data"].get("method") == "custom"
+                and (received or m["data"]["content"].get("type") != "received")]
 
     async with asyncio.timeout(ANSWER_TIMEOUT):
         while len(custom()) < count:
@@ -84,9 +85,9 @@ class RecordingHost:
         self._ask("ui/update-model-context", dict(params))
         return {}
 
-    async def request_display_mode(self, mode: DisplayMode, /) -> DisplayMode:
-        self._ask("ui/request-display-mode", mode)
-        return "inline"
+    async def download_file(self, params: Mapping[str, Any], /) -> dict[str, Any]:
+        self._ask("ui/download-file", dict(params))
+        return {}
 
     def notify(self, method: str, params: Mapping[str, Any], /) -> None:
         self._ask(method, dict(params))
@@ -143,14 +144,13 @@ async def test_each_request_kind_goes_to_its_host_method() -> None:
         ("resources/read", {"uri": "ui://fixture/counter.html"}),
         ("ui/message", {"role": "user", "content": [{"type": "text", "text": "hi"}]}),
         ("ui/update-model-context", {"content": [{"type": "text", "text": "ctx"}]}),
-        ("ui/request-display-mode", {"mode": "fullscreen"}),
+        ("ui/download-file", {"contents": []}),
     ]
     for n, (method, params) in enumerate(requests, start=1):
         from_view(widget, {"type": "request", "view": "V", "id": n, "method": method, "params": params})
     got = {a["id"]: a for a in await answers(widget, len(requests))}
     assert [m for m, _ in host.asked] == [m for m, _ in requests]
-    assert got[4]["result"] == {"mode": "inline"}
-    assert widget.display_mode == "inline"
+    assert got[4]["result"] == {}
     assert all("error" not in a for a in got.values())
 
 
@@ -163,6 +163,25 @@ async def test_a_failing_host_or_an_unknown_method_answers_an_error_and_the_view
     assert got[1]["error"]["message"] == "ui/message refused by the host"
     assert "does not answer 'sampling/createMessage'" in got[2]["error"]["message"]
     assert got[3]["error"]["message"] == "tools/call needs a tool name"
+
+
+async def test_a_request_is_acknowledged_at_once_so_the_page_can_say_when_one_waits() -> None:
+    """Issue 36: a click queued behind a busy cell said nothing. The kernel says it has a request as soon as it
+    reads it (before the host has answered), so a request the page hears nothing of waits behind a cell."""
+    release = asyncio.Event()
+
+    class SlowHost(RecordingHost):
+        async def call_tool(self, name: str, arguments: Mapping[str, Any], /) -> dict[str, Any]:
+            await release.wait()
+            return await super().call_tool(name, arguments)
+
+    widget = small_view(SlowHost())
+    from_view(widget, {"type": "request", "view": "V", "id": 5, "method": "tools/call",
+                       "params": {"name": "bump", "arguments": {}}})
+    assert await answers(widget, 1, received=True) == [{"type": "received", "view": "V", "id": 5}]
+    release.set()
+    [answer] = await answers(widget, 1)
+    assert (answer["type"], answer["id"]) == ("response", 5)
 
 
 async def test_notifications_reach_the_host_and_malformed_messages_are_dropped() -> None:
@@ -217,7 +236,7 @@ async def test_the_state_a_view_needs_to_come_back_is_synced_and_the_text_fallba
     assert widget.page.get_state()["html"] == "<!doctype html><p>hi</p>"
     assert state["tool_input"] == {"start": 3}
     assert state["prefers_border"] is True
-    assert "script-src 'unsafe-inline' https://cdn.example.com" in state["csp_policy"]
+    assert "script-src 'unsafe-inline' 'unsafe-eval' blob: data: https://cdn.example.com" in state["csp_policy"]
     data, _metadata = widget._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert data["text/plain"].splitlines() == [
@@ -265,8 +284,22 @@ def test_the_default_policy_lets_the_view_reach_nothing_outside_its_html() -> No
     policy = content_security_policy(None)
     assert policy.startswith("default-src 'none'")
     for directive in ("connect-src 'none'", "frame-src 'none'", "base-uri 'none'", "form-action 'none'",
-                      "object-src 'none'", "script-src 'unsafe-inline';"):
+                      "object-src 'none'"):
         assert directive in policy
+    assert "'self'" not in policy  # the frame has no origin, and the notebook's is never the View's
+
+
+def test_the_policy_lets_a_view_run_what_the_reference_host_lets_it_run() -> None:
+    """Issue 36: server-pdf's PDF.js worker (a blob: URL, then a data: fallback) and server-threejs (eval)
+    were refused; the reference host (ext-apps examples/basic-host) grants them, and so do we."""
+    directives = dict(d.split(" ", 1) for d in content_security_policy(None).split("; "))
+    assert directives["script-src"] == "'unsafe-inline' 'unsafe-eval' blob: data:"
+    assert directives["worker-src"] == "blob:"
+    assert directives["style-src"] == "'unsafe-inline' blob: data:"
+    assert directives["font-src"] == "data: blob:"
+    wasm = content_security_policy({"wasmUnsafeEval": True, "resourceDomains": ["https://cdn.example.com"]})
+    assert "script-src 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval' blob: data: https://cdn.example.com;" in wasm
+    assert "worker-src blob: https://cdn.example.com;" in wasm
 
 
 def test_declared_domains_widen_only_their_own_directives() -> None:
@@ -288,6 +321,7 @@ def test_declared_domains_widen_only_their_own_directives() -> None:
     {"resourceDomains": ["*"]},
     {"frameDomains": "https://one.example.com"},
     {"scriptDomains": ["https://a.example.com"]},
+    {"wasmUnsafeEval": "yes"},
 ])
 def test_a_declared_domain_that_could_widen_the_policy_is_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(CspError):

@@ -177,7 +177,7 @@ def test_the_inspector_lists_mcp_apps_tools_with_a_ui_badge_app_only_ones_includ
         ins = inspector(State(hub, runner))
         panel = ins.panels["apps"]
         assert sorted(label for label, _ in panel.tool_list.options) == [
-            "bump [UI, app only]", "counter [UI]", "probe [UI]", "summary [UI]"]
+            "bump [UI, app only]", "counter [UI]", "frame [UI]", "plain [UI]", "probe [UI]", "summary [UI]"]
         panel.tool_list.value = "apps__bump"
         (detail,) = panel.tool_detail.children
         assert isinstance(detail, ToolPanel)
