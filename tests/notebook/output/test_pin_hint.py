@@ -9,7 +9,8 @@ SAID = "elicitation via server-initiated requests is unavailable on 2026-07-28 c
 
 def test_a_feature_unavailable_on_the_new_revision_says_how_to_pin() -> None:
     hint = pin_hint("fm", f"Error: {SAID}")
-    assert hint is not None and "%mcp connect fm --protocol 2025-11-25" in hint
+    assert hint is not None
+    assert "%mcp connect fm --protocol 2025-11-25" in hint
     assert pin_hint(None, SAID) is None  # a tool of no server: nothing to pin
     assert pin_hint("fm", "unavailable on 2025-06-18 connections") is None  # older than the pin
 
