@@ -210,7 +210,7 @@ async def test_the_apps_fixture_server_over_stdio() -> None:
     model, the counter View read with its declared CSP."""
     async with McpHub() as hub:
         await hub.connect("apps", command=sys.executable, args=[str(APPS_SERVER)])
-        assert names(hub.tools) == ["apps__counter", "apps__probe", "apps__summary"]
+        assert names(hub.tools) == ["apps__counter", "apps__frame", "apps__plain", "apps__probe", "apps__summary"]
         assert hub.tool("apps__bump").ui == ToolUi("ui://fixture/counter.html", ("app",))
         assert hub.tool("apps__counter").ui == ToolUi("ui://fixture/counter.html", ("model", "app"))
         view = await hub.read_ui("apps", "ui://fixture/counter.html")
