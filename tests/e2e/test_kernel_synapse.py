@@ -67,7 +67,13 @@ def test_streamed_outputs_arrive_in_order(kernel: Kernel) -> None:
     finished = next(i for i, u in enumerate(updates) if "demo__query" in u and "✓" in u.split("demo__query")[1])
     answered = next(i for i, u in enumerate(updates) if "Top products" in u)  # the answer's first piece, live
     assert running < finished < answered
-    assert updates[-1] == ""  # the live output ends empty ...
+    # the live output, the cell's only one, is cleared away once the answer comes (not emptied: a saved
+    # notebook would keep it) ...
+    assert "" not in updates
+    clear = next(m for m in run.messages if m["msg_type"] == "clear_output")
+    assert clear["content"] == {"wait": True}
+    assert run.messages.index(clear) < next(i for i, m in enumerate(run.messages) if m["msg_type"] == "display_data"
+                                            and not (m["content"].get("transient") or {}))
     final = displays[-1]
     assert final["kind"] == "display_data"
     assert "transient" not in final or not final["transient"]  # ... and the answer stays as a plain output

@@ -235,6 +235,28 @@ def test_live_output_ends_as_one_plain_output(published: Any) -> None:
     assert published.final == [{"text/plain": "done"}]
 
 
+def test_a_withdrawn_live_output_is_not_emptied_first(published: Any) -> None:
+    asked: list[tuple[str, bool]] = []
+
+    def withdraw(display_id: str, wait: bool) -> bool:  # the kernel port's: the live output was the cell's only one
+        asked.append((display_id, wait))
+        return True
+
+    out = LiveOutput(publish=published, withdraw=withdraw)
+    out.start({"text/plain": "working"})
+    out.finish({"text/plain": "done"})
+    first = published.items[0]
+    assert asked == [(first[1], True)]  # cleared once the final rendering comes (no flicker) ...
+    assert published.items[1:] == [({"text/plain": "working"}, first[1], True), ({"text/plain": "done"}, None, False)]
+
+
+def test_a_live_output_beside_others_ends_empty(published: Any) -> None:
+    out = LiveOutput(publish=published, withdraw=lambda display_id, wait: False)  # the cell showed something else
+    out.start({"text/plain": "working"})
+    out.clear()
+    assert published.items[-1] == (EMPTY, published.items[0][1], True)
+
+
 def test_background_output_keeps_its_final_state_in_place(published: Any) -> None:
     out = LiveOutput(keep=True, publish=published)
     out.start({"text/plain": "running"})

@@ -54,15 +54,27 @@ class Execution:
         return [{"kind": m["msg_type"], **m["content"]} for m in self.messages if m["msg_type"] in kinds]
 
     def final_outputs(self, *, stdin: bool = False) -> list[dict[str, Any]]:
-        """The outputs a saved notebook keeps (display updates applied, emptied live outputs dropped); `stdin`
+        """The outputs a saved notebook keeps (display updates and `clear_output` applied, emptied live outputs
+        dropped; streams left out, see `saved_outputs`); `stdin`
         adds each answered prompt as `{"stdin": "PROMPT ANSWER"}` where its echo stands (the frontend keeps it
         where the box was, so every output published after the answer follows it)."""
         outputs: list[dict[str, Any]] = []
         where: dict[str, int] = {}
-        kinds = ("display_data", "update_display_data", "execute_result")
+        kinds = ("display_data", "update_display_data", "execute_result", "clear_output")
         shown = [{"kind": m["msg_type"], **m["content"]} for m in self.messages
                  if m["msg_type"] in kinds or (stdin and m["msg_type"] == "input_reply")]
+        clear_next = False
         for d in shown:
+            if d["kind"] == "clear_output":  # a live output withdrawn (the cell's only output so far)
+                clear_next = bool(d.get("wait"))
+                if not clear_next:
+                    outputs.clear()
+                    where.clear()
+                continue
+            if clear_next and d["kind"] != "update_display_data":
+                outputs.clear()
+                where.clear()
+                clear_next = False
             if d["kind"] == "input_reply":
                 outputs.append({"stdin": f"{d['prompt']}{d['value']}"})
                 continue
@@ -78,6 +90,45 @@ class Execution:
 
     def text(self) -> str:
         return "\n".join(o.get("text/plain", "") for o in self.final_outputs())
+
+    def saved_outputs(self) -> list[dict[str, Any]]:
+        """The outputs JupyterLab or nbclient saves in the notebook, as nbformat outputs: streams (a name's runs
+        joined), displays with their updates applied, results and errors, after `clear_output` (with `wait`:
+        at the next output). Unlike `final_outputs`, an emptied live output is kept: it is saved too."""
+        outputs: list[dict[str, Any]] = []
+        where: dict[str, list[int]] = {}
+        clear_next = False
+        for m in self.messages:
+            kind, content = m["msg_type"], m["content"]
+            if kind == "clear_output":
+                if content.get("wait"):
+                    clear_next = True
+                else:
+                    outputs.clear()
+                    where.clear()
+                continue
+            display_id = (content.get("transient") or {}).get("display_id")
+            if kind == "update_display_data":
+                for i in where.get(display_id, []):
+                    outputs[i] = {**outputs[i], "data": content["data"]}
+                continue
+            if kind not in ("stream", "display_data", "execute_result", "error"):
+                continue
+            if clear_next:
+                outputs.clear()
+                where.clear()
+                clear_next = False
+            if kind == "stream":
+                if outputs and outputs[-1]["output_type"] == "stream" and outputs[-1]["name"] == content["name"]:
+                    outputs[-1] = {**outputs[-1], "text": outputs[-1]["text"] + content["text"]}
+                else:
+                    outputs.append({"output_type": "stream", "name": content["name"], "text": content["text"]})
+                continue
+            if display_id is not None:
+                where.setdefault(display_id, []).append(len(outputs))
+            rest = {k: v for k, v in content.items() if k not in ("transient", "metadata")}
+            outputs.append({"output_type": kind, **rest})
+        return outputs
 
 
 class Kernel:

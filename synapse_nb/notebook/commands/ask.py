@@ -242,7 +242,8 @@ class _Turn:
             user_wait=None if options.background else (lambda: parts.port.asking_since),
         )
         if output is None:
-            output = LiveOutput(live=parts.port.live, keep=options.background, publish=parts.port.publish)
+            output = LiveOutput(live=parts.port.live, keep=options.background, publish=parts.port.publish,
+                                withdraw=parts.port.withdraw)
         self.display = TurnDisplay(view, output, interval=settings.stream_interval)
         answers = parts.answers()
         if answers is not None:  # a server's widget question goes in its tool call's place
@@ -435,7 +436,7 @@ def _one_line(text: str) -> str:
 def _placeholder(parts: TurnParts, settings: Settings, options: AskOptions) -> LiveOutput:
     """The cell's running line, shown before anything slow: resolving the provider (its first import of
     httpx), the tools, the history's session-name lookup. The turn's display then takes this output over."""
-    output = LiveOutput(live=parts.port.live, publish=parts.port.publish)
+    output = LiveOutput(live=parts.port.live, publish=parts.port.publish, withdraw=parts.port.withdraw)
     model = options.model or settings.model or ""  # not known yet (SYNAPSE_MODEL, a key, or scripted:demo)
     view = TurnView(model=model, session=options.session or parts.sessions.current,
                     format=cast(Format, options.format or settings.format))

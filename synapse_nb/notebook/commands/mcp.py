@@ -136,7 +136,7 @@ async def connect_async(
         port.publish({"text/plain": (
             f"note: {', '.join(misplaced)} after the command go to the server, not to %mcp connect; connect "
             f"options go before `--`: %mcp connect {spec.name} {misplaced[0]} ... -- COMMAND ...")}, None, False)
-    out = LiveOutput(live=port.live, publish=port.publish)
+    out = LiveOutput(live=port.live, publish=port.publish, withdraw=port.withdraw)
     out.start(progress(f"connecting {spec.name} ({'http' if spec.url else 'stdio'}: {_mask(secrets, shown)}) …"))
     try:
         loading = await _load_client()
@@ -219,7 +219,7 @@ async def connect_config_async(
     if not enabled:
         return ConnectReport({})
     started = clock()
-    out = LiveOutput(live=port.live, publish=port.publish)
+    out = LiveOutput(live=port.live, publish=port.publish, withdraw=port.withdraw)
     out.start(progress(f"connecting {', '.join(enabled)} …"))
     try:
         loading = await _load_client()
@@ -425,7 +425,7 @@ async def restart_async(hub: McpHub | None, port: KernelPort, secrets: SecretReg
 def _stopping(port: KernelPort, doing: str) -> Any:
     """A live line (`stopping fs … 1.2 s`) while a server stops: one that ignores the end of its input is
     ended by SIGTERM, then SIGKILL, which takes a moment; the line goes when the command prints its result."""
-    out = LiveOutput(live=port.live, publish=port.publish)
+    out = LiveOutput(live=port.live, publish=port.publish, withdraw=port.withdraw)
     return ticking(out, lambda elapsed: f"{doing} … {elapsed}")
 
 

@@ -32,7 +32,7 @@ def _httpfind_server(hub: McpHub | None, name: str, command: str) -> McpHub:
 async def auth_async(hub: McpHub | None, port: KernelPort, name: str) -> ServerInfo:
     """`%mcp auth NAME`: drop the server's tokens, sign in again (the link shows in this cell), reconnect."""
     hub = _httpfind_server(hub, name, "auth")
-    out = LiveOutput(live=port.live, publish=port.publish)
+    out = LiveOutput(live=port.live, publish=port.publish, withdraw=port.withdraw)
     out.start(progress(f"signing in to {name} again …"))
     try:
         info = await hub.authenticate(name)

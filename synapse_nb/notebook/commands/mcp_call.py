@@ -163,7 +163,7 @@ async def call_async(
         arguments = with_defaults(spec, arguments)
     name = f"{spec.server}.{spec.original_name or spec.name}"
     started = time.perf_counter()
-    out = LiveOutput(live=port.live, publish=port.publish)
+    out = LiveOutput(live=port.live, publish=port.publish, withdraw=port.withdraw)
     shown = CallProgress(name)
     try:
         async with ticking(out, shown.bundle, asked=lambda: port.asking_since) as refresh:
@@ -202,7 +202,7 @@ async def _show_view(
     without widgets; while it opens (the first one of a kernel imports its widget code), the cell says so."""
     if not apps.has_view(spec):
         return None
-    out = LiveOutput(live=port.live, publish=port.publish)
+    out = LiveOutput(live=port.live, publish=port.publish, withdraw=port.withdraw)
     async with ticking(out, lambda elapsed: f"opening the interactive view of {name} … {elapsed}") as refresh:
         refresh()  # at once: the opening may hold the loop (imports), so no tick would show it
         opened = await apps.open(spec, arguments, result)

@@ -179,7 +179,7 @@ async def _wait(parts: TaskParts, server: str, task_id: str, tool: str, *, show:
         return await parts.hub.follow_task(server, task_id, tool=tool)
     port = parts.port
     progress = CallProgress(f"{server}.{tool or '?'} (task {task_id})")
-    out = LiveOutput(live=port.live, publish=port.publish)
+    out = LiveOutput(live=port.live, publish=port.publish, withdraw=port.withdraw)
     async with ticking(out, progress.bundle, asked=lambda: port.asking_since, show_after=0.0) as refresh:
         watch = TaskWatch(lambda s: _shown(progress, s, refresh))
         return await parts.hub.follow_task(server, task_id, tool=tool, task=watch)

@@ -42,11 +42,12 @@ from typing import Any, TypeVar
 
 from IPython.core.error import StdinNotImplementedError
 
-from ..output.live import Bundle, Publisher, ipython_publisher
+from ..output.live import Bundle, Publisher, Withdraw, ipython_publisher
+from .cell_outputs import CellOutputs
 from .runner import Runner
 from .stdin_wait import POLL, LineReader, Stopped, in_worker, stoppable
 
-__all__ = ["KernelPort", "NobodyCanAnswer", "kernel_id", "kernel_publisher", "notebook_path"]
+__all__ = ["KernelPort", "NobodyCanAnswer", "kernel_clearer", "kernel_id", "kernel_publisher", "notebook_path"]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
@@ -62,7 +63,8 @@ class KernelPort:
     """The extension's door to the kernel and its frontend (see the module docstring).
 
     `shell` is the IPython shell (None in plain Python); `live` whether a frontend shows display updates
-    (a kernel); `publish` sends a display bundle; `input`, when set, is the line source questions read
+    (a kernel); `publish` sends a display bundle; `withdraw` clears a live output that is its cell's only output
+    (kernels only, see cell_outputs.py); `input`, when set, is the line source questions read
     (tests, embedding code) instead of the frontend's input box; `kernel_id` names the kernel.
     """
 
@@ -71,6 +73,8 @@ class KernelPort:
         self.runner = runner
         self.live = self.kernel is not None
         self.publish: Publisher = ipython_publisher if self.kernel is None else kernel_publisher(shell)
+        outputs = None if self.kernel is None else CellOutputs.of(shell, kernel_clearer(shell))
+        self.withdraw: Withdraw | None = None if outputs is None else outputs.withdraw
         self.input: Callable[[str], str] | None = None
         self.kernel_id = kernel_id()
         self.asking_since: float | None = None  # time.monotonic() when the open question was asked, or None
@@ -237,6 +241,18 @@ def kernel_publisher(shell: Any) -> Publisher:
         session.send(socket, msg, ident=pub.topic)
 
     return publish
+
+
+def kernel_clearer(shell: Any) -> Callable[[bool], None]:
+    """Send `clear_output(wait)` to the cell the kernel runs now, as IPython's `clear_output` does, without its
+    waits on the IOPub thread (cell_outputs.py sends it while every other message waits on its lock)."""
+
+    def clear(wait: bool) -> None:
+        pub = shell.display_pub
+        msg = pub.session.msg("clear_output", {"wait": wait}, parent=pub.parent_header)
+        pub.session.send(pub.pub_socket, msg, ident=pub.topic)
+
+    return clear
 
 
 def notebook_path(shell: Any | None) -> str | None:

@@ -1,10 +1,13 @@
 """A cell output updated in place while something runs, that ends as one plain, final output.
 
 Live updates use an IPython display handle (`update_display_data`). When a blocking run ends, the
-live output is emptied and the final rendering is displayed once more as an ordinary output: a saved
-notebook then holds the same outputs whether the tool that executed it applied display updates
-(nbclient, JupyterLab) or not (nbval, which sees only the first version of an updated output).
-Background runs keep the final state in the live output, as the cell that started them is long done.
+final rendering is displayed once more as an ordinary output: a saved notebook then holds the same
+outputs whether the tool that executed it applied display updates (nbclient, JupyterLab) or not (nbval,
+which sees only the first version of an updated output). The live output itself, empty in its first
+version, is then withdrawn with `clear_output` where it is the cell's only output so far (`withdraw`, from
+the kernel port: never where the cell printed or showed anything else); elsewhere it is emptied, and a
+saved notebook keeps it as an empty output. Background runs keep the final state in the live output, as
+the cell that started them is long done.
 """
 
 from __future__ import annotations
@@ -12,13 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["EMPTY", "Bundle", "LiveOutput", "Publisher"]
+__all__ = ["EMPTY", "Bundle", "LiveOutput", "Publisher", "Withdraw"]
 
 Bundle = dict[str, Any]
 EMPTY: Bundle = {"text/plain": ""}
 
 Publisher = Callable[[Bundle, "str | None", bool], None]
 """publish(bundle, display_id, update): sends one display_data (or update_display_data) message."""
+
+Withdraw = Callable[[str, bool], bool]
+"""withdraw(display_id, wait): clears the cell's outputs (`wait`: once the next one comes) if that display's is
+the only one; True when it did."""
 
 
 def ipython_publisher(bundle: Bundle, display_id: str | None, update: bool) -> None:
@@ -35,13 +42,16 @@ class LiveOutput:
     """One output area: `start`, any number of `update`s, then `finish` (see the module docstring).
 
     `live=False` (terminal IPython, plain frontends that print every update) shows only the final
-    rendering; `keep=True` (background runs) leaves the final rendering in the live output.
+    rendering; `keep=True` (background runs) leaves the final rendering in the live output; `withdraw`
+    (the kernel port's) removes the live output at the end where it is the cell's only one.
     """
 
-    def __init__(self, *, live: bool = True, keep: bool = False, publish: Publisher = ipython_publisher) -> None:
+    def __init__(self, *, live: bool = True, keep: bool = False, publish: Publisher = ipython_publisher,
+                 withdraw: Withdraw | None = None) -> None:
         self.live = live
         self.keep = keep
         self._publish = publish
+        self._withdraw = withdraw
         self._id: str | None = None
         self._shown: Bundle | None = None  # the last bundle published to the live output
         self.finished = False
@@ -53,7 +63,7 @@ class LiveOutput:
 
     def successor(self) -> LiveOutput:
         """A new output below this one, shown the same way (a turn cut at a View goes on in it)."""
-        return LiveOutput(live=self.live, keep=self.keep, publish=self._publish)
+        return LiveOutput(live=self.live, keep=self.keep, publish=self._publish, withdraw=self._withdraw)
 
     def start(self, bundle: Bundle | None = None) -> None:
         if not self.live:
@@ -79,7 +89,7 @@ class LiveOutput:
 
     def clear(self) -> None:
         """End with nothing shown (the command returns what it shows, e.g. `%mcp call`'s Out[])."""
-        if self._id is not None and not self.finished and self._shown != EMPTY:
+        if self._id is not None and not self.finished and not self._withdrawn(wait=False) and self._shown != EMPTY:
             self._publish(EMPTY, self._id, True)
         self.finished = True
 
@@ -89,7 +99,12 @@ class LiveOutput:
         if self._id is not None and self.keep:
             self._publish(bundle, self._id, True)
         else:
-            if self._id is not None and self._shown != EMPTY:
+            # Withdrawn: the live line stays until the final rendering replaces it (no flicker in the frontend).
+            if self._id is not None and not self._withdrawn(wait=True) and self._shown != EMPTY:
                 self._publish(EMPTY, self._id, True)
             self._publish(bundle, None, False)
         self.finished = True
+
+    def _withdrawn(self, *, wait: bool) -> bool:
+        """Whether the live output was cleared away (it was the cell's only output; see the module docstring)."""
+        return self._id is not None and self._withdraw is not None and self._withdraw(self._id, wait)
