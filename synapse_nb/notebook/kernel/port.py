@@ -304,6 +304,11 @@ def _kernel_line(kernel: Any, ident: Any, parent: Any, prompt: str, stopped: Sto
     import zmq
 
     socket, session = kernel.stdin_socket, kernel.session
+    # What the cell showed so far reaches the frontend first, as ipykernel's `raw_input` makes sure: the IOPub
+    # thread sends its queue before this returns. The request goes on another socket and would otherwise
+    # overtake it, and a `clear_output(wait=True)` queued there (cell_outputs.py) would clear the input box.
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
     while True:  # purge stale replies
         try:
             socket.recv_multipart(zmq.NOBLOCK)

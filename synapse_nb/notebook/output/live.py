@@ -89,7 +89,9 @@ class LiveOutput:
 
     def clear(self) -> None:
         """End with nothing shown (the command returns what it shows, e.g. `%mcp call`'s Out[])."""
-        if self._id is not None and not self.finished and not self._withdrawn(wait=False) and self._shown != EMPTY:
+        # Withdrawn once the next output comes (what the command returns, or shows next), in order with it:
+        # a clear at once could reach the frontend after a question's input box and clear that away.
+        if self._id is not None and not self.finished and not self._withdrawn(wait=True) and self._shown != EMPTY:
             self._publish(EMPTY, self._id, True)
         self.finished = True
 
