@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..departure import DEPARTURE
 from ..errors import SynapseError
 from ..events import Event, ToolCallFinished, ToolCallProgress, ToolCallStarted, utcnow
 from ..task_state import TASK_ORIGIN, TaskOrigin
@@ -48,6 +49,7 @@ class _Call:
     finished: ToolCallFinished | None = None
     held: HeldResult | None = None  # the kernel holds the whole result; the model sees `summary`
     summary: str | None = None
+    left: bool = False  # the kernel ended under it: no result and no tool message (a resumed turn fills them)
 
     @property
     def tool(self) -> str:
@@ -61,7 +63,8 @@ class ToolBatch:
     """The tool calls of one reply (`reply_id`), as the turn's `opts` say: each approved or refused, then every
     approved one run concurrently; ToolCallStarted and ToolCallFinished for each, in the order asked; and,
     however the batch ends (an interrupt cancels the calls still running), one tool message per call given
-    to `add`, so the next request of the session is valid."""
+    to `add`, so the next request of the session is valid; except when the kernel's restart or shutdown ended
+    it: the calls still running then have none, as if the kernel had died, for a resumed turn to fill."""
 
     def __init__(
         self, session_id: str, tools: ToolRegistry | None, opts: TurnOptions, emit: Callable[[Event], Event],
@@ -122,14 +125,22 @@ class ToolBatch:
             for task, c in tasks.items():
                 if c.finished is None and task.done() and not task.cancelled():
                     finish(c, *task.result())  # it finished while the others were being cancelled
+            # the kernel restarting or shutting down interrupted the turn (synapse_nb/departure.py): its running
+            # calls are left as a killed kernel leaves them, open, so `%synapse --resume` can give them their results
+            leaving = DEPARTURE.announced
             for c in calls:
                 if c.finished is None and c.started:
-                    finish(c, None, "cancelled", (time.perf_counter() - batch_started) * 1000)
+                    if leaving:
+                        c.left = True
+                    else:
+                        finish(c, None, "cancelled", (time.perf_counter() - batch_started) * 1000)
             raise
         finally:
-            # Whatever happened, every tool call of the reply gets its tool message, so the next request is valid.
+            # Whatever happened, every tool call of the reply gets its tool message, so the next request is valid
+            # (unless the kernel is ending: the resumed turn adds them).
             for c in calls:
-                self._add_tool_message(c)
+                if not c.left:
+                    self._add_tool_message(c)
 
     async def _run(self, c: _Call, specs: Sequence[ToolSpec]) -> tuple[ToolResult | None, str | None, float]:
         """Run one call; a result the turn's hold policy holds is kept whole (in a worker thread: a big one takes

@@ -5,7 +5,7 @@ A task runs inside the request of the tool call that created it (or of the resum
 the connection's one deadline mechanism bounds it: each answer of the server is a sign of life that pushes
 the deadline back, a question to the user holds it, and there is no cap on the task's whole life. An
 interrupt cancels the task on the server (`tasks/cancel`, sent even while the caller unwinds) unless the
-watch says to leave it running.
+watch says to leave it running, or the interrupt came from the kernel's restart or shutdown (synapse_nb/departure.py).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import anyio
 import mcp.types as mt
 from mcp import MCPError
 
+from ..departure import DEPARTURE
 from ..errors import TaskDetachedError, TaskError, TaskLostError
 from ..events import TaskCreated, TaskStatusChanged
 from ..task_state import TaskForm, TaskState
@@ -176,7 +177,18 @@ def _record(call: TaskCall, event: TaskCreated | TaskStatusChanged) -> None:
 
 
 async def _cancel_unwinding(ops: TaskOps, task_id: str, call: TaskCall) -> None:
-    """`tasks/cancel` while the caller is being cancelled: in a task of its own, awaited through a shield, bounded."""
+    """`tasks/cancel` while the caller is being cancelled: in a task of its own, awaited through a shield, bounded.
+
+    Not when the interrupt only preceded the kernel's restart or shutdown (synapse_nb/departure.py): the task then
+    runs on and the next kernel follows it again."""
+    with anyio.CancelScope(shield=True):
+        try:
+            leaving = await DEPARTURE.coming()
+        except asyncio.CancelledError:  # interrupted again while waiting: cancel now
+            leaving = False
+    if leaving:
+        logger.info("MCP server %r: the kernel is ending; task %s runs on", call.server, task_id)
+        return
     sent = asyncio.ensure_future(ops.cancel(task_id))
     with anyio.CancelScope(shield=True):
         try:

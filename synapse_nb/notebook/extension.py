@@ -29,6 +29,7 @@ def load(shell: Any) -> SynapseState:
     from ..mcp_client import preload
     from .apps.warm import warm_views
     from .commands.ask import view_turn
+    from .kernel.departure_hook import hook
     from .magics import SynapseMagics
     from .subcommands import turn_parts
 
@@ -44,6 +45,7 @@ def load(shell: Any) -> SynapseState:
     state.apps.start_turn = functools.partial(view_turn, turn_parts(state))  # a View's message starts a turn here
     state.kernel.watch()  # from now on, so `kernel__recent_cells` sees the cells before the first question
     _transformers(shell, add=True)
+    hook(shell)  # a restart's interrupt leaves the tasks a cell waits on running (synapse_nb/departure.py)
     _tape_from_env(state)
     return state
 
@@ -86,6 +88,9 @@ def unload(shell: Any) -> None:
     if state is None:
         return
     _transformers(shell, add=False)
+    from .kernel.departure_hook import unhook
+
+    unhook(shell)
     state.close()
     state.kernel.unwatch()
     magics = next((m for m in shell.configurables if isinstance(getattr(m, "state", None), SynapseState)

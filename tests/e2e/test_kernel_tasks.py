@@ -109,12 +109,9 @@ def test_a_turn_left_waiting_on_a_task_by_a_kernel_restart_is_resumed_with_its_r
                           store_history=False)  # not awaited: the kernel restarts under it
         (task_id,) = [r[0] for r in _wait_for_row(db, "SELECT task_id FROM tasks WHERE tool_call_id = 'call-w'", 60)]
 
-        # the kernel dies under the turn (SIGKILL), then is restarted: jupyter_client's restart interrupts first,
-        # and an interrupt cancels a running turn's task by design, so a restart alone races that cancel (seen under
-        # load; an open defect of the restart path, see README "MCP tasks"); the kill leaves the task running on
-        kernel.km.provisioner.process.kill()
-        kernel.km.provisioner.process.wait(timeout=60)
-        kernel.km.restart_kernel(now=True)
+        # restarted as JupyterLab restarts it: jupyter_client interrupts the kernel, then asks it to shut down; the
+        # interrupt must not cancel the task the turn waits on (mcp_client/departure.py)
+        kernel.km.restart_kernel(now=False)
         kernel.kc.wait_for_ready(timeout=60)
         _start(kernel, llm, tasks_url, prices)
         resumed = kernel.ok("%%synapse --resume --model openai:gpt-test", timeout=90)
