@@ -240,6 +240,8 @@ class SynapseMagics(Magics):
             return self.state.runner.run(outcome.coro)
         except KeyboardInterrupt as exc:
             raise outcome.interrupted(exc) from None
+        finally:
+            self.state.port.tidy()  # the command's true end: no question can follow in it
 
     async def run_awaited(self, name: str, line: str, cell: str | None = None) -> Any:
         """What an awaited cell runs: the magic `name` with this line (and cell body), on the running loop."""
@@ -250,6 +252,8 @@ class SynapseMagics(Magics):
             return await self.state.runner.run_awaited(outcome.coro)
         except KeyboardInterrupt as exc:
             raise outcome.interrupted(exc) from None
+        finally:
+            self.state.port.tidy()  # the command's true end: no question can follow in it
 
     def command(self, name: str, line: str, cell: str | None = None) -> Any:
         """Parse a magic's line and dispatch it: the value of a command that needs no loop (run now), or the

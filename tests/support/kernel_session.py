@@ -39,13 +39,33 @@ class Execution:
 
     @property
     def stdout(self) -> str:
-        return "".join(m["content"]["text"] for m in self.messages
+        """What the cell printed, as the frontend shows it (after any `clear_output`)."""
+        return "".join(m["content"]["text"] for m in self.kept()
                        if m["msg_type"] == "stream" and m["content"]["name"] == "stdout")
 
     @property
     def stderr(self) -> str:
-        return "".join(m["content"]["text"] for m in self.messages
+        return "".join(m["content"]["text"] for m in self.kept()
                        if m["msg_type"] == "stream" and m["content"]["name"] == "stderr")
+
+    def kept(self) -> list[dict[str, Any]]:
+        """The messages whose outputs a frontend still shows: `clear_output` applied as JupyterLab applies it (at
+        once, or with `wait` when the next output comes); display updates and answered prompts pass through."""
+        kept: list[dict[str, Any]] = []
+        clear_next = False
+        for m in self.messages:
+            kind = m["msg_type"]
+            if kind == "clear_output":
+                if m["content"].get("wait"):
+                    clear_next = True
+                else:
+                    kept = [k for k in kept if k["msg_type"] in ("update_display_data", "input_reply")]
+                continue
+            if clear_next and kind in ("stream", "display_data", "execute_result", "error"):
+                kept = [k for k in kept if k["msg_type"] in ("update_display_data", "input_reply")]
+                clear_next = False
+            kept.append(m)
+        return kept
 
     @property
     def displays(self) -> list[dict[str, Any]]:
@@ -60,7 +80,7 @@ class Execution:
         outputs: list[dict[str, Any]] = []
         where: dict[str, int] = {}
         kinds = ("display_data", "update_display_data", "execute_result")
-        shown = [{"kind": m["msg_type"], **m["content"]} for m in self.messages
+        shown = [{"kind": m["msg_type"], **m["content"]} for m in self.kept()
                  if m["msg_type"] in kinds or (stdin and m["msg_type"] == "input_reply")]
         for d in shown:
             if d["kind"] == "input_reply":
@@ -78,6 +98,33 @@ class Execution:
 
     def text(self) -> str:
         return "\n".join(o.get("text/plain", "") for o in self.final_outputs())
+
+    def saved_outputs(self) -> list[dict[str, Any]]:
+        """The outputs JupyterLab or nbclient saves in the notebook, as nbformat outputs: streams (a name's runs
+        joined), displays with their updates applied, results and errors, after `clear_output`. Unlike
+        `final_outputs`, an emptied live output is kept: it is saved too."""
+        outputs: list[dict[str, Any]] = []
+        where: dict[str, list[int]] = {}
+        for m in self.kept():
+            kind, content = m["msg_type"], m["content"]
+            display_id = (content.get("transient") or {}).get("display_id")
+            if kind == "update_display_data":
+                for i in where.get(display_id, []):
+                    outputs[i] = {**outputs[i], "data": content["data"]}
+                continue
+            if kind == "stream":
+                if outputs and outputs[-1]["output_type"] == "stream" and outputs[-1]["name"] == content["name"]:
+                    outputs[-1] = {**outputs[-1], "text": outputs[-1]["text"] + content["text"]}
+                else:
+                    outputs.append({"output_type": "stream", "name": content["name"], "text": content["text"]})
+                continue
+            if kind not in ("display_data", "execute_result", "error"):
+                continue
+            if display_id is not None:
+                where.setdefault(display_id, []).append(len(outputs))
+            rest = {k: v for k, v in content.items() if k not in ("transient", "metadata")}
+            outputs.append({"output_type": kind, **rest})
+        return outputs
 
 
 class Kernel:

@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 from IPython.core.error import StdinNotImplementedError
 
 from ..output.live import Bundle, Publisher, ipython_publisher
+from .cell_outputs import CellOutputs
 from .runner import Runner
 from .stdin_wait import POLL, LineReader, Stopped, in_worker, stoppable
 
@@ -62,7 +63,8 @@ class KernelPort:
     """The extension's door to the kernel and its frontend (see the module docstring).
 
     `shell` is the IPython shell (None in plain Python); `live` whether a frontend shows display updates
-    (a kernel); `publish` sends a display bundle; `input`, when set, is the line source questions read
+    (a kernel); `publish` sends a display bundle; `tidy()` ends a command's cell without its emptied live
+    lines (cell_outputs.py); `input`, when set, is the line source questions read
     (tests, embedding code) instead of the frontend's input box; `kernel_id` names the kernel.
     """
 
@@ -71,6 +73,7 @@ class KernelPort:
         self.runner = runner
         self.live = self.kernel is not None
         self.publish: Publisher = ipython_publisher if self.kernel is None else kernel_publisher(shell)
+        self._outputs = CellOutputs.of(shell, iopub_sender(shell)) if self.kernel is not None else None
         self.input: Callable[[str], str] | None = None
         self.kernel_id = kernel_id()
         self.asking_since: float | None = None  # time.monotonic() when the open question was asked, or None
@@ -79,6 +82,16 @@ class KernelPort:
     def kernel(self) -> Any | None:
         """The ipykernel kernel object, or None (terminal IPython, plain Python)."""
         return getattr(self.shell, "kernel", None)
+
+    def tidy(self) -> None:
+        """At the true end of a command: clear its cell's emptied live outputs away where that is safe
+        (kernel/cell_outputs.py), so a saved notebook keeps only what the command showed. Never raises."""
+        if self._outputs is None:
+            return
+        try:
+            self._outputs.tidy()
+        except Exception:  # tidying is cosmetic: the command's outcome stands
+            logger.debug("tidying the cell's outputs failed", exc_info=True)
 
     # -- the notebook
 
@@ -237,6 +250,17 @@ def kernel_publisher(shell: Any) -> Publisher:
         session.send(socket, msg, ident=pub.topic)
 
     return publish
+
+
+def iopub_sender(shell: Any) -> Callable[[str, dict[str, Any], Any, bytes], None]:
+    """Send one message (kind, content, parent header, topic) on the kernel's IOPub channel, as its display
+    publisher does (kernel/cell_outputs.py sends its clear and what it shows again this way)."""
+
+    def send(kind: str, content: dict[str, Any], parent: Any, ident: bytes) -> None:
+        pub = shell.display_pub
+        pub.session.send(pub.pub_socket, kind, content, parent, ident=ident)
+
+    return send
 
 
 def notebook_path(shell: Any | None) -> str | None:
