@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Literal
 
 __all__ = [
+    "READ_ONLY_HINTS",
     "ContentBlock",
     "Message",
     "Role",
@@ -233,6 +235,11 @@ class UiResource:
     permissions: Mapping[str, Any] = field(default_factory=dict, hash=False)
     domain: str | None = None
     prefers_border: bool | None = None
+
+
+READ_ONLY_HINTS: Mapping[str, bool] = MappingProxyType(
+    {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False})
+"""The annotations of the kernel's own read-only tools (held results' SQL, tool search, skills): never asked about."""
 
 
 @dataclass(frozen=True, slots=True)

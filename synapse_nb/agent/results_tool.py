@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import SynapseError
-from ..types import ContentBlock, ToolResult, ToolSpec
+from ..types import READ_ONLY_HINTS, ContentBlock, ToolResult, ToolSpec
 from .held import HeldResults
 
 __all__ = ["RESULTS_SERVER", "SQL_TOOL", "FrameQuery", "ResultsSql"]
@@ -53,8 +53,7 @@ class ResultsSql:
             },
             server=RESULTS_SERVER,
             original_name="sql",
-            annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
-                         "openWorldHint": False},
+            annotations=dict(READ_ONLY_HINTS),
         ),)
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:

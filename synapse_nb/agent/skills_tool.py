@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import AgentError, SynapseError
 from ..protocols import SkillSource
 from ..skill_entry import LoadedSkill, SkillEntry
-from ..types import ContentBlock, ToolResult, ToolSpec
+from ..types import READ_ONLY_HINTS, ContentBlock, ToolResult, ToolSpec
 
 __all__ = ["LOAD_TOOL", "READ_TOOL", "SKILLS_SERVER", "SkillTools"]
 
@@ -28,7 +28,6 @@ MAX_LISTED = 60
 """Skills named in `skills__load`'s description (the rest are loadable by key: the description says how many)."""
 MAX_DESCRIPTION = 300
 """Characters of each skill's description offered to the model."""
-_READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 
 
 class SkillTools:
@@ -50,7 +49,7 @@ class SkillTools:
                 input_schema={"type": "object", "properties": {"skill": {
                     "type": "string", "enum": keys, "description": "the skill's name as listed: SERVER/PATH"}},
                     "required": ["skill"], "additionalProperties": False},
-                server=SKILLS_SERVER, original_name="load", annotations=dict(_READ_ONLY)),
+                server=SKILLS_SERVER, original_name="load", annotations=dict(READ_ONLY_HINTS)),
             ToolSpec(
                 name=READ_TOOL,
                 description=("Read one file of a skill loaded with skills__load (its SKILL.md lists them), by its "
@@ -59,7 +58,7 @@ class SkillTools:
                     "skill": {"type": "string", "description": "the loaded skill: SERVER/PATH"},
                     "path": {"type": "string", "description": "the file's path relative to the skill's folder"}},
                     "required": ["skill", "path"], "additionalProperties": False},
-                server=SKILLS_SERVER, original_name="read", annotations=dict(_READ_ONLY)),
+                server=SKILLS_SERVER, original_name="read", annotations=dict(READ_ONLY_HINTS)),
         )
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..types import ContentBlock, Message, ToolResult, ToolSpec
+from ..types import READ_ONLY_HINTS, ContentBlock, Message, ToolResult, ToolSpec
 from .tool_index import PastUse, ToolIndex
 
 __all__ = ["DEFAULT_TOOL_BUDGET", "SEARCH_SERVER", "SEARCH_TOOL", "ToolSearch", "loaded_tools"]
@@ -97,8 +97,7 @@ class SearchTool:
             },
             server=SEARCH_SERVER,
             original_name="search",
-            annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
-                         "openWorldHint": False},
+            annotations=dict(READ_ONLY_HINTS),
         ),)
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:

@@ -7,7 +7,7 @@ import json
 import keyword
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,34 +83,26 @@ class AskOptions:
     resume: bool = False  # continue the turn the kernel left waiting on tool results (commands/turn_resume.py)
 
 
-def _tool_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tools, e.g. 40") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be 0 or more (0: offer every tool)")
-    return value
+def _whole(what: str, example: int, least: int, zero: str = "") -> Callable[[str], int]:
+    """An option's type: a whole number of `what` (`1,000` and `1_000` read as 1000), at least `least`; each
+    refusal names the number expected and an example (`zero` says what 0 means where 0 is allowed)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace(",", "").replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}, e.g. {example}") from None
+        if value < least:
+            bound = "at least 1" if least == 1 else f"{least} or more"
+            raise argparse.ArgumentTypeError(f"{value} must be {bound}{f' ({zero})' if zero else ''}")
+        return value
+
+    return parse
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
-
-
-def _tokens(text: str) -> int:
-    try:
-        value = int(text.replace(",", "").replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of tokens, e.g. 4000") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be 0 or more (0: hold no result)")
-    return value
+_tool_count = _whole("a number of tools", 40, 0, "0: offer every tool")
+_positive_int = _whole("a whole number", 10, 1)
+_tokens = _whole("a number of tokens", 4000, 0, "0: hold no result")
 
 
 def _usd(text: str) -> float:
