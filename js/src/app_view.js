@@ -472,22 +472,17 @@ function open(model, el) {
     if (initialized) bridge.sendHostContextChange({ theme: pageTheme(model), styles: pageStyles() });
   };
   // The model's listeners, per view of it (an adopted document listens to the new view's model)
+  /** @type {Array<[string, (...args: any[]) => void]>} */
+  const listeners = [
+    ["msg:custom", onMessage], ["change:tool_result", onResult], ["change:tool_cancelled", onResult],
+    ["change:tool_input", onInput], ["change:tool_input_partial", onPartial], ["change:theme", onTheme],
+  ];
   const listen = () => {
-    model.on("msg:custom", onMessage);
-    model.on("change:tool_result", onResult);
-    model.on("change:tool_cancelled", onResult);
-    model.on("change:tool_input", onInput);
-    model.on("change:tool_input_partial", onPartial);
-    model.on("change:theme", onTheme);
+    for (const [event, listener] of listeners) model.on(event, listener);
     send({ type: "hello" });  // the kernel echoes it: its arrival gives onMessage the view (watchDetach)
   };
   const unlisten = () => {
-    model.off("msg:custom", onMessage);
-    model.off("change:tool_result", onResult);
-    model.off("change:tool_cancelled", onResult);
-    model.off("change:tool_input", onInput);
-    model.off("change:tool_input_partial", onPartial);
-    model.off("change:theme", onTheme);
+    for (const [event, listener] of listeners) model.off(event, listener);
   };
   listen();
   const themeWatch = new MutationObserver(onTheme);
