@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import re
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,10 @@ META_CHARS = 400  # a field beside a table is shown up to this many characters (
 # Fields that say the table is not the whole answer: shown first, in the warning colour.
 WARNING_FIELDS = frozenset({"warning", "warnings", "truncated", "error", "errors", "message", "note", "notice",
                             "hasmore", "has_more", "nextcursor", "next_cursor", "next", "limit", "partial"})
+
+RECENT = 4
+"""Results whose tables are remembered (by identity): a 50,000-row result takes a quarter of a second to read."""
+_RECENT: deque[tuple[ToolResult, tuple[Table, ...]]] = deque(maxlen=RECENT)
 
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
@@ -53,7 +58,19 @@ def table_of(result: ToolResult) -> Table | None:
 
 def tables_of(result: ToolResult) -> list[Table]:
     """Every table a result holds, in order: those of its structured content when it has any, else those
-    of its text (a JSON value, or Markdown pipe tables, each with the prose around it as `meta["text"]`)."""
+    of its text (a JSON value, or Markdown pipe tables, each with the prose around it as `meta["text"]`).
+
+    Read once per result object (RECENT): the kernel holding a result reads it in a worker thread, then the
+    cell showing it, `.df` and the summary read it again."""
+    for seen, known in tuple(_RECENT):
+        if seen is result:
+            return list(known)
+    found = _read_tables(result)
+    _RECENT.append((result, tuple(found)))
+    return found
+
+
+def _read_tables(result: ToolResult) -> list[Table]:
     if result.structured_content is not None:
         found = _tables_in(result.structured_content)
         if found:

@@ -21,6 +21,7 @@ from synapse_nb.agent.turn import TurnOptions
 from synapse_nb.errors import AgentError
 from synapse_nb.history.frames_sql import query_frames
 from synapse_nb.providers.openai import OpenAIProvider
+from synapse_nb.tables import tables_of
 from synapse_nb.types import ContentBlock, ToolResult
 from tests.support.llm_server import LlmServer, call, text, tool_calls
 
@@ -218,3 +219,16 @@ def test_a_hold_budget_is_checked_and_a_server_may_have_its_own() -> None:
     assert not policy.holds(ToolResult.error("x" * 100), None)  # an error is the model's to read whole
     with pytest.raises(AgentError, match="0 or more"):
         HoldPolicy(over_tokens=-1)
+
+
+def test_a_result_is_read_once_however_many_parts_read_its_tables() -> None:
+    # the kernel holding a result reads its table in a worker thread; the cell showing it and `.df` read it again
+    rows = [{"id": i, "region": "north"} for i in range(1000)]
+    result = ToolResult(content=(ContentBlock("text", text=json.dumps(rows)),))
+    first = tables_of(result)
+    again = tables_of(result)
+    assert again == first
+    assert again[0] is first[0]  # the same Table object: not read a second time
+    other = tables_of(ToolResult(content=(ContentBlock("text", text=json.dumps(rows)),)))  # equal, yet another result
+    assert other == first
+    assert other[0] is not first[0]
