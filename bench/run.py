@@ -212,7 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="every row once in a tiny size (seconds, not minutes)")
     parser.add_argument("--only", help="comma-separated row numbers, e.g. 1,4,9")
-    parser.add_argument("--out", type=Path, default=HERE / "results.md", help="where to write the Markdown report")
+    parser.add_argument("--out", type=Path, help="where to write the Markdown report (default: bench/results.md for "
+                        "a full run, a temporary file for --only, so that some rows never replace the full table)")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--json", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -222,6 +223,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _worker(args.worker, args.small, args.json)
 
     numbers = _parse_only(args.only)
+    if args.out is None:
+        args.out = HERE / "results.md" if args.only is None else \
+            Path(tempfile.gettempdir()) / f"synapse-bench-rows-{'-'.join(map(str, numbers))}.md"
     timeout = 300.0  # a bound against a row that hangs: a small row of 20 s took 110 s beside other jobs on 2 cores
     load_before, started = _load(), time.perf_counter()
     rows: list[Row] = []
