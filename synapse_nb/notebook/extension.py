@@ -29,7 +29,7 @@ def load(shell: Any) -> SynapseState:
     from ..mcp_client import preload
     from .apps.warm import warm_views
     from .commands.ask import view_turn
-    from .kernel.departure_hook import hook
+    from .kernel.port import announce_shutdowns
     from .magics import SynapseMagics
     from .subcommands import turn_parts
 
@@ -45,7 +45,7 @@ def load(shell: Any) -> SynapseState:
     state.apps.start_turn = functools.partial(view_turn, turn_parts(state))  # a View's message starts a turn here
     state.kernel.watch()  # from now on, so `kernel__recent_cells` sees the cells before the first question
     _transformers(shell, add=True)
-    hook(shell)  # a restart's interrupt leaves the tasks a cell waits on running (synapse_nb/departure.py)
+    announce_shutdowns(shell)  # a restart leaves the MCP tasks a cell waits on running (synapse_nb/departure.py)
     _tape_from_env(state)
     return state
 
@@ -88,9 +88,9 @@ def unload(shell: Any) -> None:
     if state is None:
         return
     _transformers(shell, add=False)
-    from .kernel.departure_hook import unhook
+    from .kernel.port import stop_announcing
 
-    unhook(shell)
+    stop_announcing(shell)
     state.close()
     state.kernel.unwatch()
     magics = next((m for m in shell.configurables if isinstance(getattr(m, "state", None), SynapseState)

@@ -93,9 +93,10 @@ def test_a_question_answered_in_the_cell_is_kept(kernel: Kernel) -> None:
 
 def test_a_cell_showing_a_widget_is_left_as_it_is(kernel: Kernel) -> None:
     # sending a widget's display again would build a second view of it (an MCP Apps View would load its page again)
+    kernel.ok(f"%mcp connect w -- {tools_server.COMMAND}", timeout=120)
     run = kernel.ok("import ipywidgets\nfrom IPython.display import display\ndisplay(ipywidgets.Label('a widget'))\n"
-                    "%mcp call t.progress steps=1 seconds=0.1")
+                    "%mcp call w.progress steps=1 seconds=0.1")
     assert [m for m in run.messages if m["msg_type"] == "clear_output"] == []
     saved = run.saved_outputs()
     assert "application/vnd.jupyter.widget-view+json" in saved[0]["data"]
-    assert saved[-1]["data"]["text/plain"].startswith("t.progress → ok (")
+    assert saved[-1]["data"]["text/plain"].startswith("w.progress → ok (")

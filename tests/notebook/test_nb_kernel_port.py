@@ -26,7 +26,7 @@ from synapse_nb.notebook.kernel.runner import Runner
 PACKAGE = Path(synapse_nb.__file__).resolve().parent
 OWNER = PACKAGE / "notebook" / "kernel" / "port.py"
 PRIVATE = {"_shell_parent", "_shell_parent_ident", "_shell_context", "set_parent", "_allow_stdin", "stdin_socket",
-           "get_connection_file", "_parent_ident", "_hooks", "pub_socket"}
+           "get_connection_file", "_parent_ident", "_hooks", "pub_socket", "control_handlers"}
 
 
 def reaches_into_ipykernel(source: str) -> list[str]:

@@ -166,7 +166,8 @@ async def call_async(
     out = LiveOutput(live=port.live, publish=port.publish)
     shown = CallProgress(name)
     try:
-        async with ticking(out, shown.bundle, asked=lambda: port.asking_since) as refresh:
+        async with ticking(out, shown.bundle, asked=lambda: port.asking_since,
+                           open_at_once=apps.has_view(spec)) as refresh:  # a View's cell is never cleared
 
             def report(done: float, total: float | None, message: str | None) -> None:
                 shown.report(done, total, message)
@@ -203,7 +204,8 @@ async def _show_view(
     if not apps.has_view(spec):
         return None
     out = LiveOutput(live=port.live, publish=port.publish)
-    async with ticking(out, lambda elapsed: f"opening the interactive view of {name} … {elapsed}") as refresh:
+    async with ticking(out, lambda elapsed: f"opening the interactive view of {name} … {elapsed}",
+                       open_at_once=True) as refresh:
         refresh()  # at once: the opening may hold the loop (imports), so no tick would show it
         opened = await apps.open(spec, arguments, result)
     if opened is None:

@@ -139,11 +139,10 @@ class CellOutputs:
 
     def tidy(self) -> bool:
         """At the end of a command: clear the running cell and show again what it shows now, less its emptied
-        displays, when it has one and nothing that cannot be sent again (module docstring); True when it did."""
-        import sys
+        displays, when it has one and nothing that cannot be sent again (module docstring); True when it did.
 
-        for stream in (sys.stdout, sys.stderr):  # what the cell printed so far is sent (and counted) first
-            stream.flush()
+        What the cell printed must have been handed to the session first (the kernel port queues the streams'
+        pending text before it calls this), or it would be cleared with the rest."""
         pub = self.shell.display_pub
         parent = pub.parent_header
         msg_id = _msg_id(parent)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextvars
+import inspect
 import logging
 import os
 import re
@@ -42,12 +43,14 @@ from typing import Any, TypeVar
 
 from IPython.core.error import StdinNotImplementedError
 
+from ...departure import DEPARTURE
 from ..output.live import Bundle, Publisher, ipython_publisher
 from .cell_outputs import CellOutputs
 from .runner import Runner
 from .stdin_wait import POLL, LineReader, Stopped, in_worker, stoppable
 
-__all__ = ["KernelPort", "NobodyCanAnswer", "kernel_id", "kernel_publisher", "notebook_path"]
+__all__ = ["KernelPort", "NobodyCanAnswer", "announce_shutdowns", "kernel_id", "kernel_publisher", "notebook_path",
+           "stop_announcing"]
 
 logger = logging.getLogger("synapse_nb.notebook")
 
@@ -89,6 +92,10 @@ class KernelPort:
         if self._outputs is None:
             return
         try:
+            for stream in (sys.stdout, sys.stderr):  # what the cell printed so far goes to the session first, as
+                queue = getattr(stream, "_flush", None)  # in kernel_publisher: queued, not waited for
+                if callable(queue):
+                    queue()
             self._outputs.tidy()
         except Exception:  # tidying is cosmetic: the command's outcome stands
             logger.debug("tidying the cell's outputs failed", exc_info=True)
@@ -358,3 +365,43 @@ def _terminal_reader() -> LineReader:
         return None
 
     return read
+
+
+_MARK = "_synapse_departure_of"  # on our wrapper: the handler it wraps
+
+
+def announce_shutdowns(shell: Any) -> bool:
+    """Wrap the kernel's `shutdown_request` control handler to announce the ending first (synapse_nb/departure.py);
+    False without a kernel.
+
+    jupyter_client's restart and shutdown interrupt the kernel and then send `shutdown_request` on the control
+    channel, which ipykernel handles in a thread of its own: the request is seen while the main thread unwinds the
+    interrupted cell, so an MCP task the cell waited on is left running for the next kernel."""
+    handlers = getattr(getattr(shell, "kernel", None), "control_handlers", None)
+    if not isinstance(handlers, dict) or "shutdown_request" not in handlers:
+        return False
+    original = handlers["shutdown_request"]
+    if getattr(original, _MARK, None) is not None:
+        return True  # hooked already (loaded twice)
+
+    async def shutdown_request(*args: Any, **kwargs: Any) -> None:
+        DEPARTURE.announce()
+        answer = original(*args, **kwargs)
+        if inspect.isawaitable(answer):
+            await answer
+
+    setattr(shutdown_request, _MARK, original)
+    handlers["shutdown_request"] = shutdown_request
+    DEPARTURE.watch()
+    return True
+
+
+def stop_announcing(shell: Any) -> None:
+    """Put the kernel's own `shutdown_request` handler back (at `%unload_ext`)."""
+    handlers = getattr(getattr(shell, "kernel", None), "control_handlers", None)
+    if not isinstance(handlers, dict):
+        return
+    original = getattr(handlers.get("shutdown_request"), _MARK, None)
+    if original is not None:
+        handlers["shutdown_request"] = original
+        DEPARTURE.unwatch()

@@ -206,13 +206,17 @@ class TurnDisplay:
 async def ticking(
     output: LiveOutput, line: Callable[[str], str | Bundle], *, tick: float = TICK,
     clock: Callable[[], float] = time.monotonic, asked: Callable[[], float | None] | None = None,
-    show_after: float | None = None,
+    show_after: float | None = None, open_at_once: bool = False,
 ) -> AsyncIterator[Callable[[], None]]:
     """Show `line(elapsed)` in `output` (`calling demo.sleep … 3.2 s`, or a whole bundle) once the body has run
     `show_after` seconds (None: SHOW_AFTER), re-rendered every `tick` while it runs, for the commands that wait
     without a TurnView (`%mcp call`); the body gets a `refresh()` that shows it at once (a progress report).
-    The output is opened empty at once and emptied at the end, whatever the end, as the command shows its own
-    result: a body that ends before the line showed sends nothing more. While `asked()` gives a time (a
+    The output opens when the line first shows and is emptied at the end, whatever the end, as the command shows
+    its own result: a body that ends before the line showed sends nothing at all (a quick `%mcp call` cell is
+    then two messages lighter), and one that showed it leaves nothing either once the command's end clears it
+    away (kernel/cell_outputs.py). Where that clearing cannot happen (a cell that shows a widget: an MCP Apps
+    View), `open_at_once` opens it empty at the start, so the cell's outputs are the same however long it took.
+    While `asked()` gives a time (a
     question in the input box, e.g. the server's form), the line says it waits for the user's answer, and
     since when."""
     started = clock()
@@ -228,7 +232,8 @@ async def ticking(
         return {"text/plain": text, "text/markdown": Html("*{}*").format(text)}
 
     def refresh() -> None:
-        output.update(bundle())
+        if not output.finished:
+            output.start(bundle())  # opens it the first time, updates it after
 
     loop = asyncio.get_running_loop()
     timer: asyncio.TimerHandle | None = None
@@ -238,7 +243,8 @@ async def ticking(
         refresh()
         timer = loop.call_later(tick, tick_now)
 
-    output.start()  # the output, empty for now: a cell run again shows the same outputs however long it waited
+    if open_at_once:
+        output.start()  # empty for now: a cell run again shows the same outputs however long it waited
     timer = loop.call_later(min(SHOW_AFTER if show_after is None else show_after, tick), tick_now)
     try:
         yield refresh
