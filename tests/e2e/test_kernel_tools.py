@@ -68,7 +68,10 @@ def test_the_analyst_turn_asks_once_runs_draws_and_answers(kernel: Kernel) -> No
 
 
 def test_interrupt_stops_run_python_and_cancels_the_turn(kernel: Kernel) -> None:
-    code = "import pathlib\npathlib.Path('spinning').touch()\nspins = 0\nwhile True:\n    spins += 1"
+    # the file says the loop runs: it is made after the first spin, so an interrupt as soon as it shows finds
+    # `spins` defined and above 0 however the kernel's thread is scheduled
+    code = ("import pathlib\nspins = 0\nwhile True:\n    spins += 1\n"
+            "    if spins == 1:\n        pathlib.Path('spinning').touch()")
     spin = [{"tool": "kernel__run_python", "arguments": {"code": code}}, "spun"]
     folder = Path(kernel.ok("import os\nprint(os.getcwd())").stdout.strip())
     kernel.ok(f"import pathlib\npathlib.Path('spin.json').write_text({json.dumps(json.dumps(spin))})")
