@@ -92,10 +92,7 @@ class KernelPort:
         if self._outputs is None:
             return
         try:
-            for stream in (sys.stdout, sys.stderr):  # what the cell printed so far goes to the session first, as
-                queue = getattr(stream, "_flush", None)  # in kernel_publisher: queued, not waited for
-                if callable(queue):
-                    queue()
+            queue_printed()  # counted (and kept) by the tidy
             self._outputs.tidy()
         except Exception:  # tidying is cosmetic: the command's outcome stands
             logger.debug("tidying the cell's outputs failed", exc_info=True)
@@ -247,9 +244,7 @@ def kernel_publisher(shell: Any) -> Publisher:
                 or pub.store_display_history or getattr(pub, "_hooks", None)):
             ipython_publisher(bundle, display_id, update)
             return
-        # What the cell printed so far is queued first (the streams' buffers are locked: any thread may flush).
-        out._flush()  # type: ignore[no-untyped-call]
-        err._flush()  # type: ignore[no-untyped-call]
+        queue_printed()
         content = {"data": encode_images(bundle), "metadata": {},  # type: ignore[no-untyped-call]
                    "transient": {} if display_id is None else {"display_id": display_id}}
         kind = "update_display_data" if update else "display_data"
@@ -257,6 +252,16 @@ def kernel_publisher(shell: Any) -> Publisher:
         session.send(socket, msg, ident=pub.topic)
 
     return publish
+
+
+def queue_printed() -> None:
+    """What the cell printed so far, queued on the IOPub thread ahead of what is sent next, without waiting for it
+    (the streams' buffers are locked: any thread may flush); nothing where the streams are not the kernel's."""
+    from ipykernel.iostream import OutStream
+
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, OutStream):
+            stream._flush()  # type: ignore[no-untyped-call]
 
 
 def iopub_sender(shell: Any) -> Callable[[str, dict[str, Any], Any, bytes], None]:
