@@ -174,5 +174,5 @@ def _scores(index: bm25s.BM25 | None, query: list[str], size: int) -> np.ndarray
 
 def _scaled(scores: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray[Any, np.dtype[np.float64]]:
     """Scores divided by the best one (0 to 1), so that parts of different scales can be added."""
-    best = float(scores.max()) if scores.size else 0.0
+    best = float(np.max(scores)) if scores.size else 0.0
     return scores / best if best > 0 else scores
