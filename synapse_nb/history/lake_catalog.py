@@ -113,7 +113,7 @@ class LakeTables:
         with lake_errors(self.spec, "publish to"):
             table = self.load(relation)
             if table is None:
-                with contextlib.suppress(NamespaceAlreadyExistsError):
+                with contextlib.suppress(*_namespace_races()):
                     self.catalog.create_namespace_if_not_exists(self.spec.namespace)
                 try:
                     table = self.catalog.create_table(
@@ -139,6 +139,16 @@ class LakeTables:
             return self.catalog.load_table(self.identifier(relation))
 
         return retry_commits(attempt, self.spec)
+
+
+def _namespace_races() -> tuple[type[BaseException], ...]:
+    """What creating the namespace raises when another publisher created it meanwhile: pyiceberg's own error, or, from
+    a SQL catalog (which checks, then inserts), the database's unique-key violation of the insert that lost."""
+    try:
+        from sqlalchemy.exc import IntegrityError
+    except ImportError:  # a REST catalog's install: no SQL catalog, no such race here
+        return (NamespaceAlreadyExistsError,)
+    return (NamespaceAlreadyExistsError, IntegrityError)
 
 
 def _ensure_folder(spec: LakeSpec) -> None:

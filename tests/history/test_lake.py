@@ -44,10 +44,11 @@ def _fill(db: Path, tag: str, first: int, last: int, *, conversation_too: bool =
 
 def _ids(lake: Path | str, relation: str = "tool_calls") -> list[str]:
     """Every tool call id in the lake's current snapshot, straight from pyiceberg (duplicates kept)."""
-    table = LakeTables(lake_spec(lake)).load(relation)
-    if table is None:
-        return []
-    return [str(i) for i in table.scan(selected_fields=("tool_call_id",)).to_arrow().column(0).to_pylist()]
+    with LakeTables(lake_spec(lake)) as tables:
+        table = tables.load(relation)
+        if table is None:
+            return []
+        return [str(i) for i in table.scan(selected_fields=("tool_call_id",)).to_arrow().column(0).to_pylist()]
 
 
 # ---- publishing ---------------------------------------------------------------------------------
@@ -65,7 +66,8 @@ def test_publish_appends_every_relation_once_and_again_only_what_is_new(db_path:
                            "llm_calls 2, turns 3, server_events 2")
     assert sorted(p.name for p in lake.iterdir()) == ["catalog.db", "warehouse"]  # SQLite catalog beside it
     assert sorted(_ids(lake)) == sorted(ids)
-    table = LakeTables(lake_spec(lake)).load("tool_calls")
+    with LakeTables(lake_spec(lake)) as tables:
+        table = tables.load("tool_calls")
     assert table is not None
     assert [f.transform.__class__.__name__ for f in table.spec().fields] == ["DayTransform"]
     assert len({task.file.partition[0] for task in table.scan().plan_files()}) == 3  # three days
@@ -256,7 +258,10 @@ def test_the_tables_are_read_by_duckdb_and_pyarrow_through_pyiceberg(db_path: Pa
     ids = _fill(db_path, "a", 0, 20)
     History(db_path).publish(lake)
     catalog = SqlCatalog("synapse", uri=f"sqlite:///{lake}/catalog.db", warehouse=str(lake / "warehouse"))
-    calls = catalog.load_table("synapse.tool_calls").scan(row_filter="session_id == 'a'").to_arrow()
+    try:
+        calls = catalog.load_table("synapse.tool_calls").scan(row_filter="session_id == 'a'").to_arrow()
+    finally:
+        catalog.engine.dispose()  # its SQLite connections closed now, not by the garbage collector
     assert sorted(calls.column("tool_call_id").to_pylist()) == sorted(ids)
     assert json.loads(calls.column("arguments").to_pylist()[0])  # JSON as plain text
     assert calls.schema.field("started_at").type == pa.timestamp("us")
@@ -275,7 +280,8 @@ def test_a_newer_schema_adds_its_columns_and_older_rows_read_null(db_path: Path,
     newer_db = tmp_path / "newer.duckdb"
     _fill(newer_db, "new", 0, 2, migrations=newer)  # a newer synapse_nb: tool_calls has a `cost` column
     History(newer_db, migrations=newer).publish(lake)
-    table = LakeTables(lake_spec(lake)).load("tool_calls")
+    with LakeTables(lake_spec(lake)) as tables:
+        table = tables.load("tool_calls")
     assert table is not None
     assert "cost" in [f.name for f in table.schema().fields]  # an Iceberg schema update, not a new table
     calls = synapse_nb.history(lake).tool_calls().set_index("tool_call_id")
@@ -361,3 +367,24 @@ def test_every_relation_numbers_its_rows_for_the_lake(db_path: Path) -> None:
     defaults = dict(raw(db_path, "SELECT table_name, column_default FROM duckdb_columns() WHERE column_name = '_seq'"))
     assert set(defaults) == set(RELATIONS)
     assert all("nextval('_lake_seq')" in str(d) for d in defaults.values()), defaults
+
+
+def test_a_namespace_another_publisher_created_meanwhile_is_taken(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two publishers creating the lake's first tables at once: the one whose check saw no namespace loses the
+    catalog's insert (a unique-key violation in a SQL catalog), and goes on with the namespace the other made."""
+    spec = lake_spec(tmp_path / "lake")
+    with LakeTables(spec) as first:
+        first.ensure("sessions", pa.schema([]))
+    with LakeTables(spec) as second:
+        real = second.catalog.namespace_exists
+        checks: list[object] = []
+
+        def checked_before_the_other_made_it(namespace: object) -> bool:
+            checks.append(namespace)
+            return False if len(checks) == 1 else bool(real(namespace))  # type: ignore[arg-type]
+
+        monkeypatch.setattr(second.catalog, "namespace_exists", checked_before_the_other_made_it)
+        table = second.ensure("tool_calls", pa.schema([]))
+        assert checks  # the race was run: its check said "no namespace"
+        assert [f.name for f in table.schema().fields][:1] == ["tool_call_id"]
