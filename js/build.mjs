@@ -1,6 +1,7 @@
 // @ts-check
 // Builds the MCP Apps View widget's browser half into synapse_nb/notebook/apps/static (or --outdir=DIR):
-// app_view.js (the ext-apps host bridge and its dependencies, bundled by esbuild) and app_view_loader.js,
+// app_view.js (the ext-apps host bridge and its dependencies, bundled by esbuild), app_view_loader.js and
+// saved_view.js (a View's saved copy),
 // with what the bundle contains beside it: app_view.js.LEGAL.txt (the license comments esbuild lifts out of
 // the bundled code) and THIRD_PARTY_NOTICES.txt (every bundled package's name, version, license and license
 // text, from its package.json and LICENSE file in node_modules). Same inputs, same bytes.
@@ -65,6 +66,19 @@ const result = await build({
   target: "es2020",
   outdir,
   metafile: true,
+  logLevel: "warning",
+});
+// A View's saved copy (what a reopened notebook shows in its place): a classic script, inlined by the kernel into the
+// snapshot output beside each View (apps/saved_copy.py); it bundles nothing but our own frame_prelude.js.
+await build({
+  absWorkingDir: HERE,
+  entryPoints: ["src/saved_view.js"],
+  bundle: true,
+  format: "iife",
+  minify: true,
+  legalComments: "none",
+  target: "es2020",
+  outdir,
   logLevel: "warning",
 });
 const dirs = new Set();

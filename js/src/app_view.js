@@ -4,7 +4,7 @@
 // the kernel through the widget's comm, tagged with this view's id so that the answer reaches the View that
 // asked; links open here, in the browser; the frame follows the View's size and JupyterLab's theme.
 import { AppBridge, PostMessageTransport, buildAllowAttribute } from "@modelcontextprotocol/ext-apps/app-bridge";
-import { preludeScript } from "./frame_prelude.js";
+import { preludeScript, withPolicy } from "./frame_prelude.js";
 import { FullWindow } from "./full_window.js";
 
 /**
@@ -114,16 +114,6 @@ async function resourceHtml(model) {
     return page.get("html") || "";
   }
   return model.get("html") || "";
-}
-
-// The resource's HTML with the host's Content-Security-Policy as its first element (after a doctype, which
-// must stay first), so that it governs everything the document loads, then the host's prelude (problems,
-// storage, theme: frame_prelude.js).
-/** @param {string} html @param {string} policy @param {string} prelude @returns {string} */
-function withPolicy(html, policy, prelude) {
-  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy.replace(/"/g, "&quot;")}">`;
-  const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
-  return doctype ? doctype[0] + meta + prelude + html.slice(doctype[0].length) : meta + prelude + html;
 }
 
 /** @param {ViewModel} model @returns {import("./frame_prelude.js").FrameTheme} */

@@ -108,3 +108,13 @@ export function preludeScript(config) {
   const json = JSON.stringify(config).replace(/</g, "\\u003c");
   return `<script>(${inFrame.toString()})(${json});</script>`;
 }
+
+// The resource's HTML with the host's Content-Security-Policy as its first element (after a doctype, which
+// must stay first), so that it governs everything the document loads, then the host's prelude (problems,
+// storage, theme: above) and what else the host puts before the View's own code.
+/** @param {string} html @param {string} policy @param {string} prelude @returns {string} */
+export function withPolicy(html, policy, prelude) {
+  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy.replace(/"/g, "&quot;")}">`;
+  const doctype = /^\s*<!doctype[^>]*>/i.exec(html);
+  return doctype ? doctype[0] + meta + prelude + html.slice(doctype[0].length) : meta + prelude + html;
+}

@@ -3,7 +3,8 @@
 a View whose policy refuses something says so in one line, recorded and told to the model's next turn; a View
 that never reports its size gets a sensible height and a Full window button; a View's fullscreen request shows
 the same live View over the window and back (picture-in-picture refused, answered with the mode it stays in);
-`localStorage` in the origin-less frame is the View's own, saved with the notebook and back in a new kernel; a
+`localStorage` in the origin-less frame is the View's own, saved with the notebook (no widget state saved: JupyterLab's
+default) and back as the View's saved copy in a new kernel; a
 click queued behind a busy cell says it waits; a `ui/download-file` asks and lands in the notebook's folder;
 unstyled Views follow the dark theme. Each state is screenshotted (light and dark) into the test's tmp dir.
 
@@ -24,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_browser_apps import WIDGET_SETTINGS, choose_theme, frame_of, run_again, shot
+from tests.e2e.test_browser_apps import choose_theme, frame_of, run_again, shot
 from tests.support import npm_servers
 from tests.support.browser_lab import KERNEL_TIMEOUT_MS, Lab, NotebookPage, failure_shot, start_lab, write_notebook
 from tests.support.llm_server import Gate, LlmServer, call, text, tool_calls
@@ -80,7 +81,8 @@ def write_pdf(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    with start_lab(tmp_path_factory.mktemp("frame-lab"), settings=WIDGET_SETTINGS) as lab:
+    # JupyterLab's own settings: no widget state is saved with the notebook (a View comes back as its saved copy)
+    with start_lab(tmp_path_factory.mktemp("frame-lab")) as lab:
         yield lab
 
 
@@ -276,6 +278,48 @@ def test_a_view_in_a_turn_keeps_what_the_user_did_during_the_turn(
         shot(nb, tmp_path, "frame-turn-kept", nb.cell(13))
 
 
+def stop_kernels(lab: Lab) -> None:
+    """Shut every kernel of the lab down (a notebook opened next starts a new one)."""
+    request = urllib.request.Request(f"{lab.url}/api/kernels", headers={"Authorization": f"token {lab.token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        kernels = json.load(response)
+    for kernel in kernels:
+        urllib.request.urlopen(urllib.request.Request(
+            f"{lab.url}/api/kernels/{kernel['id']}", method="DELETE",
+            headers={"Authorization": f"token {lab.token}"}), timeout=30)
+
+
+def saved_on_disk(path: Path, text: str, timeout: float = 30.0) -> None:
+    """Wait (bounded) until an HTML output of the notebook file holds `text`: the frontend's save has landed."""
+    import time
+
+    def outputs() -> str:
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        except ValueError:  # being written
+            return ""
+        html = (o.get("data", {}).get("text/html", "") for c in cells for o in c.get("outputs", []))
+        return "".join("".join(h) if isinstance(h, list) else h for h in html)
+
+    deadline = time.monotonic() + timeout
+    while text not in outputs():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{path.name} was not saved with {text!r} within {timeout:g} s")
+        time.sleep(0.1)
+
+
+def snapshot_holds(nb: NotebookPage, cell: int, pattern: str) -> None:
+    """Wait until cell `cell`'s View snapshot (its saved copy's JSON, which the kernel takes again as the user works
+    in the View) matches `pattern`."""
+    nb.page.wait_for_function(
+        """([cell, pattern]) => {
+             const data = document.querySelectorAll(".jp-Notebook .jp-Cell")[cell]
+               ?.querySelector('.snb-view-saved script[type="application/json"]');
+             return !!data && new RegExp(pattern).test(data.textContent || "");
+           }""",
+        arg=[cell, pattern], timeout=30_000)
+
+
 def test_a_views_storage_is_its_own_and_comes_back_in_a_new_kernel(
     lab: Lab, nb: NotebookPage, browser: Any, tmp_path: Path,
 ) -> None:
@@ -291,23 +335,41 @@ def test_a_views_storage_is_its_own_and_comes_back_in_a_new_kernel(
         nb.expect(probe.locator("#done")).to_have_text("probe done", timeout=VIEW_MS)
         assert "local-storage allowed: null" in probe.locator("#probe").inner_text()
         assert nb.page.evaluate("() => window.localStorage.getItem('clicks')") is None  # nor the notebook's origin
-        nb.page.keyboard.press("Control+s")
+        # the official PDF viewer (cell 5) keeps its page in its storage, under the View's viewUUID
+        _iframe, pdf = frame_of(nb, 5)
+        pdf.locator("#next-btn").click()
+        nb.expect(pdf.locator("#page-input")).to_have_value("2", timeout=VIEW_MS)
+        nb.expect(pdf.get_by_text(f"{PDF_TEXT} 2").first).to_be_attached(timeout=VIEW_MS)
+        # the kernel took both Views' snapshots again with what the user did (their saved copies' storage)
+        snapshot_holds(nb, 7, r'"storage":\{"clicks":"2"\}')
+        snapshot_holds(nb, 5, r'"storage":\{[^}]*:"2"')
+        # saved with the notebook's own button: the keys go to the PDF viewer's frame, which had them last
+        nb.page.locator('jp-button[data-command="docmanager:save"]').first.click()
         nb.expect(nb.page.locator(".jp-mod-dirty")).to_have_count(0, timeout=30_000)
     nb.page.close()
     # a new kernel: the saved notebook reopened shows the View as the user left it
-    request = urllib.request.Request(f"{lab.url}/api/kernels", headers={"Authorization": f"token {lab.token}"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        kernels = json.load(response)
-    for kernel in kernels:
-        urllib.request.urlopen(urllib.request.Request(
-            f"{lab.url}/api/kernels/{kernel['id']}", method="DELETE",
-            headers={"Authorization": f"token {lab.token}"}), timeout=30)
+    stop_kernels(lab)
     again = NotebookPage.open(browser, lab, "frame.ipynb")
     try:
         with failure_shot(again, "frame-storage-reopened"):
-            _iframe, view = frame_of(again, 7)
+            # no widget state was saved (JupyterLab's default): the View's saved copy, with its storage
+            iframe, view = frame_of(again, 7)
+            assert iframe.get_attribute("data-saved-copy") == "true"
             again.expect(view.locator("#stored")).to_have_text("2", timeout=VIEW_MS)
+            again.expect(again.output(7)).to_contain_text("a saved copy of this view")
+            assert "model not found" not in again.output(7).inner_text()
+            again.expect(view.locator("#status")).to_have_text("connected", timeout=VIEW_MS)  # its handshake
+            # what needs the kernel (a download, a tool call) is answered with an error saying why
+            view.locator("#download").click()
+            again.expect(view.locator("#status")).to_contain_text("saved copy of the view: run its cell")
             shot(again, tmp_path, "frame-storage-reopened", again.cell(7))
+            # the PDF viewer's copy opens at the page the user left it on, its document read from what the kernel
+            # answered the live viewer's tool calls (saved with it)
+            iframe, pdf = frame_of(again, 5)
+            assert iframe.get_attribute("data-saved-copy") == "true"
+            again.expect(pdf.locator("#page-input")).to_have_value("2", timeout=VIEW_MS)
+            again.expect(pdf.get_by_text(f"{PDF_TEXT} 2").first).to_be_attached(timeout=VIEW_MS)
+            shot(again, tmp_path, "frame-pdf-reopened", again.cell(5))
     finally:
         again.page.close()
 
@@ -366,5 +428,22 @@ def test_the_views_work_in_notebook_7(lab: Lab, browser: Any, tmp_path: Path) ->
             _iframe, plain = frame_of(nb, 4)
             nb.expect(plain.locator("#plain")).to_have_attribute("data-ready", "yes", timeout=VIEW_MS)
             shot(nb, tmp_path, "frame-nb7-plain", nb.cell(4))
+            snapshot_holds(nb, 3, r'"storage":\{"clicks":"1"\}')
+            page.locator('jp-button[data-command="docmanager:save"]').first.click()
+            saved_on_disk(lab.root / name, '"clicks":"1"')  # Notebook 7 marks no tab dirty: the file says it
+    finally:
+        page.close()
+    # opened again in a new kernel, with no widget state saved: the View's saved copy, as the user left it
+    stop_kernels(lab)
+    page = browser.new_page(viewport={"width": 1400, "height": 1300})
+    page.goto(f"{lab.url}/notebooks/{name}?token={lab.token}", timeout=60_000)
+    again = NotebookPage(page, name)
+    try:
+        with failure_shot(again, "frame-nb7-reopened"):
+            iframe, view = frame_of(again, 3)
+            assert iframe.get_attribute("data-saved-copy") == "true"
+            again.expect(view.locator("#stored")).to_have_text("1", timeout=VIEW_MS)
+            again.expect(view.locator("#status")).to_have_text("connected", timeout=VIEW_MS)
+            shot(again, tmp_path, "frame-nb7-reopened", again.cell(3))
     finally:
         page.close()

@@ -9,6 +9,8 @@ browser runs it here.
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -392,3 +394,60 @@ def test_a_view_the_page_saw_fail_is_recorded_and_the_next_turn_is_told(apps: An
     assert told.label == "apps.counter (ui://fixture/counter.html)"
     events = apps.line("synapse", "sql SELECT detail FROM server_events WHERE event = 'app_view_problem'")
     assert problem in "\n".join(events.detail.astype(str))
+
+
+# --- a View's saved copy (issue 36 item 5): what a notebook reopened in a new kernel shows in its place -----------
+
+_SAVED = re.compile(r'<script type="application/json">(.*?)</script>', re.DOTALL)
+
+
+def saved_copy_of(bundle: Mapping[str, Any]) -> dict[str, Any]:
+    """The saved copy's JSON in a View's snapshot output."""
+    html = bundle["text/html"]
+    assert 'class="snb-view-saved"' in html
+    found = _SAVED.search(html)
+    assert found is not None
+    return json.loads(found.group(1))  # type: ignore[no-any-return]
+
+
+def test_a_views_snapshot_is_its_saved_copy_taken_again_as_the_user_works_in_it(apps: Any) -> None:
+    apps.line("mcp", "call apps.counter start=3")
+    view = apps.state.apps.last.view
+    items = apps.published.items
+    at = next(i for i, (b, _id, _u) in enumerate(items) if WIDGET_VIEW in b)
+    snapshot, snapshot_id, _update = items[at - 1]
+    assert snapshot_id is not None  # its own display id, so the kernel can take it again
+    copy = saved_copy_of(snapshot)
+    assert copy["html"] == view.html
+    assert (copy["toolInput"], copy["storage"], copy["answers"]) == ({"start": 3}, {}, [])
+    assert copy["toolResult"]["content"][0]["text"] == "counter starts at 3"
+    assert copy["policy"] == view.csp_policy
+    # the View's own `</script>` cannot end the element early: `<` is escaped in the JSON
+    assert view.html.count("</script>") >= 1
+    assert _SAVED.search(snapshot["text/html"]).group(1).count("</script") == 0  # type: ignore[union-attr]
+    assert 'class="snb-pre snb-view-fallback"' in snapshot["text/html"]  # GitHub and nbviewer show the text
+
+    # the browser reports the View's storage (as its widget state); the View calls a tool, twice
+    view.comm.handle_msg({"content": {"data": {"method": "update", "state": {"storage": {"clicks": "2"}}}},
+                          "buffers": []})
+    assert first_text(ask(apps, view, "tools/call", {"name": "bump", "arguments": {"value": 3}})) == "bumped to 4"
+    ask(apps, view, "resources/read", {"uri": "ui://fixture/counter.html", "_meta": {"progressToken": 7}})
+    ask(apps, view, "resources/read", {"uri": "ui://fixture/counter.html", "_meta": {"progressToken": 8}})
+
+    async def taken_again() -> dict[str, Any]:
+        async with asyncio.timeout(ANSWER_TIMEOUT):
+            while True:
+                for bundle, shown_id, update in reversed(apps.published.items):
+                    if update and shown_id == snapshot_id:
+                        again = saved_copy_of(bundle)
+                        if again["storage"] and len(again["answers"]) == 2:
+                            return again
+                await asyncio.sleep(0.01)
+
+    again = apps.state.runner.run(taken_again(), timeout=ANSWER_TIMEOUT + 5)
+    assert again["storage"] == {"clicks": "2"}
+    bump, read = again["answers"]
+    assert (bump["method"], bump["params"]) == ("tools/call", {"name": "bump", "arguments": {"value": 3}})
+    assert bump["result"]["content"][0]["text"] == "bumped to 4"
+    # asked again (a poll, a refresh): kept without the answer of its moment, which the copy refuses
+    assert read == {"method": "resources/read", "params": {"uri": "ui://fixture/counter.html"}, "repeated": True}

@@ -38,6 +38,7 @@ from .bundle import AppViewBundle, shared_bundle
 from .host import REQUESTS, AppHost
 from .page import AppViewPage, shared_page
 from .policy import content_security_policy, fallback_text
+from .saved_copy import SAVED_METHODS, kept_answers
 
 if TYPE_CHECKING:
     from .view_tools import ViewCalls
@@ -84,6 +85,9 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
     instance = t.Unicode("").tag(sync=True)
     height = t.Int(0).tag(sync=True)  # the View's last reported height in px (0: not known yet)
     host_version = t.Unicode(__version__).tag(sync=True)  # the hostInfo the View is told (written once, in Python)
+    # what the kernel answered the View's tool calls and resource reads: its saved copy answers them alike
+    # (saved_copy.py; not synced: the live View asks the kernel)
+    answers: t.List[Any] = t.List()
 
     def __init__(
         self,
@@ -205,6 +209,9 @@ class AppView(anywidget.AnyWidget):  # type: ignore[misc]
             if method not in REQUESTS:
                 raise ValueError(f"the host does not answer {method!r} from a View")
             reply["result"] = await self._dispatch(str(method), params)
+            if method in SAVED_METHODS and (kept := kept_answers(self.answers, str(method), params,
+                                                               reply["result"])) is not self.answers:
+                self.answers = kept
         except Exception as exc:
             logger.exception("app view %s: %s failed", self.resource_uri, method)
             reply["error"] = {"code": -32603, "message": str(exc) or type(exc).__name__}

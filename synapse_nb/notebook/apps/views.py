@@ -22,6 +22,7 @@ from ..output.markup import Html
 from ..turns.render import Rest
 from .context import ModelContexts
 from .kernel_host import KernelAppHost
+from .saved_copy import SnapshotRefresh, saved_copy
 from .ui import resource_uri, tool_wire, wire_result
 from .view_tools import ViewCalls, ViewTools
 
@@ -56,27 +57,42 @@ class OpenedView:
     def __init__(self, view: AppView, companion: AppCompanion) -> None:
         self.view = view
         self.companion = companion
+        self._shown: tuple[Publisher, str] | None = None  # where its snapshot was shown last, and its display id
+        self._refresh: SnapshotRefresh | None = None
 
     def bundles(self) -> list[dict[str, Any]]:
-        """Two outputs: the View's text fallback as a snapshot (what a notebook opened again later shows in
-        JupyterLab, and GitHub or nbviewer show), then the companion widget holding the View (widgets/_snapshot.py
-        swaps them while the widget lives)."""
+        """Two outputs: the View's saved copy with its text fallback as a snapshot (what a notebook opened again
+        later shows in JupyterLab and Notebook 7, apps/saved_copy.py; GitHub or nbviewer show the text), then the
+        companion widget holding the View (widgets/_snapshot.py swaps them while the widget lives)."""
         from ..widgets._snapshot import snapshot_outputs  # the widgets package imports ipywidgets: not at %load_ext
 
         found = dict(self.companion._repr_mimebundle_() or {})
         text = str(found.get("text/plain", ""))
-        return snapshot_outputs(found, Html('<pre class="snb-pre snb-view-fallback">{}</pre>').format(text), text)
+        fallback = Html('<pre class="snb-pre snb-view-fallback">{}</pre>').format(text)
+        return snapshot_outputs(found, saved_copy(self.view, fallback), text)
 
     def publish(self, publish: Publisher, display_id: str | None = None, *, update: bool = False) -> None:
         """Show it as new outputs through `publish` (the kernel port's, or a turn's); with `display_id`,
         `update` shows it again in those outputs (its text fallback once the result came): the snapshot's
-        is `snapshot_id(display_id)`."""
+        is `snapshot_id(display_id)`. The snapshot is taken again in place while the user works in the View."""
+        import uuid
+
         from ..widgets._snapshot import snapshot_id
 
         bundles = self.bundles()
+        snapshot = snapshot_id(display_id if display_id is not None else uuid.uuid4().hex)
         for n, bundle in enumerate(bundles):
-            shown_id = snapshot_id(display_id) if display_id is not None and n < len(bundles) - 1 else display_id
-            publish(bundle, shown_id, update)
+            last = n == len(bundles) - 1
+            publish(bundle, display_id if last else snapshot, update)
+        if len(bundles) > 1:
+            self._shown = (publish, snapshot)
+            if self._refresh is None:
+                self._refresh = SnapshotRefresh(self.view, self._snapshot_again)
+
+    def _snapshot_again(self) -> None:
+        if self._shown is not None:
+            publish, snapshot = self._shown
+            publish(self.bundles()[0], snapshot, True)
 
 
 class AppViews:
