@@ -31,6 +31,7 @@ const SAVED = "a saved copy of this view (the kernel that drew it is gone): run 
  * @param {HostConfig} config
  */
 function savedHost(config) {
+  const page = window.parent;  // the notebook's page: it tells the copy when the theme changes, nothing else
   const channel = new MessageChannel();
   const host = channel.port1;
   /** @param {unknown} data */
@@ -74,6 +75,12 @@ function savedHost(config) {
       deliver({ jsonrpc: "2.0", id, error: { code: -32000, message: refused } });
     }
   };
+  window.addEventListener("message", (e) => {  // the page's theme, as the live host's host-context-changed
+    const theme = e.source === page && e.data && e.data.synapseSavedTheme;
+    if (!theme) return;
+    e.stopImmediatePropagation();
+    deliver({ jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params: theme });
+  }, true);
   Object.defineProperty(host, "postMessage", { value: answer });
   Object.defineProperty(window, "parent", { value: host, configurable: true });
 }
@@ -83,12 +90,17 @@ function pageVariable(name) {
   return getComputedStyle(document.body).getPropertyValue(name).trim();
 }
 
+/** @returns {import("./frame_prelude.js").FrameTheme} the notebook's theme now */
+function pageTheme() {
+  return { scheme: document.body.dataset.jpThemeLight === "false" ? "dark" : "light",
+           background: pageVariable("--jp-layout-color0") || undefined,
+           text: pageVariable("--jp-content-font-color1") || undefined };
+}
+
 /** @param {HTMLElement} box @param {Saved} saved */
 function show(box, saved) {
-  /** @type {"light" | "dark"} */
-  const scheme = document.body.dataset.jpThemeLight === "false" ? "dark" : "light";
-  const theme = { scheme, background: pageVariable("--jp-layout-color0") || undefined,
-                  text: pageVariable("--jp-content-font-color1") || undefined };
+  const theme = pageTheme();
+  const scheme = theme.scheme;
   const prelude = preludeScript({ storage: saved.storage || {}, theme, quota: STORAGE_QUOTA });
   const hostConfig = { scheme, toolInput: saved.toolInput || {}, toolResult: saved.toolResult || {},
                        answers: saved.answers || [], hostVersion: saved.hostVersion };
@@ -108,18 +120,39 @@ function show(box, saved) {
   const fallback = box.querySelector("pre");
   if (fallback) fallback.style.display = "none";
   box.append(frame, note);
+  // the theme followed, as the live View follows it (the frame's prelude repaints an unstyled View); the page's
+  // colours are read once the new theme's stylesheet applies (it loads after the body says which theme it is),
+  // a second at most
+  let shown = theme;
+  /** @param {number} frames */
+  const tell = (frames) => {
+    const now = pageTheme();
+    if (now.background === shown.background && frames > 0) {
+      requestAnimationFrame(() => tell(frames - 1));
+      return;
+    }
+    shown = now;
+    frame.style.colorScheme = now.scheme;
+    const variables = { "--color-background-primary": now.background, "--color-text-primary": now.text };
+    frame.contentWindow?.postMessage({ synapseSavedTheme: { theme: now.scheme, styles: { variables } } }, "*");
+  };
+  const told = new MutationObserver(() => {
+    if (!frame.isConnected) return told.disconnect();
+    tell(60);
+  });
+  told.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light", "data-jp-theme-name"] });
 }
 
 /**
  * What became of the live View's widget, in the output after the snapshot's: "live" (its view shows: the copy is not
  * wanted), "gone" (the widget renderer shows only its error, "model not found": a notebook opened again in a new
- * kernel), or "pending" (not rendered yet). With no widget output after it (a frontend that lays outputs out
- * otherwise), the copy shows.
+ * kernel), or "pending" (not rendered yet). Outside JupyterLab's output area (Notebook 7 has the same), where
+ * nothing says whether the live View shows beside it, the copy stays off: "live".
  * @param {HTMLElement} box @returns {"live" | "gone" | "pending"}
  */
 function widgetState(box) {
   const child = box.closest(".jp-OutputArea-child");
-  if (!child) return "gone";
+  if (!child) return "live";
   const next = child.nextElementSibling;
   if (!next) return "pending";
   const out = next.querySelector(".jp-OutputArea-output");

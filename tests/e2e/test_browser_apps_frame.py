@@ -370,6 +370,16 @@ def test_a_views_storage_is_its_own_and_comes_back_in_a_new_kernel(
             again.expect(pdf.locator("#page-input")).to_have_value("2", timeout=VIEW_MS)
             again.expect(pdf.get_by_text(f"{PDF_TEXT} 2").first).to_be_attached(timeout=VIEW_MS)
             shot(again, tmp_path, "frame-pdf-reopened", again.cell(5))
+            # the copies follow the theme, as the live Views do
+            choose_theme(again, "JupyterLab Dark")
+            again.expect(again.page.locator("body")).to_have_attribute("data-jp-theme-light", "false", timeout=30_000)
+            for cell in (5, 7):
+                again.expect(again.output(cell).locator("iframe")).to_have_attribute(
+                    "style", re.compile(r"color-scheme: dark"), timeout=30_000)
+            shot(again, tmp_path, "frame-storage-reopened-dark", again.cell(7))
+            shot(again, tmp_path, "frame-pdf-reopened-dark", again.cell(5))
+            choose_theme(again, "JupyterLab Light")
+            again.expect(again.page.locator("body")).to_have_attribute("data-jp-theme-light", "true", timeout=30_000)
     finally:
         again.page.close()
 
