@@ -38,7 +38,7 @@ __all__ = ["MAX_ANSWER_CHARS", "MAX_COPY_CHARS", "REFRESH_S", "SAVED_METHODS", "
 logger = logging.getLogger("synapse_nb.notebook")
 
 MAX_COPY_CHARS = 8_000_000
-"""The largest View (HTML and call result, as JSON) kept as a saved copy; a larger one keeps its text fallback."""
+"""The largest View (its HTML and data, as JSON) kept as a saved copy; a larger one keeps its text fallback."""
 MAX_ANSWER_CHARS = 4_000_000
 """The most of the View's answered requests kept for its copy (as JSON); the oldest go first."""
 SAVED_METHODS = frozenset({"tools/call", "resources/read"})
@@ -107,8 +107,8 @@ def _key(method: str, params: Mapping[str, Any]) -> str:
 
 
 class SnapshotRefresh:
-    """Takes a View's snapshot again (`show`) when its storage or height changes, at most once per REFRESH_S, on
-    the View's event loop (the changes come from the browser, on the kernel's shell thread)."""
+    """Takes a View's snapshot again (`show`) when its storage, height or answers change, at most once per
+    REFRESH_S, on the View's event loop (the changes come from the browser, on the kernel's shell thread)."""
 
     def __init__(self, view: AppView, show: Callable[[], None]) -> None:
         self.view = view
