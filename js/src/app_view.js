@@ -4,7 +4,7 @@
 // the kernel through the widget's comm, tagged with this view's id so that the answer reaches the View that
 // asked; links open here, in the browser; the frame follows the View's size and JupyterLab's theme.
 import { AppBridge, PostMessageTransport, buildAllowAttribute } from "@modelcontextprotocol/ext-apps/app-bridge";
-import { preludeScript, withPolicy } from "./frame_prelude.js";
+import { DEFAULT_HEIGHT, STORAGE_QUOTA, preludeScript, withPolicy } from "./frame_prelude.js";
 import { FullWindow } from "./full_window.js";
 
 /**
@@ -34,15 +34,11 @@ import { FullWindow } from "./full_window.js";
  */
 
 const TEARDOWN_MS = 1000;
-// A View that never reports its size gets this much (the Full window button shows the rest); a View that
-// reports one gets exactly that.
-const DEFAULT_HEIGHT = 360;
 // A request the kernel has not received after this long waits behind a running cell: the bar says so.
 const WAITING_MS = 400;
 // A View whose document has not initialized after this long is said not to have started (it may yet).
 const START_MS = 30_000;
 const NOT_STARTED = "the view did not start";
-const STORAGE_QUOTA = 2_000_000;  // characters of keys and values a View may keep (the browser's own is ~5 MB)
 const LINK_SCHEMES = ["http:", "https:", "mailto:"];
 
 // The spec's style variables, read from the JupyterLab theme variables they correspond to.

@@ -15,6 +15,12 @@
  * @typedef {{ storage: Record<string, string>, theme: FrameTheme, quota: number }} FrameConfig
  */
 
+// A View that never reports its size gets this much (the Full window button shows the rest); a View that
+// reports one gets exactly that. The live View (app_view.js) and its saved copy (saved_view.js) alike.
+export const DEFAULT_HEIGHT = 360;
+// Characters of keys and values a View may keep in its storage (the browser's own is ~5 MB).
+export const STORAGE_QUOTA = 2_000_000;
+
 /**
  * Runs inside the View's frame (serialised with toString: it may use nothing from this module's scope).
  * @param {FrameConfig} config

@@ -10,7 +10,7 @@
 // kernel answered them then (a PDF viewer reading its document), and every other one with an error saying the copy
 // is saved (its tools need the kernel: run the cell). The View reaches nothing of the page.
 
-import { preludeScript, withPolicy } from "./frame_prelude.js";
+import { DEFAULT_HEIGHT, STORAGE_QUOTA, preludeScript, withPolicy } from "./frame_prelude.js";
 
 /**
  * @typedef {{ html: string, policy: string, storage: Record<string, string>, toolInput: Record<string, unknown>,
@@ -21,8 +21,6 @@ import { preludeScript, withPolicy } from "./frame_prelude.js";
  *   answers: Answer[], hostVersion: string }} HostConfig
  */
 
-const DEFAULT_HEIGHT = 360;  // as the live View's (app_view.js)
-const STORAGE_QUOTA = 2_000_000;
 const SAVED = "a saved copy of this view (the kernel that drew it is gone): run its cell to use it";
 
 /**
