@@ -409,8 +409,9 @@ def _press(nb: NotebookPage, i: int) -> None:
     nb.page.keyboard.press("Control+Enter")
 
 
-def test_the_views_work_in_notebook_7(lab: Lab, browser: Any, tmp_path: Path) -> None:
-    name = write_notebook(lab.root / "frame-nb7.ipynb", NB7_CELLS)
+def test_the_views_work_in_notebook_7(lab: Lab, browser: Any, llm: LlmServer, tmp_path: Path) -> None:
+    cells = [c.replace("{base!r}", repr(llm.openai_base_url)) for c in NB7_CELLS]
+    name = write_notebook(lab.root / "frame-nb7.ipynb", cells)
     page = browser.new_page(viewport={"width": 1400, "height": 1300})
     page.goto(f"{lab.url}/notebooks/{name}?token={lab.token}", timeout=60_000)
     page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
