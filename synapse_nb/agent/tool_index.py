@@ -1,4 +1,5 @@
-"""ToolIndex: connected tools ranked for a request in the user's words (BM25 by bm25s, stems by PyStemmer).
+"""ToolIndex: connected tools ranked for a request in the user's words (BM25 by bm25s, stems by PyStemmer, and
+meaning by a small embedding model where the `search` extra is installed).
 
 What is indexed is everything a server says about a tool and about itself: the tool's name split into words,
 its title, description, parameter names and their descriptions (and allowed values), and, as a second,
@@ -9,6 +10,12 @@ proportion to the words shared, and never overrules a clear difference in the te
 
 Each BM25 score is divided by the best score of its kind for the request, so the weights below mix numbers of
 one scale; they were chosen on the request set of tests/agent/tool_search_eval (requests.json says how).
+
+With an embedder (agent/tool_meaning.py), the ranking by words and the ranking by meaning (the cosine of the
+request and each tool's name, title and description) are fused by their ranks (reciprocal rank fusion, with its
+usual constant, not one tuned here): a tool near the top of both lists wins over one at the top of only one,
+whatever the scales. Past requests then count by meaning too: a tool that answered a request meaning nearly the
+same as this one adds a little, still a tie-breaker.
 """
 
 from __future__ import annotations
@@ -23,8 +30,12 @@ import numpy as np
 import Stemmer
 
 from ..types import ToolSpec
+from .tool_meaning import Embedder
 
 __all__ = ["PastUse", "ToolHit", "ToolIndex", "words"]
+
+Scores = np.ndarray[Any, np.dtype[np.float64]]
+Vector = np.ndarray[Any, np.dtype[np.float32]]
 
 NAME_WEIGHT = 2
 """Times a tool's name words count in its document: the name is the tool's shortest description."""
@@ -34,6 +45,14 @@ SERVER_WEIGHT = 0.5
 HISTORY_WEIGHT = 0.2
 """How much a tool that answered a similar request before adds, times the share of this request's words that
 request had (so a past request that shares one word of five adds a fifth of it): a tie-breaker."""
+FUSION_K = 60
+"""Reciprocal rank fusion's constant: a tool ranked r-th (from 1) in a list scores 1/(FUSION_K + r) for it (the
+value Cormack, Clarke and Buettcher found good across collections, SIGIR 2009)."""
+PAST_MEANING_WEIGHT = 0.5 / (FUSION_K + 1)
+"""With an embedder: how much a tool adds, times the cosine, when a request it answered before means nearly the
+same as this one (at most half of a first place in one list)."""
+PAST_MEANING_FLOOR = 0.4
+"""The cosine below which a past request is not taken as meaning the same (unrelated requests score 0.1-0.3)."""
 
 _STOPWORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being below between both
@@ -85,11 +104,12 @@ class ToolHit:
 
 class ToolIndex:
     """The tools of `specs` ranked by `search(request)`. `about` maps a server to what it says about itself
-    (title and instructions); `past` is what worked before. Built once per catalog: indexing 150 tools takes a
-    few milliseconds."""
+    (title and instructions); `past` is what worked before; `embedder`, where there is one, ranks by meaning too.
+    Built once per catalog: indexing 150 tools takes a few milliseconds (and ~20 ms more with an embedder)."""
 
     def __init__(
         self, specs: Sequence[ToolSpec], about: Mapping[str, str] | None = None, past: Sequence[PastUse] = (),
+        embedder: Embedder | None = None,
     ) -> None:
         self.specs = tuple(specs)
         self._tools = _bm25([tool_words(s) for s in self.specs])
@@ -98,17 +118,43 @@ class ToolIndex:
         self._server_of = [self._servers.index(s.server) if s.server is not None else -1 for s in self.specs]
         self._about = _bm25([words(f"{name} {about.get(name, '')}") for name in self._servers])
         keys = {(s.server, s.original_name or s.name): i for i, s in enumerate(self.specs)}
-        self._past = [(keys[(u.server, u.tool)], frozenset(words(u.prompt))) for u in past
-                      if (u.server, u.tool) in keys]
+        known = [u for u in past if (u.server, u.tool) in keys]
+        self._past = [(keys[(u.server, u.tool)], frozenset(words(u.prompt))) for u in known]
+        self._embed = embedder
+        self._meanings = embedder([_meaning_text(s) for s in self.specs]) if embedder and self.specs else None
+        self._past_meanings = embedder([u.prompt for u in known]) if embedder and known else None
 
     def __len__(self) -> int:
         return len(self.specs)
 
     def search(self, request: str, limit: int = 5) -> list[ToolHit]:
-        """The `limit` best tools for `request`, best first; tools that share no word with it are left out."""
+        """The `limit` best tools for `request`, best first. Without an embedder, tools that share no word with it
+        are left out; with one, every tool has a place by meaning."""
         query = words(request)
-        if not query or not self.specs:
+        if not self.specs or not (query or (self._embed is not None and request.strip())):
             return []
+        score = self._by_words(query) if query else np.zeros(len(self.specs))
+        if self._embed is not None and self._meanings is not None:
+            score = self._fused(self._embed([request])[0], self._meanings, score)
+        order = sorted(range(len(self.specs)), key=lambda i: (-score[i], self.specs[i].name))
+        return [ToolHit(self.specs[i], float(score[i])) for i in order[:limit] if score[i] > 0]
+
+    def _fused(self, asked: Vector, meanings: Vector, by_words: Scores) -> Scores:
+        """The ranking by words and the ranking by meaning (`asked`: the request's vector, `meanings`: the tools')
+        fused by rank, plus what past requests of the same meaning say."""
+        by_meaning = (meanings @ asked).astype(np.float64)
+        score = 1 / (FUSION_K + _places(by_meaning)) + 1 / (FUSION_K + _places(by_words))
+        if self._past_meanings is not None:
+            closest = np.zeros(len(self.specs))
+            for (tool, _), cosine in zip(self._past, self._past_meanings @ asked, strict=True):
+                if cosine >= PAST_MEANING_FLOOR:
+                    closest[tool] = max(closest[tool], float(cosine))
+            score = score + PAST_MEANING_WEIGHT * closest
+        return score
+
+    def _by_words(self, query: list[str]) -> Scores:
+        """Each tool's score by the words it shares with the request (its own, its server's, and those of the
+        requests it answered before)."""
         score = _scaled(_scores(self._tools, query, len(self.specs)))
         if self._servers:
             by_server = _scaled(_scores(self._about, query, len(self._servers)))
@@ -119,8 +165,7 @@ class ToolIndex:
             for tool, said in self._past:  # how much of this request an earlier one that this tool answered said
                 worked[tool] = max(worked[tool], len(asked & said) / len(asked))
             score = score + HISTORY_WEIGHT * worked
-        order = sorted(range(len(self.specs)), key=lambda i: (-score[i], self.specs[i].name))
-        return [ToolHit(self.specs[i], float(score[i])) for i in order[:limit] if score[i] > 0]
+        return score
 
 
 def tool_words(spec: ToolSpec) -> list[str]:
@@ -131,6 +176,19 @@ def tool_words(spec: ToolSpec) -> list[str]:
     text = [*(words(name) * NAME_WEIGHT), *(words(title) * TITLE_WEIGHT), *words(spec.description)]
     text.extend(words(" ".join(_schema_text(spec.input_schema))))
     return text
+
+
+def _meaning_text(spec: ToolSpec) -> str:
+    """What a tool is embedded as: its server, title and name in words, and its description."""
+    name = re.sub(r"[_\-.]+", " ", spec.original_name or spec.name)
+    return f"{spec.server or ''} {spec.title or ''} {name}: {spec.description}".strip()
+
+
+def _places(scores: Scores) -> Scores:
+    """Each score's place from 1 (best) in descending order, ties sharing the best place of their group (so tools
+    with no score at all share one last place rather than an order that would come from the catalog's)."""
+    descending = np.sort(scores)[::-1]
+    return np.searchsorted(-descending, -scores, side="left").astype(np.float64) + 1
 
 
 def _schema_text(schema: Mapping[str, Any], depth: int = 0) -> Iterable[str]:

@@ -2,11 +2,12 @@
 
 A turn whose tools (the registry's, as its patterns select them) number more than `budget` offers the model
 one tool, `tools__search`, plus every tool an earlier search of the session loaded. The search ranks the
-turn's tools for the model's query (agent/tool_index.py: BM25 over what the servers say, the user's history
-as a tie-breaker), answers with the best few, names and descriptions, and those are offered from the model's
-next request on. Which tools are loaded is read from the session's transcript (the search's answers list them
-as `- NAME: description` lines), so a replayed cassette and a resumed session load the same tools. At or
-below the budget nothing changes: every tool is offered as before.
+turn's tools for the model's query (agent/tool_index.py: BM25 over what the servers say, fused with a ranking by
+meaning where the `search` extra's embedding model is installed, the user's history as a tie-breaker), answers
+with the best few, names and descriptions, and those are offered from the model's next request on. Which tools
+are loaded is read from the session's transcript (the search's answers list them as `- NAME: description`
+lines), so a replayed cassette and a resumed session load the same tools. At or below the budget nothing
+changes: every tool is offered as before.
 
 A server may choose for its own tools (`"defer_tools"` in its config entry): true, they are always found by
 the search (a big server used now and then), false, they are always offered up front (the one used in every
@@ -23,6 +24,7 @@ from typing import Any
 
 from ..types import READ_ONLY_HINTS, ContentBlock, Message, ToolResult, ToolSpec
 from .tool_index import PastUse, ToolIndex
+from .tool_meaning import Embedder
 
 __all__ = ["DEFAULT_TOOL_BUDGET", "SEARCH_SERVER", "SEARCH_TOOL", "ToolSearch", "loaded_tools"]
 
@@ -43,12 +45,14 @@ class ToolSearch:
     tool always offered); `servers` maps a server to its own choice (True: its tools are always searched for,
     False: always offered up front). `about` gives what each server says about itself (server -> text) and
     `past` the tool calls that worked before in this user's history; both are read when a turn first needs
-    the search."""
+    the search. `embedder` gives the model that ranks by meaning too (None: by words alone), also asked for only
+    when a search runs (loading it takes ~0.3 s, once per process)."""
 
     budget: int = DEFAULT_TOOL_BUDGET
     servers: Mapping[str, bool] = field(default_factory=dict)
     about: Callable[[], Mapping[str, str]] = field(default=dict, compare=False)
     past: Callable[[], Sequence[PastUse]] = field(default=tuple, compare=False)
+    embedder: Callable[[], Embedder | None] = field(default=lambda: None, compare=False)
 
     def deferred(self, specs: Sequence[ToolSpec]) -> set[str]:
         """The names of the tools of `specs` not offered up front (none: no search): all of them when they are
@@ -58,8 +62,8 @@ class ToolSearch:
         return {s.name for s in specs if self.servers.get(s.server or "", over)}
 
     def index(self, specs: Sequence[ToolSpec]) -> ToolIndex:
-        """The index of `specs` with what the servers say and what worked before."""
-        return ToolIndex(specs, self.about(), self.past())
+        """The index of `specs` with what the servers say, what worked before and, where there is one, meaning."""
+        return ToolIndex(specs, self.about(), self.past(), self.embedder())
 
     def serve(self, specs: Sequence[ToolSpec]) -> SearchTool:
         """The `tools__search` agent tool over `specs` (the turn's catalog)."""

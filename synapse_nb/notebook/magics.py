@@ -82,6 +82,10 @@ class SynapseMagics(Magics):
         40, help="Tools offered to the model up front: with more connected, it is offered tools__search and the "
         "tools it loaded instead (0: every tool, always)"
     ).tag(config=True)
+    search_by_meaning = Bool(
+        True, help="Rank tools for tools__search and %mcp search by meaning as well as by words, with the small "
+        "embedding model of the search extra (pip install 'synapse_nb[search]') where it is installed"
+    ).tag(config=True)
     kernel_tools = Bool(
         False, help="Offer the kernel__* tools (variables, DataFrames, recent cells, run_python) in every cell"
     ).tag(config=True)
@@ -200,7 +204,7 @@ class SynapseMagics(Magics):
             system=self.system, history=self.history, stream_interval=self.stream_interval,
             max_result_chars=self.max_result_chars, history_rows=self.history_rows, kernel_tools=self.kernel_tools,
             session_budget=self.session_budget, hold_over=self.hold_over, tool_budget=self.tool_budget,
-            publish_to=self.publish_to, otel=self.otel,
+            search_by_meaning=self.search_by_meaning, publish_to=self.publish_to, otel=self.otel,
             oauth_redirect=self.oauth_redirect or "auto",
         )
 

@@ -23,6 +23,7 @@ class Settings:
     kernel_tools: bool = False
     session_budget: float = 0.0  # USD a session may cost (0: no limit)
     tool_budget: int = 40  # tools offered up front; more, and the model searches (0: every tool); agent/tool_search.py
+    search_by_meaning: bool = True  # the tool search ranks by meaning too, where the search extra is installed
     hold_over: int = 4000  # tokens: a bigger tool result is held in the kernel by name (0: none is); agent/held.py
     publish_to: str = ""  # a lake directory published after each turn ("": off)
     otel: bool | None = None  # trace turns with OpenTelemetry (None: when OTEL_EXPORTER_OTLP_ENDPOINT is set)

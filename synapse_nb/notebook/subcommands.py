@@ -322,7 +322,8 @@ def search_tools(state: SynapseState, text: str, rows: int = 10) -> Any:
     settings = state.settings()
     state.kernel.register_notebook_tools(state.registry)
     hub = state.hub if state.has_hub else None
-    searcher = tool_search(hub, state.store if settings.history else None, settings.tool_budget)
+    searcher = tool_search(hub, state.store if settings.history else None, settings.tool_budget,
+                           meaning=settings.search_by_meaning)
     return mcp_search.search(state.registry, searcher, text, rows, kernel_tools=settings.kernel_tools)
 
 

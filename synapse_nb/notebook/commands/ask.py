@@ -100,6 +100,7 @@ class TurnPlan:
     hold: Any = None  # the HoldPolicy of this cell (notebook/turns/holding.py); None: the agent's default
     tool_budget: int = 0  # tools offered up front; more, and the model searches them (0: every tool)
     cell_tool_budget: int | None = None  # --tool-budget: wins over the servers' own choices
+    search_by_meaning: bool = True  # the tool search ranks by meaning too (SynapseMagics.search_by_meaning)
     resumed: tuple[Message, ...] = ()  # --resume: the tool messages the waiting turn goes on with (no prompt)
 
 
@@ -173,6 +174,7 @@ def plan_turn(
         price_note=price_note,
         hold=hold_policy(parts.hub(), settings.hold_over, options.hold_over),
         tool_budget=settings.tool_budget, cell_tool_budget=options.tool_budget,
+        search_by_meaning=settings.search_by_meaning,
         resumed=resumed,
     )
 
@@ -296,7 +298,8 @@ class _Turn:
             budget=_budget(plan), tool_answer=self._tool_answer,
             held=self._held, hold=plan.hold,
             agent_tools=(*results_tools(self._held), self._view_tools, *self._skills),
-            tool_search=tool_search(self._hub, self._store, plan.tool_budget, plan.cell_tool_budget),
+            tool_search=tool_search(self._hub, self._store, plan.tool_budget, plan.cell_tool_budget,
+                                    meaning=plan.search_by_meaning),
         )
 
 

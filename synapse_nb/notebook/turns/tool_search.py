@@ -1,5 +1,6 @@
 """What a cell is told about tool search (agent/tool_search.py): its budget, what the connected servers say about
-themselves, and what worked before in this user's history (the history file's successful calls)."""
+themselves, what worked before in this user's history (the history file's successful calls), and whether to rank
+by meaning too (the `search` extra's embedding model, agent/tool_meaning.py)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,15 @@ __all__ = ["servers_about", "tool_search", "worked_before"]
 logger = logging.getLogger("synapse_nb.notebook")
 
 
-def tool_search(hub: McpHub | None, store: HistoryStore | None, setting: int, cell: int | None = None) -> ToolSearch:
+def tool_search(
+    hub: McpHub | None, store: HistoryStore | None, setting: int, cell: int | None = None, *, meaning: bool = True,
+) -> ToolSearch:
     """The tool search of a turn (or of `%mcp search`): the cell's `--tool-budget` for every tool; else the
     servers' own choices (`--defer-tools` on connect, `"defer_tools"` in their entries) for their tools and the
     setting (`SynapseMagics.tool_budget`) for the rest. What the servers say about themselves and the history
-    are read only when a search runs."""
+    are read, and the embedding model loaded (`meaning`: `SynapseMagics.search_by_meaning`), only when a search
+    runs."""
+    from ...agent.tool_meaning import bundled_embedder
     from ...agent.tool_search import ToolSearch
 
     servers: dict[str, bool] = {}
@@ -34,7 +39,8 @@ def tool_search(hub: McpHub | None, store: HistoryStore | None, setting: int, ce
             if own is not None:
                 servers[info.name] = own
     budget = setting if cell is None else cell
-    return ToolSearch(budget, servers, about=lambda: servers_about(hub), past=lambda: worked_before(store))
+    return ToolSearch(budget, servers, about=lambda: servers_about(hub), past=lambda: worked_before(store),
+                      embedder=bundled_embedder if meaning else lambda: None)
 
 
 def servers_about(hub: McpHub | None) -> Mapping[str, str]:
