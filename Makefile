@@ -32,6 +32,14 @@ POSTGRES_SERVER_VERSION := 0.6.2
 REDIS_SERVER_VERSION := 2025.4.25
 DB_SERVERS_TOOLS := $(TOOLS)/dbservers
 DB_SERVERS := $(DB_SERVERS_TOOLS)/.installed-$(POSTGRES_SERVER_VERSION)-$(REDIS_SERVER_VERSION)
+# Three real servers with big catalogs, for the tool search's eval and bench row 24 (issue 35: ten servers connected,
+# ~150 tools): GitHub's reference server and Playwright's from npm, an Excel server from PyPI (in a venv of its own:
+# it pins its own `mcp`). Only their tool lists are read (no GitHub token, no browser, no workbook is needed).
+GITHUB_SERVER_VERSION := 2025.4.8
+PLAYWRIGHT_MCP_VERSION := 0.0.83
+EXCEL_SERVER_VERSION := 2.2.2
+CATALOG_TOOLS := $(TOOLS)/catalog
+CATALOG_SERVERS := $(CATALOG_TOOLS)/.installed-$(GITHUB_SERVER_VERSION)-$(PLAYWRIGHT_MCP_VERSION)-$(EXCEL_SERVER_VERSION)
 # fastmcp from PyPI (the framework most Python MCP servers are written with), in a venv of its own (it pins its
 # own `mcp`): the tests of protocol pinning run a fastmcp server that asks the user (elicitation).
 FASTMCP_VERSION := 4.1.6
@@ -83,7 +91,7 @@ CONFORMANCE := $(CONFORMANCE_TOOLS)/node_modules/@modelcontextprotocol/conforman
 export NODE_COMPILE_CACHE := $(abspath $(TOOLS))/.node-compile-cache
 
 .PHONY: test test-py313 lint typecheck pytest quick demo bench venv tools otel-receiver browser postgres clean help
-.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts db-servers fastmcp services system-packages
+.PHONY: conformance conformance-tools widget-js widget-js-deps apps-servers bench-tools fonts db-servers catalog-servers fastmcp services system-packages
 
 # The MCP Apps View widget's browser half (synapse_nb/notebook/apps/static/app_view.js, committed so that
 # the wheel needs no Node): the ext-apps host bridge and its dependencies bundled by esbuild, both pinned in
@@ -131,7 +139,7 @@ $(VENV)/.installed: pyproject.toml
 
 # The third-party reference MCP servers, from the npm registry and PyPI, into a project-local folder,
 # and the OTLP receiver of the tracing tests.
-tools: $(NPM_TOOLS) $(PYSERVERS) $(TASKSERVERS) $(MOTHERDUCK) otel-receiver widget-js-deps apps-servers db-servers fastmcp services
+tools: $(NPM_TOOLS) $(PYSERVERS) $(TASKSERVERS) $(MOTHERDUCK) otel-receiver widget-js-deps apps-servers db-servers catalog-servers fastmcp services
 
 # One npm install for all three (the stamp's name carries the versions: a bump installs again).
 $(NPM_TOOLS):
@@ -146,6 +154,16 @@ $(DB_SERVERS):
 	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make test" >&2; exit 1; }
 	npm install --silent --no-audit --no-fund --prefix $(DB_SERVERS_TOOLS) \
 	  @modelcontextprotocol/server-postgres@$(POSTGRES_SERVER_VERSION) @modelcontextprotocol/server-redis@$(REDIS_SERVER_VERSION)
+	@touch $@
+
+catalog-servers: $(CATALOG_SERVERS)
+
+$(CATALOG_SERVERS):
+	@command -v npm >/dev/null 2>&1 || { echo "npm is missing: install Node.js 18+ with npm (e.g. apt-get install nodejs npm), then rerun make test" >&2; exit 1; }
+	npm install --silent --no-audit --no-fund --prefix $(CATALOG_TOOLS) \
+	  @modelcontextprotocol/server-github@$(GITHUB_SERVER_VERSION) @playwright/mcp@$(PLAYWRIGHT_MCP_VERSION)
+	@test -x $(CATALOG_TOOLS)/excel/bin/python || $(PYTHON) -m venv $(CATALOG_TOOLS)/excel
+	$(CATALOG_TOOLS)/excel/bin/python $(TOOL_PIP) excel-mcp-server==$(EXCEL_SERVER_VERSION)
 	@touch $@
 
 fastmcp: $(FASTMCP)

@@ -144,7 +144,7 @@ async def test_with_many_tools_connected_the_offline_demo_finds_the_shops_tools_
     from tests.support.catalog_servers import catalog_specs
 
     registry = demo_like(source, server="shop")
-    source.specs.extend(s for s in catalog_specs() if s.server != "demo")  # 63 other tools of nine real servers
+    source.specs.extend(s for s in catalog_specs() if s.server != "demo")  # 154 other tools of nine real servers
     result = await Agent(ScriptedProvider(), registry, tool_search=ToolSearch(40)).ask("revenue by category")
     assert result.status == "finished", result.error
     assert [c.call.name for c in result.tool_calls] == [SEARCH_TOOL, "shop__query"]

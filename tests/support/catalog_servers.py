@@ -1,11 +1,11 @@
-"""Ten real MCP servers connected at once (~110 tools), for the tool search: their catalogs as the hub sees them
+"""Ten real MCP servers connected at once (~160 tools), for the tool search: their catalogs as the hub sees them
 (written to tests/agent/tool_search_eval/catalogs by scripts/snapshot_tool_catalogs.py, checked against the live
 servers by tests/agent/test_tool_catalogs_live.py) and the bench row that offers them to a model.
 
-The servers: from npm, server-everything, server-filesystem, server-memory, server-postgres (against a PostgreSQL
-started here) and server-redis (against a Redis started here); from PyPI, mcp-server-time, mcp-server-git and
-mcp-server-motherduck (on a local DuckDB file), and the MCP Apps example server-system-monitor; and our demo
-server. Each is what `make tools` installs; a missing one fails naming the target (never skips).
+The servers: from npm, server-everything, server-filesystem, server-memory, GitHub's server-github and Playwright's
+server; from PyPI, mcp-server-time, mcp-server-git, mcp-server-motherduck (on a local DuckDB file) and
+excel-mcp-server; and our demo server. Only their tool lists are read: no GitHub token, browser or workbook is
+needed. Each is what `make tools` installs; a missing one fails naming the target (never skips).
 """
 
 from __future__ import annotations
@@ -18,22 +18,26 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from synapse_nb.mcp_client.hub import McpHub
 from synapse_nb.types import ToolSpec
-from tests.support.db_services import POSTGRES_SERVER, REDIS_SERVER, postgres, redis
-from tests.support.npm_servers import EVERYTHING, FILESYSTEM, SYSTEM_MONITOR, TOOLS, node_for
+from tests.support.npm_servers import EVERYTHING, FILESYSTEM, TOOLS, node_for
 from tests.support.pypi_servers import motherduck
 
 CATALOGS = Path(__file__).resolve().parents[1] / "agent" / "tool_search_eval" / "catalogs"
 MEMORY = TOOLS / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+GITHUB = TOOLS / "catalog" / "node_modules" / "@modelcontextprotocol" / "server-github" / "dist" / "index.js"
+PLAYWRIGHT = TOOLS / "catalog" / "node_modules" / "@playwright" / "mcp" / "cli.js"
+EXCEL = TOOLS / "catalog" / "excel" / "bin" / "excel-mcp-server"
 PYSERVERS = TOOLS / "pyservers" / "bin"
-SERVERS = ("everything", "filesystem", "memory", "time", "git", "postgres", "redis", "motherduck", "monitor", "demo")
+SERVERS = ("everything", "filesystem", "memory", "time", "git", "motherduck", "github", "playwright", "excel", "demo")
 
 
 @contextlib.contextmanager
 def server_entries(scratch: Path) -> Iterator[dict[str, dict[str, Any]]]:
-    """The ten servers' config entries (what `%mcp connect` or a config file would say), with a PostgreSQL and a
-    Redis running for their servers, a git repository, a folder and a DuckDB file made in `scratch`."""
+    """The ten servers' config entries (what `%mcp connect` or a config file would say), with a git repository,
+    a folder and a DuckDB file made in `scratch`."""
     files, repo, db = scratch / "files", scratch / "repo", scratch / "shop.duckdb"
     files.mkdir(exist_ok=True)
     (files / "notes.txt").write_text("hello\n")
@@ -49,21 +53,22 @@ def server_entries(scratch: Path) -> Iterator[dict[str, dict[str, Any]]]:
         make = "import duckdb, sys; duckdb.connect(sys.argv[1]).execute('create table orders(id int, total double)')"
         subprocess.run([str(python), "-c", make, str(db)], check=True)
     node = node_for(EVERYTHING)
-    for script in (FILESYSTEM, MEMORY, SYSTEM_MONITOR, POSTGRES_SERVER, REDIS_SERVER):
+    for script in (FILESYSTEM, MEMORY, GITHUB, PLAYWRIGHT):
         node_for(script)
-    with postgres() as pg, redis() as rd:
-        yield {
-            "everything": {"command": node, "args": [str(EVERYTHING), "stdio"]},
-            "filesystem": {"command": node, "args": [str(FILESYSTEM), str(files)]},
-            "memory": {"command": node, "args": [str(MEMORY)], "env": {"MEMORY_FILE_PATH": str(scratch / "m.jsonl")}},
-            "time": {"command": str(PYSERVERS / "mcp-server-time"), "args": ["--local-timezone", "UTC"]},
-            "git": {"command": str(PYSERVERS / "mcp-server-git"), "args": ["--repository", str(repo)]},
-            "postgres": {"command": node, "args": [str(POSTGRES_SERVER), pg.url]},
-            "redis": {"command": node, "args": [str(REDIS_SERVER), rd.url]},
-            "motherduck": {"command": str(command), "args": ["--db-path", str(db)]},
-            "monitor": {"command": node, "args": [str(SYSTEM_MONITOR), "--stdio"]},
-            "demo": {"command": sys.executable, "args": ["-m", "synapse_nb.mcp_client.demo_server"]},
-        }
+    if not EXCEL.is_file():
+        pytest.fail(f"excel-mcp-server is not installed at {EXCEL}: run `make catalog-servers`")
+    yield {
+        "everything": {"command": node, "args": [str(EVERYTHING), "stdio"]},
+        "filesystem": {"command": node, "args": [str(FILESYSTEM), str(files)]},
+        "memory": {"command": node, "args": [str(MEMORY)], "env": {"MEMORY_FILE_PATH": str(scratch / "m.jsonl")}},
+        "time": {"command": str(PYSERVERS / "mcp-server-time"), "args": ["--local-timezone", "UTC"]},
+        "git": {"command": str(PYSERVERS / "mcp-server-git"), "args": ["--repository", str(repo)]},
+        "motherduck": {"command": str(command), "args": ["--db-path", str(db)]},
+        "github": {"command": node, "args": [str(GITHUB)]},
+        "playwright": {"command": node, "args": [str(PLAYWRIGHT), "--headless", "--isolated"]},
+        "excel": {"command": str(EXCEL), "args": ["stdio", "--allow-dir", str(files)]},
+        "demo": {"command": sys.executable, "args": ["-m", "synapse_nb.mcp_client.demo_server"]},
+    }
 
 
 @contextlib.asynccontextmanager

@@ -22,7 +22,8 @@ SCENARIO = _APPS / "server-scenario-modeler" / "dist" / "index.js"
 SHEET_MUSIC = _APPS / "server-sheet-music" / "dist" / "index.js"
 BUDGET = _APPS / "server-budget-allocator" / "dist" / "index.js"
 
-_TARGET = {TOOLS / "node_modules": "make tools", TOOLS / "apps": "make apps-servers"}
+_TARGET = {TOOLS / "node_modules": "make tools", TOOLS / "apps": "make apps-servers",
+           TOOLS / "catalog": "make catalog-servers"}
 
 
 def node_for(script: Path) -> str:
