@@ -129,12 +129,14 @@ class ToolIndex:
 
     def search(self, request: str, limit: int = 5) -> list[ToolHit]:
         """The `limit` best tools for `request`, best first. Without an embedder, tools that share no word with it
-        are left out; with one, every tool has a place by meaning."""
+        are left out; with one, every tool has a place by meaning, once the request uses a word some tool, server
+        or earlier request uses (a request of words none of them knows, "zzzz", finds nothing rather than the
+        tools nearest to noise)."""
         query = words(request)
-        if not self.specs or not (query or (self._embed is not None and request.strip())):
+        if not query or not self.specs:
             return []
-        score = self._by_words(query) if query else np.zeros(len(self.specs))
-        if self._embed is not None and self._meanings is not None:
+        score = self._by_words(query)
+        if self._embed is not None and self._meanings is not None and score.any():
             score = self._fused(self._embed([request])[0], self._meanings, score)
         order = sorted(range(len(self.specs)), key=lambda i: (-score[i], self.specs[i].name))
         return [ToolHit(self.specs[i], float(score[i])) for i in order[:limit] if score[i] > 0]

@@ -54,6 +54,7 @@ def test_meaning_finds_a_tool_whose_words_the_request_does_not_use() -> None:
     assert len(hits) == len(specs)  # by meaning every tool has a place
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     assert ToolIndex(specs, embedder=embedder).search("   ", 3) == []
+    assert ToolIndex(specs, embedder=embedder).search("zzzz qqqq", 3) == []  # no word any tool uses: nothing
 
 
 def test_the_setting_turns_meaning_off_and_the_index_ranks_by_words_alone() -> None:
