@@ -154,7 +154,7 @@ class ToolIndex:
                 if cosine >= PAST_MEANING_FLOOR:
                     closest[tool] = max(closest[tool], float(cosine))
             score = score + PAST_MEANING_WEIGHT * closest
-        return score
+        return score * (FUSION_K + 1) / 2  # 1.0: first in both lists (what `%mcp search` shows reads as a share)
 
     def _by_words(self, query: list[str]) -> Scores:
         """Each tool's score by the words it shares with the request (its own, its server's, and those of the
