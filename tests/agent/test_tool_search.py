@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from synapse_nb.agent.orchestrator import Agent
-from synapse_nb.agent.tool_index import PastUse, ToolIndex
+from synapse_nb.agent.tool_index import PastUse, ToolIndex, asked
 from synapse_nb.agent.tool_search import SEARCH_TOOL, ToolSearch, loaded_tools
 from synapse_nb.agent.tools import ToolRegistry
 from synapse_nb.agent.turn import TurnOptions
@@ -165,6 +165,32 @@ def test_the_index_reads_titles_parameters_and_what_a_server_says_about_itself()
     assert index.search("temperature in celsius", 1)[0].name == "s__t2"
     assert index.search("rainfall forecasts", 1)[0].name == "u__t3"
     assert index.search("zzz qqq") == []
+
+
+@pytest.mark.parametrize(("request_", "left"), [
+    ("Put a note on B7 of plan.xlsx saying 'estimate from the Q3 call'.", "Put a note on B7 of  xlsx  saying  ."),
+    ('rename "old name" to `new_name`', "rename   to  "),
+    ("it\u2019s \u201cQ3 plan\u201d, the user's", "it\u2019s  , the user's"),
+    ("Open http://localhost:8050/app?x=1 in the browser", "Open  url  in the browser"),
+    ("Which files does PR #412 in acme/forecasting touch?", "Which files does PR   in   touch?"),
+    ("sum 50,000 and 12.5", "sum   and  "),
+    ("what's in ~/data/raw/customers.csv", "what's in  csv "),
+    ("'just quoted'", "'just quoted'"),  # nothing would be left: the request as it is
+])
+def test_what_a_request_names_is_left_out_of_what_it_asks(request_: str, left: str) -> None:
+    assert asked(request_) == left
+
+
+def test_a_request_is_ranked_by_what_it_asks_not_by_the_text_it_quotes() -> None:
+    specs = [_spec("sheet", "set_note", "Add a note to a cell"), _spec("phone", "log_call", "Log a phone call"),
+             _spec("files", "read_file", "Read a file of the data folder"),
+             _spec("sheet", "read_range", "Read cells of a workbook (xlsx)")]
+    index = ToolIndex(specs)
+    assert index.search("put a note on B7 saying 'estimate from the Q3 call'", 1)[0].name == "sheet__set_note"
+    assert index.search("read data/budget.xlsx", 1)[0].name == "sheet__read_range"  # a workbook, not "the data"
+    # the history is read the same way: what a past request quoted does not make it similar to this one
+    past = [PastUse("log 'the note on B7' as a call", "phone", "log_call")]
+    assert ToolIndex(specs, past=past).search("note on a cell", 1)[0].name == "sheet__set_note"
 
 
 SCRIPT = [{"tool_calls": [{"name": SEARCH_TOOL, "arguments": {"query": "add two numbers"}}]},
