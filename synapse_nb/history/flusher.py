@@ -48,6 +48,7 @@ class Flusher:
         self.migrations = migrations
         self.known = migrations[-1].version
         self.verified: int | None = None  # the file's schema version, once this process has checked it
+        self._con: duckdb.DuckDBPyConnection | None = None  # the file's connection while `run` has it open
 
     def remove_placeholder(self) -> None:
         """An empty file (e.g. from mkstemp) is not a DuckDB database: remove it so DuckDB can create one."""
@@ -69,14 +70,18 @@ class Flusher:
         done = Ingested()
         try:
             with opened(self.path, deadline=deadline, stop=stop) as con:
-                self._check(con)
-                while True:
-                    result = ingest(con, self.spools, self.known, finished=finished)
-                    done.offsets.update(result.offsets)
-                    done.deleted.extend(result.deleted)
-                    done.more = result.more
-                    if not result.more or time.monotonic() >= deadline:
-                        return done
+                self._con = con
+                try:
+                    self._check(con)
+                    while True:
+                        result = ingest(con, self.spools, self.known, finished=finished)
+                        done.offsets.update(result.offsets)
+                        done.deleted.extend(result.deleted)
+                        done.more = result.more
+                        if not result.more or time.monotonic() >= deadline or (stop is not None and stop()):
+                            return done
+                finally:
+                    self._con = None
         except duckdb.Error as exc:
             if self.verified is None:  # never opened: the file itself is the problem (corrupt, not DuckDB...)
                 raise HistoryError(describe_error(self.path, exc), path=str(self.path)) from exc
@@ -85,6 +90,14 @@ class Flusher:
             if self.verified is None:
                 raise HistoryError(describe_error(self.path, exc), path=str(self.path)) from exc
             raise IngestFailed(f"{exc.strerror or exc}") from exc
+
+    def interrupt(self) -> None:
+        """Stop what `run` is doing in DuckDB now (from another thread): its batch is rolled back, its events stay
+        in the spool, and `run` raises IngestFailed. For a close that cannot wait any longer: a thread left inside
+        DuckDB when the interpreter exits is ended by pthread_exit, which DuckDB's C++ turns into an abort."""
+        con = self._con
+        if con is not None:
+            con.interrupt()
 
     def _check(self, con: duckdb.DuckDBPyConnection) -> None:
         if self.verified is not None and file_version(con) == self.verified:

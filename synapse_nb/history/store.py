@@ -67,6 +67,7 @@ SCAN_INTERVAL = 5.0  # how often an idle flusher looks for spools left by dead p
 ROTATE_BYTES = 32 * 1024 * 1024  # a spool this large is handed over (finished and deleted) and replaced
 OPEN_TIMEOUT = 10.0  # how long a strict open, and a reader, wait for the background open of a busy file
 ATTEMPT_TIMEOUT = 1.0  # one background ingest waits this long for a busy file, then backs off and retries
+INTERRUPT_TIMEOUT = 10.0  # how long close() waits for an interrupted flusher to leave DuckDB (it takes milliseconds)
 
 
 # One encoder for every line: json.dumps with options builds a new JSONEncoder per call.
@@ -454,6 +455,9 @@ class HistoryStore:
     def close(self, timeout: float = 5.0) -> None:
         """Stop the flusher, ingest what is left (up to `timeout` s) and remove this process's spool.
 
+        A flusher still ingesting after `timeout` is interrupted (its batch rolled back) and what is left stays in
+        the sealed spool, which the next store to open the file ingests: no thread is left inside DuckDB.
+
         A paused store seals its spool and leaves it for a newer synapse_nb to ingest.
         """
         spool = self._spool
@@ -462,12 +466,17 @@ class HistoryStore:
         deadline = time.monotonic() + timeout
         self._stop.set()
         self._wake.set()
+        late = False
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
+            if self._thread.is_alive() and self._flusher is not None:  # still ingesting: not left inside DuckDB
+                late = True
+                self._flusher.interrupt()
+                self._thread.join(INTERRUPT_TIMEOUT)
         name = spool.name
         spool.close()
         self._finished.add(name)
-        if self.problem is None and self.paused is None:
+        if self.problem is None and self.paused is None and not late:
             self._ingest_now(deadline=deadline)
         self._unregister()
 

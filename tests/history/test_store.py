@@ -257,3 +257,38 @@ def test_a_failed_ingest_reports_its_own_error_and_writes_nothing(store: History
         assert con.execute("SELECT * FROM _ingest_offsets").fetchall() == offsets
     finally:
         con.close()
+
+
+def test_close_leaves_no_flusher_inside_duckdb(
+    store: HistoryStore, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flusher still ingesting when `close` gives up waiting is interrupted and joined, not left running in
+    DuckDB: at the interpreter's exit a daemon thread that comes back from DuckDB's C++ code is ended with
+    pthread_exit, which DuckDB's own `catch (...)` turns into an abort ("FATAL: exception not rethrown")."""
+    import threading
+
+    import duckdb
+
+    import synapse_nb.history.flusher as flusher_module
+
+    inside = threading.Event()
+
+    def endless(con: duckdb.DuckDBPyConnection, *args: object, **kwargs: object) -> object:
+        inside.set()
+        con.execute("SELECT count(*) FROM range(1000000000000) a, range(1000) b").fetchall()  # hours
+        raise AssertionError("the query was not interrupted")
+
+    monkeypatch.setattr(store_module, "MIN_INTERVAL", 0.0)
+    monkeypatch.setattr(flusher_module, "ingest", endless)
+    store.record(tool_call("s", 1))
+    assert inside.wait(timeout=60), "the flusher did not start an ingest"
+    thread = store._thread
+    assert thread is not None
+    store.close(timeout=0.2)
+    assert not thread.is_alive(), "close returned with the flusher still inside DuckDB"
+    assert list(spool_dir(db_path).iterdir()), "the events not ingested stay in the spool for the next open"
+    monkeypatch.undo()
+    with HistoryStore.open(db_path, strict=True) as again:
+        again.flush()
+    assert _count(db_path) == 1
+    assert list(spool_dir(db_path).iterdir()) == []
