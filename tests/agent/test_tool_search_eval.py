@@ -4,12 +4,13 @@ four ways: plain BM25 over names and descriptions (the floor), our ranking by wo
 their tools and themselves), the same fused with the ranking by meaning (the search extra's embedding model,
 agent/tool_meaning.py), and that with this user's history.
 
-Two request sets. requests.json (62) is the one the ranking's weights were chosen on; requests_heldout.json (79)
-was written afterwards by another author from the catalogs alone, without the first set, the history or the
-ranking's code (its about says the one request dropped since). Issue 35 asks for the intended tool in the top 3
-for 85% of such requests at ~150 tools: the first set gives 85.5% (53 of 62), the held-out one 68% (54 of 79;
-plain BM25 56% there, against the ~75% the issue calibrates its sets by). The floors asserted are what is
-met, so that a change that loses ground fails; the held-out set's numbers are why the issue is not claimed."""
+Three request sets. requests.json (62) is the one the ranking's weights were chosen on; requests_heldout.json (79)
+and requests_heldout2.json (79) were written afterwards, each by another author, from the catalogs alone, without
+the other sets, the history or the ranking's code (their abouts say the one request each dropped since). Issue 35
+asks for the intended tool in the top 3 for 85% of such requests at ~150 tools: the first set gives 85.5% (53 of
+62), the held-out ones 68% (54 of 79; plain BM25 56%) and 57% (45 of 79; plain BM25 43%, and meaning adds nothing
+there), against the ~75% plain BM25 the issue calibrates its sets by. The floors asserted are what is met, so
+that a change that loses ground fails; the held-out sets' numbers are why the issue is not claimed."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ SETS = {
     # the set, and the floors (by words, with meaning, with meaning and history) its measured rates meet
     "requests.json": (0.66, 0.80, 0.85),
     "requests_heldout.json": (0.59, 0.65, 0.68),
+    "requests_heldout2.json": (0.56, 0.55, 0.56),
 }
 
 
@@ -87,12 +89,15 @@ def test_the_set_is_big_enough_and_names_real_tools(name: str) -> None:
     assert not {u.prompt for u in PAST} & {r["text"] for r in requests}
 
 
-def test_the_held_out_set_shares_no_request_with_the_first() -> None:
-    assert not {r["text"] for r in _requests("requests.json")} & {r["text"] for r in _requests("requests_heldout.json")}
+def test_the_sets_share_no_request() -> None:
+    texts = [{r["text"].lower() for r in _requests(name)} for name in SETS]
+    for i, one in enumerate(texts):
+        for other in texts[i + 1:]:
+            assert not one & other
 
 
 @pytest.mark.parametrize("name", SETS)
-def test_each_signal_finds_the_intended_tool_more_often_than_the_last(name: str) -> None:
+def test_each_set_keeps_its_rates_and_ours_beats_plain_bm25(name: str) -> None:
     requests, (words_floor, meaning_floor, best_floor) = _requests(name), SETS[name]
     specs = catalog_specs()
     rates = {
@@ -105,7 +110,7 @@ def test_each_signal_finds_the_intended_tool_more_often_than_the_last(name: str)
           ", ".join(f"{label} {rate:.1%}" for label, (rate, _) in rates.items()))
     plain_rate, by_words, meaning, best = (rate for rate, _ in rates.values())
     missed = "\n".join(rates["with meaning and history"][1])
-    assert plain_rate < by_words < meaning < best, missed
+    assert plain_rate < by_words <= best, missed
     assert by_words >= words_floor, "\n".join(rates["by words"][1])
     assert meaning >= meaning_floor, "\n".join(rates["with meaning"][1])
     assert best >= best_floor, missed
