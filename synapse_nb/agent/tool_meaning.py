@@ -20,11 +20,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["Embedder", "bundled_embedder"]
+__all__ = ["Embedder", "Remembering", "bundled_embedder"]
 
 logger = logging.getLogger("synapse_nb.agent")
 
 _WEIGHTS = ("weights", "l2_supercat_256.safetensors")
+REMEMBERED = 20_000
+"""Texts whose vectors a process keeps (~20 MB at 256 dimensions); past that they are forgotten and embedded again."""
 _TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
 
 
@@ -58,6 +60,27 @@ class _WordLlama:
         return np.asarray(vectors, dtype=np.float32)
 
 
+class Remembering:
+    """An embedder that embeds each text once per process: a search's index is built per turn (and per `%mcp
+    search`), and the same tools and past requests come back every time, each costing a tokenizer pass."""
+
+    def __init__(self, embed: Embedder, limit: int = REMEMBERED) -> None:
+        self._embed = embed
+        self._limit = limit
+        self._known: dict[str, np.ndarray[Any, np.dtype[np.float32]]] = {}
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray[Any, np.dtype[np.float32]]:
+        new = list(dict.fromkeys(t for t in texts if t not in self._known))
+        if new:
+            if len(self._known) + len(new) > self._limit:
+                self._known.clear()  # forget the lot rather than track what was used last: a catalog is small
+                new = list(dict.fromkeys(texts))
+            self._known.update(zip(new, self._embed(new), strict=True))
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._known[t] for t in texts])
+
+
 @functools.cache
 def bundled_embedder() -> Embedder | None:
     """The embedding model of the `search` extra, loaded once per process (~0.3 s), or None when the extra is not
@@ -71,7 +94,7 @@ def bundled_embedder() -> Embedder | None:
                        folder)
         return None
     try:
-        return _WordLlama(folder)
+        return Remembering(_WordLlama(folder))
     except Exception as exc:  # a broken install must not break the search: words alone still rank
         logger.warning("tool search: the embedding model could not be loaded (%s); ranking tools by words only", exc)
         return None

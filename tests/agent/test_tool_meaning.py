@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 
 from synapse_nb.agent.tool_index import ToolIndex
-from synapse_nb.agent.tool_meaning import bundled_embedder
+from synapse_nb.agent.tool_meaning import Remembering, bundled_embedder
 from synapse_nb.notebook.turns.tool_search import tool_search
 from synapse_nb.types import ToolSpec
 
@@ -62,3 +64,27 @@ def test_the_setting_turns_meaning_off_and_the_index_ranks_by_words_alone() -> N
     assert tool_search(None, None, 40, meaning=False).embedder() is None
     vectors = bundled_embedder()(["a", "b"])  # type: ignore[misc]
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+
+
+def test_each_text_is_embedded_once_and_its_vector_is_the_models() -> None:
+    """A turn's search builds its index afresh (and so does each `%mcp search`): the tools' texts, the same each
+    time, are not embedded again."""
+    model = bundled_embedder()
+    assert isinstance(model, Remembering), "bundled_embedder() remembers"
+    asked: list[list[str]] = []
+
+    def counted(texts: Sequence[str]) -> np.ndarray[Any, np.dtype[np.float32]]:
+        asked.append(list(texts))
+        return model(texts)
+
+    remembering = Remembering(counted, limit=4)
+    first = remembering(["list the files", "delete a folder", "list the files"])
+    assert asked == [["list the files", "delete a folder"]]
+    again = remembering(["delete a folder", "get the time", "list the files"])
+    assert asked[1:] == [["get the time"]]
+    assert np.array_equal(again[0], first[1])
+    assert np.array_equal(again[2], first[0])
+    assert np.allclose(again, model(["delete a folder", "get the time", "list the files"]))
+    remembering(["a", "b"])  # past the limit: forgotten, then these embedded together
+    assert asked[2:] == [["a", "b"]]
+    assert remembering([]).shape == (0, 0)
