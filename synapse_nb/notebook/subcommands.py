@@ -311,11 +311,12 @@ def _search(m: SynapseMagics, rest: str) -> Any:
     from .commands import mcp_search
 
     text, rows = mcp_search.parse_search(rest)
-    return search_tools(m.state, text, rows)
+    return search_tools(m.state, text, rows, say_why=True)
 
 
-def search_tools(state: SynapseState, text: str, rows: int = 10) -> Any:
-    """`%mcp search` and the inspector's search box: the tools a cell could be offered, ranked for `text`."""
+def search_tools(state: SynapseState, text: str, rows: int = 10, *, say_why: bool = False) -> Any:
+    """`%mcp search` and the inspector's search box: the tools a cell could be offered, ranked for `text` (with
+    `say_why`, a line printed when there are none says why)."""
     from .commands import mcp_search
     from .turns.tool_search import tool_search
 
@@ -324,7 +325,8 @@ def search_tools(state: SynapseState, text: str, rows: int = 10) -> Any:
     hub = state.hub if state.has_hub else None
     searcher = tool_search(hub, state.store if settings.history else None, settings.tool_budget,
                            meaning=settings.search_by_meaning)
-    return mcp_search.search(state.registry, searcher, text, rows, kernel_tools=settings.kernel_tools)
+    return mcp_search.search(state.registry, searcher, text, rows, kernel_tools=settings.kernel_tools,
+                             say_why=say_why)
 
 
 def _disconnect(m: SynapseMagics, rest: str) -> Pending:

@@ -49,7 +49,11 @@ def _offered(request: Any) -> list[str]:
     return [t["function"]["name"] for t in request.body.get("tools", []) if t["function"]["name"] not in SKILL_TOOLS]
 
 
-def test_mcp_search_ranks_the_connected_tools_and_says_what_is_wrong_in_one_line(ip: Any) -> None:
+def test_mcp_search_ranks_the_connected_tools_and_says_what_is_wrong_in_one_line(
+    ip: Any, capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert ip.line("mcp", "search list the tables").empty
+    assert capsys.readouterr().out.startswith("no tools to search: connect an MCP server first")
     _connect(ip)
     found = ip.line("mcp", "search what's the time in Tokyo right now?")
     assert isinstance(found, pd.DataFrame)
@@ -59,7 +63,11 @@ def test_mcp_search_ranks_the_connected_tools_and_says_what_is_wrong_in_one_line
     assert found["score"].is_monotonic_decreasing
     tables = ip.line("mcp", "search -n 1 list the tables with their row counts")
     assert tables["name"].tolist() == ["demo__list_tables"]
+    capsys.readouterr()
     assert ip.line("mcp", "search zzzz qqqq").empty
+    said = capsys.readouterr().out.strip()  # an empty table alone does not say why, or what to do
+    assert said == ("no tool of the 7 connected shares a word with 'zzzz qqqq': say what it does or what it acts "
+                    "on in other words, or see them all with %mcp tools"), said
     for bad, says in (("", "say what the tool should do"), ("-n x tables", "-n takes a number of rows"),
                       ("-n 2", "say what the tool should do")):
         with pytest.raises(UsageError, match=says):

@@ -35,14 +35,21 @@ def parse_search(rest: str) -> tuple[str, int]:
 
 
 def search(registry: ToolRegistry, search: ToolSearch, text: str, rows: int = DEFAULT_ROWS,
-           *, kernel_tools: bool = False) -> Listing:
+           *, kernel_tools: bool = False, say_why: bool = False) -> Listing:
     """The tools the model could be offered (the `kernel__*` group too when it is on), ranked for `text`: rank,
-    qualified name, server, the server's own tool name, score (comparable within one search) and description."""
+    qualified name, server, the server's own tool name, score (comparable within one search) and description.
+    With `say_why` (the magic; the inspector's box says it its own way) an empty listing comes with a printed line
+    that says why (nothing connected, or no word in common) and what to try."""
     from ..output.listing import Listing
     from ..turns.result import LOCAL_SERVER
 
     catalog = registry.specs(("*", "kernel__*") if kernel_tools else None)
     hits = search.index(catalog).search(text, rows)
+    if say_why and not catalog:
+        print("no tools to search: connect an MCP server first (%mcp connect NAME -- COMMAND, or NAME URL)")
+    elif say_why and not hits:  # the search's gate (agent/tool_index.py): a request none of whose words anything uses
+        print(f"no tool of the {len(catalog)} connected shares a word with {text!r}: say what it does or what it "
+              "acts on in other words, or see them all with %mcp tools")
     return Listing([
         {"rank": i, "name": h.name, "server": h.spec.server or LOCAL_SERVER, "tool": h.spec.original_name or h.name,
          "score": round(h.score, 3), "description": " ".join(h.spec.description.split())}
