@@ -412,6 +412,10 @@ class HistoryStore:
             return False
         except IngestFailed as exc:
             self._pending = True
+            if stop is not None and stop():  # close() interrupted it: nothing failed, and nothing retries here
+                logger.info("history ingest into %s stopped by close; what is left stays in %s for the next open",
+                            self.path, spool_dir(self.path))
+                return False
             self._failures += 1
             if self._failures == 1:
                 logger.warning("history ingest into %s failed, will retry: %s", self.path, exc)

@@ -260,7 +260,7 @@ def test_a_failed_ingest_reports_its_own_error_and_writes_nothing(store: History
 
 
 def test_close_leaves_no_flusher_inside_duckdb(
-    store: HistoryStore, db_path: Path, monkeypatch: pytest.MonkeyPatch
+    store: HistoryStore, db_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A flusher still ingesting when `close` gives up waiting is interrupted and joined, not left running in
     DuckDB: at the interpreter's exit a daemon thread that comes back from DuckDB's C++ code is ended with
@@ -284,8 +284,12 @@ def test_close_leaves_no_flusher_inside_duckdb(
     assert inside.wait(timeout=60), "the flusher did not start an ingest"
     thread = store._thread
     assert thread is not None
-    store.close(timeout=0.2)
+    with caplog.at_level("INFO", logger="synapse_nb.history"):
+        store.close(timeout=0.2)
     assert not thread.is_alive(), "close returned with the flusher still inside DuckDB"
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if r.name.startswith("synapse_nb.history")]
+    assert [level for level, _ in said] == ["INFO"], said  # not a "failed, will retry" warning at every exit
+    assert "stopped by close" in said[0][1]
     assert list(spool_dir(db_path).iterdir()), "the events not ingested stay in the spool for the next open"
     monkeypatch.undo()
     with HistoryStore.open(db_path, strict=True) as again:
