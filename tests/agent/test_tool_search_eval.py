@@ -4,13 +4,14 @@ four ways: plain BM25 over names and descriptions (the floor), our ranking by wo
 their tools and themselves), the same fused with the ranking by meaning (the search extra's embedding model,
 agent/tool_meaning.py), and that with this user's history.
 
-Three request sets. requests.json (62) is the one the ranking's weights were chosen on; requests_heldout.json (79)
-and requests_heldout2.json (79) were written afterwards, each by another author, from the catalogs alone, without
-the other sets, the history or the ranking's code (their abouts say the one request each dropped since). Issue 35
-asks for the intended tool in the top 3 for 85% of such requests at ~150 tools: the first set gives 85.5% (53 of
-62), the held-out ones 68% (54 of 79; plain BM25 56%) and 57% (45 of 79; plain BM25 43%, and meaning adds nothing
-there), against the ~75% plain BM25 the issue calibrates its sets by. The floors asserted are what is met, so
-that a change that loses ground fails; the held-out sets' numbers are why the issue is not claimed."""
+Four request sets. requests.json (62) is the one the ranking's weights were chosen on; requests_heldout.json (79),
+requests_heldout2.json (79) and requests_heldout3.json (78) were written afterwards, each by another author, from
+the catalogs alone, without the other sets, the history or the ranking's code (their abouts say which requests
+were dropped since, each a word-for-word repeat of an earlier set's). Issue 35 asks for the intended tool in the
+top 3 for 85% of such requests at ~150 tools: the first set gives 85.5% (53 of 62); the held-out ones 68%, 57% and
+56% (143 of 236 together, 61%; plain BM25 48%), against the ~75% plain BM25 the issue calibrates its sets by. The
+floors asserted are what is met, so that a change that loses ground fails; the held-out sets' numbers are why
+the issue is not claimed."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ SETS = {
     "requests.json": (0.66, 0.80, 0.85),
     "requests_heldout.json": (0.59, 0.65, 0.68),
     "requests_heldout2.json": (0.56, 0.55, 0.56),
+    "requests_heldout3.json": (0.52, 0.55, 0.56),
 }
 
 
