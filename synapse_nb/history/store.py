@@ -68,6 +68,7 @@ ROTATE_BYTES = 32 * 1024 * 1024  # a spool this large is handed over (finished a
 OPEN_TIMEOUT = 10.0  # how long a strict open, and a reader, wait for the background open of a busy file
 ATTEMPT_TIMEOUT = 1.0  # one background ingest waits this long for a busy file, then backs off and retries
 INTERRUPT_TIMEOUT = 10.0  # how long close() waits for an interrupted flusher to leave DuckDB (it takes milliseconds)
+INTERRUPT_POLL = 0.05  # how often close() interrupts it meanwhile
 
 
 # One encoder for every line: json.dumps with options builds a new JSONEncoder per call.
@@ -475,8 +476,10 @@ class HistoryStore:
             self._thread.join(timeout)
             if self._thread.is_alive() and self._flusher is not None:  # still ingesting: not left inside DuckDB
                 late = True
-                self._flusher.interrupt()
-                self._thread.join(INTERRUPT_TIMEOUT)
+                until = time.monotonic() + INTERRUPT_TIMEOUT
+                while self._thread.is_alive() and time.monotonic() < until:
+                    self._flusher.interrupt()  # again until it leaves: one that lands between two statements is lost
+                    self._thread.join(INTERRUPT_POLL)
         name = spool.name
         spool.close()
         self._finished.add(name)
