@@ -25,9 +25,9 @@ __all__ = ["Embedder", "Remembering", "bundled_embedder"]
 logger = logging.getLogger("synapse_nb.agent")
 
 _WEIGHTS = ("weights", "l2_supercat_256.safetensors")
+_TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
 REMEMBERED = 20_000
 """Texts whose vectors a process keeps (~20 MB at 256 dimensions); past that they are forgotten and embedded again."""
-_TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
 
 
 class Embedder(Protocol):
